@@ -1,0 +1,25 @@
+//===- LLMDialect.h - the llm dialect ---------------------------*- C++ -*-===//
+#ifndef PIMC_DIALECT_LLM_IR_LLMDIALECT_H
+#define PIMC_DIALECT_LLM_IR_LLMDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "pimc/Dialect/LLM/IR/LLMDialect.h.inc"
+#include "pimc/Dialect/LLM/IR/LLMEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "pimc/Dialect/LLM/IR/LLMAttrs.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "pimc/Dialect/LLM/IR/LLMTypes.h.inc"
+
+#define GET_OP_CLASSES
+#include "pimc/Dialect/LLM/IR/LLMOps.h.inc"
+
+#endif // PIMC_DIALECT_LLM_IR_LLMDIALECT_H

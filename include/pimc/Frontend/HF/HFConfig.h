@@ -1,0 +1,78 @@
+//===- HFConfig.h - Hugging Face config.json -> ModelConfig -----*- C++ -*-===//
+//
+// Parses a checkpoint's config.json into a typed ModelConfig. Every field
+// that changes the model's semantics is either honoured (stored here) or
+// rejected with an error naming the field; fields with no effect on the
+// computation (tokenizer ids, training settings, ...) are accepted and
+// ignored through an explicit allow-list.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIMC_FRONTEND_HF_HFCONFIG_H
+#define PIMC_FRONTEND_HF_HFCONFIG_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace pimc::hf {
+
+/// `rope_scaling` / `rope_parameters` (specs/llm-architectures.md section 3).
+struct RopeScaling {
+  enum class Kind { Default, Linear, Dynamic, Yarn, Llama3 };
+  Kind kind = Kind::Default;
+  double theta = 10000.0;           // rope_theta
+  double partialRotaryFactor = 1.0; // partial_rotary_factor
+  std::optional<double> factor;
+  std::optional<int64_t> originalMaxPositionEmbeddings;
+  std::optional<double> lowFreqFactor, highFreqFactor; // llama3
+  std::optional<double> betaFast, betaSlow;            // yarn (32, 1)
+  std::optional<double> attentionFactor;               // yarn
+  std::optional<double> mscale, mscaleAllDim;          // yarn
+  bool truncate = true;                                // yarn
+};
+
+/// GPTQ `quantization_config` (specs/llm-architectures.md section 5.2).
+struct GptqConfig {
+  int bits = 4;             // 4 or 8
+  int64_t groupSize = 128;  // -1 = one group over all of K (per-channel)
+  bool sym = true;
+  bool zeroMinusOne = true; // checkpoint_format "gptq" (true) / "gptq_v2"
+};
+
+struct ModelConfig {
+  std::string modelType; // llama | mistral | qwen2 | qwen3
+  int64_t hiddenSize = 0;
+  int64_t intermediateSize = 0;
+  int64_t numLayers = 0;
+  int64_t numHeads = 0;
+  int64_t numKvHeads = 0; // defaults to numHeads
+  int64_t headDim = 0;    // defaults to hiddenSize / numHeads
+  int64_t vocabSize = 0;
+  int64_t maxPositionEmbeddings = 2048;
+  double rmsNormEps = 1e-6;
+  std::string hiddenAct = "silu";
+  bool tieWordEmbeddings = false;
+  bool attentionBias = false; // q/k/v/o bias (llama); qwen2 forces q/k/v
+  bool qkvBias = false;       // q/k/v projections carry a bias
+  bool oBias = false;         // o_proj carries a bias
+  bool mlpBias = false;
+  bool qkNorm = false;                 // qwen3: per-head RMSNorm on q and k
+  std::optional<int64_t> slidingWindow; // keys s with t - W < s <= t
+  std::string torchDtype = "float32";
+  RopeScaling rope;
+  std::optional<GptqConfig> gptq;
+};
+
+/// Parses and validates `<dir>/config.json` (or the given file). Errors
+/// name the file and the offending field.
+llvm::Expected<ModelConfig> parseModelConfig(llvm::StringRef configPath);
+/// Same, from JSON text; `sourceName` is used in diagnostics.
+llvm::Expected<ModelConfig> parseModelConfigText(llvm::StringRef text,
+                                                 llvm::StringRef sourceName);
+
+} // namespace pimc::hf
+
+#endif // PIMC_FRONTEND_HF_HFCONFIG_H

@@ -1,0 +1,98 @@
+//===- Safetensors.h - memory-mapped safetensors checkpoints ----*- C++ -*-===//
+//
+// Reads Hugging Face safetensors files (single file or sharded through
+// model.safetensors.index.json) without copying tensor data: every file is
+// memory-mapped and a tensor is a view into the mapping. Every header is
+// validated before any data is touched (header length, JSON, dtype names,
+// shapes, data_offsets inside the file, size = numel * element size, no
+// overlap), and every failure names the file and tensor.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIMC_FRONTEND_HF_SAFETENSORS_H
+#define PIMC_FRONTEND_HF_SAFETENSORS_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pimc::hf {
+
+/// Element types that can appear in a safetensors header.
+enum class DType {
+  Bool, U8, I8, I16, U16, F16, BF16, I32, U32, F32, F64, I64, U64,
+  F8_E4M3, F8_E5M2, F8_E8M0
+};
+
+/// The spelling used in safetensors headers ("BF16", "F32", ...).
+llvm::StringRef dtypeName(DType dtype);
+/// Parses a header spelling; std::nullopt for unknown names.
+std::optional<DType> parseDType(llvm::StringRef name);
+/// Size of one element in bytes.
+unsigned dtypeSize(DType dtype);
+
+/// A read-only view of one tensor inside a memory-mapped file.
+struct TensorView {
+  std::string name;
+  DType dtype;
+  llvm::SmallVector<int64_t, 4> shape;
+  const uint8_t *data = nullptr; // Start of the tensor's bytes.
+  uint64_t numBytes = 0;
+  std::string file; // File the tensor lives in (for diagnostics).
+
+  int64_t numElements() const;
+};
+
+/// One safetensors file, memory-mapped.
+class SafetensorsFile {
+public:
+  /// Maps and validates `path`. Errors name the file and, where one is
+  /// involved, the tensor.
+  static llvm::Expected<std::unique_ptr<SafetensorsFile>>
+  open(llvm::StringRef path);
+
+  llvm::ArrayRef<TensorView> tensors() const { return tensorList; }
+  const llvm::StringMap<std::string> &metadata() const { return meta; }
+  llvm::StringRef path() const { return filePath; }
+
+private:
+  std::string filePath;
+  std::unique_ptr<llvm::MemoryBuffer> buffer;
+  std::vector<TensorView> tensorList;
+  llvm::StringMap<std::string> meta;
+};
+
+/// All tensors of a checkpoint directory: `model.safetensors`, or the shards
+/// listed by `model.safetensors.index.json` (each shard opened once; every
+/// tensor of the weight_map must be present in the shard it names).
+class WeightStore {
+public:
+  static llvm::Expected<std::unique_ptr<WeightStore>>
+  openDirectory(llvm::StringRef checkpointDir);
+  /// A store over explicitly given files (used by tests).
+  static llvm::Expected<std::unique_ptr<WeightStore>>
+  openFiles(llvm::ArrayRef<std::string> paths);
+
+  /// nullptr when no tensor has that name.
+  const TensorView *lookup(llvm::StringRef name) const;
+  /// Tensor names in a stable (sorted) order.
+  std::vector<std::string> names() const;
+  /// Total bytes of all tensor data.
+  uint64_t totalBytes() const;
+
+private:
+  std::vector<std::unique_ptr<SafetensorsFile>> files;
+  llvm::StringMap<const TensorView *> byName;
+};
+
+} // namespace pimc::hf
+
+#endif // PIMC_FRONTEND_HF_SAFETENSORS_H

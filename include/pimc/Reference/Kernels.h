@@ -1,0 +1,137 @@
+//===- Kernels.h - numeric kernels of the reference interpreter -*- C++ -*-===//
+//
+// Plain C++ implementations of the numerics every llm op documents
+// (specs/llm-architectures.md sections 1 and 3). Activations are f32; weights
+// are read in their stored format (f32, f16, bf16, or GPTQ-style integer
+// codes) and widened to f32 inside the loop; every reduction accumulates in
+// f32. No MLIR here: the interpreter maps ops onto these functions.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIMC_REFERENCE_KERNELS_H
+#define PIMC_REFERENCE_KERNELS_H
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace pimc::ref {
+
+//===-- Scalar formats ----------------------------------------------------===//
+float bf16ToFloat(uint16_t bits);
+uint16_t floatToBf16(float value); // round to nearest even, NaN preserved
+float f16ToFloat(uint16_t bits);
+uint16_t floatToF16(float value); // round to nearest even
+
+//===-- Weights -----------------------------------------------------------===//
+enum class StorageType { F32, F16, BF16 };
+
+/// A dense row-major matrix [rows, cols] in its stored format (not owned).
+struct DenseMatrix {
+  StorageType storage = StorageType::F32;
+  const void *data = nullptr;
+  int64_t rows = 0, cols = 0;
+};
+
+/// Reads element `i` of a dense buffer as f32.
+float loadElement(StorageType storage, const void *data, int64_t i);
+/// Widens `count` elements starting at `data` into `out`.
+void widenToF32(StorageType storage, const void *data, int64_t count,
+                float *out);
+
+/// A quantized [N, K] weight in the interpreter's canonical unpacked form:
+/// one unsigned code per element (row-major [N, K]), and per (row, group)
+/// a scale and an integer zero point. W[n,k] = scale[n,g] * (q[n,k] - zero[n,g])
+/// with g = k / groupSize, computed in f32.
+struct QuantMatrix {
+  int64_t rows = 0, cols = 0, groupSize = 0;
+  int bits = 4;
+  std::vector<uint8_t> codes;   // [N, K]
+  std::vector<float> scales;    // [N, K / groupSize]
+  std::vector<int32_t> zeros;   // [N, K / groupSize]
+};
+
+/// Unpacks a GPTQ ("gptq" / "gptq_v2") linear: qweight int32 [K*bits/32, N]
+/// packed along K LSB first, qzeros int32 [K/G, N*bits/32] packed along N,
+/// scales [K/G, N] in `scaleStorage`. `zeroMinusOne` is true for "gptq"
+/// (stored zero = z - 1). groupSize == K means one group per row.
+llvm::Expected<QuantMatrix>
+unpackGptq(const int32_t *qweight, const int32_t *qzeros, const void *scales,
+           StorageType scaleStorage, int64_t N, int64_t K, int64_t groupSize,
+           int bits, bool zeroMinusOne);
+
+//===-- Linear / embedding -----------------------------------------------===//
+/// y[t, n] = sum_k x[t, k] * W[n, k] (+ bias[n]), f32 accumulation.
+/// x is [T, K], y is [T, N]; bias may be null. Parallel over N.
+void linear(const float *x, int64_t T, const DenseMatrix &w,
+            const float *bias, float *y);
+void linear(const float *x, int64_t T, const QuantMatrix &w,
+            const float *bias, float *y);
+
+/// out[t, :] = table[ids[t], :] widened to f32. Fails, naming the id, when an
+/// id is outside [0, rows).
+llvm::Error embedding(const DenseMatrix &table, const int64_t *ids, int64_t T,
+                      float *out);
+
+//===-- Norms and activations ---------------------------------------------===//
+/// RMS norm over the last dimension n of `rows` vectors. Llama style:
+/// y = w * (x * rsqrt(mean(x^2) + eps)); Gemma style multiplies by (1 + w).
+void rmsNorm(const float *x, int64_t rows, int64_t n, const float *w,
+             float eps, bool gemmaStyle, float *y);
+
+float silu(float x);      // x * sigmoid(x)
+float sigmoid(float x);
+float geluErf(float x);   // 0.5 x (1 + erf(x / sqrt 2))
+float geluTanh(float x);  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+
+/// Numerically stable softmax over each row of [rows, n], in place.
+void softmaxRows(float *x, int64_t rows, int64_t n);
+
+//===-- Rotary embedding ---------------------------------------------------===//
+struct RopeParams {
+  enum class Kind { Default, Linear, Dynamic, Yarn, Llama3 };
+  Kind kind = Kind::Default;
+  bool interleaved = false; // false: half-split (HF/NeoX); true: pairs (2j, 2j+1)
+  int64_t rotaryDim = 0;    // d <= head dim, even; dims >= d pass through
+  double theta = 10000.0;
+  double factor = 1.0;
+  int64_t originalMaxPositionEmbeddings = 0; // llama3, yarn (L0)
+  int64_t maxPositionEmbeddings = 0;         // dynamic; yarn factor fallback
+  double lowFreqFactor = 1.0, highFreqFactor = 4.0; // llama3
+  double betaFast = 32.0, betaSlow = 1.0;           // yarn
+  std::optional<double> attentionFactor;            // yarn override
+  std::optional<double> mscale, mscaleAllDim;       // yarn
+  bool truncate = true;                             // yarn
+};
+
+/// The d/2 inverse frequencies for a sequence of total length `seqLen`
+/// (seqLen matters only for Kind::Dynamic), and the factor that multiplies
+/// cos and sin (1 except for YaRN). Computed as Hugging Face does, in f32.
+void ropeFrequencies(const RopeParams &p, int64_t seqLen,
+                     std::vector<float> &invFreq, float &attentionFactor);
+
+/// Rotates x [T, H, headDim] in place; token t sits at position offset + t.
+/// The frequencies use seqLen = offset + T.
+void applyRope(float *x, int64_t T, int64_t H, int64_t headDim,
+               int64_t offset, const RopeParams &p);
+
+//===-- Attention -----------------------------------------------------------===//
+struct AttentionParams {
+  float scale = 1.0f;
+  bool causal = true;
+  int64_t slidingWindow = 0; // 0: none; else key s visible iff s > pos - W
+  float logitSoftcap = 0.0f; // 0: none; else S = c * tanh(S / c) before mask
+};
+
+/// q [T, nh, hd], k [S, nkv, hd], v [S, nkv, hdv] -> out [T, nh, hdv].
+/// Query t sits at position S - T + t (queries are the last T positions of
+/// the key sequence); query head h reads kv head h / (nh / nkv). Scores,
+/// softmax and the weighted sum are f32. Parallel over heads.
+void attention(const float *q, const float *k, const float *v, int64_t T,
+               int64_t S, int64_t nh, int64_t nkv, int64_t hd, int64_t hdv,
+               const AttentionParams &p, float *out);
+
+} // namespace pimc::ref
+
+#endif // PIMC_REFERENCE_KERNELS_H

@@ -1,0 +1,571 @@
+//===- LLMOps.cpp - llm dialect operations --------------------------------===//
+//
+// Verifiers check shapes wherever they are static: a dynamic dimension
+// (sequence length) is compatible with anything, and the interpreter checks
+// it at run time.
+//
+//===----------------------------------------------------------------------===//
+#include "pimc/Dialect/LLM/IR/LLMDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace pimc::llm;
+
+namespace {
+
+bool compatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+std::string dimStr(int64_t d) {
+  return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
+}
+
+/// The [N, K] shape of a dense or quantized weight.
+ArrayRef<int64_t> weightShape(Type type) {
+  if (auto q = dyn_cast<QuantizedWeightType>(type))
+    return q.getShape();
+  return cast<RankedTensorType>(type).getShape();
+}
+
+RankedTensorType ranked(Value v) {
+  return dyn_cast<RankedTensorType>(v.getType());
+}
+
+/// Checks that `v` is a ranked tensor of rank `rank`.
+LogicalResult requireRank(Operation *op, Value v, StringRef what,
+                          int64_t rank) {
+  auto t = ranked(v);
+  if (!t)
+    return op->emitOpError() << what << " must be a ranked tensor";
+  if (t.getRank() != rank)
+    return op->emitOpError() << what << " must have rank " << rank
+                             << ", got " << t;
+  return success();
+}
+
+/// Checks dimension `dim` of `v` against `expected` (either may be dynamic).
+LogicalResult requireDim(Operation *op, Value v, StringRef what, int64_t dim,
+                         int64_t expected, StringRef meaning) {
+  int64_t got = ranked(v).getDimSize(dim);
+  if (!compatible(got, expected))
+    return op->emitOpError() << what << " dimension " << dim << " (" << meaning
+                             << ") is " << dimStr(got) << ", expected "
+                             << dimStr(expected);
+  return success();
+}
+
+/// Shared check for y = x W^T: input [..., K], weight [N, K], result [..., N].
+LogicalResult verifyProjection(Operation *op, Value input, Type weight,
+                               Value result) {
+  auto in = ranked(input);
+  auto out = ranked(result);
+  if (!in || !out || in.getRank() < 1)
+    return op->emitOpError() << "input and result must be ranked tensors of rank >= 1";
+  if (in.getRank() != out.getRank())
+    return op->emitOpError() << "result rank " << out.getRank()
+                             << " differs from input rank " << in.getRank();
+  ArrayRef<int64_t> w = weightShape(weight);
+  if (w.size() != 2)
+    return op->emitOpError() << "weight must be [N, K], got rank " << w.size();
+  if (!compatible(in.getShape().back(), w[1]))
+    return op->emitOpError() << "input features " << dimStr(in.getShape().back())
+                             << " do not match weight K = " << w[1];
+  if (!compatible(out.getShape().back(), w[0]))
+    return op->emitOpError() << "result features " << dimStr(out.getShape().back())
+                             << " do not match weight N = " << w[0];
+  for (int64_t i = 0; i + 1 < in.getRank(); ++i)
+    if (!compatible(in.getDimSize(i), out.getDimSize(i)))
+      return op->emitOpError() << "result dimension " << i
+                               << " does not match input";
+  return success();
+}
+
+LogicalResult verifyAxis(Operation *op, int64_t axis, int64_t rank) {
+  if (axis < 0 || axis >= rank)
+    return op->emitOpError() << "axis " << axis << " is out of range for rank "
+                             << rank;
+  return success();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Weights and layers
+//===----------------------------------------------------------------------===//
+
+LogicalResult WeightOp::verify() {
+  if (getName().empty())
+    return emitOpError() << "needs a non-empty checkpoint tensor name";
+  if (auto t = dyn_cast<RankedTensorType>(getType()))
+    if (!t.hasStaticShape())
+      return emitOpError() << "weight '" << getName()
+                           << "' must have a static shape, got " << t;
+  return success();
+}
+
+LogicalResult EmbeddingOp::verify() {
+  if (failed(requireRank(*this, getTable(), "table", 2)) ||
+      failed(requireRank(*this, getIds(), "ids", 1)) ||
+      failed(requireRank(*this, getResult(), "result", 2)))
+    return failure();
+  if (failed(requireDim(*this, getResult(), "result", 0,
+                        ranked(getIds()).getDimSize(0), "tokens")) ||
+      failed(requireDim(*this, getResult(), "result", 1,
+                        ranked(getTable()).getDimSize(1), "hidden")))
+    return failure();
+  return success();
+}
+
+LogicalResult LinearOp::verify() {
+  if (failed(verifyProjection(*this, getInput(), getWeight().getType(),
+                              getResult())))
+    return failure();
+  if (Value bias = getBias()) {
+    if (failed(requireRank(*this, bias, "bias", 1)) ||
+        failed(requireDim(*this, bias, "bias", 0,
+                          weightShape(getWeight().getType())[0], "N")))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult LMHeadOp::verify() {
+  return verifyProjection(*this, getInput(), getWeight().getType(),
+                          getResult());
+}
+
+LogicalResult RMSNormOp::verify() {
+  auto in = ranked(getInput());
+  if (!in || in.getRank() < 1)
+    return emitOpError() << "input must be a ranked tensor of rank >= 1";
+  if (failed(requireRank(*this, getWeight(), "weight", 1)) ||
+      failed(requireDim(*this, getWeight(), "weight", 0, in.getShape().back(),
+                        "normalised features")))
+    return failure();
+  if (getEpsilon().convertToFloat() < 0.0f)
+    return emitOpError() << "epsilon must be non-negative";
+  return success();
+}
+
+LogicalResult RopeOp::verify() {
+  if (failed(requireRank(*this, getInput(), "input", 3)))
+    return failure();
+  int64_t headDim = ranked(getInput()).getDimSize(2);
+  int64_t d = getRotaryDim();
+  if (d <= 0 || d % 2 != 0)
+    return emitOpError() << "rotary_dim must be positive and even, got " << d;
+  if (!ShapedType::isDynamic(headDim) && d > headDim)
+    return emitOpError() << "rotary_dim " << d << " exceeds head_dim "
+                         << headDim;
+  if (getTheta().convertToDouble() <= 0.0)
+    return emitOpError() << "theta must be positive";
+  auto need = [&](bool present, StringRef attr) -> LogicalResult {
+    if (!present)
+      return emitOpError() << "rope kind '" << stringifyRopeKind(getKind())
+                           << "' requires attribute '" << attr << "'";
+    return success();
+  };
+  if (auto f = getFactor(); f && f->convertToDouble() <= 0.0)
+    return emitOpError() << "factor must be positive";
+  switch (getKind()) {
+  case RopeKind::Default:
+    return success();
+  case RopeKind::Linear:
+    return need(getFactor().has_value(), "factor");
+  case RopeKind::Dynamic:
+    if (failed(need(getFactor().has_value(), "factor")))
+      return failure();
+    return need(getMaxPositionEmbeddings().has_value(),
+                "max_position_embeddings");
+  case RopeKind::Yarn:
+    if (failed(need(getFactor().has_value(), "factor")))
+      return failure();
+    return need(getOriginalMaxPositionEmbeddings().has_value(),
+                "original_max_position_embeddings");
+  case RopeKind::Llama3:
+    if (failed(need(getFactor().has_value(), "factor")) ||
+        failed(need(getLowFreqFactor().has_value(), "low_freq_factor")) ||
+        failed(need(getHighFreqFactor().has_value(), "high_freq_factor")) ||
+        failed(need(getOriginalMaxPositionEmbeddings().has_value(),
+                    "original_max_position_embeddings")))
+      return failure();
+    if (getLowFreqFactor()->convertToDouble() >
+        getHighFreqFactor()->convertToDouble())
+      return emitOpError() << "low_freq_factor must not exceed high_freq_factor";
+    return success();
+  }
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  if (failed(requireRank(*this, getQuery(), "query", 3)) ||
+      failed(requireRank(*this, getKey(), "key", 3)) ||
+      failed(requireRank(*this, getValue(), "value", 3)) ||
+      failed(requireRank(*this, getResult(), "result", 3)))
+    return failure();
+  auto q = ranked(getQuery()), k = ranked(getKey()), v = ranked(getValue());
+  int64_t nh = q.getDimSize(1), nkv = k.getDimSize(1);
+  if (!ShapedType::isDynamic(nh) && !ShapedType::isDynamic(nkv) &&
+      (nkv == 0 || nh % nkv != 0))
+    return emitOpError() << "query heads (" << nh
+                         << ") must be a multiple of key/value heads (" << nkv
+                         << ")";
+  if (failed(requireDim(*this, getKey(), "key", 2, q.getDimSize(2),
+                        "head_dim of query")) ||
+      failed(requireDim(*this, getValue(), "value", 0, k.getDimSize(0),
+                        "key length")) ||
+      failed(requireDim(*this, getValue(), "value", 1, nkv, "key heads")) ||
+      failed(requireDim(*this, getResult(), "result", 0, q.getDimSize(0),
+                        "queries")) ||
+      failed(requireDim(*this, getResult(), "result", 1, nh, "query heads")) ||
+      failed(requireDim(*this, getResult(), "result", 2, v.getDimSize(2),
+                        "value head_dim")))
+    return failure();
+  if (auto w = getSlidingWindow(); w && *w <= 0)
+    return emitOpError() << "sliding_window must be positive, got " << *w;
+  if (auto c = getLogitSoftcap(); c && c->convertToFloat() <= 0.0f)
+    return emitOpError() << "logit_softcap must be positive";
+  if (!getCausal() && getSlidingWindow())
+    return emitOpError() << "sliding_window requires causal attention";
+  return success();
+}
+
+/// Checks a [T, kv_heads, head_dim] tensor against a cache type.
+static LogicalResult verifyAgainstCache(Operation *op, Value v, StringRef what,
+                                        KVCacheType cache) {
+  if (failed(requireRank(op, v, what, 3)) ||
+      failed(requireDim(op, v, what, 1, cache.getKvHeads(), "kv_heads")) ||
+      failed(requireDim(op, v, what, 2, cache.getHeadDim(), "head_dim")))
+    return failure();
+  int64_t len = ranked(v).getDimSize(0);
+  if (!ShapedType::isDynamic(len) && len > cache.getMaxLength())
+    return op->emitOpError() << what << " length " << len
+                             << " exceeds the cache's max_length "
+                             << cache.getMaxLength();
+  return success();
+}
+
+LogicalResult KVCacheAppendOp::verify() {
+  auto cache = getCache().getType();
+  if (getResult().getType() != cache)
+    return emitOpError() << "result type must equal the cache type";
+  if (failed(verifyAgainstCache(*this, getKey(), "key", cache)) ||
+      failed(verifyAgainstCache(*this, getValue(), "value", cache)) ||
+      failed(requireDim(*this, getValue(), "value", 0,
+                        ranked(getKey()).getDimSize(0), "tokens")))
+    return failure();
+  return success();
+}
+
+LogicalResult KVCacheReadOp::verify() {
+  auto cache = getCache().getType();
+  if (failed(verifyAgainstCache(*this, getKey(), "key", cache)) ||
+      failed(verifyAgainstCache(*this, getValue(), "value", cache)) ||
+      failed(requireDim(*this, getValue(), "value", 0,
+                        ranked(getKey()).getDimSize(0), "length")))
+    return failure();
+  return success();
+}
+
+LogicalResult GatedMLPOp::verify() {
+  ArrayRef<int64_t> gate = weightShape(getGate().getType());
+  ArrayRef<int64_t> up = weightShape(getUp().getType());
+  ArrayRef<int64_t> down = weightShape(getDown().getType());
+  if (gate != up)
+    return emitOpError() << "gate [" << gate[0] << ", " << gate[1]
+                         << "] and up [" << up[0] << ", " << up[1]
+                         << "] weights must have the same shape";
+  if (down[0] != gate[1] || down[1] != gate[0])
+    return emitOpError() << "down weight must be [" << gate[1] << ", "
+                         << gate[0] << "], got [" << down[0] << ", " << down[1]
+                         << "]";
+  if (getInput().getType() != getResult().getType())
+    return emitOpError() << "result type must equal the input type";
+  auto in = ranked(getInput());
+  if (!in || in.getRank() < 1)
+    return emitOpError() << "input must be a ranked tensor of rank >= 1";
+  if (!compatible(in.getShape().back(), gate[1]))
+    return emitOpError() << "input features " << dimStr(in.getShape().back())
+                         << " do not match the hidden size " << gate[1]
+                         << " of the gate/up weights";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Element-wise, reductions
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ScaleOp::fold(FoldAdaptor) {
+  if (getFactor().convertToFloat() == 1.0f)
+    return getInput();
+  return {};
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getResult().getType())
+    return getInput();
+  return {};
+}
+
+LogicalResult ReduceOp::verify() {
+  auto in = ranked(getInput());
+  auto out = ranked(getResult());
+  if (!in || !out)
+    return emitOpError() << "input and result must be ranked";
+  if (failed(verifyAxis(*this, getAxis(), in.getRank())))
+    return failure();
+  SmallVector<int64_t> expected(in.getShape());
+  if (getKeepDim())
+    expected[getAxis()] = 1;
+  else
+    expected.erase(expected.begin() + getAxis());
+  if (out.getRank() != static_cast<int64_t>(expected.size()))
+    return emitOpError() << "result rank " << out.getRank() << ", expected "
+                         << expected.size();
+  for (auto [i, e] : llvm::enumerate(expected))
+    if (!compatible(out.getDimSize(i), e))
+      return emitOpError() << "result dimension " << i << " is "
+                           << dimStr(out.getDimSize(i)) << ", expected "
+                           << dimStr(e);
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() {
+  auto in = ranked(getInput());
+  if (!in)
+    return emitOpError() << "input must be ranked";
+  return verifyAxis(*this, getAxis(), in.getRank());
+}
+
+LogicalResult ArgmaxOp::verify() {
+  auto in = ranked(getInput());
+  auto out = ranked(getResult());
+  if (!in || in.getRank() < 1)
+    return emitOpError() << "input must be a ranked tensor of rank >= 1";
+  if (out.getRank() != in.getRank() - 1)
+    return emitOpError() << "result must drop the last dimension of the input";
+  for (int64_t i = 0; i < out.getRank(); ++i)
+    if (!compatible(out.getDimSize(i), in.getDimSize(i)))
+      return emitOpError() << "result dimension " << i
+                           << " does not match the input";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  auto in = ranked(getInput());
+  auto out = ranked(getResult());
+  if (!in || !out)
+    return emitOpError() << "input and result must be ranked";
+  if (out.getNumDynamicDims() > 1)
+    return emitOpError() << "at most one result dimension may be dynamic";
+  if (in.hasStaticShape() && out.hasStaticShape() &&
+      in.getNumElements() != out.getNumElements())
+    return emitOpError() << "element count changes from "
+                         << in.getNumElements() << " to "
+                         << out.getNumElements();
+  if (in.hasStaticShape() != out.hasStaticShape())
+    return emitOpError() << "input and result must both be static or both "
+                            "have a dynamic dimension";
+  if (!out.hasStaticShape()) {
+    // The static parts must divide each other for a consistent inference.
+    int64_t inStatic = 1, outStatic = 1;
+    for (int64_t d : in.getShape())
+      if (!ShapedType::isDynamic(d))
+        inStatic *= d;
+    for (int64_t d : out.getShape())
+      if (!ShapedType::isDynamic(d))
+        outStatic *= d;
+    if (inStatic % outStatic != 0 && outStatic % inStatic != 0)
+      return emitOpError() << "static dimensions " << in << " and " << out
+                           << " cannot describe the same element count";
+  }
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getResult().getType())
+    return getInput();
+  return {};
+}
+
+namespace {
+/// reshape(reshape(x)) -> reshape(x): row-major order is preserved by both.
+struct FoldReshapeChain : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<ReshapeOp>();
+    if (!inner)
+      return failure();
+    auto src = ranked(inner.getInput());
+    auto dst = ranked(op.getResult());
+    if (src.hasStaticShape() != dst.hasStaticShape())
+      return failure();
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, dst, inner.getInput());
+    return success();
+  }
+};
+
+/// transpose(transpose(x, p1), p2) -> transpose(x, p1 o p2).
+struct ComposeTransposes : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<TransposeOp>();
+    if (!inner)
+      return failure();
+    ArrayRef<int64_t> p1 = inner.getPermutation(), p2 = op.getPermutation();
+    SmallVector<int64_t> composed;
+    for (int64_t i : p2)
+      composed.push_back(p1[i]);
+    rewriter.replaceOpWithNewOp<TransposeOp>(op, op.getType(),
+                                             inner.getInput(), composed);
+    return success();
+  }
+};
+} // namespace
+
+void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                            MLIRContext *context) {
+  results.add<FoldReshapeChain>(context);
+}
+
+LogicalResult TransposeOp::verify() {
+  auto in = ranked(getInput());
+  auto out = ranked(getResult());
+  if (!in || !out)
+    return emitOpError() << "input and result must be ranked";
+  ArrayRef<int64_t> perm = getPermutation();
+  if (static_cast<int64_t>(perm.size()) != in.getRank() ||
+      out.getRank() != in.getRank())
+    return emitOpError() << "permutation size " << perm.size()
+                         << " must equal the rank " << in.getRank();
+  llvm::SmallVector<bool> seen(perm.size(), false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= in.getRank() || seen[p])
+      return emitOpError() << "permutation must be a permutation of [0, "
+                           << in.getRank() << ")";
+    seen[p] = true;
+  }
+  for (auto [i, p] : llvm::enumerate(perm))
+    if (!compatible(out.getDimSize(i), in.getDimSize(p)))
+      return emitOpError() << "result dimension " << i << " must be input dimension "
+                           << p << " (" << dimStr(in.getDimSize(p)) << ")";
+  return success();
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  for (auto [i, p] : llvm::enumerate(getPermutation()))
+    if (static_cast<int64_t>(i) != p)
+      return {};
+  if (getInput().getType() == getResult().getType())
+    return getInput();
+  return {};
+}
+
+void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results.add<ComposeTransposes>(context);
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "needs at least one input";
+  auto out = ranked(getResult());
+  if (!out)
+    return emitOpError() << "result must be ranked";
+  int64_t rank = out.getRank();
+  if (failed(verifyAxis(*this, getAxis(), rank)))
+    return failure();
+  int64_t total = 0;
+  for (Value in : getInputs()) {
+    auto t = ranked(in);
+    if (!t || t.getRank() != rank)
+      return emitOpError() << "every input must have rank " << rank;
+    for (int64_t i = 0; i < rank; ++i)
+      if (i != getAxis() && !compatible(t.getDimSize(i), out.getDimSize(i)))
+        return emitOpError() << "input dimension " << i
+                             << " does not match the result";
+    if (ShapedType::isDynamic(total) || t.isDynamicDim(getAxis()))
+      total = ShapedType::kDynamic;
+    else
+      total += t.getDimSize(getAxis());
+  }
+  if (!compatible(total, out.getDimSize(getAxis())))
+    return emitOpError() << "result dimension " << getAxis() << " must be "
+                         << dimStr(total);
+  return success();
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor) {
+  if (getInputs().size() == 1 && getInputs()[0].getType() == getType())
+    return getInputs()[0];
+  return {};
+}
+
+LogicalResult SliceOp::verify() {
+  auto in = ranked(getInput());
+  auto out = ranked(getResult());
+  if (!in || !out || in.getRank() != out.getRank())
+    return emitOpError() << "input and result must be ranked with equal rank";
+  if (failed(verifyAxis(*this, getAxis(), in.getRank())))
+    return failure();
+  if (getSize() <= 0)
+    return emitOpError() << "size must be positive, got " << getSize();
+  int64_t dim = in.getDimSize(getAxis());
+  if (!ShapedType::isDynamic(dim)) {
+    int64_t start = getStart() < 0 ? dim + getStart() : getStart();
+    if (start < 0 || start + getSize() > dim)
+      return emitOpError() << "slice [" << getStart() << ", +" << getSize()
+                           << ") is out of range for dimension size " << dim;
+  } else if (getStart() < 0 && -getStart() < getSize()) {
+    return emitOpError() << "a slice starting " << -getStart()
+                         << " from the end cannot have size " << getSize();
+  }
+  for (int64_t i = 0; i < in.getRank(); ++i) {
+    int64_t expected = i == getAxis() ? getSize() : in.getDimSize(i);
+    if (!compatible(out.getDimSize(i), expected))
+      return emitOpError() << "result dimension " << i << " must be "
+                           << dimStr(expected);
+  }
+  return success();
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor) {
+  auto in = ranked(getInput());
+  int64_t dim = in.getDimSize(getAxis());
+  if (!ShapedType::isDynamic(dim) && getSize() == dim &&
+      (getStart() == 0 || getStart() == -dim) && in == ranked(getResult()))
+    return getInput();
+  return {};
+}
+
+LogicalResult GatherOp::verify() {
+  auto in = ranked(getInput());
+  auto out = ranked(getResult());
+  if (!in || !out || in.getRank() != out.getRank())
+    return emitOpError() << "input and result must be ranked with equal rank";
+  if (failed(verifyAxis(*this, getAxis(), in.getRank())) ||
+      failed(requireRank(*this, getIndices(), "indices", 1)))
+    return failure();
+  for (int64_t i = 0; i < in.getRank(); ++i) {
+    int64_t expected = i == getAxis() ? ranked(getIndices()).getDimSize(0)
+                                      : in.getDimSize(i);
+    if (!compatible(out.getDimSize(i), expected))
+      return emitOpError() << "result dimension " << i << " must be "
+                           << dimStr(expected);
+  }
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "pimc/Dialect/LLM/IR/LLMOps.cpp.inc"

@@ -1,0 +1,748 @@
+//===- HFConfig.cpp - Hugging Face config.json -> ModelConfig -------------===//
+//
+// A config field we do not understand may silently change the model (a
+// sliding window, a RoPE variant, act-order GPTQ), so every key is either
+// interpreted, checked to hold its neutral value, or on an explicit list of
+// fields known not to affect inference. Anything else is an error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pimc/Frontend/HF/HFConfig.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <cmath>
+
+using namespace llvm;
+
+namespace pimc::hf {
+
+namespace {
+
+enum Family : unsigned {
+  Llama = 1u << 0,
+  Mistral = 1u << 1,
+  Qwen2 = 1u << 2,
+  Qwen3 = 1u << 3,
+  AnyFamily = Llama | Mistral | Qwen2 | Qwen3,
+};
+
+std::optional<Family> parseFamily(StringRef modelType) {
+  return StringSwitch<std::optional<Family>>(modelType)
+      .Case("llama", Llama)
+      .Case("mistral", Mistral)
+      .Case("qwen2", Qwen2)
+      .Case("qwen3", Qwen3)
+      .Default(std::nullopt);
+}
+
+/// Top-level keys each importer accepts. Keys with semantics are interpreted
+/// (or checked) below; the rest have no effect on inference.
+struct KnownField {
+  StringLiteral name;
+  unsigned families;
+};
+
+constexpr KnownField knownFields[] = {
+    // Interpreted.
+    {"model_type", AnyFamily},
+    {"vocab_size", AnyFamily},
+    {"hidden_size", AnyFamily},
+    {"intermediate_size", AnyFamily},
+    {"num_hidden_layers", AnyFamily},
+    {"num_attention_heads", AnyFamily},
+    {"num_key_value_heads", AnyFamily},
+    {"head_dim", AnyFamily},
+    {"max_position_embeddings", AnyFamily},
+    {"rms_norm_eps", AnyFamily},
+    {"hidden_act", AnyFamily},
+    {"tie_word_embeddings", AnyFamily},
+    {"torch_dtype", AnyFamily},
+    {"dtype", AnyFamily},
+    {"rope_theta", AnyFamily},
+    {"rope_scaling", AnyFamily},
+    {"rope_parameters", AnyFamily},
+    {"partial_rotary_factor", AnyFamily},
+    {"quantization_config", AnyFamily},
+    {"layer_types", AnyFamily},
+    {"sliding_window", AnyFamily},
+    {"pretraining_tp", AnyFamily},
+    {"attention_bias", Llama | Mistral | Qwen3},
+    {"mlp_bias", Llama | Mistral},
+    {"use_sliding_window", Qwen2 | Qwen3},
+    {"max_window_layers", Qwen2 | Qwen3},
+    // No effect on inference: token ids, training-only settings, bookkeeping.
+    {"architectures", AnyFamily},
+    {"_name_or_path", AnyFamily},
+    {"transformers_version", AnyFamily},
+    {"bos_token_id", AnyFamily},
+    {"eos_token_id", AnyFamily},
+    {"pad_token_id", AnyFamily},
+    {"initializer_range", AnyFamily},
+    {"use_cache", AnyFamily},
+    {"attention_dropout", AnyFamily},
+    {"id2label", AnyFamily},
+    {"label2id", AnyFamily},
+    {"tokenizer_class", AnyFamily},
+};
+
+std::string show(const json::Value &v) { return formatv("{0}", v).str(); }
+std::string show(double d) { return formatv("{0}", d).str(); }
+
+/// Field access with diagnostics of the form `<source>: <field>: <what>`.
+class ConfigReader {
+public:
+  explicit ConfigReader(StringRef source) : source(source) {}
+
+  Error error(const Twine &field, const Twine &what) const {
+    return createStringError(Twine(source) + ": " + field + ": " + what);
+  }
+  Error error(const Twine &what) const {
+    return createStringError(Twine(source) + ": " + what);
+  }
+
+  /// Present and not null.
+  static const json::Value *get(const json::Object &obj, StringRef key) {
+    const json::Value *v = obj.get(key);
+    return v && v->kind() != json::Value::Null ? v : nullptr;
+  }
+
+  Expected<std::optional<int64_t>> optInt(const json::Object &obj,
+                                          StringRef key,
+                                          const Twine &field) const {
+    const json::Value *v = get(obj, key);
+    if (!v)
+      return std::nullopt;
+    std::optional<int64_t> i = v->getAsInteger();
+    if (!i)
+      return error(field, "expected an integer, got " + show(*v));
+    return i;
+  }
+
+  Expected<int64_t> positiveInt(const json::Object &obj, StringRef key,
+                                const Twine &field,
+                                std::optional<int64_t> dflt) const {
+    Expected<std::optional<int64_t>> i = optInt(obj, key, field);
+    if (!i)
+      return i.takeError();
+    if (!*i) {
+      if (!dflt)
+        return error(field, "required field is missing");
+      return *dflt;
+    }
+    if (**i <= 0)
+      return error(field, "must be positive, got " + Twine(**i));
+    return **i;
+  }
+
+  Expected<std::optional<double>> optNumber(const json::Object &obj,
+                                            StringRef key,
+                                            const Twine &field) const {
+    const json::Value *v = get(obj, key);
+    if (!v)
+      return std::nullopt;
+    std::optional<double> d = v->getAsNumber();
+    if (!d || !std::isfinite(*d))
+      return error(field, "expected a number, got " + show(*v));
+    return d;
+  }
+
+  Expected<double> positiveNumber(const json::Object &obj, StringRef key,
+                                  const Twine &field, double dflt) const {
+    Expected<std::optional<double>> d = optNumber(obj, key, field);
+    if (!d)
+      return d.takeError();
+    if (!*d)
+      return dflt;
+    if (**d <= 0)
+      return error(field, "must be positive, got " + show(*get(obj, key)));
+    return **d;
+  }
+
+  Expected<bool> boolean(const json::Object &obj, StringRef key,
+                         const Twine &field, bool dflt) const {
+    const json::Value *v = get(obj, key);
+    if (!v)
+      return dflt;
+    std::optional<bool> b = v->getAsBoolean();
+    if (!b)
+      return error(field, "expected true or false, got " + show(*v));
+    return *b;
+  }
+
+  Expected<std::optional<StringRef>> optString(const json::Object &obj,
+                                               StringRef key,
+                                               const Twine &field) const {
+    const json::Value *v = get(obj, key);
+    if (!v)
+      return std::nullopt;
+    std::optional<StringRef> s = v->getAsString();
+    if (!s)
+      return error(field, "expected a string, got " + show(*v));
+    return s;
+  }
+
+private:
+  StringRef source;
+};
+
+// Assigns the value of an Expected to `dst` or returns its error from the
+// enclosing function; keeps the field-by-field parsing readable.
+#define PIMC_ASSIGN_OR_RETURN(dst, expr)                                       \
+  do {                                                                         \
+    auto pimcTmp = (expr);                                                     \
+    if (!pimcTmp)                                                              \
+      return pimcTmp.takeError();                                              \
+    dst = std::move(*pimcTmp);                                                 \
+  } while (false)
+
+/// Parses a rope_scaling / rope_parameters dict into `rope`. `prefix` is the
+/// dict's field name for diagnostics.
+Error parseRopeDict(const ConfigReader &r, const json::Object &dict,
+                    StringRef prefix, bool isRopeParameters,
+                    RopeScaling &rope) {
+  auto field = [&](StringRef key) { return (prefix + "." + key).str(); };
+
+  std::optional<StringRef> ropeType, legacyType;
+  PIMC_ASSIGN_OR_RETURN(ropeType,
+                        r.optString(dict, "rope_type", field("rope_type")));
+  PIMC_ASSIGN_OR_RETURN(legacyType, r.optString(dict, "type", field("type")));
+  if (ropeType && legacyType && *ropeType != *legacyType)
+    return r.error(prefix, "'rope_type' (" + *ropeType + ") and 'type' (" +
+                               *legacyType + ") disagree");
+  StringRef type = ropeType ? *ropeType : legacyType ? *legacyType : "";
+  if (type.empty())
+    return r.error(prefix, "missing 'rope_type'");
+
+  using Kind = RopeScaling::Kind;
+  std::optional<Kind> kind = StringSwitch<std::optional<Kind>>(type)
+                                 .Case("default", Kind::Default)
+                                 .Case("linear", Kind::Linear)
+                                 .Case("dynamic", Kind::Dynamic)
+                                 .Case("yarn", Kind::Yarn)
+                                 .Case("llama3", Kind::Llama3)
+                                 .Default(std::nullopt);
+  if (!kind)
+    return r.error("unsupported rope_scaling type '" + type +
+                   "' (supported: default, linear, dynamic, yarn, llama3)");
+  rope.kind = *kind;
+
+  // Parameters each type reads; anything else in the dict would be ignored
+  // by us but might not be by the reference, so it is rejected.
+  SmallVector<StringRef, 12> allowed = {"rope_type", "type"};
+  if (isRopeParameters)
+    allowed.append({"rope_theta", "partial_rotary_factor"});
+  switch (*kind) {
+  case Kind::Default:
+    break;
+  case Kind::Linear:
+    allowed.push_back("factor");
+    break;
+  case Kind::Dynamic:
+    allowed.append({"factor", "original_max_position_embeddings"});
+    break;
+  case Kind::Yarn:
+    allowed.append({"factor", "original_max_position_embeddings", "beta_fast",
+                    "beta_slow", "attention_factor", "mscale",
+                    "mscale_all_dim", "truncate"});
+    break;
+  case Kind::Llama3:
+    allowed.append({"factor", "low_freq_factor", "high_freq_factor",
+                    "original_max_position_embeddings"});
+    break;
+  }
+  std::vector<std::string> keys;
+  for (const auto &kv : dict)
+    keys.push_back(kv.first.str());
+  llvm::sort(keys);
+  for (const std::string &key : keys)
+    if (!llvm::is_contained(allowed, key))
+      return r.error(field(key), "unknown key for rope type '" + type + "'");
+
+  auto requiredPositive = [&](StringRef key,
+                              std::optional<double> &out) -> Error {
+    std::optional<double> d;
+    PIMC_ASSIGN_OR_RETURN(d, r.optNumber(dict, key, field(key)));
+    if (!d)
+      return r.error(field(key), "required for rope type '" + type + "'");
+    if (*d <= 0)
+      return r.error(field(key), "must be positive, got " + show(*d));
+    out = d;
+    return Error::success();
+  };
+  auto optionalNumber = [&](StringRef key,
+                            std::optional<double> &out) -> Error {
+    PIMC_ASSIGN_OR_RETURN(out, r.optNumber(dict, key, field(key)));
+    return Error::success();
+  };
+  auto originalMaxPos = [&](bool required) -> Error {
+    std::optional<int64_t> v;
+    PIMC_ASSIGN_OR_RETURN(
+        v, r.optInt(dict, "original_max_position_embeddings",
+                    field("original_max_position_embeddings")));
+    if (!v && required)
+      return r.error(field("original_max_position_embeddings"),
+                     "required for rope type '" + type + "'");
+    if (v && *v <= 0)
+      return r.error(field("original_max_position_embeddings"),
+                     "must be positive, got " + Twine(*v));
+    rope.originalMaxPositionEmbeddings = v;
+    return Error::success();
+  };
+
+  switch (*kind) {
+  case Kind::Default:
+    break;
+  case Kind::Linear:
+    if (Error e = requiredPositive("factor", rope.factor))
+      return e;
+    break;
+  case Kind::Dynamic:
+    if (Error e = requiredPositive("factor", rope.factor))
+      return e;
+    if (Error e = originalMaxPos(/*required=*/false))
+      return e;
+    break;
+  case Kind::Yarn: {
+    if (Error e = requiredPositive("factor", rope.factor))
+      return e;
+    if (Error e = originalMaxPos(/*required=*/false))
+      return e;
+    std::pair<StringRef, std::optional<double> *> yarnParams[] = {
+        {"beta_fast", &rope.betaFast},
+        {"beta_slow", &rope.betaSlow},
+        {"attention_factor", &rope.attentionFactor},
+        {"mscale", &rope.mscale},
+        {"mscale_all_dim", &rope.mscaleAllDim}};
+    for (auto [key, out] : yarnParams)
+      if (Error e = optionalNumber(key, *out))
+        return e;
+    // Defaults of the reference (_compute_yarn_parameters).
+    if (!rope.betaFast)
+      rope.betaFast = 32.0;
+    if (!rope.betaSlow)
+      rope.betaSlow = 1.0;
+    PIMC_ASSIGN_OR_RETURN(rope.truncate, r.boolean(dict, "truncate",
+                                                   field("truncate"), true));
+    break;
+  }
+  case Kind::Llama3:
+    if (Error e = requiredPositive("factor", rope.factor))
+      return e;
+    if (Error e = requiredPositive("low_freq_factor", rope.lowFreqFactor))
+      return e;
+    if (Error e = requiredPositive("high_freq_factor", rope.highFreqFactor))
+      return e;
+    if (Error e = originalMaxPos(/*required=*/true))
+      return e;
+    // Equal factors are legal (Llama 4 Scout: empty smoothing band).
+    if (*rope.lowFreqFactor > *rope.highFreqFactor)
+      return r.error(field("low_freq_factor"),
+                     "must not exceed high_freq_factor");
+    break;
+  }
+  return Error::success();
+}
+
+Expected<GptqConfig> parseGptq(const ConfigReader &r,
+                               const json::Value &value) {
+  const json::Object *q = value.getAsObject();
+  if (!q)
+    return r.error("quantization_config", "expected an object");
+
+  std::optional<StringRef> method;
+  PIMC_ASSIGN_OR_RETURN(method,
+                        r.optString(*q, "quant_method",
+                                    "quantization_config.quant_method"));
+  if (!method)
+    return r.error("quantization_config.quant_method",
+                   "required field is missing");
+  if (*method != "gptq")
+    return r.error("quantization_config.quant_method",
+                   "unsupported quantization method '" + *method +
+                       "' (supported: gptq)");
+
+  // GPTQ keys that do not change how the stored tensors decode.
+  static constexpr StringLiteral harmless[] = {
+      "damp_percent",      "damp_auto_increment",
+      "true_sequential",   "static_groups",
+      "model_name_or_path", "model_file_base_name",
+      "quantizer",         "meta",
+      "dataset",           "tokenizer",
+      "use_exllama",       "exllama_config",
+      "use_cuda_fp16",     "disable_exllama",
+      "max_input_length",  "batch_size",
+      "pad_token_id",      "cache_block_outputs",
+      "backend",           "block_name_to_quantize",
+      "module_name_preceding_first_block",
+      "mse",
+  };
+  // Interpreted or checked to hold their neutral value below.
+  static constexpr StringLiteral interpreted[] = {
+      "quant_method", "bits",         "group_size",
+      "sym",          "desc_act",     "checkpoint_format",
+      "lm_head",      "pack_dtype",   "is_marlin_format",
+      "dynamic",      "modules_in_block_to_quantize",
+  };
+  std::vector<std::string> keys;
+  for (const auto &kv : *q)
+    keys.push_back(kv.first.str());
+  llvm::sort(keys);
+  for (const std::string &key : keys)
+    if (!llvm::is_contained(harmless, key) &&
+        !llvm::is_contained(interpreted, key))
+      return r.error("quantization_config." + key, "unknown GPTQ field");
+
+  GptqConfig gptq;
+  std::optional<int64_t> bits;
+  PIMC_ASSIGN_OR_RETURN(bits,
+                        r.optInt(*q, "bits", "quantization_config.bits"));
+  if (!bits)
+    return r.error("quantization_config.bits", "required field is missing");
+  if (*bits != 4 && *bits != 8)
+    return r.error("quantization_config.bits",
+                   "only 4 or 8 bits are supported, got " + Twine(*bits));
+  gptq.bits = int(*bits);
+
+  std::optional<int64_t> groupSize;
+  PIMC_ASSIGN_OR_RETURN(groupSize, r.optInt(*q, "group_size",
+                                            "quantization_config.group_size"));
+  if (groupSize) {
+    // Divisibility of K is checked by the importer, which knows K.
+    if (*groupSize != -1 && *groupSize <= 0)
+      return r.error("quantization_config.group_size",
+                     "must be -1 or positive, got " + Twine(*groupSize));
+    gptq.groupSize = *groupSize;
+  }
+
+  PIMC_ASSIGN_OR_RETURN(
+      gptq.sym, r.boolean(*q, "sym", "quantization_config.sym", true));
+
+  bool descAct = false;
+  PIMC_ASSIGN_OR_RETURN(descAct, r.boolean(*q, "desc_act",
+                                           "quantization_config.desc_act",
+                                           false));
+  if (descAct)
+    return r.error("quantization_config.desc_act",
+                   "act-order (desc_act) not supported");
+
+  std::optional<StringRef> format;
+  PIMC_ASSIGN_OR_RETURN(format,
+                        r.optString(*q, "checkpoint_format",
+                                    "quantization_config.checkpoint_format"));
+  if (!format || *format == "gptq")
+    gptq.zeroMinusOne = true;
+  else if (*format == "gptq_v2")
+    gptq.zeroMinusOne = false;
+  else
+    return r.error("quantization_config.checkpoint_format",
+                   "unsupported checkpoint format '" + *format +
+                       "' (supported: gptq, gptq_v2)");
+
+  bool flag = false;
+  PIMC_ASSIGN_OR_RETURN(
+      flag, r.boolean(*q, "lm_head", "quantization_config.lm_head", false));
+  if (flag)
+    return r.error("quantization_config.lm_head",
+                   "a quantized lm_head is not supported");
+  PIMC_ASSIGN_OR_RETURN(flag, r.boolean(*q, "is_marlin_format",
+                                        "quantization_config.is_marlin_format",
+                                        false));
+  if (flag)
+    return r.error("quantization_config.is_marlin_format",
+                   "the Marlin packing is not supported");
+
+  std::optional<StringRef> packDtype;
+  PIMC_ASSIGN_OR_RETURN(packDtype,
+                        r.optString(*q, "pack_dtype",
+                                    "quantization_config.pack_dtype"));
+  if (packDtype && *packDtype != "int32" && *packDtype != "torch.int32")
+    return r.error("quantization_config.pack_dtype",
+                   "only int32 packing is supported, got '" + *packDtype +
+                       "'");
+
+  // Per-module overrides would make the quantization non-uniform.
+  for (StringRef key : {"dynamic", "modules_in_block_to_quantize"}) {
+    const json::Value *v = ConfigReader::get(*q, key);
+    if (!v)
+      continue;
+    const json::Object *o = v->getAsObject();
+    const json::Array *a = v->getAsArray();
+    if ((o && !o->empty()) || (a && !a->empty()) || (!o && !a))
+      return r.error("quantization_config." + key,
+                     "per-module quantization overrides are not supported");
+  }
+  return gptq;
+}
+
+Error checkKnownFields(const ConfigReader &r, const json::Object &root,
+                       Family family, StringRef modelType) {
+  std::vector<std::string> keys;
+  for (const auto &kv : root)
+    keys.push_back(kv.first.str());
+  llvm::sort(keys);
+  for (const std::string &key : keys) {
+    const KnownField *known = llvm::find_if(
+        knownFields, [&](const KnownField &f) { return f.name == key; });
+    if (known == std::end(knownFields) || !(known->families & family))
+      return r.error("unknown config field '" + key + "' (not known to the " +
+                     modelType + " importer)");
+  }
+  return Error::success();
+}
+
+} // namespace
+
+Expected<ModelConfig> parseModelConfigText(StringRef text,
+                                           StringRef sourceName) {
+  ConfigReader r(sourceName);
+  Expected<json::Value> parsed = json::parse(text);
+  if (!parsed)
+    return r.error("not valid JSON: " + toString(parsed.takeError()));
+  const json::Object *rootPtr = parsed->getAsObject();
+  if (!rootPtr)
+    return r.error("top level is not a JSON object");
+  const json::Object &root = *rootPtr;
+
+  ModelConfig cfg;
+  std::optional<StringRef> modelType;
+  PIMC_ASSIGN_OR_RETURN(modelType,
+                        r.optString(root, "model_type", "model_type"));
+  if (!modelType)
+    return r.error("model_type", "required field is missing");
+  std::optional<Family> family = parseFamily(*modelType);
+  if (!family)
+    return r.error("unsupported model_type '" + *modelType +
+                   "' (supported: llama, mistral, qwen2, qwen3)");
+  cfg.modelType = modelType->str();
+  if (Error e = checkKnownFields(r, root, *family, *modelType))
+    return std::move(e);
+
+  // Geometry.
+  PIMC_ASSIGN_OR_RETURN(cfg.hiddenSize, r.positiveInt(root, "hidden_size",
+                                                      "hidden_size", {}));
+  PIMC_ASSIGN_OR_RETURN(
+      cfg.intermediateSize,
+      r.positiveInt(root, "intermediate_size", "intermediate_size", {}));
+  PIMC_ASSIGN_OR_RETURN(
+      cfg.numLayers,
+      r.positiveInt(root, "num_hidden_layers", "num_hidden_layers", {}));
+  PIMC_ASSIGN_OR_RETURN(
+      cfg.numHeads,
+      r.positiveInt(root, "num_attention_heads", "num_attention_heads", {}));
+  PIMC_ASSIGN_OR_RETURN(cfg.vocabSize,
+                        r.positiveInt(root, "vocab_size", "vocab_size", {}));
+  PIMC_ASSIGN_OR_RETURN(cfg.numKvHeads,
+                        r.positiveInt(root, "num_key_value_heads",
+                                      "num_key_value_heads", cfg.numHeads));
+  if (cfg.numHeads % cfg.numKvHeads != 0)
+    return r.error("num_key_value_heads",
+                   Twine(cfg.numKvHeads) +
+                       " does not divide num_attention_heads (" +
+                       Twine(cfg.numHeads) + ")");
+  if (ConfigReader::get(root, "head_dim")) {
+    PIMC_ASSIGN_OR_RETURN(cfg.headDim,
+                          r.positiveInt(root, "head_dim", "head_dim", {}));
+  } else {
+    if (cfg.hiddenSize % cfg.numHeads != 0)
+      return r.error("num_attention_heads",
+                     Twine(cfg.numHeads) + " does not divide hidden_size (" +
+                         Twine(cfg.hiddenSize) +
+                         ") and head_dim is not given");
+    cfg.headDim = cfg.hiddenSize / cfg.numHeads;
+  }
+
+  // Reference defaults of each family's PretrainedConfig.
+  int64_t defaultMaxPos = StringSwitch<int64_t>(*modelType)
+                              .Case("llama", 2048)
+                              .Case("mistral", 4096 * 32)
+                              .Default(32768);
+  PIMC_ASSIGN_OR_RETURN(cfg.maxPositionEmbeddings,
+                        r.positiveInt(root, "max_position_embeddings",
+                                      "max_position_embeddings",
+                                      defaultMaxPos));
+  PIMC_ASSIGN_OR_RETURN(cfg.rmsNormEps, r.positiveNumber(root, "rms_norm_eps",
+                                                         "rms_norm_eps", 1e-6));
+
+  std::optional<StringRef> act;
+  PIMC_ASSIGN_OR_RETURN(act, r.optString(root, "hidden_act", "hidden_act"));
+  if (act && *act != "silu")
+    return r.error("hidden_act", "unsupported activation '" + *act +
+                                     "' (supported: silu)");
+
+  PIMC_ASSIGN_OR_RETURN(cfg.tieWordEmbeddings,
+                        r.boolean(root, "tie_word_embeddings",
+                                  "tie_word_embeddings", false));
+
+  // transformers v5 renamed torch_dtype to dtype.
+  std::optional<StringRef> torchDtype, dtype;
+  PIMC_ASSIGN_OR_RETURN(torchDtype,
+                        r.optString(root, "torch_dtype", "torch_dtype"));
+  PIMC_ASSIGN_OR_RETURN(dtype, r.optString(root, "dtype", "dtype"));
+  if (torchDtype && dtype && *torchDtype != *dtype)
+    return r.error("dtype", "'" + *dtype + "' disagrees with torch_dtype '" +
+                                *torchDtype + "'");
+  if (std::optional<StringRef> d = torchDtype ? torchDtype : dtype) {
+    if (*d != "float32" && *d != "float16" && *d != "bfloat16")
+      return r.error(torchDtype ? "torch_dtype" : "dtype",
+                     "unsupported dtype '" + *d +
+                         "' (supported: float32, float16, bfloat16)");
+    cfg.torchDtype = d->str();
+  }
+
+  std::optional<int64_t> tp;
+  PIMC_ASSIGN_OR_RETURN(tp, r.optInt(root, "pretraining_tp", "pretraining_tp"));
+  if (tp && *tp != 1)
+    return r.error("pretraining_tp",
+                   "only 1 is supported (sliced projections), got " +
+                       Twine(*tp));
+
+  // Biases and q/k norm.
+  bool attentionBias = false, mlpBias = false;
+  PIMC_ASSIGN_OR_RETURN(attentionBias, r.boolean(root, "attention_bias",
+                                                 "attention_bias", false));
+  PIMC_ASSIGN_OR_RETURN(mlpBias,
+                        r.boolean(root, "mlp_bias", "mlp_bias", false));
+  cfg.attentionBias = attentionBias;
+  cfg.mlpBias = mlpBias;
+  switch (*family) {
+  case Qwen2: // Qwen2Attention hard-codes bias on q/k/v only.
+    cfg.qkvBias = true;
+    cfg.oBias = false;
+    break;
+  case Qwen3:
+    cfg.qkvBias = cfg.oBias = attentionBias;
+    cfg.qkNorm = true;
+    break;
+  default:
+    cfg.qkvBias = cfg.oBias = attentionBias;
+    break;
+  }
+
+  // Sliding window.
+  const json::Value *window = ConfigReader::get(root, "sliding_window");
+  switch (*family) {
+  case Llama:
+    if (window)
+      return r.error("sliding_window",
+                     "llama has no sliding-window attention, got " +
+                         show(*window));
+    break;
+  case Mistral: {
+    std::optional<int64_t> w;
+    PIMC_ASSIGN_OR_RETURN(w,
+                          r.optInt(root, "sliding_window", "sliding_window"));
+    if (w && *w <= 0)
+      return r.error("sliding_window", "must be positive, got " + Twine(*w));
+    cfg.slidingWindow = w;
+    break;
+  }
+  default: {
+    // Qwen only applies sliding_window (and max_window_layers) when
+    // use_sliding_window is set.
+    bool useWindow = false;
+    PIMC_ASSIGN_OR_RETURN(useWindow, r.boolean(root, "use_sliding_window",
+                                               "use_sliding_window", false));
+    if (useWindow)
+      return r.error("use_sliding_window",
+                     "sliding-window attention on layers >= "
+                     "max_window_layers is not supported");
+    break;
+  }
+  }
+
+  if (const json::Value *v = ConfigReader::get(root, "layer_types")) {
+    const json::Array *types = v->getAsArray();
+    if (!types)
+      return r.error("layer_types", "expected a list, got " + show(*v));
+    if (int64_t(types->size()) != cfg.numLayers)
+      return r.error("layer_types", "has " + Twine(types->size()) +
+                                        " entries but num_hidden_layers is " +
+                                        Twine(cfg.numLayers));
+    StringRef expected =
+        cfg.slidingWindow ? "sliding_attention" : "full_attention";
+    for (auto [i, t] : llvm::enumerate(*types)) {
+      std::optional<StringRef> s = t.getAsString();
+      if (!s || *s != expected)
+        return r.error("layer_types[" + Twine(i) + "]",
+                       "expected '" + expected + "' (mixed attention layers "
+                                                 "are not supported), got " +
+                           show(t));
+    }
+  }
+
+  // RoPE: rope_theta/partial_rotary_factor at top level, and/or folded into
+  // rope_parameters (transformers v5).
+  const json::Value *scaling = ConfigReader::get(root, "rope_scaling");
+  const json::Value *params = ConfigReader::get(root, "rope_parameters");
+  if (scaling && params)
+    return r.error("rope_parameters",
+                   "both rope_scaling and rope_parameters are given");
+  StringRef ropeField = scaling ? "rope_scaling" : "rope_parameters";
+  const json::Object *ropeDict = nullptr;
+  if (const json::Value *v = scaling ? scaling : params) {
+    ropeDict = v->getAsObject();
+    if (!ropeDict)
+      return r.error(ropeField, "expected an object or null, got " + show(*v));
+    if (Error e = parseRopeDict(r, *ropeDict, ropeField,
+                                /*isRopeParameters=*/params != nullptr,
+                                cfg.rope))
+      return std::move(e);
+  }
+  std::pair<StringRef, double *> ropeScalars[] = {
+      {"rope_theta", &cfg.rope.theta},
+      {"partial_rotary_factor", &cfg.rope.partialRotaryFactor}};
+  for (auto [key, out] : ropeScalars) {
+    std::optional<double> top, nested;
+    PIMC_ASSIGN_OR_RETURN(top, r.optNumber(root, key, key));
+    if (params)
+      PIMC_ASSIGN_OR_RETURN(nested,
+                            r.optNumber(*ropeDict, key,
+                                        ("rope_parameters." + key).str()));
+    if (top && nested && *top != *nested)
+      return r.error("rope_parameters." + key,
+                     "disagrees with top-level " + key);
+    if (std::optional<double> v = top ? top : nested) {
+      if (*v <= 0)
+        return r.error(key, "must be positive, got " + show(*v));
+      *out = *v;
+    }
+  }
+  double rotaryDims = double(cfg.headDim) * cfg.rope.partialRotaryFactor;
+  if (cfg.rope.partialRotaryFactor > 1.0 || rotaryDims < 2.0 ||
+      int64_t(rotaryDims) % 2 != 0)
+    return r.error("partial_rotary_factor",
+                   "must give an even number of rotary dims in [2, head_dim "
+                   "= " +
+                       Twine(cfg.headDim) + "], got " + show(rotaryDims));
+
+  if (const json::Value *q = ConfigReader::get(root, "quantization_config")) {
+    Expected<GptqConfig> gptq = parseGptq(r, *q);
+    if (!gptq)
+      return gptq.takeError();
+    cfg.gptq = *gptq;
+  }
+  return cfg;
+}
+
+Expected<ModelConfig> parseModelConfig(StringRef configPath) {
+  SmallString<256> path(configPath);
+  if (sys::fs::is_directory(path))
+    sys::path::append(path, "config.json");
+  ErrorOr<std::unique_ptr<MemoryBuffer>> buf =
+      MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buf)
+    return createStringError(Twine(path) +
+                             ": cannot read: " + buf.getError().message());
+  return parseModelConfigText((*buf)->getBuffer(), path);
+}
+
+} // namespace pimc::hf

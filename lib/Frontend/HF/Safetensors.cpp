@@ -1,0 +1,452 @@
+//===- Safetensors.cpp - memory-mapped safetensors checkpoints ------------===//
+//
+// The whole header is validated before a TensorView is handed out, so that a
+// corrupt or truncated checkpoint fails here with a message naming the file
+// and tensor instead of producing garbage weights (or a crash) downstream.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pimc/Frontend/HF/Safetensors.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+
+using namespace llvm;
+
+namespace pimc::hf {
+
+namespace {
+
+struct DTypeInfo {
+  DType dtype;
+  StringLiteral name;
+  unsigned size;
+};
+
+constexpr DTypeInfo dtypeTable[] = {
+    {DType::Bool, "BOOL", 1},      {DType::U8, "U8", 1},
+    {DType::I8, "I8", 1},          {DType::I16, "I16", 2},
+    {DType::U16, "U16", 2},        {DType::F16, "F16", 2},
+    {DType::BF16, "BF16", 2},      {DType::I32, "I32", 4},
+    {DType::U32, "U32", 4},        {DType::F32, "F32", 4},
+    {DType::F64, "F64", 8},        {DType::I64, "I64", 8},
+    {DType::U64, "U64", 8},        {DType::F8_E4M3, "F8_E4M3", 1},
+    {DType::F8_E5M2, "F8_E5M2", 1}, {DType::F8_E8M0, "F8_E8M0", 1},
+};
+
+const DTypeInfo &infoFor(DType dtype) {
+  for (const DTypeInfo &info : dtypeTable)
+    if (info.dtype == dtype)
+      return info;
+  llvm_unreachable("DType missing from dtypeTable");
+}
+
+// Same limit as the reference parser: a larger header is almost certainly a
+// misread length field, and parsing it would only waste memory.
+constexpr uint64_t kMaxHeaderBytes = 100ull * 1000 * 1000;
+
+Error fileError(StringRef file, const Twine &what) {
+  return createStringError(Twine(file) + ": " + what);
+}
+
+std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    if (i)
+      s += ", ";
+    s += std::to_string(d);
+  }
+  return s + "]";
+}
+
+std::string formatJson(const json::Value &v) {
+  return formatv("{0}", v).str();
+}
+
+/// llvm::json keeps the last of duplicate object keys silently, so the top-level
+/// keys are re-scanned from the (already validated) header text. Returns the
+/// first key that occurs twice, if any.
+std::optional<std::string> findDuplicateTopLevelKey(StringRef text) {
+  StringSet<> seen;
+  int depth = 0;
+  bool expectKey = false;
+  for (size_t i = 0, e = text.size(); i < e; ++i) {
+    char c = text[i];
+    if (c == '"') {
+      size_t start = i++;
+      while (i < e && text[i] != '"')
+        i += text[i] == '\\' ? 2 : 1;
+      if (depth == 1 && expectKey) {
+        expectKey = false;
+        // Decode escapes by parsing the literal itself as a JSON value.
+        Expected<json::Value> key = json::parse(text.slice(start, i + 1));
+        if (!key) {
+          consumeError(key.takeError());
+          continue;
+        }
+        std::string name = key->getAsString()->str();
+        if (!seen.insert(name).second)
+          return name;
+      }
+      continue;
+    }
+    if (c == '{' || c == '[') {
+      ++depth;
+      expectKey = depth == 1 && c == '{';
+    } else if (c == '}' || c == ']') {
+      --depth;
+    } else if (c == ',' && depth == 1) {
+      expectKey = true;
+    }
+  }
+  return std::nullopt;
+}
+
+/// A header entry checked in isolation; offsets still relative to the data
+/// section.
+struct ParsedEntry {
+  TensorView view;
+  uint64_t begin = 0, end = 0;
+};
+
+Expected<ParsedEntry> parseEntry(StringRef file, StringRef name,
+                                 const json::Value &value) {
+  auto err = [&](const Twine &what) {
+    return fileError(file, "tensor '" + name + "': " + what);
+  };
+  const json::Object *obj = value.getAsObject();
+  if (!obj)
+    return err("header entry is not an object");
+
+  ParsedEntry entry;
+  entry.view.name = name.str();
+  entry.view.file = file.str();
+
+  const json::Value *dtypeValue = obj->get("dtype");
+  if (!dtypeValue)
+    return err("missing 'dtype'");
+  std::optional<StringRef> dtypeStr = dtypeValue->getAsString();
+  if (!dtypeStr)
+    return err("'dtype' is not a string");
+  std::optional<DType> dtype = parseDType(*dtypeStr);
+  if (!dtype)
+    return err("unknown dtype '" + *dtypeStr + "'");
+  entry.view.dtype = *dtype;
+
+  const json::Value *shapeValue = obj->get("shape");
+  const json::Array *shape = shapeValue ? shapeValue->getAsArray() : nullptr;
+  if (!shape)
+    return err("'shape' is missing or not a list");
+  uint64_t numel = 1;
+  bool numelOverflow = false;
+  for (const json::Value &dim : *shape) {
+    std::optional<int64_t> d = dim.getAsInteger();
+    if (!d || *d < 0)
+      return err("'shape' must be a list of non-negative integers, got " +
+                 formatJson(*shapeValue));
+    entry.view.shape.push_back(*d);
+    numelOverflow |= MulOverflow(numel, uint64_t(*d), numel);
+  }
+
+  const json::Value *offsetsValue = obj->get("data_offsets");
+  const json::Array *offsets =
+      offsetsValue ? offsetsValue->getAsArray() : nullptr;
+  std::optional<uint64_t> begin, end;
+  if (offsets && offsets->size() == 2) {
+    begin = (*offsets)[0].getAsUINT64();
+    end = (*offsets)[1].getAsUINT64();
+  }
+  if (!begin || !end)
+    return err("'data_offsets' must be two non-negative integers [begin, "
+               "end], got " +
+               (offsetsValue ? formatJson(*offsetsValue) : "nothing"));
+  if (*begin > *end)
+    return err("'data_offsets' begin " + Twine(*begin) + " is after end " +
+               Twine(*end));
+  entry.begin = *begin;
+  entry.end = *end;
+  entry.view.numBytes = *end - *begin;
+
+  uint64_t expected = 0;
+  numelOverflow |= MulOverflow(numel, uint64_t(dtypeSize(*dtype)), expected);
+  if (numelOverflow || expected != entry.view.numBytes)
+    return err("dtype " + *dtypeStr + " with shape " +
+               formatShape(entry.view.shape) + " needs " +
+               (numelOverflow ? std::string("more than 2^64")
+                              : std::to_string(expected)) +
+               " bytes but data_offsets span " + Twine(entry.view.numBytes) +
+               " bytes");
+  return entry;
+}
+
+Error parseMetadata(StringRef file, const json::Value &value,
+                    StringMap<std::string> &meta) {
+  const json::Object *obj = value.getAsObject();
+  if (!obj)
+    return fileError(file, "'__metadata__' is not an object");
+  for (const auto &[key, v] : *obj) {
+    std::optional<StringRef> s = v.getAsString();
+    if (!s)
+      return fileError(file, "'__metadata__' entry '" + StringRef(key) +
+                                 "' is not a string");
+    meta[key] = s->str();
+  }
+  return Error::success();
+}
+
+} // namespace
+
+StringRef dtypeName(DType dtype) { return infoFor(dtype).name; }
+
+std::optional<DType> parseDType(StringRef name) {
+  for (const DTypeInfo &info : dtypeTable)
+    if (info.name == name)
+      return info.dtype;
+  return std::nullopt;
+}
+
+unsigned dtypeSize(DType dtype) { return infoFor(dtype).size; }
+
+int64_t TensorView::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+Expected<std::unique_ptr<SafetensorsFile>>
+SafetensorsFile::open(StringRef path) {
+  ErrorOr<std::unique_ptr<MemoryBuffer>> mapped =
+      MemoryBuffer::getFile(path, /*IsText=*/false,
+                            /*RequiresNullTerminator=*/false);
+  if (!mapped)
+    return fileError(path, "cannot open: " + mapped.getError().message());
+
+  auto file = std::make_unique<SafetensorsFile>();
+  file->filePath = path.str();
+  file->buffer = std::move(*mapped);
+  StringRef bytes = file->buffer->getBuffer();
+  uint64_t fileSize = bytes.size();
+
+  if (fileSize < 8)
+    return fileError(path, "file is " + Twine(fileSize) +
+                               " bytes, too short for the 8-byte header "
+                               "length");
+  uint64_t headerLen = support::endian::read64le(bytes.data());
+  if (headerLen > kMaxHeaderBytes)
+    return fileError(path, "header length " + Twine(headerLen) +
+                               " exceeds the 100 MB limit");
+  if (headerLen > fileSize - 8)
+    return fileError(path, "header length " + Twine(headerLen) +
+                               " exceeds the file size (" + Twine(fileSize) +
+                               " bytes)");
+
+  StringRef headerText = bytes.substr(8, headerLen);
+  Expected<json::Value> header = json::parse(headerText);
+  if (!header)
+    return fileError(path,
+                     "header is not valid JSON: " + toString(header.takeError()));
+  const json::Object *root = header->getAsObject();
+  if (!root)
+    return fileError(path, "header is not a JSON object");
+  if (std::optional<std::string> dup = findDuplicateTopLevelKey(headerText))
+    return fileError(path, "tensor '" + *dup + "' appears twice in the header");
+
+  std::vector<ParsedEntry> entries;
+  for (const auto &[key, value] : *root) {
+    if (key == "__metadata__") {
+      if (Error e = parseMetadata(path, value, file->meta))
+        return std::move(e);
+      continue;
+    }
+    Expected<ParsedEntry> entry = parseEntry(path, key, value);
+    if (!entry)
+      return entry.takeError();
+    entries.push_back(std::move(*entry));
+  }
+  // File order makes the overlap check a single sweep and gives callers a
+  // deterministic tensor order (json::Object iteration order is unspecified).
+  llvm::sort(entries, [](const ParsedEntry &a, const ParsedEntry &b) {
+    return std::tie(a.begin, a.end, a.view.name) <
+           std::tie(b.begin, b.end, b.view.name);
+  });
+
+  const ParsedEntry *prev = nullptr; // last non-empty region
+  for (const ParsedEntry &entry : entries) {
+    if (entry.begin == entry.end)
+      continue;
+    if (prev && prev->end > entry.begin)
+      return fileError(path, "tensors '" + prev->view.name + "' [" +
+                                 Twine(prev->begin) + ", " + Twine(prev->end) +
+                                 ") and '" + entry.view.name + "' [" +
+                                 Twine(entry.begin) + ", " + Twine(entry.end) +
+                                 ") overlap");
+    prev = &entry;
+  }
+
+  uint64_t dataStart = 8 + headerLen;
+  uint64_t dataSize = fileSize - dataStart;
+  const ParsedEntry *last = nullptr; // region ending furthest
+  bool contiguous = true;            // regions tile [0, maxEnd) with no holes
+  uint64_t covered = 0;
+  for (const ParsedEntry &entry : entries) {
+    if (!last || entry.end > last->end)
+      last = &entry;
+    contiguous &= entry.begin == covered;
+    covered = entry.end;
+  }
+  if (last && last->end > dataSize) {
+    std::string what = "header says tensor '" + last->view.name +
+                       "' ends at byte " + std::to_string(last->end) +
+                       " but the data section has only " +
+                       std::to_string(dataSize) + " bytes";
+    // A header whose regions tile the buffer exactly is self-consistent, so
+    // the bytes must have gone missing; otherwise the offsets are wrong.
+    if (contiguous)
+      return fileError(path, "file appears truncated: " + what +
+                                 " (expected at least " +
+                                 Twine(dataStart + last->end) +
+                                 " bytes, found " + Twine(fileSize) + ")");
+    return fileError(path, "data_offsets overrun the data section: " + what);
+  }
+
+  const uint8_t *data =
+      reinterpret_cast<const uint8_t *>(bytes.data()) + dataStart;
+  for (ParsedEntry &entry : entries) {
+    entry.view.data = data + entry.begin;
+    file->tensorList.push_back(std::move(entry.view));
+  }
+  return std::move(file);
+}
+
+Expected<std::unique_ptr<WeightStore>>
+WeightStore::openFiles(ArrayRef<std::string> paths) {
+  auto store = std::make_unique<WeightStore>();
+  for (const std::string &path : paths) {
+    Expected<std::unique_ptr<SafetensorsFile>> file =
+        SafetensorsFile::open(path);
+    if (!file)
+      return file.takeError();
+    for (const TensorView &t : (*file)->tensors()) {
+      auto [it, inserted] = store->byName.try_emplace(t.name, &t);
+      if (!inserted)
+        return fileError(path, "tensor '" + t.name + "' is also in " +
+                                   it->second->file);
+    }
+    store->files.push_back(std::move(*file));
+  }
+  return std::move(store);
+}
+
+Expected<std::unique_ptr<WeightStore>>
+WeightStore::openDirectory(StringRef checkpointDir) {
+  SmallString<256> indexPath(checkpointDir);
+  sys::path::append(indexPath, "model.safetensors.index.json");
+  SmallString<256> singlePath(checkpointDir);
+  sys::path::append(singlePath, "model.safetensors");
+
+  if (!sys::fs::exists(indexPath)) {
+    if (!sys::fs::exists(singlePath))
+      return fileError(checkpointDir,
+                       "no model.safetensors or model.safetensors.index.json");
+    return openFiles({std::string(singlePath)});
+  }
+
+  ErrorOr<std::unique_ptr<MemoryBuffer>> indexBuf =
+      MemoryBuffer::getFile(indexPath, /*IsText=*/true);
+  if (!indexBuf)
+    return fileError(indexPath,
+                     "cannot open: " + indexBuf.getError().message());
+  Expected<json::Value> index = json::parse((*indexBuf)->getBuffer());
+  if (!index)
+    return fileError(indexPath,
+                     "not valid JSON: " + toString(index.takeError()));
+  const json::Object *root = index->getAsObject();
+  const json::Object *weightMap =
+      root ? root->getObject("weight_map") : nullptr;
+  if (!weightMap)
+    return fileError(indexPath, "missing 'weight_map' object");
+
+  // Distinct shards in sorted order, each opened once.
+  std::vector<std::string> shardNames;
+  for (const auto &[tensor, shard] : *weightMap) {
+    std::optional<StringRef> s = shard.getAsString();
+    if (!s)
+      return fileError(indexPath, "weight_map entry for tensor '" +
+                                      StringRef(tensor) +
+                                      "' is not a file name");
+    if (s->empty() || sys::path::is_absolute(*s))
+      return fileError(indexPath, "weight_map entry for tensor '" +
+                                      StringRef(tensor) +
+                                      "' names an invalid shard '" + *s + "'");
+    shardNames.push_back(s->str());
+  }
+  llvm::sort(shardNames);
+  shardNames.erase(std::unique(shardNames.begin(), shardNames.end()),
+                   shardNames.end());
+
+  std::vector<std::string> shardPaths;
+  StringMap<std::string> shardPathByName;
+  for (const std::string &name : shardNames) {
+    SmallString<256> p(checkpointDir);
+    sys::path::append(p, name);
+    shardPaths.push_back(std::string(p));
+    shardPathByName[name] = std::string(p);
+  }
+  // openFiles rejects a tensor present in two shards.
+  Expected<std::unique_ptr<WeightStore>> store = openFiles(shardPaths);
+  if (!store)
+    return store.takeError();
+
+  // Sorted so that the first failure reported is deterministic.
+  std::vector<std::pair<std::string, std::string>> mapped;
+  for (const auto &[tensor, shard] : *weightMap)
+    mapped.emplace_back(tensor.str(), shard.getAsString()->str());
+  llvm::sort(mapped);
+  for (const auto &[tensor, shard] : mapped) {
+    const TensorView *view = (*store)->lookup(tensor);
+    const std::string &expectedPath = shardPathByName[shard];
+    if (!view)
+      return fileError(indexPath, "weight_map says tensor '" + tensor +
+                                      "' is in shard '" + shard +
+                                      "', but no shard contains it");
+    if (view->file != expectedPath)
+      return fileError(indexPath, "weight_map says tensor '" + tensor +
+                                      "' is in shard '" + shard +
+                                      "', but it is in " + view->file);
+  }
+  return store;
+}
+
+const TensorView *WeightStore::lookup(StringRef name) const {
+  auto it = byName.find(name);
+  return it == byName.end() ? nullptr : it->second;
+}
+
+std::vector<std::string> WeightStore::names() const {
+  std::vector<std::string> out;
+  out.reserve(byName.size());
+  for (const auto &entry : byName)
+    out.push_back(entry.getKey().str());
+  llvm::sort(out);
+  return out;
+}
+
+uint64_t WeightStore::totalBytes() const {
+  uint64_t total = 0;
+  for (const auto &file : files)
+    for (const TensorView &t : file->tensors())
+      total += t.numBytes;
+  return total;
+}
+
+} // namespace pimc::hf

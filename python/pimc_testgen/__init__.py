@@ -1,0 +1,1 @@
+"""pimc test-data generators (seeded HF checkpoints, golden outputs, malformed inputs)."""

@@ -1,0 +1,391 @@
+#!/usr/bin/python3
+"""Write small seeded-random Hugging Face checkpoints + golden greedy outputs for pimc tests.
+
+    /usr/bin/python3 python/pimc_testgen/make_checkpoints.py --out DIR [--only fam1,fam2] [--seed N]
+
+For each family writes DIR/<family>/{config.json, model.safetensors | sharded files + index,
+golden.json, golden_logits.bin}. See README.md in this directory.
+Deterministic: same --seed gives byte-identical files.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import sys
+import time
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from pimc_testgen import reference as ref          # noqa: E402
+from pimc_testgen import safetensors_io as st      # noqa: E402
+
+PROMPT_LEN = 6
+MAX_NEW_TOKENS = 16
+MIN_MARGIN = 1e-3
+MAX_SEED_TRIES = 50
+
+SMALL = dict(hidden=256, layers=4, heads=8, kv_heads=2, inter=512, vocab=512)
+
+LLAMA31_ROPE_SCALING = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                        "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}
+
+
+def _gptq(bits, group_size, sym):
+    return {"quant_method": "gptq", "bits": bits, "group_size": group_size, "sym": sym,
+            "desc_act": False, "checkpoint_format": "gptq", "damp_percent": 0.01, "true_sequential": True}
+
+
+# Family table. `dtype` = storage dtype of unquantized tensors; `torch_dtype` = config.json value.
+FAMILIES = {
+    "llama": dict(SMALL, model_type="llama", dtype="bfloat16", rope_theta=500000.0, eps=1e-5,
+                  max_pos=8192, tie=False, write_head_dim=True),
+    # With head_dim 32 / theta 5e5 the real Llama-3.1 L0 = 8192 already gives non-empty bands
+    # (8 unchanged / 1 smoothed / 7 divided, checked at run time), so L0 is kept at 8192.
+    "llama31": dict(SMALL, model_type="llama", dtype="float32", rope_theta=500000.0, eps=1e-5,
+                    max_pos=131072, tie=True, rope_scaling=LLAMA31_ROPE_SCALING),
+    "mistral": dict(SMALL, model_type="mistral", dtype="float16", rope_theta=10000.0, eps=1e-5,
+                    max_pos=32768, tie=False, sliding_window=8),
+    "qwen2": dict(SMALL, model_type="qwen2", dtype="bfloat16", rope_theta=1000000.0, eps=1e-6,
+                  max_pos=32768, tie=False, qkv_bias=True, shards=2),
+    "qwen3": dict(SMALL, model_type="qwen3", dtype="bfloat16", rope_theta=1000000.0, eps=1e-6,
+                  max_pos=40960, tie=True, head_dim=64, qk_norm=True),
+    "llama_gptq4": dict(SMALL, model_type="llama", dtype="bfloat16", torch_dtype="float16",
+                        rope_theta=500000.0, eps=1e-5, max_pos=8192, tie=False, gptq=_gptq(4, 64, False)),
+    "llama_gptq4_sym": dict(SMALL, model_type="llama", dtype="bfloat16", torch_dtype="float16",
+                            rope_theta=500000.0, eps=1e-5, max_pos=8192, tie=False, gptq=_gptq(4, 32, True)),
+    "llama_gptq8": dict(SMALL, model_type="llama", dtype="bfloat16", torch_dtype="float16",
+                        rope_theta=500000.0, eps=1e-5, max_pos=8192, tie=False, gptq=_gptq(8, -1, True)),
+    "demo": dict(hidden=512, layers=8, heads=8, kv_heads=4, inter=1376, vocab=2048, model_type="llama",
+                 dtype="bfloat16", rope_theta=500000.0, eps=1e-5, max_pos=8192, tie=False),
+}
+
+TORCH_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
+
+ARCH = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
+        "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}
+
+
+# --------------------------------------------------------------------------------------------
+# config.json (real HF field names, as each family's released configs use them)
+
+def make_config(f):
+    mt = f["model_type"]
+    c = {
+        "architectures": [ARCH[mt]],
+        "attention_dropout": 0.0,
+        "bos_token_id": 1,
+        "eos_token_id": 2,
+        "hidden_act": "silu",
+        "hidden_size": f["hidden"],
+        "initializer_range": 0.02,
+        "intermediate_size": f["inter"],
+        "max_position_embeddings": f["max_pos"],
+        "model_type": mt,
+        "num_attention_heads": f["heads"],
+        "num_hidden_layers": f["layers"],
+        "num_key_value_heads": f["kv_heads"],
+        "rms_norm_eps": f["eps"],
+        "rope_theta": f["rope_theta"],
+        "tie_word_embeddings": f["tie"],
+        "torch_dtype": f.get("torch_dtype", f["dtype"]),
+        "transformers_version": "4.51.0",
+        "use_cache": True,
+        "vocab_size": f["vocab"],
+    }
+    if mt == "llama":
+        c.update(attention_bias=False, mlp_bias=False, pretraining_tp=1,
+                 rope_scaling=f.get("rope_scaling"))
+        if f.get("write_head_dim"):
+            c["head_dim"] = f["hidden"] // f["heads"]
+    elif mt == "mistral":
+        c["sliding_window"] = f["sliding_window"]
+    elif mt == "qwen2":
+        # Released Qwen2.5 configs carry a sliding_window value that is ignored because
+        # use_sliding_window is false. A small value (8) makes "honouring it anyway" visible.
+        c.update(use_sliding_window=False, sliding_window=8, max_window_layers=f["layers"],
+                 rope_scaling=None, use_mrope=False)
+    elif mt == "qwen3":
+        c.update(attention_bias=False, head_dim=f["head_dim"], use_sliding_window=False,
+                 sliding_window=None, max_window_layers=f["layers"], rope_scaling=None)
+    if "gptq" in f:
+        c["quantization_config"] = dict(f["gptq"])
+    return dict(sorted(c.items()))
+
+
+# --------------------------------------------------------------------------------------------
+# weights
+
+def family_generator(family, seed):
+    h = hashlib.sha256(("pimc_testgen:%s:%d" % (family, seed)).encode()).digest()
+    g = torch.Generator()
+    g.manual_seed(int.from_bytes(h[:8], "little") & ((1 << 63) - 1))
+    return g
+
+
+def gptq_quantize(W, bits, group_size, sym):
+    """AutoGPTQ Quantizer.find_params / quantize rules per group (spec 5.2), no Hessian update.
+
+    W: f32 [N, K]. Returns q int64 [K, N], z int64 [ng, N], scale f32 [ng, N], G.
+    """
+    N, K = W.shape
+    G = K if group_size == -1 else group_size
+    assert K % G == 0
+    ng = K // G
+    maxq = 2 ** bits - 1
+    Wg = W.reshape(N, ng, G)
+    zero = torch.zeros(())
+    xmin = torch.minimum(Wg.min(-1).values, zero)
+    xmax = torch.maximum(Wg.max(-1).values, zero)
+    if sym:
+        xmax = torch.maximum(xmin.abs(), xmax)
+        xmin = torch.where(xmin < 0, -xmax, xmin)
+    both0 = (xmin == 0) & (xmax == 0)
+    xmin = torch.where(both0, torch.full_like(xmin, -1.0), xmin)
+    xmax = torch.where(both0, torch.full_like(xmax, 1.0), xmax)
+    scale = (xmax - xmin) / maxq
+    if sym:
+        z = torch.full_like(scale, (maxq + 1) / 2)
+    else:
+        z = torch.round(-xmin / scale)
+    q = torch.clamp(torch.round(Wg / scale[..., None]) + z[..., None], 0, maxq)
+    q = q.reshape(N, K).t().long().contiguous()
+    z = z.t().long().contiguous()
+    assert int(z.min()) >= 1, "zero point 0 cannot be stored as z-1 in GPTQ v1"
+    return q, z, scale.t().contiguous(), G
+
+
+def pack_dim0(vals, bits):
+    """int [R, C] -> int32 [R*bits/32, C], packed along dim 0, LSB first."""
+    v = vals.numpy().astype(np.uint64)
+    pf = 32 // bits
+    R, C = v.shape
+    assert R % pf == 0
+    shifts = (bits * np.arange(pf, dtype=np.uint64))[None, :, None]
+    w = (v.reshape(R // pf, pf, C) << shifts).sum(axis=1).astype(np.uint32)
+    return torch.from_numpy(w.view(np.int32).copy())
+
+
+def pack_dim1(vals, bits):
+    """int [R, C] -> int32 [R, C*bits/32], packed along dim 1, LSB first."""
+    v = vals.numpy().astype(np.uint64)
+    pf = 32 // bits
+    R, C = v.shape
+    assert C % pf == 0
+    shifts = (bits * np.arange(pf, dtype=np.uint64))[None, None, :]
+    w = (v.reshape(R, C // pf, pf) << shifts).sum(axis=2).astype(np.uint32)
+    return torch.from_numpy(w.view(np.int32).copy())
+
+
+def make_weights(f, g):
+    """Returns dict name -> tensor in storage dtype, in HF state_dict order."""
+    H, L, nh, nkv, I, V = f["hidden"], f["layers"], f["heads"], f["kv_heads"], f["inter"], f["vocab"]
+    hd = f.get("head_dim", H // nh)
+    sd = TORCH_DTYPES[f["dtype"]]
+    out = {}
+
+    def randn(*shape):
+        return torch.randn(*shape, generator=g, dtype=torch.float32)
+
+    def linear(shape, std):
+        return randn(*shape) * std
+
+    def normw(n):
+        return 1.0 + 0.1 * randn(n)
+
+    def put(name, t):
+        out[name] = t.to(sd)
+
+    def put_proj(prefix, W):
+        gq = f.get("gptq")
+        if gq is None:
+            put(prefix + ".weight", W)
+            return
+        q, z, scale, G = gptq_quantize(W, gq["bits"], gq["group_size"], gq["sym"])
+        K = W.shape[1]
+        out[prefix + ".qweight"] = pack_dim0(q, gq["bits"])
+        out[prefix + ".qzeros"] = pack_dim1(z - 1, gq["bits"])
+        out[prefix + ".scales"] = scale.to(torch.float16)
+        out[prefix + ".g_idx"] = (torch.arange(K, dtype=torch.int32) // G).to(torch.int32)
+
+    # Embeddings N(0,1). A tied head reads the embedding matrix as lm_head, so there the
+    # embedding is scaled down (std 0.1) to keep the residual stream dominated by the layers;
+    # otherwise logits[tok] ~ |e_tok|^2 and the model degenerately repeats its last token.
+    put("model.embed_tokens.weight", randn(V, H) * (0.1 if f["tie"] else 1.0))
+    for l in range(L):
+        p = "model.layers.%d." % l
+        put(p + "input_layernorm.weight", normw(H))
+        put_proj(p + "self_attn.q_proj", linear((nh * hd, H), H ** -0.5))
+        put_proj(p + "self_attn.k_proj", linear((nkv * hd, H), H ** -0.5))
+        put_proj(p + "self_attn.v_proj", linear((nkv * hd, H), H ** -0.5))
+        if f.get("qkv_bias"):
+            put(p + "self_attn.q_proj.bias", 0.1 * randn(nh * hd))
+            put(p + "self_attn.k_proj.bias", 0.1 * randn(nkv * hd))
+            put(p + "self_attn.v_proj.bias", 0.1 * randn(nkv * hd))
+        if f.get("qk_norm"):
+            put(p + "self_attn.q_norm.weight", normw(hd))
+            put(p + "self_attn.k_norm.weight", normw(hd))
+        # output projections scaled down by 1/sqrt(2L) so the residual stream stays O(1)
+        put_proj(p + "self_attn.o_proj", linear((H, nh * hd), (nh * hd) ** -0.5 * (2 * L) ** -0.5 * 2))
+        put(p + "post_attention_layernorm.weight", normw(H))
+        put_proj(p + "mlp.gate_proj", linear((I, H), H ** -0.5))
+        put_proj(p + "mlp.up_proj", linear((I, H), H ** -0.5))
+        put_proj(p + "mlp.down_proj", linear((H, I), I ** -0.5 * (2 * L) ** -0.5 * 2))
+    put("model.norm.weight", normw(H))
+    if not f["tie"]:
+        put("lm_head.weight", linear((V, H), 2.0 * H ** -0.5))
+    prompt = torch.randint(0, V, (PROMPT_LEN,), generator=g).tolist()
+    return out, prompt
+
+
+# --------------------------------------------------------------------------------------------
+# writing
+
+def write_checkpoint(d, f, cfg, tensors):
+    os.makedirs(d)
+    with open(os.path.join(d, "config.json"), "w") as fh:
+        fh.write(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+    files = []
+    nshards = f.get("shards", 1)
+    if nshards == 1:
+        st.write_file(os.path.join(d, "model.safetensors"), tensors)
+        files.append("model.safetensors")
+        return files
+    # shard in state_dict order, splitting at ~equal byte counts (as HF's max_shard_size does)
+    sizes = [(k, v.numel() * v.element_size()) for k, v in tensors.items()]
+    total = sum(s for _, s in sizes)
+    shards, acc, cur = [[] for _ in range(nshards)], 0, 0
+    for k, s in sizes:
+        if cur < nshards - 1 and acc + s > total * (cur + 1) / nshards and shards[cur]:
+            cur += 1
+        shards[cur].append(k)
+        acc += s
+    wmap = {}
+    for i, keys in enumerate(shards):
+        name = "model-%05d-of-%05d.safetensors" % (i + 1, nshards)
+        st.write_file(os.path.join(d, name), {k: tensors[k] for k in keys})
+        files.append(name)
+        for k in keys:
+            wmap[k] = name
+    index = {"metadata": {"total_size": total}, "weight_map": dict(sorted(wmap.items()))}
+    with open(os.path.join(d, "model.safetensors.index.json"), "w") as fh:
+        fh.write(json.dumps(index, indent=2, sort_keys=True) + "\n")
+    files.append("model.safetensors.index.json")
+    return files
+
+
+def check_llama3_bands(cfg):
+    hd = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    inv = ref.default_inv_freq(cfg["rope_theta"], hd)
+    high, med, low = ref.llama3_bands(inv, cfg["rope_scaling"])
+    counts = (int(high.sum()), int(med.sum()), int(low.sum()))
+    print("    llama3 bands over %d frequencies (head_dim %d, L0 %d): unchanged %d / smoothed %d / divided %d"
+          % (inv.numel(), hd, cfg["rope_scaling"]["original_max_position_embeddings"], *counts))
+    if min(counts) == 0:
+        raise SystemExit("llama3 band empty: lower original_max_position_embeddings")
+
+
+def verify_written(d, tensors):
+    """Parse every written safetensors file back and compare with the in-memory tensors."""
+    back = ref.read_tensors(d)
+    assert sorted(back) == sorted(tensors), "tensor set mismatch"
+    for k, v in tensors.items():
+        b = back[k]
+        assert b.dtype == v.dtype and tuple(b.shape) == tuple(v.shape), k
+        assert torch.equal(b.view(torch.int16) if b.dtype == torch.bfloat16 else b,
+                           v.view(torch.int16) if v.dtype == torch.bfloat16 else v), k
+    for fn in os.listdir(d):
+        if fn.endswith(".safetensors"):
+            n, _, meta = st.read_header_file(os.path.join(d, fn))
+            assert n % 8 == 0 and meta == {"format": "pt"}, fn
+
+
+def verify_gptq(model, tensors, f):
+    """Unpacking the stored words must give back the quantizer's integers (checked via dequant range)."""
+    gq = f["gptq"]
+    maxq = 2 ** gq["bits"] - 1
+    for name in tensors:
+        if name.endswith(".qzeros"):
+            z = ref.unpack_along_dim1(tensors[name], gq["bits"]) + 1
+            if gq["sym"]:
+                assert bool((z == (maxq + 1) // 2).all()), name
+            assert int(z.min()) >= 1 and int(z.max()) <= maxq, name
+
+
+def build_family(out_dir, family, base_seed):
+    f = FAMILIES[family]
+    cfg = make_config(f)
+    d = os.path.join(out_dir, family)
+    for k in range(MAX_SEED_TRIES):
+        seed = base_seed + k
+        g = family_generator(family, seed)
+        tensors, prompt = make_weights(f, g)
+        if os.path.exists(d):
+            shutil.rmtree(d)
+        files = write_checkpoint(d, f, cfg, tensors)
+        verify_written(d, tensors)
+        model = ref.load_model(d)        # golden is computed from the files on disk
+        if "gptq" in f:
+            verify_gptq(model, tensors, f)
+        toks, logits = ref.greedy(model, prompt, MAX_NEW_TOKENS)
+        margin = float(ref.top2_margins(logits).min())
+        if margin > MIN_MARGIN:
+            break
+        print("    seed %d: min top-2 margin %.3g <= %g, retrying" % (seed, margin, MIN_MARGIN))
+    else:
+        raise SystemExit("%s: no seed with margin > %g" % (family, MIN_MARGIN))
+    with open(os.path.join(d, "golden_logits.bin"), "wb") as fh:
+        fh.write(logits.numpy().astype("<f4").tobytes())
+    golden = {
+        "family": family,
+        "model_type": cfg["model_type"],
+        "seed": seed,
+        "prompt_ids": prompt,
+        "max_new_tokens": MAX_NEW_TOKENS,
+        "ignore_eos": True,
+        "tokens": toks,
+        "logits_file": "golden_logits.bin",
+        "logits_dtype": "float32-le",
+        "logits_shape": [MAX_NEW_TOKENS, cfg["vocab_size"]],
+        "min_top2_margin": round(margin, 6),
+        "reference": "pimc_testgen/reference.py: float32, stored weights upcast "
+                     "(GPTQ dequantized in f32), full recompute per step, greedy",
+    }
+    with open(os.path.join(d, "golden.json"), "w") as fh:
+        fh.write(json.dumps(golden, indent=2) + "\n")
+    files += ["golden.json", "golden_logits.bin"]
+    size = sum(os.path.getsize(os.path.join(d, x)) for x in files + ["config.json"])
+    return cfg, seed, toks, logits, margin, size
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--only", default="", help="comma-separated families (default: all): " + ",".join(FAMILIES))
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args(argv)
+    torch.set_num_threads(1)             # fixed summation order -> byte-identical golden logits
+    fams = [x for x in a.only.split(",") if x] or list(FAMILIES)
+    for x in fams:
+        if x not in FAMILIES:
+            ap.error("unknown family %r (known: %s)" % (x, ", ".join(FAMILIES)))
+    os.makedirs(a.out, exist_ok=True)
+    t_all, total = time.time(), 0
+    for fam in fams:
+        t0 = time.time()
+        print("[%s]" % fam)
+        if FAMILIES[fam].get("rope_scaling"):
+            check_llama3_bands(make_config(FAMILIES[fam]))
+        cfg, seed, toks, logits, margin, size = build_family(a.out, fam, a.seed)
+        total += size
+        print("    seed %d  prompt+16 tokens: %s" % (seed, toks))
+        print("    logits std %.3f  min top-2 margin %.4f  size %.2f MB  %.2fs"
+              % (float(logits.std()), margin, size / 1e6, time.time() - t0))
+    print("wrote %d families to %s: %.2f MB in %.1fs" % (len(fams), a.out, total / 1e6, time.time() - t_all))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,304 @@
+"""Plain-PyTorch reference for Llama-architecture HF checkpoints (llama, mistral, qwen2, qwen3, GPTQ).
+
+Written from /work/shared/specs/llm-architectures.md (1.1, 1.3, 2.3-2.7, 3.1/3.2/3.6, 5.2), not from
+transformers. It reads a checkpoint *from disk* (config.json + safetensors, sharded or not) with the
+strict reader in safetensors_io, upcasts every stored value to the compute dtype (float32 by default)
+and runs the whole sequence at every step (no KV cache).
+
+Numerics: weights are the stored values (bf16/f16 -> f32 is exact); GPTQ weights are dequantized in
+f32 as W[n,k] = f32(scales[g_idx[k], n]) * (q[k,n] - (qzeros[g_idx[k], n] + 1)). RoPE inv_freq,
+angles and cos/sin are computed in f32 exactly as HF does. RMSNorm, softmax and all matmuls in f32.
+"""
+
+import json
+import math
+import os
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from pimc_testgen import safetensors_io as st
+
+SUPPORTED_MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3")
+PROJS = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
+         "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj")
+
+
+# --------------------------------------------------------------------------------------------
+# checkpoint reading
+
+def read_tensors(ckpt_dir):
+    """All tensors of a checkpoint (single file or sharded with an index)."""
+    idx_path = os.path.join(ckpt_dir, "model.safetensors.index.json")
+    if os.path.exists(idx_path):
+        with open(idx_path) as f:
+            index = json.load(f)
+        wmap = index["weight_map"]
+        out, total = {}, 0
+        for fname in sorted(set(wmap.values())):
+            ts, _ = st.load_file(os.path.join(ckpt_dir, fname))
+            expect = sorted(k for k, v in wmap.items() if v == fname)
+            if sorted(ts) != expect:
+                raise ValueError("%s: tensors do not match weight_map" % fname)
+            for k, v in ts.items():
+                total += v.numel() * v.element_size()
+            out.update(ts)
+        if index.get("metadata", {}).get("total_size") != total:
+            raise ValueError("index total_size %r != %d" % (index.get("metadata"), total))
+        return out
+    ts, _ = st.load_file(os.path.join(ckpt_dir, "model.safetensors"))
+    return ts
+
+
+# --------------------------------------------------------------------------------------------
+# RoPE (spec 3.1, 3.6; HF _compute_default_rope_parameters / _compute_llama3_parameters)
+
+def default_inv_freq(base, dim):
+    return 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+
+
+def llama3_bands(inv_freq, rs):
+    """Boolean masks (high=unchanged, medium=smoothed, low=divided) of the llama3 rule."""
+    L0 = rs["original_max_position_embeddings"]
+    wavelen = 2 * math.pi / inv_freq
+    low_wl = L0 / rs["low_freq_factor"]
+    high_wl = L0 / rs["high_freq_factor"]
+    high = wavelen < high_wl
+    low = wavelen > low_wl
+    return high, ~high & ~low, low
+
+
+def llama3_inv_freq(inv_freq, rs):
+    factor = rs["factor"]
+    lff, hff = rs["low_freq_factor"], rs["high_freq_factor"]
+    L0 = rs["original_max_position_embeddings"]
+    wavelen = 2 * math.pi / inv_freq
+    _, medium, low = llama3_bands(inv_freq, rs)
+    out = torch.where(low, inv_freq / factor, inv_freq)
+    if bool(medium.any()):  # never evaluate alpha outside the medium band (lff == hff case)
+        alpha = (L0 / wavelen - lff) / (hff - lff)
+        smoothed = (1 - alpha) * out / factor + alpha * out
+        out = torch.where(medium, smoothed, out)
+    return out
+
+
+def rope_inv_freq(cfg, head_dim):
+    """f32 inverse frequencies and attention_factor for a config (HF semantics)."""
+    dim = int(head_dim * cfg.get("partial_rotary_factor", 1.0))
+    inv = default_inv_freq(cfg.get("rope_theta", 10000.0), dim)
+    rs = cfg.get("rope_scaling")
+    if rs is None:
+        return inv, 1.0
+    rt = rs.get("rope_type", rs.get("type"))
+    if rt == "default":
+        return inv, 1.0
+    if rt == "linear":
+        return inv / rs["factor"], 1.0
+    if rt == "llama3":
+        return llama3_inv_freq(inv, rs), 1.0
+    raise NotImplementedError("rope_type %r" % rt)
+
+
+# --------------------------------------------------------------------------------------------
+# GPTQ (spec 5.2)
+
+def unpack_along_dim0(words, bits):
+    """int32 [R, C] packed along dim 0 (LSB first) -> int64 [R*32/bits, C]."""
+    w = words.numpy().view(np.uint32).astype(np.uint64)
+    pf = 32 // bits
+    shifts = (bits * np.arange(pf, dtype=np.uint64))[None, :, None]
+    vals = (w[:, None, :] >> shifts) & np.uint64((1 << bits) - 1)
+    return torch.from_numpy(vals.reshape(w.shape[0] * pf, w.shape[1]).astype(np.int64))
+
+
+def unpack_along_dim1(words, bits):
+    """int32 [R, C] packed along dim 1 (LSB first) -> int64 [R, C*32/bits]."""
+    w = words.numpy().view(np.uint32).astype(np.uint64)
+    pf = 32 // bits
+    shifts = (bits * np.arange(pf, dtype=np.uint64))[None, None, :]
+    vals = (w[:, :, None] >> shifts) & np.uint64((1 << bits) - 1)
+    return torch.from_numpy(vals.reshape(w.shape[0], w.shape[1] * pf).astype(np.int64))
+
+
+def gptq_dequantize(qweight, qzeros, scales, g_idx, bits, checkpoint_format="gptq"):
+    """Returns f32 W [N, K]."""
+    q = unpack_along_dim0(qweight, bits)                  # [K, N]
+    z = unpack_along_dim1(qzeros, bits)                   # [ngroups, N]
+    if checkpoint_format == "gptq":
+        z = z + 1                                         # v1 stores z - 1
+    g = g_idx.long()
+    s = scales.float()                                    # [ngroups, N]
+    W = s[g, :] * (q - z[g, :]).float()                   # [K, N], one f32 rounding per element
+    return W.t().contiguous()
+
+
+# --------------------------------------------------------------------------------------------
+# model
+
+class RefModel:
+    pass
+
+
+def load_model(ckpt_dir, dtype=torch.float32):
+    with open(os.path.join(ckpt_dir, "config.json")) as f:
+        cfg = json.load(f)
+    mt = cfg.get("model_type")
+    if mt not in SUPPORTED_MODEL_TYPES:
+        raise NotImplementedError("model_type %r" % mt)
+    T = read_tensors(ckpt_dir)
+    m = RefModel()
+    m.cfg, m.dtype = cfg, dtype
+    m.H = cfg["hidden_size"]
+    m.L = cfg["num_hidden_layers"]
+    m.nh = cfg["num_attention_heads"]
+    m.nkv = cfg.get("num_key_value_heads") or m.nh
+    m.hd = cfg.get("head_dim") or m.H // m.nh
+    m.V = cfg["vocab_size"]
+    m.eps = cfg["rms_norm_eps"]
+    assert cfg.get("hidden_act", "silu") == "silu"
+    m.inv_freq, m.attention_factor = rope_inv_freq(cfg, m.hd)
+    m.rotary_dim = 2 * m.inv_freq.numel()
+    m.qk_norm = mt == "qwen3"
+    # sliding window per layer (spec 2.4, 2.6)
+    m.windows = []
+    for l in range(m.L):
+        w = None
+        if mt == "mistral":
+            w = cfg.get("sliding_window")
+        elif mt in ("qwen2", "qwen3") and cfg.get("use_sliding_window", False):
+            if l >= cfg.get("max_window_layers", m.L):
+                w = cfg.get("sliding_window")
+        m.windows.append(w)
+    qc = cfg.get("quantization_config")
+    if qc is not None:
+        assert qc["quant_method"] == "gptq", qc   # g_idx is honoured, so desc_act needs no special case
+
+    used = set()
+
+    def get(name):
+        used.add(name)
+        return T[name].to(dtype)
+
+    def weight(prefix):
+        if prefix + ".qweight" in T:
+            for s in ("qweight", "qzeros", "scales", "g_idx"):
+                used.add(prefix + "." + s)
+            W = gptq_dequantize(T[prefix + ".qweight"], T[prefix + ".qzeros"], T[prefix + ".scales"],
+                                T[prefix + ".g_idx"], qc["bits"], qc.get("checkpoint_format", "gptq"))
+            return W.to(dtype)
+        return get(prefix + ".weight")
+
+    def bias(prefix):
+        return get(prefix + ".bias") if prefix + ".bias" in T else None
+
+    m.embed = get("model.embed_tokens.weight")
+    m.layers = []
+    for l in range(m.L):
+        p = "model.layers.%d." % l
+        d = {"in_norm": get(p + "input_layernorm.weight"),
+             "post_norm": get(p + "post_attention_layernorm.weight")}
+        for proj in PROJS:
+            key = proj.split(".")[1]
+            d[key] = weight(p + proj)
+            d[key + "_b"] = bias(p + proj)
+        if m.qk_norm:
+            d["q_norm"] = get(p + "self_attn.q_norm.weight")
+            d["k_norm"] = get(p + "self_attn.k_norm.weight")
+        # bias presence must agree with the family's semantics
+        want_qkv_bias = mt == "qwen2" or (mt in ("llama", "mistral", "qwen3") and cfg.get("attention_bias", False))
+        for key in ("q_proj", "k_proj", "v_proj"):
+            assert (d[key + "_b"] is not None) == want_qkv_bias, (p, key)
+        m.layers.append(d)
+    m.norm = get("model.norm.weight")
+    if cfg.get("tie_word_embeddings", False):
+        assert "lm_head.weight" not in T
+        m.lm_head = m.embed
+    else:
+        m.lm_head = get("lm_head.weight")
+    extra = set(T) - used
+    if extra:
+        raise ValueError("unused tensors: %s" % sorted(extra))
+    return m
+
+
+def rmsnorm(x, w, eps):
+    return w * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps))
+
+
+def rotate_half(x):
+    h = x.shape[-1] // 2
+    return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
+
+
+def forward(m, ids, ablate=()):
+    """Logits [T, V] for token ids (list of int). `ablate` switches features off (for sensitivity checks)."""
+    dt = m.dtype
+    T = len(ids)
+    x = m.embed[torch.tensor(ids, dtype=torch.long)]
+    # RoPE tables: angles in f32 (HF disables autocast), cos/sin in f32, then to compute dtype
+    inv = m.inv_freq
+    if "rope_scaling" in ablate:
+        inv = default_inv_freq(m.cfg.get("rope_theta", 10000.0), m.rotary_dim)
+    pos = torch.arange(T, dtype=torch.int64).float()
+    freqs = pos[:, None] * inv[None, :]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    cos = (emb.cos() * m.attention_factor).to(dt)
+    sin = (emb.sin() * m.attention_factor).to(dt)
+    rd = m.rotary_dim
+    n_rep = m.nh // m.nkv
+    kv_map = torch.arange(m.nh) // n_rep
+    t_idx = torch.arange(T)[:, None]
+    s_idx = torch.arange(T)[None, :]
+    scale = m.hd ** -0.5
+
+    def rope(v):  # v [T, heads, hd]
+        r, p = v[..., :rd], v[..., rd:]
+        r = r * cos[:, None, :] + rotate_half(r) * sin[:, None, :]
+        return torch.cat((r, p), dim=-1)
+
+    for l, d in enumerate(m.layers):
+        h = rmsnorm(x, d["in_norm"], m.eps)
+        q = F.linear(h, d["q_proj"], None if "bias" in ablate else d["q_proj_b"]).view(T, m.nh, m.hd)
+        k = F.linear(h, d["k_proj"], None if "bias" in ablate else d["k_proj_b"]).view(T, m.nkv, m.hd)
+        v = F.linear(h, d["v_proj"], None if "bias" in ablate else d["v_proj_b"]).view(T, m.nkv, m.hd)
+        if m.qk_norm and "qk_norm" not in ablate:
+            q = rmsnorm(q, d["q_norm"], m.eps)
+            k = rmsnorm(k, d["k_norm"], m.eps)
+        if "rope" not in ablate:
+            q, k = rope(q), rope(k)
+        qh = q.permute(1, 0, 2)                       # [nh, T, hd]
+        kh = k.permute(1, 0, 2)[kv_map]               # [nh, T, hd]  (GQA: kv head = h // n_rep)
+        vh = v.permute(1, 0, 2)[kv_map]
+        S = torch.matmul(qh, kh.transpose(1, 2)) * scale
+        allowed = s_idx <= t_idx
+        W = m.windows[l]
+        if W is not None and "window" not in ablate:
+            allowed = allowed & (s_idx > t_idx - W)
+        S = S.masked_fill(~allowed[None], float("-inf"))
+        P = torch.softmax(S, dim=-1)
+        o = torch.matmul(P, vh).permute(1, 0, 2).reshape(T, m.nh * m.hd)
+        x = x + F.linear(o, d["o_proj"], d["o_proj_b"])
+        h = rmsnorm(x, d["post_norm"], m.eps)
+        x = x + F.linear(F.silu(F.linear(h, d["gate_proj"], d["gate_proj_b"]))
+                         * F.linear(h, d["up_proj"], d["up_proj_b"]), d["down_proj"], d["down_proj_b"])
+    x = rmsnorm(x, m.norm, m.eps)
+    return F.linear(x, m.lm_head)
+
+
+def greedy(m, prompt_ids, max_new_tokens, ablate=()):
+    """Greedy decoding, full recompute each step. Returns (tokens, logits [n, V])."""
+    ids = list(prompt_ids)
+    toks, rows = [], []
+    for _ in range(max_new_tokens):
+        logits = forward(m, ids, ablate)[-1]
+        nxt = int(torch.argmax(logits))
+        rows.append(logits)
+        toks.append(nxt)
+        ids.append(nxt)
+    return toks, torch.stack(rows)
+
+
+def top2_margins(logits):
+    top = torch.topk(logits.double(), 2, dim=-1).values
+    return (top[:, 0] - top[:, 1])

@@ -1,0 +1,17 @@
+import os
+import lit.formats
+
+config.name = "pimc"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.pimc_obj_root, "test")
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "CMakeLists.txt"]
+
+path = [os.path.join(config.pimc_tools_dir, "pimc-opt"),
+        os.path.join(config.pimc_tools_dir, "pimc"),
+        config.llvm_tools_dir]
+config.environment["PATH"] = os.pathsep.join(path + [config.environment.get("PATH", "")])
+config.substitutions.append(("%testdata", config.pimc_testdata_dir))
+config.substitutions.append(("%python", config.system_python))
+config.substitutions.append(("%pimc_src", config.pimc_src_root))

@@ -1,0 +1,392 @@
+//===- SafetensorsTest.cpp - safetensors reader tests ---------------------===//
+
+#include "pimc/Frontend/HF/Safetensors.h"
+
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+using namespace llvm;
+using namespace pimc::hf;
+
+namespace {
+
+/// One header entry; offsets are written exactly as given so tests can lie.
+struct Entry {
+  std::string name, dtype;
+  std::vector<int64_t> shape;
+  uint64_t begin, end;
+};
+
+std::string headerJson(const std::vector<Entry> &entries,
+                       const std::string &metadata = "") {
+  std::string s = "{";
+  if (!metadata.empty())
+    s += "\"__metadata__\":" + metadata;
+  for (const Entry &e : entries) {
+    if (s.size() > 1)
+      s += ",";
+    s += "\"" + e.name + "\":{\"dtype\":\"" + e.dtype + "\",\"shape\":[";
+    for (size_t i = 0; i < e.shape.size(); ++i)
+      s += (i ? "," : "") + std::to_string(e.shape[i]);
+    s += formatv("],\"data_offsets\":[{0},{1}]}", e.begin, e.end).str();
+  }
+  return s + "}";
+}
+
+/// The file image: u64 LE header length, header padded to 8 bytes as the
+/// reference writer does, then data.
+std::string fileBytes(const std::string &header, const std::string &data,
+                      std::optional<uint64_t> lengthField = std::nullopt) {
+  std::string h = header;
+  while (h.size() % 8)
+    h += ' ';
+  char len[8];
+  support::endian::write64le(len, lengthField ? *lengthField : h.size());
+  return std::string(len, 8) + h + data;
+}
+
+std::string bytesOf(const void *p, size_t n) {
+  return std::string(static_cast<const char *>(p), n);
+}
+
+class SafetensorsTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_FALSE(sys::fs::createUniqueDirectory("pimc-safetensors", dir));
+  }
+  void TearDown() override { sys::fs::remove_directories(dir); }
+
+  std::string write(StringRef name, const std::string &contents) {
+    SmallString<256> p(dir);
+    sys::path::append(p, name);
+    std::error_code ec;
+    raw_fd_ostream os(p, ec);
+    EXPECT_FALSE(ec) << ec.message();
+    os << contents;
+    return std::string(p);
+  }
+
+  /// Opens `contents` and returns the error message ("" on success).
+  std::string openError(const std::string &contents) {
+    std::string path = write("t.safetensors", contents);
+    auto file = SafetensorsFile::open(path);
+    if (file)
+      return "";
+    std::string msg = toString(file.takeError());
+    EXPECT_NE(msg.find(path), std::string::npos) << msg;
+    return msg;
+  }
+
+  SmallString<128> dir;
+};
+
+#define EXPECT_CONTAINS(haystack, needle)                                      \
+  EXPECT_NE(std::string(haystack).find(needle), std::string::npos)             \
+      << "'" << (haystack) << "' does not contain '" << (needle) << "'"
+
+TEST(DTypeTest, NamesSizesRoundTrip) {
+  for (DType d :
+       {DType::Bool, DType::U8, DType::I8, DType::I16, DType::U16, DType::F16,
+        DType::BF16, DType::I32, DType::U32, DType::F32, DType::F64, DType::I64,
+        DType::U64, DType::F8_E4M3, DType::F8_E5M2, DType::F8_E8M0}) {
+    std::optional<DType> back = parseDType(dtypeName(d));
+    ASSERT_TRUE(back) << dtypeName(d).str();
+    EXPECT_EQ(*back, d);
+  }
+  EXPECT_EQ(dtypeName(DType::BF16), "BF16");
+  EXPECT_EQ(dtypeName(DType::F8_E4M3), "F8_E4M3");
+  EXPECT_EQ(dtypeSize(DType::Bool), 1u);
+  EXPECT_EQ(dtypeSize(DType::BF16), 2u);
+  EXPECT_EQ(dtypeSize(DType::F32), 4u);
+  EXPECT_EQ(dtypeSize(DType::I64), 8u);
+  EXPECT_EQ(dtypeSize(DType::F8_E5M2), 1u);
+  EXPECT_EQ(dtypeSize(DType::F8_E8M0), 1u);
+  EXPECT_FALSE(parseDType("F4"));
+  EXPECT_FALSE(parseDType("f32"));
+}
+
+TEST_F(SafetensorsTest, ValidFileWithMetadata) {
+  float f32[6] = {1, 2, 3, 4, 5, 6};
+  uint16_t bf16[2] = {0x3f80, 0xc000}; // 1.0, -2.0
+  uint16_t f16[4] = {0x3c00, 0x4000, 0x4200, 0x4400};
+  std::string data = bytesOf(f32, 24) + bytesOf(bf16, 4) + bytesOf(f16, 8);
+  std::string header = headerJson({{"w.f32", "F32", {2, 3}, 0, 24},
+                                   {"b.bf16", "BF16", {2}, 24, 28},
+                                   {"h.f16", "F16", {1, 2, 2}, 28, 36},
+                                   {"scalar.empty", "F32", {0}, 36, 36}},
+                                  R"({"format":"pt","note":"x"})");
+  std::string path = write("ok.safetensors", fileBytes(header, data));
+
+  auto file = SafetensorsFile::open(path);
+  ASSERT_TRUE(bool(file)) << toString(file.takeError());
+  EXPECT_EQ((*file)->path(), path);
+  EXPECT_EQ((*file)->metadata().lookup("format"), "pt");
+  EXPECT_EQ((*file)->metadata().lookup("note"), "x");
+  ASSERT_EQ((*file)->tensors().size(), 4u);
+
+  // Tensors come back in file order.
+  const TensorView &w = (*file)->tensors()[0];
+  EXPECT_EQ(w.name, "w.f32");
+  EXPECT_EQ(w.dtype, DType::F32);
+  EXPECT_EQ(ArrayRef<int64_t>(w.shape), ArrayRef<int64_t>({2, 3}));
+  EXPECT_EQ(w.numElements(), 6);
+  EXPECT_EQ(w.numBytes, 24u);
+  EXPECT_EQ(w.file, path);
+  float got[6];
+  std::memcpy(got, w.data, 24);
+  EXPECT_EQ(got[0], 1.0f);
+  EXPECT_EQ(got[5], 6.0f);
+
+  const TensorView &b = (*file)->tensors()[1];
+  EXPECT_EQ(b.name, "b.bf16");
+  EXPECT_EQ(b.dtype, DType::BF16);
+  uint16_t bits;
+  std::memcpy(&bits, b.data + 2, 2);
+  EXPECT_EQ(bits, 0xc000);
+
+  const TensorView &h = (*file)->tensors()[2];
+  EXPECT_EQ(h.dtype, DType::F16);
+  EXPECT_EQ(h.numElements(), 4);
+  EXPECT_EQ(h.data, w.data + 28);
+
+  EXPECT_EQ((*file)->tensors()[3].numElements(), 0);
+
+  auto store = WeightStore::openFiles({path});
+  ASSERT_TRUE(bool(store)) << toString(store.takeError());
+  EXPECT_EQ((*store)->totalBytes(), 36u);
+  EXPECT_EQ((*store)->names(),
+            (std::vector<std::string>{"b.bf16", "h.f16", "scalar.empty",
+                                      "w.f32"}));
+  ASSERT_NE((*store)->lookup("h.f16"), nullptr);
+  EXPECT_EQ((*store)->lookup("h.f16")->numBytes, 8u);
+  EXPECT_EQ((*store)->lookup("nope"), nullptr);
+}
+
+TEST_F(SafetensorsTest, ZeroTensorsAndScalars) {
+  EXPECT_EQ(openError(fileBytes("{}", "")), "");
+  EXPECT_EQ(openError(fileBytes(R"({"__metadata__":{"format":"pt"}})", "")),
+            "");
+  // A 0-d tensor has one element.
+  EXPECT_EQ(openError(fileBytes(headerJson({{"s", "I64", {}, 0, 8}}),
+                                std::string(8, '\0'))),
+            "");
+}
+
+TEST_F(SafetensorsTest, TooShortForLength) {
+  EXPECT_CONTAINS(openError("abc"), "too short");
+}
+
+TEST_F(SafetensorsTest, HeaderLengthTooBig) {
+  std::string header = headerJson({{"x", "F32", {1}, 0, 4}});
+  EXPECT_CONTAINS(openError(fileBytes(header, "abcd", 1000)),
+                  "exceeds the file size");
+  EXPECT_CONTAINS(openError(fileBytes(header, "abcd", 200ull * 1000 * 1000)),
+                  "100 MB");
+}
+
+TEST_F(SafetensorsTest, BadJson) {
+  EXPECT_CONTAINS(openError(fileBytes("{\"x\": [1, 2", "")),
+                  "header is not valid JSON");
+  EXPECT_CONTAINS(openError(fileBytes("[1, 2]", "")), "not a JSON object");
+}
+
+TEST_F(SafetensorsTest, UnknownDType) {
+  std::string msg =
+      openError(fileBytes(headerJson({{"layer.w", "F4", {8}, 0, 4}}), "abcd"));
+  EXPECT_CONTAINS(msg, "layer.w");
+  EXPECT_CONTAINS(msg, "unknown dtype 'F4'");
+}
+
+TEST_F(SafetensorsTest, BadShapeAndOffsets) {
+  EXPECT_CONTAINS(
+      openError(fileBytes(headerJson({{"neg", "U8", {-1}, 0, 0}}), "")),
+      "'shape' must be a list of non-negative integers");
+  EXPECT_CONTAINS(
+      openError(fileBytes(
+          R"({"t":{"dtype":"U8","shape":[2],"data_offsets":[0]}})", "ab")),
+      "'data_offsets' must be two non-negative integers");
+  std::string msg =
+      openError(fileBytes(headerJson({{"rev", "U8", {0}, 4, 2}}), "abcd"));
+  EXPECT_CONTAINS(msg, "rev");
+  EXPECT_CONTAINS(msg, "is after end");
+  EXPECT_CONTAINS(
+      openError(fileBytes(R"({"m":{"dtype":"U8","shape":[1]}})", "a")),
+      "tensor 'm': 'data_offsets'");
+}
+
+TEST_F(SafetensorsTest, SizeMismatch) {
+  std::string msg = openError(
+      fileBytes(headerJson({{"proj.weight", "BF16", {2, 3}, 0, 8}}),
+                std::string(8, '\0')));
+  EXPECT_CONTAINS(msg, "tensor 'proj.weight'");
+  EXPECT_CONTAINS(msg, "BF16");
+  EXPECT_CONTAINS(msg, "[2, 3]");
+  EXPECT_CONTAINS(msg, "needs 12 bytes");
+  EXPECT_CONTAINS(msg, "span 8 bytes");
+}
+
+TEST_F(SafetensorsTest, TruncatedFile) {
+  std::string header =
+      headerJson({{"a", "F32", {4}, 0, 16}, {"b", "F32", {4}, 16, 32}});
+  std::string full = fileBytes(header, std::string(32, '\1'));
+  ASSERT_EQ(openError(full), "");
+  std::string msg = openError(full.substr(0, full.size() - 5));
+  EXPECT_CONTAINS(msg, "file appears truncated");
+  EXPECT_CONTAINS(msg, "tensor 'b' ends at byte 32");
+  EXPECT_CONTAINS(msg, "only 27 bytes");
+  EXPECT_CONTAINS(msg, formatv("expected at least {0} bytes, found {1}",
+                               full.size(), full.size() - 5)
+                           .str());
+}
+
+TEST_F(SafetensorsTest, OffsetsOverrun) {
+  // The region starts past a hole, so the header (not the file) is wrong.
+  std::string msg = openError(fileBytes(
+      headerJson({{"a", "F32", {2}, 0, 8}, {"far", "F32", {2}, 100, 108}}),
+      std::string(16, '\0')));
+  EXPECT_CONTAINS(msg, "overrun");
+  EXPECT_CONTAINS(msg, "header says tensor 'far' ends at byte 108 but the "
+                       "data section has only 16 bytes");
+  EXPECT_EQ(msg.find("truncated"), std::string::npos) << msg;
+}
+
+TEST_F(SafetensorsTest, Overlap) {
+  std::string msg = openError(
+      fileBytes(headerJson({{"a", "F32", {4}, 0, 16}, {"b", "F32", {2}, 8, 16}}),
+                std::string(16, '\0')));
+  EXPECT_CONTAINS(msg, "'a'");
+  EXPECT_CONTAINS(msg, "'b'");
+  EXPECT_CONTAINS(msg, "overlap");
+}
+
+TEST_F(SafetensorsTest, DuplicateName) {
+  std::string msg = openError(fileBytes(
+      R"({"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},)"
+      R"("w":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})",
+      "ab"));
+  EXPECT_CONTAINS(msg, "tensor 'w' appears twice");
+}
+
+TEST_F(SafetensorsTest, DuplicateAcrossFiles) {
+  std::string a = write("a.safetensors",
+                        fileBytes(headerJson({{"x", "U8", {1}, 0, 1}}), "a"));
+  std::string b = write("b.safetensors",
+                        fileBytes(headerJson({{"x", "U8", {1}, 0, 1}}), "b"));
+  auto store = WeightStore::openFiles({a, b});
+  ASSERT_FALSE(bool(store));
+  std::string msg = toString(store.takeError());
+  EXPECT_CONTAINS(msg, "tensor 'x'");
+  EXPECT_CONTAINS(msg, a);
+  EXPECT_CONTAINS(msg, b);
+}
+
+TEST_F(SafetensorsTest, SingleFileDirectory) {
+  write("model.safetensors",
+        fileBytes(headerJson({{"embed", "F16", {2, 2}, 0, 8}}),
+                  std::string(8, '\0')));
+  auto store = WeightStore::openDirectory(dir);
+  ASSERT_TRUE(bool(store)) << toString(store.takeError());
+  EXPECT_EQ((*store)->names(), std::vector<std::string>{"embed"});
+  EXPECT_EQ((*store)->totalBytes(), 8u);
+}
+
+TEST_F(SafetensorsTest, EmptyDirectory) {
+  auto store = WeightStore::openDirectory(dir);
+  ASSERT_FALSE(bool(store));
+  std::string msg = toString(store.takeError());
+  EXPECT_CONTAINS(msg, std::string(dir));
+  EXPECT_CONTAINS(msg, "no model.safetensors or model.safetensors.index.json");
+}
+
+class ShardedTest : public SafetensorsTest {
+protected:
+  void SetUp() override {
+    SafetensorsTest::SetUp();
+    write("model-00001-of-00002.safetensors",
+          fileBytes(headerJson({{"layers.0.w", "F32", {2}, 0, 8},
+                                {"embed", "BF16", {4}, 8, 16}}),
+                    std::string(16, '\0')));
+    write("model-00002-of-00002.safetensors",
+          fileBytes(headerJson({{"layers.1.w", "F32", {3}, 0, 12}}),
+                    std::string(12, '\0')));
+  }
+  void writeIndex(const std::string &weightMap) {
+    write("model.safetensors.index.json",
+          R"({"metadata":{"total_size":28},"weight_map":)" + weightMap + "}");
+  }
+};
+
+TEST_F(ShardedTest, TwoShards) {
+  writeIndex(R"({"layers.0.w":"model-00001-of-00002.safetensors",
+                 "embed":"model-00001-of-00002.safetensors",
+                 "layers.1.w":"model-00002-of-00002.safetensors"})");
+  auto store = WeightStore::openDirectory(dir);
+  ASSERT_TRUE(bool(store)) << toString(store.takeError());
+  EXPECT_EQ((*store)->names(), (std::vector<std::string>{
+                                   "embed", "layers.0.w", "layers.1.w"}));
+  EXPECT_EQ((*store)->totalBytes(), 28u);
+  const TensorView *t = (*store)->lookup("layers.1.w");
+  ASSERT_NE(t, nullptr);
+  EXPECT_CONTAINS(t->file, "model-00002-of-00002.safetensors");
+  EXPECT_EQ(t->numElements(), 3);
+}
+
+TEST_F(ShardedTest, WeightMapNamesMissingTensor) {
+  writeIndex(R"({"layers.0.w":"model-00001-of-00002.safetensors",
+                 "embed":"model-00001-of-00002.safetensors",
+                 "layers.1.w":"model-00002-of-00002.safetensors",
+                 "lm_head.weight":"model-00002-of-00002.safetensors"})");
+  auto store = WeightStore::openDirectory(dir);
+  ASSERT_FALSE(bool(store));
+  std::string msg = toString(store.takeError());
+  EXPECT_CONTAINS(msg, "model.safetensors.index.json");
+  EXPECT_CONTAINS(msg, "tensor 'lm_head.weight'");
+  EXPECT_CONTAINS(msg, "model-00002-of-00002.safetensors");
+}
+
+TEST_F(ShardedTest, WeightMapNamesWrongShard) {
+  writeIndex(R"({"layers.0.w":"model-00002-of-00002.safetensors",
+                 "embed":"model-00001-of-00002.safetensors",
+                 "layers.1.w":"model-00002-of-00002.safetensors"})");
+  auto store = WeightStore::openDirectory(dir);
+  ASSERT_FALSE(bool(store));
+  std::string msg = toString(store.takeError());
+  EXPECT_CONTAINS(msg, "tensor 'layers.0.w' is in shard "
+                       "'model-00002-of-00002.safetensors'");
+  EXPECT_CONTAINS(msg, "but it is in");
+}
+
+TEST_F(ShardedTest, TensorInTwoShards) {
+  write("model-00002-of-00002.safetensors",
+        fileBytes(headerJson({{"layers.1.w", "F32", {3}, 0, 12},
+                              {"embed", "BF16", {4}, 12, 20}}),
+                  std::string(20, '\0')));
+  writeIndex(R"({"layers.0.w":"model-00001-of-00002.safetensors",
+                 "embed":"model-00001-of-00002.safetensors",
+                 "layers.1.w":"model-00002-of-00002.safetensors"})");
+  auto store = WeightStore::openDirectory(dir);
+  ASSERT_FALSE(bool(store));
+  EXPECT_CONTAINS(toString(store.takeError()), "tensor 'embed' is also in");
+}
+
+TEST_F(ShardedTest, MissingShardFileAndBadIndex) {
+  writeIndex(R"({"x":"model-00003-of-00003.safetensors"})");
+  auto store = WeightStore::openDirectory(dir);
+  ASSERT_FALSE(bool(store));
+  EXPECT_CONTAINS(toString(store.takeError()),
+                  "model-00003-of-00003.safetensors: cannot open");
+
+  write("model.safetensors.index.json", R"({"metadata":{}})");
+  store = WeightStore::openDirectory(dir);
+  ASSERT_FALSE(bool(store));
+  EXPECT_CONTAINS(toString(store.takeError()), "missing 'weight_map'");
+}
+
+} // namespace
