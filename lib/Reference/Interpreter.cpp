@@ -1,0 +1,903 @@
+//===- Interpreter.cpp - reference interpreter of llm IR ------------------===//
+//
+// A straight-line walk over the entry block: every value maps to a runtime
+// value (f32 or integer tensor, index, bound weight, KV cache) and every op
+// to a kernel in Kernels.h. After each op the runtime shapes are checked
+// against the static dimensions of the result types, so the IR's types are
+// enforced, not trusted.
+//
+//===----------------------------------------------------------------------===//
+#include "pimc/Reference/Interpreter.h"
+
+#include "pimc/Dialect/LLM/IR/LLMDialect.h"
+#include "pimc/Reference/Kernels.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+using namespace mlir;
+using namespace pimc;
+using namespace pimc::ref;
+using llvm::Error;
+using llvm::Expected;
+
+namespace {
+
+struct Tensor {
+  SmallVector<int64_t, 4> shape;
+  std::vector<float> f;     // f32 tensors
+  std::vector<int64_t> i;   // integer tensors
+  bool isInt = false;
+  int64_t numel() const {
+    return std::accumulate(shape.begin(), shape.end(), int64_t(1),
+                           std::multiplies<int64_t>());
+  }
+};
+using TensorPtr = std::shared_ptr<Tensor>;
+
+TensorPtr makeF32(ArrayRef<int64_t> shape) {
+  auto t = std::make_shared<Tensor>();
+  t->shape.assign(shape.begin(), shape.end());
+  t->f.assign(t->numel(), 0.0f);
+  return t;
+}
+
+/// A checkpoint tensor bound to an llm.weight.
+struct WeightBinding {
+  DenseMatrix dense;          // 2-D dense weights (data stays in the file)
+  std::vector<float> vector;  // 1-D weights (norm scales, biases), widened
+  std::unique_ptr<QuantMatrix> quant;
+  int64_t rank = 0;
+};
+
+struct CacheState {
+  int64_t maxLength = 0, heads = 0, headDim = 0;
+  std::vector<float> keys, values; // [filled, heads, headDim]
+  int64_t filled = 0;
+  void clear() {
+    keys.clear();
+    values.clear();
+    filled = 0;
+  }
+};
+
+struct RTValue {
+  TensorPtr tensor;
+  int64_t index = 0;
+  const WeightBinding *weight = nullptr;
+  CacheState *cache = nullptr;
+};
+
+std::string locString(Operation *op) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+    os << name.getName().getValue();
+  else
+    op->getLoc().print(os);
+  return s;
+}
+
+Error opError(Operation *op, const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::formatv(
+      "'{0}' at {1}: {2}", op->getName().getStringRef(), locString(op),
+      msg.str()));
+}
+
+std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? ", " : "") + std::to_string(d);
+  return s + "]";
+}
+
+std::optional<StorageType> storageOf(Type t) {
+  if (t.isF32())
+    return StorageType::F32;
+  if (t.isF16())
+    return StorageType::F16;
+  if (t.isBF16())
+    return StorageType::BF16;
+  return std::nullopt;
+}
+
+std::optional<StorageType> storageOf(hf::DType d) {
+  switch (d) {
+  case hf::DType::F32:
+    return StorageType::F32;
+  case hf::DType::F16:
+    return StorageType::F16;
+  case hf::DType::BF16:
+    return StorageType::BF16;
+  default:
+    return std::nullopt;
+  }
+}
+
+RopeParams ropeParams(llm::RopeOp op) {
+  RopeParams p;
+  switch (op.getKind()) {
+  case llm::RopeKind::Default:
+    p.kind = RopeParams::Kind::Default;
+    break;
+  case llm::RopeKind::Linear:
+    p.kind = RopeParams::Kind::Linear;
+    break;
+  case llm::RopeKind::Dynamic:
+    p.kind = RopeParams::Kind::Dynamic;
+    break;
+  case llm::RopeKind::Yarn:
+    p.kind = RopeParams::Kind::Yarn;
+    break;
+  case llm::RopeKind::Llama3:
+    p.kind = RopeParams::Kind::Llama3;
+    break;
+  }
+  p.interleaved = op.getLayout() == llm::RopeLayout::Interleaved;
+  p.rotaryDim = op.getRotaryDim();
+  p.theta = op.getTheta().convertToDouble();
+  auto d = [](std::optional<APFloat> v, double dflt) {
+    return v ? v->convertToDouble() : dflt;
+  };
+  p.factor = d(op.getFactor(), p.kind == RopeParams::Kind::Yarn ? 0.0 : 1.0);
+  p.originalMaxPositionEmbeddings =
+      op.getOriginalMaxPositionEmbeddings().value_or(0);
+  p.maxPositionEmbeddings = op.getMaxPositionEmbeddings().value_or(0);
+  p.lowFreqFactor = d(op.getLowFreqFactor(), p.lowFreqFactor);
+  p.highFreqFactor = d(op.getHighFreqFactor(), p.highFreqFactor);
+  p.betaFast = d(op.getBetaFast(), p.betaFast);
+  p.betaSlow = d(op.getBetaSlow(), p.betaSlow);
+  if (auto a = op.getAttentionFactor())
+    p.attentionFactor = a->convertToDouble();
+  if (auto m = op.getMscale())
+    p.mscale = m->convertToDouble();
+  if (auto m = op.getMscaleAllDim())
+    p.mscaleAllDim = m->convertToDouble();
+  p.truncate = op.getTruncate().value_or(true);
+  return p;
+}
+
+/// outer x n x inner view of a shape around `axis`.
+struct AxisView {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+AxisView axisView(ArrayRef<int64_t> shape, int64_t axis) {
+  AxisView v;
+  for (int64_t i = 0; i < axis; ++i)
+    v.outer *= shape[i];
+  v.n = shape[axis];
+  for (int64_t i = axis + 1; i < static_cast<int64_t>(shape.size()); ++i)
+    v.inner *= shape[i];
+  return v;
+}
+
+} // namespace
+
+struct Interpreter::Impl {
+  ModuleOp module;
+  func::FuncOp entry;
+  const hf::WeightStore *weights = nullptr;
+  llvm::DenseMap<Operation *, std::unique_ptr<WeightBinding>> bindings;
+  std::vector<std::unique_ptr<CacheState>> caches; // one per cache argument
+  int64_t vocab = 0, maxContext = 0;
+
+  Error bindWeights();
+  Error checkCacheLinearity();
+  Expected<std::vector<float>> run(ArrayRef<int64_t> tokens, int64_t offset);
+  Error execute(Operation *op, llvm::DenseMap<Value, RTValue> &env);
+};
+
+Error Interpreter::Impl::bindWeights() {
+  std::string problems;
+  unsigned count = 0;
+  auto problem = [&](const llvm::Twine &msg) {
+    ++count;
+    problems += "\n  " + msg.str();
+  };
+  entry.walk([&](llm::WeightOp op) {
+    StringRef name = op.getName();
+    auto binding = std::make_unique<WeightBinding>();
+    if (auto qt = dyn_cast<llm::QuantizedWeightType>(op.getType())) {
+      const hf::TensorView *qw = weights->lookup((name + ".qweight").str());
+      const hf::TensorView *qz = weights->lookup((name + ".qzeros").str());
+      const hf::TensorView *sc = weights->lookup((name + ".scales").str());
+      if (!qw || !qz || !sc) {
+        problem(llvm::formatv("quantized weight '{0}': missing {0}.qweight, "
+                              "{0}.qzeros or {0}.scales",
+                              name));
+        return;
+      }
+      auto scaleStorage = storageOf(sc->dtype);
+      if (!scaleStorage || qw->dtype != hf::DType::I32 ||
+          qz->dtype != hf::DType::I32) {
+        problem(llvm::formatv("quantized weight '{0}': qweight/qzeros must be "
+                              "I32 and scales F16/BF16/F32",
+                              name));
+        return;
+      }
+      int64_t N = qt.getRows(), K = qt.getCols(), G = qt.getGroupSize();
+      unsigned bits = qt.getBits();
+      if (qw->numElements() * 32 != K * N * bits ||
+          qz->numElements() * 32 != (K / G) * N * bits ||
+          sc->numElements() != (K / G) * N) {
+        problem(llvm::formatv("quantized weight '{0}': tensor sizes do not "
+                              "match {1}",
+                              name, shapeStr(qt.getShape())));
+        return;
+      }
+      auto q = unpackGptq(reinterpret_cast<const int32_t *>(qw->data),
+                          reinterpret_cast<const int32_t *>(qz->data),
+                          sc->data, *scaleStorage, N, K, G, bits,
+                          qt.getPacking() == "gptq");
+      if (!q) {
+        problem(llvm::formatv("quantized weight '{0}': {1}", name,
+                              llvm::toString(q.takeError())));
+        return;
+      }
+      // Symmetric schemes: the zero is the code range's midpoint, whatever
+      // the stored qzeros say.
+      if (qt.isSymmetric())
+        std::fill(q->zeros.begin(), q->zeros.end(), 1 << (bits - 1));
+      binding->quant = std::make_unique<QuantMatrix>(std::move(*q));
+      binding->rank = 2;
+      bindings[op] = std::move(binding);
+      return;
+    }
+    auto type = cast<RankedTensorType>(op.getType());
+    const hf::TensorView *view = weights->lookup(name);
+    if (!view) {
+      problem(llvm::formatv("weight '{0}' is not in the checkpoint", name));
+      return;
+    }
+    auto storage = storageOf(view->dtype);
+    if (!storage || storage != storageOf(type.getElementType())) {
+      problem(llvm::formatv("weight '{0}' has dtype {1} in the checkpoint but "
+                            "{2} in the IR",
+                            name, hf::dtypeName(view->dtype),
+                            type.getElementType()));
+      return;
+    }
+    if (ArrayRef<int64_t>(view->shape) != type.getShape()) {
+      problem(llvm::formatv("weight '{0}' has shape {1} in the checkpoint but "
+                            "{2} in the IR",
+                            name, shapeStr(view->shape),
+                            shapeStr(type.getShape())));
+      return;
+    }
+    binding->rank = type.getRank();
+    if (type.getRank() == 2) {
+      binding->dense = {*storage, view->data, type.getDimSize(0),
+                        type.getDimSize(1)};
+    } else {
+      binding->vector.resize(view->numElements());
+      widenToF32(*storage, view->data, view->numElements(),
+                 binding->vector.data());
+    }
+    bindings[op] = std::move(binding);
+  });
+  if (count)
+    return llvm::createStringError(
+        llvm::formatv("{0} weight(s) cannot be bound:{1}", count, problems));
+  return Error::success();
+}
+
+Error Interpreter::Impl::checkCacheLinearity() {
+  // Appends update caches in place, which is only sound if a cache value is
+  // appended to at most once and never read after that.
+  Error err = Error::success();
+  auto check = [&](Value v) {
+    if (!isa<llm::KVCacheType>(v.getType()) || err)
+      return;
+    unsigned appends = 0;
+    for (Operation *user : v.getUsers())
+      appends += isa<llm::KVCacheAppendOp>(user);
+    if (appends > 1 ||
+        (appends == 1 && llvm::any_of(v.getUsers(), [](Operation *u) {
+           return isa<llm::KVCacheReadOp>(u);
+         })))
+      err = llvm::createStringError(
+          "a KV cache value is used after being appended to; the "
+          "interpreter requires linear use of caches");
+  };
+  for (BlockArgument arg : entry.getArguments())
+    check(arg);
+  entry.walk([&](Operation *op) {
+    for (Value r : op->getResults())
+      check(r);
+  });
+  return err;
+}
+
+Interpreter::Interpreter(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
+Interpreter::~Interpreter() = default;
+
+Expected<std::unique_ptr<Interpreter>>
+Interpreter::create(ModuleOp module, const hf::WeightStore &weights,
+                    StringRef entryName) {
+  auto impl = std::make_unique<Impl>();
+  impl->module = module;
+  impl->weights = &weights;
+  impl->entry = module.lookupSymbol<func::FuncOp>(entryName);
+  if (!impl->entry || impl->entry.isExternal())
+    return llvm::createStringError(
+        llvm::formatv("module has no function '@{0}' to run", entryName));
+  FunctionType type = impl->entry.getFunctionType();
+  if (type.getNumInputs() < 2 ||
+      !isa<RankedTensorType>(type.getInput(0)) ||
+      !type.getInput(1).isIndex() || type.getNumResults() < 1)
+    return llvm::createStringError(
+        "entry function must take (tokens: tensor<?xi64>, offset: index, "
+        "caches...) and return (logits, caches...)");
+  for (unsigned i = 2; i < type.getNumInputs(); ++i) {
+    auto cache = dyn_cast<llm::KVCacheType>(type.getInput(i));
+    if (!cache)
+      return llvm::createStringError(
+          llvm::formatv("entry argument {0} must be a !llm.kv_cache", i));
+    auto state = std::make_unique<CacheState>();
+    state->maxLength = cache.getMaxLength();
+    state->heads = cache.getKvHeads();
+    state->headDim = cache.getHeadDim();
+    impl->maxContext = std::max(impl->maxContext, cache.getMaxLength());
+    impl->caches.push_back(std::move(state));
+  }
+  if (auto logits = dyn_cast<RankedTensorType>(type.getResult(0)))
+    impl->vocab = logits.getShape().back();
+  if (Error e = impl->checkCacheLinearity())
+    return std::move(e);
+  if (Error e = impl->bindWeights())
+    return std::move(e);
+  return std::unique_ptr<Interpreter>(new Interpreter(std::move(impl)));
+}
+
+int64_t Interpreter::vocabSize() const { return impl->vocab; }
+int64_t Interpreter::maxContext() const { return impl->maxContext; }
+
+void Interpreter::resetCaches() {
+  for (auto &c : impl->caches)
+    c->clear();
+}
+
+Expected<std::vector<float>> Interpreter::forward(ArrayRef<int64_t> tokens,
+                                                  int64_t offset) {
+  return impl->run(tokens, offset);
+}
+
+Expected<std::vector<float>>
+Interpreter::Impl::run(ArrayRef<int64_t> tokens, int64_t offset) {
+  if (tokens.empty())
+    return llvm::createStringError("forward needs at least one token");
+  llvm::DenseMap<Value, RTValue> env;
+  Block &body = entry.front();
+  auto ids = std::make_shared<Tensor>();
+  ids->isInt = true;
+  ids->shape = {static_cast<int64_t>(tokens.size())};
+  ids->i.assign(tokens.begin(), tokens.end());
+  env[body.getArgument(0)].tensor = ids;
+  env[body.getArgument(1)].index = offset;
+  for (unsigned i = 2; i < body.getNumArguments(); ++i)
+    env[body.getArgument(i)].cache = caches[i - 2].get();
+
+  for (Operation &op : body.getOperations()) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      RTValue logits = env.lookup(ret.getOperand(0));
+      if (!logits.tensor || logits.tensor->isInt)
+        return llvm::createStringError("entry must return f32 logits first");
+      // Caches are updated in place; a function may still return them in
+      // another order, so rebind slots to what it returned.
+      std::vector<CacheState *> order;
+      for (unsigned i = 1; i < ret.getNumOperands(); ++i)
+        order.push_back(env.lookup(ret.getOperand(i)).cache);
+      for (unsigned i = 0; i < order.size() && i < caches.size(); ++i)
+        if (order[i] != caches[i].get())
+          return llvm::createStringError(
+              "entry must return each cache in its argument's position");
+      return logits.tensor->f;
+    }
+    if (Error e = execute(&op, env))
+      return std::move(e);
+  }
+  return llvm::createStringError("entry function has no return");
+}
+
+Error Interpreter::Impl::execute(Operation *op,
+                                 llvm::DenseMap<Value, RTValue> &env) {
+  auto tensorOf = [&](Value v) -> Tensor & { return *env[v].tensor; };
+  auto setTensor = [&](Value v, TensorPtr t) { env[v].tensor = std::move(t); };
+
+  Error err =
+      llvm::TypeSwitch<Operation *, Error>(op)
+          .Case([&](arith::ConstantOp c) -> Error {
+            auto attr = dyn_cast<IntegerAttr>(c.getValue());
+            if (!attr)
+              return opError(op, "only integer/index constants are supported");
+            env[c.getResult()].index = attr.getInt();
+            return Error::success();
+          })
+          .Case([&](arith::AddIOp a) -> Error {
+            env[a.getResult()].index =
+                env[a.getLhs()].index + env[a.getRhs()].index;
+            return Error::success();
+          })
+          .Case([&](arith::SubIOp a) -> Error {
+            env[a.getResult()].index =
+                env[a.getLhs()].index - env[a.getRhs()].index;
+            return Error::success();
+          })
+          .Case([&](tensor::DimOp d) -> Error {
+            auto idx = d.getConstantIndex();
+            Tensor &t = tensorOf(d.getSource());
+            if (!idx || *idx < 0 || *idx >= static_cast<int64_t>(t.shape.size()))
+              return opError(op, "needs a constant, in-range dimension");
+            env[d.getResult()].index = t.shape[*idx];
+            return Error::success();
+          })
+          .Case([&](llm::WeightOp w) -> Error {
+            auto it = bindings.find(op);
+            if (it == bindings.end())
+              return opError(op, "weight was not bound");
+            env[w.getResult()].weight = it->second.get();
+            return Error::success();
+          })
+          .Case([&](llm::EmbeddingOp e) -> Error {
+            const WeightBinding *table = env[e.getTable()].weight;
+            Tensor &ids = tensorOf(e.getIds());
+            auto out = makeF32({ids.shape[0], table->dense.cols});
+            if (Error err = embedding(table->dense, ids.i.data(),
+                                      ids.shape[0], out->f.data()))
+              return opError(op, llvm::toString(std::move(err)));
+            setTensor(e.getResult(), out);
+            return Error::success();
+          })
+          .Case<llm::LinearOp, llm::LMHeadOp>([&](auto lin) -> Error {
+            Tensor &x = tensorOf(lin.getInput());
+            const WeightBinding *w = env[lin.getWeight()].weight;
+            int64_t K = w->quant ? w->quant->cols : w->dense.cols;
+            int64_t N = w->quant ? w->quant->rows : w->dense.rows;
+            if (x.shape.back() != K)
+              return opError(op, llvm::formatv("input has {0} features, "
+                                               "weight expects {1}",
+                                               x.shape.back(), K));
+            const float *bias = nullptr;
+            if constexpr (std::is_same_v<decltype(lin), llm::LinearOp>)
+              if (Value b = lin.getBias())
+                bias = env[b].weight->vector.data();
+            SmallVector<int64_t, 4> shape(x.shape);
+            shape.back() = N;
+            auto out = makeF32(shape);
+            int64_t rows = x.numel() / K;
+            if (w->quant)
+              linear(x.f.data(), rows, *w->quant, bias, out->f.data());
+            else
+              linear(x.f.data(), rows, w->dense, bias, out->f.data());
+            setTensor(lin.getResult(), out);
+            return Error::success();
+          })
+          .Case([&](llm::RMSNormOp n) -> Error {
+            Tensor &x = tensorOf(n.getInput());
+            const WeightBinding *w = env[n.getWeight()].weight;
+            int64_t dim = x.shape.back();
+            auto out = makeF32(x.shape);
+            rmsNorm(x.f.data(), x.numel() / dim, dim, w->vector.data(),
+                    n.getEpsilon().convertToFloat(),
+                    n.getStyle() == llm::NormStyle::Gemma, out->f.data());
+            setTensor(n.getResult(), out);
+            return Error::success();
+          })
+          .Case([&](llm::RopeOp r) -> Error {
+            Tensor &x = tensorOf(r.getInput());
+            auto out = std::make_shared<Tensor>(x);
+            int64_t offset = env[r.getOffset()].index;
+            RopeParams p = ropeParams(r);
+            if (p.rotaryDim > x.shape[2])
+              return opError(op, "rotary_dim exceeds head_dim");
+            applyRope(out->f.data(), x.shape[0], x.shape[1], x.shape[2],
+                      offset, p);
+            setTensor(r.getResult(), out);
+            return Error::success();
+          })
+          .Case([&](llm::AttentionOp a) -> Error {
+            Tensor &q = tensorOf(a.getQuery());
+            Tensor &k = tensorOf(a.getKey());
+            Tensor &v = tensorOf(a.getValue());
+            int64_t T = q.shape[0], nh = q.shape[1], hd = q.shape[2];
+            int64_t S = k.shape[0], nkv = k.shape[1], hdv = v.shape[2];
+            if (S < T)
+              return opError(op, llvm::formatv("{0} queries but only {1} keys",
+                                               T, S));
+            if (nkv == 0 || nh % nkv != 0 || k.shape[2] != hd ||
+                v.shape[0] != S || v.shape[1] != nkv)
+              return opError(op, "query/key/value shapes disagree");
+            AttentionParams p;
+            p.scale = a.getScale().convertToFloat();
+            p.causal = a.getCausal();
+            p.slidingWindow = a.getSlidingWindow().value_or(0);
+            if (auto c = a.getLogitSoftcap())
+              p.logitSoftcap = c->convertToFloat();
+            auto out = makeF32({T, nh, hdv});
+            attention(q.f.data(), k.f.data(), v.f.data(), T, S, nh, nkv, hd,
+                      hdv, p, out->f.data());
+            setTensor(a.getResult(), out);
+            return Error::success();
+          })
+          .Case([&](llm::KVCacheAppendOp a) -> Error {
+            CacheState *c = env[a.getCache()].cache;
+            Tensor &k = tensorOf(a.getKey());
+            Tensor &v = tensorOf(a.getValue());
+            int64_t offset = env[a.getOffset()].index;
+            int64_t T = k.shape[0];
+            if (offset < 0 || offset + T > c->maxLength)
+              return opError(op, llvm::formatv(
+                                     "positions [{0}, {1}) exceed the cache's "
+                                     "max_length {2}",
+                                     offset, offset + T, c->maxLength));
+            if (offset > c->filled)
+              return opError(op, llvm::formatv(
+                                     "append at {0} would leave a gap after "
+                                     "the {1} cached positions",
+                                     offset, c->filled));
+            int64_t row = c->heads * c->headDim;
+            c->keys.resize((offset + T) * row);
+            c->values.resize((offset + T) * row);
+            std::copy(k.f.begin(), k.f.end(), c->keys.begin() + offset * row);
+            std::copy(v.f.begin(), v.f.end(), c->values.begin() + offset * row);
+            c->filled = offset + T;
+            env[a.getResult()].cache = c;
+            return Error::success();
+          })
+          .Case([&](llm::KVCacheReadOp r) -> Error {
+            CacheState *c = env[r.getCache()].cache;
+            int64_t len = env[r.getLength()].index;
+            if (len < 0 || len > c->filled)
+              return opError(op, llvm::formatv("reads {0} positions but only "
+                                               "{1} are cached",
+                                               len, c->filled));
+            int64_t row = c->heads * c->headDim;
+            auto k = makeF32({len, c->heads, c->headDim});
+            auto v = makeF32({len, c->heads, c->headDim});
+            std::copy(c->keys.begin(), c->keys.begin() + len * row,
+                      k->f.begin());
+            std::copy(c->values.begin(), c->values.begin() + len * row,
+                      v->f.begin());
+            setTensor(r.getKey(), k);
+            setTensor(r.getValue(), v);
+            return Error::success();
+          })
+          .Case([&](llm::GatedMLPOp m) -> Error {
+            Tensor &x = tensorOf(m.getInput());
+            auto dims = [](const WeightBinding *w) {
+              return w->quant ? std::make_pair(w->quant->rows, w->quant->cols)
+                              : std::make_pair(w->dense.rows, w->dense.cols);
+            };
+            const WeightBinding *g = env[m.getGate()].weight;
+            const WeightBinding *u = env[m.getUp()].weight;
+            const WeightBinding *d = env[m.getDown()].weight;
+            auto [I, H] = dims(g);
+            int64_t rows = x.numel() / H;
+            std::vector<float> gate(rows * I), up(rows * I);
+            auto apply = [&](const WeightBinding *w, const float *in,
+                             float *y) {
+              if (w->quant)
+                linear(in, rows, *w->quant, nullptr, y);
+              else
+                linear(in, rows, w->dense, nullptr, y);
+            };
+            apply(g, x.f.data(), gate.data());
+            apply(u, x.f.data(), up.data());
+            llm::Activation act = m.getActivation();
+            for (int64_t i = 0; i < rows * I; ++i) {
+              float a = act == llm::Activation::Silu   ? silu(gate[i])
+                        : act == llm::Activation::Gelu ? geluErf(gate[i])
+                                                       : geluTanh(gate[i]);
+              gate[i] = a * up[i];
+            }
+            auto out = makeF32(x.shape);
+            apply(d, gate.data(), out->f.data());
+            setTensor(m.getResult(), out);
+            return Error::success();
+          })
+          .Case<llm::AddOp, llm::SubOp, llm::MulOp, llm::DivOp,
+                llm::MaximumOp>([&](auto bin) -> Error {
+            Tensor &a = tensorOf(bin.getLhs());
+            Tensor &b = tensorOf(bin.getRhs());
+            if (a.shape != b.shape)
+              return opError(op, "operand shapes differ at run time");
+            auto out = makeF32(a.shape);
+            using OpT = decltype(bin);
+            for (size_t i = 0; i < a.f.size(); ++i) {
+              float x = a.f[i], y = b.f[i];
+              float r;
+              if constexpr (std::is_same_v<OpT, llm::AddOp>)
+                r = x + y;
+              else if constexpr (std::is_same_v<OpT, llm::SubOp>)
+                r = x - y;
+              else if constexpr (std::is_same_v<OpT, llm::MulOp>)
+                r = x * y;
+              else if constexpr (std::is_same_v<OpT, llm::DivOp>)
+                r = x / y;
+              else
+                r = std::max(x, y);
+              out->f[i] = r;
+            }
+            setTensor(bin.getResult(), out);
+            return Error::success();
+          })
+          .Case<llm::NegOp, llm::ExpOp, llm::TanhOp, llm::RsqrtOp,
+                llm::SigmoidOp, llm::SiluOp, llm::GeluOp,
+                llm::ScaleOp>([&](auto un) -> Error {
+            Tensor &x = tensorOf(un.getInput());
+            auto out = makeF32(x.shape);
+            using OpT = decltype(un);
+            for (size_t i = 0; i < x.f.size(); ++i) {
+              float v = x.f[i];
+              float r;
+              if constexpr (std::is_same_v<OpT, llm::NegOp>)
+                r = -v;
+              else if constexpr (std::is_same_v<OpT, llm::ExpOp>)
+                r = std::exp(v);
+              else if constexpr (std::is_same_v<OpT, llm::TanhOp>)
+                r = std::tanh(v);
+              else if constexpr (std::is_same_v<OpT, llm::RsqrtOp>)
+                r = 1.0f / std::sqrt(v);
+              else if constexpr (std::is_same_v<OpT, llm::SigmoidOp>)
+                r = sigmoid(v);
+              else if constexpr (std::is_same_v<OpT, llm::SiluOp>)
+                r = silu(v);
+              else if constexpr (std::is_same_v<OpT, llm::GeluOp>)
+                r = un.getApproximate() ? geluTanh(v) : geluErf(v);
+              else
+                r = v * un.getFactor().convertToFloat();
+              out->f[i] = r;
+            }
+            setTensor(un.getResult(), out);
+            return Error::success();
+          })
+          .Case([&](llm::CastOp c) -> Error {
+            Tensor &x = tensorOf(c.getInput());
+            auto out = std::make_shared<Tensor>(x);
+            Type elem = cast<ShapedType>(c.getType()).getElementType();
+            for (float &v : out->f) {
+              if (elem.isBF16())
+                v = bf16ToFloat(floatToBf16(v));
+              else if (elem.isF16())
+                v = f16ToFloat(floatToF16(v));
+            }
+            setTensor(c.getResult(), out);
+            return Error::success();
+          })
+          .Case([&](llm::ReduceOp r) -> Error {
+            Tensor &x = tensorOf(r.getInput());
+            AxisView v = axisView(x.shape, r.getAxis());
+            SmallVector<int64_t, 4> shape(x.shape);
+            if (r.getKeepDim())
+              shape[r.getAxis()] = 1;
+            else
+              shape.erase(shape.begin() + r.getAxis());
+            auto out = makeF32(shape);
+            for (int64_t o = 0; o < v.outer; ++o)
+              for (int64_t in = 0; in < v.inner; ++in) {
+                float acc = r.getKind() == llm::ReduceKind::Max
+                                ? -std::numeric_limits<float>::infinity()
+                                : 0.0f;
+                for (int64_t j = 0; j < v.n; ++j) {
+                  float e = x.f[(o * v.n + j) * v.inner + in];
+                  acc = r.getKind() == llm::ReduceKind::Max ? std::max(acc, e)
+                                                            : acc + e;
+                }
+                if (r.getKind() == llm::ReduceKind::Mean)
+                  acc /= static_cast<float>(v.n);
+                out->f[o * v.inner + in] = acc;
+              }
+            setTensor(r.getResult(), out);
+            return Error::success();
+          })
+          .Case([&](llm::SoftmaxOp s) -> Error {
+            Tensor &x = tensorOf(s.getInput());
+            AxisView v = axisView(x.shape, s.getAxis());
+            auto out = makeF32(x.shape);
+            std::vector<float> row(v.n);
+            for (int64_t o = 0; o < v.outer; ++o)
+              for (int64_t in = 0; in < v.inner; ++in) {
+                for (int64_t j = 0; j < v.n; ++j)
+                  row[j] = x.f[(o * v.n + j) * v.inner + in];
+                softmaxRows(row.data(), 1, v.n);
+                for (int64_t j = 0; j < v.n; ++j)
+                  out->f[(o * v.n + j) * v.inner + in] = row[j];
+              }
+            setTensor(s.getResult(), out);
+            return Error::success();
+          })
+          .Case([&](llm::ArgmaxOp a) -> Error {
+            Tensor &x = tensorOf(a.getInput());
+            int64_t n = x.shape.back();
+            auto out = std::make_shared<Tensor>();
+            out->isInt = true;
+            out->shape.assign(x.shape.begin(), x.shape.end() - 1);
+            for (int64_t r = 0; r < x.numel() / n; ++r) {
+              const float *row = x.f.data() + r * n;
+              out->i.push_back(std::max_element(row, row + n) - row);
+            }
+            setTensor(a.getResult(), out);
+            return Error::success();
+          })
+          .Case([&](llm::ReshapeOp r) -> Error {
+            Tensor &x = tensorOf(r.getInput());
+            auto type = cast<RankedTensorType>(r.getType());
+            int64_t known = 1;
+            for (int64_t d : type.getShape())
+              if (!ShapedType::isDynamic(d))
+                known *= d;
+            if (known == 0 || x.numel() % known != 0)
+              return opError(op, llvm::formatv("cannot reshape {0} elements "
+                                               "into {1}",
+                                               x.numel(), type));
+            auto out = std::make_shared<Tensor>(x);
+            out->shape.clear();
+            for (int64_t d : type.getShape())
+              out->shape.push_back(ShapedType::isDynamic(d) ? x.numel() / known
+                                                            : d);
+            if (out->numel() != x.numel())
+              return opError(op, llvm::formatv("cannot reshape {0} elements "
+                                               "into {1}",
+                                               x.numel(), type));
+            setTensor(r.getResult(), out);
+            return Error::success();
+          })
+          .Case([&](llm::TransposeOp t) -> Error {
+            Tensor &x = tensorOf(t.getInput());
+            ArrayRef<int64_t> perm = t.getPermutation();
+            int64_t rank = x.shape.size();
+            SmallVector<int64_t, 4> shape, inStride(rank, 1);
+            for (int64_t i = rank - 2; i >= 0; --i)
+              inStride[i] = inStride[i + 1] * x.shape[i + 1];
+            for (int64_t p : perm)
+              shape.push_back(x.shape[p]);
+            auto out = makeF32(shape);
+            SmallVector<int64_t, 4> idx(rank, 0);
+            for (int64_t lin = 0; lin < out->numel(); ++lin) {
+              int64_t src = 0;
+              for (int64_t i = 0; i < rank; ++i)
+                src += idx[i] * inStride[perm[i]];
+              out->f[lin] = x.f[src];
+              for (int64_t i = rank - 1; i >= 0; --i) {
+                if (++idx[i] < shape[i])
+                  break;
+                idx[i] = 0;
+              }
+            }
+            setTensor(t.getResult(), out);
+            return Error::success();
+          })
+          .Case([&](llm::ConcatOp c) -> Error {
+            int64_t axis = c.getAxis();
+            SmallVector<int64_t, 4> shape(tensorOf(c.getInputs()[0]).shape);
+            shape[axis] = 0;
+            for (Value in : c.getInputs()) {
+              Tensor &t = tensorOf(in);
+              for (size_t i = 0; i < shape.size(); ++i)
+                if (static_cast<int64_t>(i) != axis && t.shape[i] != shape[i])
+                  return opError(op, "inputs disagree outside the axis");
+              shape[axis] += t.shape[axis];
+            }
+            auto out = makeF32(shape);
+            AxisView ov = axisView(shape, axis);
+            int64_t at = 0;
+            for (Value in : c.getInputs()) {
+              Tensor &t = tensorOf(in);
+              AxisView v = axisView(t.shape, axis);
+              for (int64_t o = 0; o < v.outer; ++o)
+                std::copy_n(t.f.begin() + o * v.n * v.inner, v.n * v.inner,
+                            out->f.begin() + (o * ov.n + at) * ov.inner);
+              at += v.n;
+            }
+            setTensor(c.getResult(), out);
+            return Error::success();
+          })
+          .Case([&](llm::SliceOp s) -> Error {
+            Tensor &x = tensorOf(s.getInput());
+            int64_t axis = s.getAxis();
+            int64_t dim = x.shape[axis];
+            int64_t start = s.getStart() < 0 ? dim + s.getStart() : s.getStart();
+            if (start < 0 || start + s.getSize() > dim)
+              return opError(op, llvm::formatv("slice [{0}, +{1}) out of range "
+                                               "for size {2}",
+                                               s.getStart(), s.getSize(), dim));
+            SmallVector<int64_t, 4> shape(x.shape);
+            shape[axis] = s.getSize();
+            auto out = makeF32(shape);
+            AxisView v = axisView(x.shape, axis);
+            for (int64_t o = 0; o < v.outer; ++o)
+              std::copy_n(x.f.begin() + (o * v.n + start) * v.inner,
+                          s.getSize() * v.inner,
+                          out->f.begin() + o * s.getSize() * v.inner);
+            setTensor(s.getResult(), out);
+            return Error::success();
+          })
+          .Case([&](llm::GatherOp g) -> Error {
+            Tensor &x = tensorOf(g.getInput());
+            Tensor &idx = tensorOf(g.getIndices());
+            int64_t axis = g.getAxis();
+            AxisView v = axisView(x.shape, axis);
+            SmallVector<int64_t, 4> shape(x.shape);
+            shape[axis] = idx.shape[0];
+            auto out = makeF32(shape);
+            for (int64_t o = 0; o < v.outer; ++o)
+              for (int64_t j = 0; j < idx.shape[0]; ++j) {
+                int64_t at = idx.i[j];
+                if (at < 0 || at >= v.n)
+                  return opError(op, llvm::formatv("index {0} out of range "
+                                                   "for size {1}",
+                                                   at, v.n));
+                std::copy_n(x.f.begin() + (o * v.n + at) * v.inner, v.inner,
+                            out->f.begin() + (o * idx.shape[0] + j) * v.inner);
+              }
+            setTensor(g.getResult(), out);
+            return Error::success();
+          })
+          .Default([&](Operation *) -> Error {
+            return opError(op, "is not supported by the reference interpreter");
+          });
+  if (err)
+    return err;
+
+  // Enforce the result types' static dimensions on the runtime shapes
+  // (weights were checked against the checkpoint when they were bound).
+  if (isa<llm::WeightOp>(op))
+    return Error::success();
+  for (Value r : op->getResults()) {
+    auto type = dyn_cast<RankedTensorType>(r.getType());
+    if (!type)
+      continue;
+    const TensorPtr &t = env[r].tensor;
+    if (!t || static_cast<int64_t>(t->shape.size()) != type.getRank())
+      return opError(op, "result rank differs from its type at run time");
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      if (!type.isDynamicDim(i) && type.getDimSize(i) != t->shape[i])
+        return opError(op, llvm::formatv("result has shape {0} at run time "
+                                         "but type {1}",
+                                         shapeStr(t->shape), type));
+  }
+  return Error::success();
+}
+
+Expected<GenerationResult> pimc::ref::generateGreedy(Interpreter &interp,
+                                                     ArrayRef<int64_t> prompt,
+                                                     int64_t maxNewTokens,
+                                                     bool keepLogits) {
+  using Clock = std::chrono::steady_clock;
+  GenerationResult result;
+  if (prompt.empty())
+    return llvm::createStringError("the prompt is empty");
+  if (static_cast<int64_t>(prompt.size()) + maxNewTokens - 1 >
+      interp.maxContext())
+    return llvm::createStringError(llvm::formatv(
+        "prompt ({0} tokens) + {1} new tokens exceed the maximum context of "
+        "{2}",
+        prompt.size(), maxNewTokens, interp.maxContext()));
+  interp.resetCaches();
+  int64_t offset = 0;
+  std::vector<int64_t> step(prompt.begin(), prompt.end());
+  for (int64_t i = 0; i < maxNewTokens; ++i) {
+    auto start = Clock::now();
+    auto logits = interp.forward(step, offset);
+    if (!logits)
+      return logits.takeError();
+    double secs = std::chrono::duration<double>(Clock::now() - start).count();
+    (i == 0 ? result.prefillSeconds : result.decodeSeconds) += secs;
+    int64_t next = std::max_element(logits->begin(), logits->end()) -
+                   logits->begin();
+    offset += step.size();
+    result.tokens.push_back(next);
+    if (keepLogits)
+      result.logits.push_back(std::move(*logits));
+    step.assign(1, next);
+  }
+  return result;
+}

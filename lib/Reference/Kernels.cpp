@@ -1,0 +1,754 @@
+//===- Kernels.cpp - numeric kernels of the reference interpreter ---------===//
+//
+// The interpreter is the oracle every other backend is checked against, so
+// the numerics follow Hugging Face's float32 evaluation order where that is
+// observable (RoPE frequencies, norms, attention). It also has to run real
+// checkpoints, so linear() is written for speed: the compiler is only allowed
+// baseline x86-64 and GCC's "very cheap" -O2 vectorizer, which vectorizes
+// loops of a fixed trip count; the hot loops are therefore written as
+// fixed-width lanes of independent partial sums.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pimc/Reference/Kernels.h"
+
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/Parallel.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+using namespace llvm;
+
+namespace pimc::ref {
+
+namespace {
+
+float bitsToFloat(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+uint32_t floatToBits(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  return bits;
+}
+
+inline float widenBf16(uint16_t bits) {
+  return bitsToFloat(uint32_t(bits) << 16);
+}
+
+// Branchless (hence vectorizable) binary16 -> binary32, after Maratyszcza's
+// FP16 library: normals and inf/NaN are rebiased by a multiply by 2^-112,
+// subnormals are produced exactly by a magic-number subtraction.
+inline float widenF16(uint16_t bits) {
+  uint32_t w = uint32_t(bits) << 16;
+  uint32_t sign = w & 0x80000000u;
+  uint32_t twoW = w + w;
+  uint32_t normalized =
+      floatToBits(bitsToFloat((twoW >> 4) + (0xE0u << 23)) * 0x1.0p-112f);
+  uint32_t denormalized =
+      floatToBits(bitsToFloat((twoW >> 17) | (126u << 23)) - 0.5f);
+  // A mask select rather than ?: keeps GCC from emitting a branch, which
+  // would stop the loops below from vectorizing.
+  uint32_t isDenormal = 0u - uint32_t(twoW < (1u << 27));
+  return bitsToFloat(sign | (denormalized & isDenormal) |
+                     (normalized & ~isDenormal));
+}
+
+struct WidenF32 {
+  static float apply(float v) { return v; }
+};
+struct WidenF16 {
+  static float apply(uint16_t v) { return widenF16(v); }
+};
+struct WidenBf16 {
+  static float apply(uint16_t v) { return widenBf16(v); }
+};
+
+int64_t storageBytes(StorageType storage) {
+  return storage == StorageType::F32 ? 4 : 2;
+}
+
+// Lanes of independent partial sums. Eight f32 lanes are two SSE registers;
+// the 4-row kernel below keeps 4 x 8 sums live, which still fits the 16
+// registers of baseline x86-64.
+constexpr int kLanes = 8;
+
+float sumLanes(const float (&acc)[kLanes]) {
+  float s = 0.0f;
+  for (int j = 0; j < kLanes; ++j)
+    s += acc[j];
+  return s;
+}
+
+/// sum_k x[k] * widen(w[k]) for one row.
+template <typename Elem, typename Widen>
+float dotRow(const float *__restrict x, const Elem *__restrict w, int64_t K) {
+  float acc[kLanes] = {};
+  int64_t k = 0;
+  for (; k + kLanes <= K; k += kLanes)
+    for (int j = 0; j < kLanes; ++j)
+      acc[j] += x[k + j] * Widen::apply(w[k + j]);
+  float tail = 0.0f;
+  for (; k < K; ++k)
+    tail += x[k] * Widen::apply(w[k]);
+  return sumLanes(acc) + tail;
+}
+
+/// Four rows (stride ldw) against one x: every x element is loaded once for
+/// four weight rows, so the loop is bound by streaming the weights.
+template <typename Elem, typename Widen>
+void dotFourRows(const float *__restrict x, const Elem *__restrict w,
+                 int64_t ldw, int64_t K, float *out) {
+  const Elem *w0 = w, *w1 = w + ldw, *w2 = w + 2 * ldw, *w3 = w + 3 * ldw;
+  float a0[kLanes] = {}, a1[kLanes] = {}, a2[kLanes] = {}, a3[kLanes] = {};
+  int64_t k = 0;
+  for (; k + kLanes <= K; k += kLanes) {
+    for (int j = 0; j < kLanes; ++j) {
+      float xj = x[k + j];
+      a0[j] += xj * Widen::apply(w0[k + j]);
+      a1[j] += xj * Widen::apply(w1[k + j]);
+      a2[j] += xj * Widen::apply(w2[k + j]);
+      a3[j] += xj * Widen::apply(w3[k + j]);
+    }
+  }
+  float t0 = 0.0f, t1 = 0.0f, t2 = 0.0f, t3 = 0.0f;
+  for (; k < K; ++k) {
+    t0 += x[k] * Widen::apply(w0[k]);
+    t1 += x[k] * Widen::apply(w1[k]);
+    t2 += x[k] * Widen::apply(w2[k]);
+    t3 += x[k] * Widen::apply(w3[k]);
+  }
+  out[0] = sumLanes(a0) + t0;
+  out[1] = sumLanes(a1) + t1;
+  out[2] = sumLanes(a2) + t2;
+  out[3] = sumLanes(a3) + t3;
+}
+
+float dotF32(const float *a, const float *b, int64_t n) {
+  return dotRow<float, WidenF32>(a, b, n);
+}
+
+/// y[n] += a * x[n].
+void accumulateScaled(float a, const float *__restrict x, float *__restrict y,
+                      int64_t n) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j)
+      y[i + j] += a * x[i + j];
+  for (; i < n; ++i)
+    y[i] += a * x[i];
+}
+
+template <typename Elem, typename Widen>
+void widenRange(const Elem *__restrict in, int64_t count,
+                float *__restrict out) {
+  constexpr int kBlock = 16;
+  int64_t i = 0;
+  for (; i + kBlock <= count; i += kBlock)
+    for (int j = 0; j < kBlock; ++j)
+      out[i + j] = Widen::apply(in[i + j]);
+  for (; i < count; ++i)
+    out[i] = Widen::apply(in[i]);
+}
+
+/// W[n, :] of a quantized matrix in f32: scale * (q - zero), per group.
+void dequantizeRow(const QuantMatrix &w, int64_t n, float *__restrict out) {
+  const int64_t K = w.cols, G = w.groupSize, groups = K / G;
+  const uint8_t *__restrict q = w.codes.data() + n * K;
+  for (int64_t g = 0; g < groups; ++g) {
+    float scale = w.scales[n * groups + g];
+    int32_t zero = w.zeros[n * groups + g];
+    const uint8_t *qg = q + g * G;
+    float *og = out + g * G;
+    constexpr int kBlock = 16;
+    int64_t k = 0;
+    for (; k + kBlock <= G; k += kBlock)
+      for (int j = 0; j < kBlock; ++j)
+        og[k + j] = scale * float(int32_t(qg[k + j]) - zero);
+    for (; k < G; ++k)
+      og[k] = scale * float(int32_t(qg[k]) - zero);
+  }
+}
+
+// Rows of a linear are handed to parallelFor in tasks of about this many
+// multiply-adds (256 KiB of bf16 weights at T = 1): LLVM's task dispatch
+// costs microseconds, a task of this size tens of microseconds.
+constexpr int64_t kMacsPerTask = int64_t(1) << 17;
+// For T > 1 the rows of a task are widened this many at a time into a
+// per-thread f32 buffer and reused for every token.
+constexpr int64_t kRowBlock = 16;
+
+/// Runs rowFn(n0, n1) over [0, N) in tasks, in parallel when there is enough
+/// work for more than one task.
+template <typename RowFn>
+void forEachRowTask(int64_t N, int64_t K, int64_t T, RowFn rowFn) {
+  int64_t macsPerRow = std::max<int64_t>(1, K * T);
+  int64_t rows = std::max<int64_t>(1, kMacsPerTask / macsPerRow);
+  rows = (rows + kRowBlock - 1) / kRowBlock * kRowBlock;
+  int64_t tasks = (N + rows - 1) / rows;
+  if (tasks <= 1) {
+    rowFn(int64_t(0), N);
+    return;
+  }
+  parallelFor(0, tasks, [&](size_t task) {
+    int64_t n0 = int64_t(task) * rows;
+    rowFn(n0, std::min(N, n0 + rows));
+  });
+}
+
+std::vector<float> &threadScratch() {
+  thread_local std::vector<float> scratch;
+  return scratch;
+}
+
+/// y rows [n0, n1) for all T tokens, given f32 weight rows `wf` (row
+/// stride K) starting at row n0.
+void linearF32Rows(const float *x, int64_t T, int64_t N, int64_t K,
+                   const float *wf, int64_t n0, int64_t n1, const float *bias,
+                   float *y) {
+  for (int64_t t = 0; t < T; ++t) {
+    const float *xt = x + t * K;
+    float *yt = y + t * N;
+    int64_t n = n0;
+    for (; n + 4 <= n1; n += 4)
+      dotFourRows<float, WidenF32>(xt, wf + (n - n0) * K, K, K, yt + n);
+    for (; n < n1; ++n)
+      yt[n] = dotF32(xt, wf + (n - n0) * K, K);
+    if (bias)
+      for (n = n0; n < n1; ++n)
+        yt[n] += bias[n];
+  }
+}
+
+/// Whether decode widens inside the 4-row dot. bf16 widening is a shift and
+/// fuses well; the f16 conversion needs too many registers next to 32 live
+/// sums, so f16 rows are widened into a small buffer first.
+template <typename Widen> constexpr bool kFusedDecode = true;
+template <> constexpr bool kFusedDecode<WidenF16> = false;
+
+template <typename Elem, typename Widen>
+void linearDense(const float *x, int64_t T, const Elem *w, int64_t N, int64_t K,
+                 const float *bias, float *y) {
+  forEachRowTask(N, K, T, [&](int64_t n0, int64_t n1) {
+    if (T == 1 && kFusedDecode<Widen>) {
+      // Decode: the weights stream through the dot exactly once.
+      int64_t n = n0;
+      for (; n + 4 <= n1; n += 4)
+        dotFourRows<Elem, Widen>(x, w + n * K, K, K, y + n);
+      for (; n < n1; ++n)
+        y[n] = dotRow<Elem, Widen>(x, w + n * K, K);
+      if (bias)
+        for (n = n0; n < n1; ++n)
+          y[n] += bias[n];
+      return;
+    }
+    // Widen a block of rows once, then reuse it for every token.
+    const int64_t block = T == 1 ? 4 : kRowBlock;
+    std::vector<float> &scratch = threadScratch();
+    for (int64_t b0 = n0; b0 < n1; b0 += block) {
+      int64_t b1 = std::min(n1, b0 + block);
+      const float *wf;
+      if constexpr (std::is_same_v<Elem, float>) {
+        wf = w + b0 * K; // already f32; stays cache-resident across t
+      } else {
+        scratch.resize(size_t(block * K));
+        widenRange<Elem, Widen>(w + b0 * K, (b1 - b0) * K, scratch.data());
+        wf = scratch.data();
+      }
+      linearF32Rows(x, T, N, K, wf, b0, b1, bias, y);
+    }
+  });
+}
+
+} // namespace
+
+//===-- Scalar formats ----------------------------------------------------===//
+
+float bf16ToFloat(uint16_t bits) { return widenBf16(bits); }
+
+uint16_t floatToBf16(float value) {
+  uint32_t u = floatToBits(value);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u)
+    return uint16_t((u >> 16) | 0x40); // quiet the NaN, keep its payload top
+  // Adding 0x7FFF plus the lsb of the kept half rounds to nearest even; a
+  // carry out of the mantissa correctly bumps the exponent (up to inf).
+  return uint16_t((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+
+float f16ToFloat(uint16_t bits) { return widenF16(bits); }
+
+uint16_t floatToF16(float value) {
+  uint32_t u = floatToBits(value);
+  uint16_t sign = uint16_t((u >> 16) & 0x8000u);
+  u &= 0x7FFFFFFFu;
+  if (u > 0x7F800000u) // NaN: quiet, keep the top payload bits
+    return uint16_t(sign | 0x7E00u | ((u >> 13) & 0x3FFu));
+  // 65520 = 65504 + half an ulp; ties go to the odd 0x7BFF's even neighbour,
+  // which is inf.
+  if (u >= 0x477FF000u)
+    return uint16_t(sign | 0x7C00u);
+  if (u >= 0x38800000u) {          // normal in f16 (>= 2^-14)
+    uint32_t t = u - (112u << 23); // rebias exponent 127 -> 15
+    return uint16_t(sign | ((t + 0xFFFu + ((t >> 13) & 1u)) >> 13));
+  }
+  // Subnormal (or zero) in f16: mantissa = round(|value| * 2^24).
+  uint32_t exp = u >> 23;
+  if (exp < 102) // below 2^-25: rounds to zero (2^-25 itself ties to zero)
+    return sign;
+  uint32_t mant = (u & 0x7FFFFFu) | 0x800000u;
+  uint32_t shift = 126 - exp; // 14 ... 24
+  uint32_t result = mant >> shift;
+  uint32_t rem = mant & ((1u << shift) - 1);
+  uint32_t half = 1u << (shift - 1);
+  if (rem > half || (rem == half && (result & 1u)))
+    ++result; // may carry into the smallest normal, which is correct
+  return uint16_t(sign | result);
+}
+
+//===-- Weights -----------------------------------------------------------===//
+
+float loadElement(StorageType storage, const void *data, int64_t i) {
+  switch (storage) {
+  case StorageType::F32:
+    return static_cast<const float *>(data)[i];
+  case StorageType::F16:
+    return widenF16(static_cast<const uint16_t *>(data)[i]);
+  case StorageType::BF16:
+    return widenBf16(static_cast<const uint16_t *>(data)[i]);
+  }
+  return 0.0f;
+}
+
+void widenToF32(StorageType storage, const void *data, int64_t count,
+                float *out) {
+  switch (storage) {
+  case StorageType::F32:
+    std::memcpy(out, data, size_t(count) * sizeof(float));
+    return;
+  case StorageType::F16:
+    widenRange<uint16_t, WidenF16>(static_cast<const uint16_t *>(data), count,
+                                   out);
+    return;
+  case StorageType::BF16:
+    widenRange<uint16_t, WidenBf16>(static_cast<const uint16_t *>(data), count,
+                                    out);
+    return;
+  }
+}
+
+Expected<QuantMatrix> unpackGptq(const int32_t *qweight, const int32_t *qzeros,
+                                 const void *scales, StorageType scaleStorage,
+                                 int64_t N, int64_t K, int64_t groupSize,
+                                 int bits, bool zeroMinusOne) {
+  auto fail = [](const Twine &msg) {
+    return createStringError("GPTQ unpack: " + msg);
+  };
+  if (bits != 4 && bits != 8)
+    return fail("unsupported bit width " + Twine(bits) + " (expected 4 or 8)");
+  if (N <= 0 || K <= 0)
+    return fail("invalid shape N=" + Twine(N) + ", K=" + Twine(K));
+  if (groupSize <= 0)
+    return fail("group size " + Twine(groupSize) +
+                " must be positive (pass K for one group per row)");
+  if (K % groupSize != 0)
+    return fail("in_features K=" + Twine(K) +
+                " is not a multiple of the group size " + Twine(groupSize));
+  if (K * bits % 32 != 0)
+    return fail("K=" + Twine(K) + " at " + Twine(bits) +
+                " bits does not fill whole int32 words of qweight");
+  if (N * bits % 32 != 0)
+    return fail("N=" + Twine(N) + " at " + Twine(bits) +
+                " bits does not fill whole int32 words of qzeros");
+  if (!qweight || !qzeros || !scales)
+    return fail("missing qweight, qzeros or scales data");
+
+  const int64_t perWord = 32 / bits, groups = K / groupSize;
+  const uint32_t mask = (1u << bits) - 1;
+  QuantMatrix m;
+  m.rows = N;
+  m.cols = K;
+  m.groupSize = groupSize;
+  m.bits = bits;
+  m.codes.resize(size_t(N * K));
+  m.scales.resize(size_t(N * groups));
+  m.zeros.resize(size_t(N * groups));
+  // qweight [K/perWord, N]: code (k, n) sits in word (k / perWord, n).
+  for (int64_t kw = 0; kw < K / perWord; ++kw) {
+    for (int64_t n = 0; n < N; ++n) {
+      uint32_t word = uint32_t(qweight[kw * N + n]);
+      for (int64_t j = 0; j < perWord; ++j)
+        m.codes[size_t(n * K + kw * perWord + j)] =
+            uint8_t((word >> (bits * j)) & mask);
+    }
+  }
+  // qzeros [groups, N/perWord]: zero (g, n) sits in word (g, n / perWord).
+  const int64_t zeroWords = N / perWord;
+  for (int64_t g = 0; g < groups; ++g) {
+    for (int64_t n = 0; n < N; ++n) {
+      uint32_t word = uint32_t(qzeros[g * zeroWords + n / perWord]);
+      // "gptq" stores z - 1; a stored 0xF therefore means z = 16, as in the
+      // AutoGPTQ dequantizer (no wrap-around).
+      int32_t z = int32_t((word >> (bits * (n % perWord))) & mask);
+      m.zeros[size_t(n * groups + g)] = zeroMinusOne ? z + 1 : z;
+      m.scales[size_t(n * groups + g)] =
+          loadElement(scaleStorage, scales, g * N + n);
+    }
+  }
+  return m;
+}
+
+//===-- Linear / embedding -----------------------------------------------===//
+
+void linear(const float *x, int64_t T, const DenseMatrix &w, const float *bias,
+            float *y) {
+  const int64_t N = w.rows, K = w.cols;
+  if (T <= 0 || N <= 0)
+    return;
+  switch (w.storage) {
+  case StorageType::F32:
+    linearDense<float, WidenF32>(x, T, static_cast<const float *>(w.data), N, K,
+                                 bias, y);
+    return;
+  case StorageType::F16:
+    linearDense<uint16_t, WidenF16>(x, T, static_cast<const uint16_t *>(w.data),
+                                    N, K, bias, y);
+    return;
+  case StorageType::BF16:
+    linearDense<uint16_t, WidenBf16>(
+        x, T, static_cast<const uint16_t *>(w.data), N, K, bias, y);
+    return;
+  }
+}
+
+void linear(const float *x, int64_t T, const QuantMatrix &w, const float *bias,
+            float *y) {
+  const int64_t N = w.rows, K = w.cols;
+  if (T <= 0 || N <= 0)
+    return;
+  assert(w.groupSize > 0 && K % w.groupSize == 0 && "malformed QuantMatrix");
+  // Dequantizing a few rows into an L1/L2-resident buffer and reusing the
+  // dense f32 kernel keeps the group bookkeeping out of the inner loop.
+  const int64_t block = T == 1 ? 4 : kRowBlock;
+  forEachRowTask(N, K, T, [&](int64_t n0, int64_t n1) {
+    std::vector<float> &scratch = threadScratch();
+    scratch.resize(size_t(block * K));
+    for (int64_t b0 = n0; b0 < n1; b0 += block) {
+      int64_t b1 = std::min(n1, b0 + block);
+      for (int64_t n = b0; n < b1; ++n)
+        dequantizeRow(w, n, scratch.data() + (n - b0) * K);
+      linearF32Rows(x, T, N, K, scratch.data(), b0, b1, bias, y);
+    }
+  });
+}
+
+Error embedding(const DenseMatrix &table, const int64_t *ids, int64_t T,
+                float *out) {
+  const int64_t bytes = storageBytes(table.storage);
+  for (int64_t t = 0; t < T; ++t) {
+    int64_t id = ids[t];
+    if (id < 0 || id >= table.rows)
+      return createStringError(
+          "embedding: token id " + Twine(id) + " at position " + Twine(t) +
+          " is outside the table of " + Twine(table.rows) + " rows");
+    const char *row =
+        static_cast<const char *>(table.data) + id * table.cols * bytes;
+    widenToF32(table.storage, row, table.cols, out + t * table.cols);
+  }
+  return Error::success();
+}
+
+//===-- Norms and activations ---------------------------------------------===//
+
+void rmsNorm(const float *x, int64_t rows, int64_t n, const float *w, float eps,
+             bool gemmaStyle, float *y) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *xr = x + r * n;
+    float *yr = y + r * n;
+    float meanSquare = dotF32(xr, xr, n) / float(n);
+    float inv = 1.0f / std::sqrt(meanSquare + eps);
+    // Both styles normalize first; they differ in the weight (w vs 1 + w).
+    // A null w is the weightless (L2) norm.
+    for (int64_t i = 0; i < n; ++i) {
+      float normed = xr[i] * inv;
+      if (!w)
+        yr[i] = normed;
+      else if (gemmaStyle)
+        yr[i] = normed * (1.0f + w[i]);
+      else
+        yr[i] = w[i] * normed;
+    }
+  }
+}
+
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+float silu(float x) { return x * sigmoid(x); }
+
+float geluErf(float x) {
+  return 0.5f * x * (1.0f + std::erf(x * numbers::inv_sqrt2f));
+}
+
+float geluTanh(float x) {
+  const float k = float(std::sqrt(2.0 / numbers::pi));
+  return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
+}
+
+void softmaxRows(float *x, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float *xr = x + r * n;
+    float mx = -std::numeric_limits<float>::infinity();
+    for (int64_t i = 0; i < n; ++i)
+      mx = std::max(mx, xr[i]);
+    if (mx == -std::numeric_limits<float>::infinity()) {
+      // Every entry masked: give the row no weight rather than 0/0 = NaN.
+      std::fill(xr, xr + n, 0.0f);
+      continue;
+    }
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n; ++i) {
+      xr[i] = std::exp(xr[i] - mx);
+      sum += xr[i];
+    }
+    for (int64_t i = 0; i < n; ++i)
+      xr[i] /= sum;
+  }
+}
+
+//===-- Rotary embedding
+//---------------------------------------------------===//
+
+namespace {
+
+/// HF's default inv_freq = 1 / base ** (arange(0, d, 2).float() / d), all f32.
+std::vector<float> defaultInvFreq(float base, int64_t d) {
+  std::vector<float> inv(static_cast<size_t>(d / 2));
+  for (int64_t i = 0; i < d / 2; ++i) {
+    float exponent = float(2 * i) / float(d);
+    inv[size_t(i)] = 1.0f / std::pow(base, exponent);
+  }
+  return inv;
+}
+
+double yarnMscale(double scale, double mscale) {
+  return scale <= 1.0 ? 1.0 : 0.1 * mscale * std::log(scale) + 1.0;
+}
+
+} // namespace
+
+void ropeFrequencies(const RopeParams &p, int64_t seqLen,
+                     std::vector<float> &invFreq, float &attentionFactor) {
+  const int64_t d = p.rotaryDim;
+  attentionFactor = 1.0f;
+  invFreq.clear();
+  if (d <= 0)
+    return;
+  const float base = float(p.theta);
+
+  switch (p.kind) {
+  case RopeParams::Kind::Default:
+    invFreq = defaultInvFreq(base, d);
+    return;
+
+  case RopeParams::Kind::Linear:
+    invFreq = defaultInvFreq(base, d);
+    for (float &f : invFreq)
+      f /= float(p.factor);
+    return;
+
+  case RopeParams::Kind::Dynamic: {
+    if (p.maxPositionEmbeddings <= 0 || seqLen <= p.maxPositionEmbeddings ||
+        d <= 2) {
+      invFreq = defaultInvFreq(base, d);
+      return;
+    }
+    // HF evaluates the new base on a 0-d f32 tensor (seq_len comes from
+    // position_ids), so every step rounds to f32.
+    float ratio =
+        float(p.factor) * float(seqLen) / float(p.maxPositionEmbeddings) -
+        float(p.factor - 1.0);
+    float scaledBase = base * std::pow(ratio, float(double(d) / double(d - 2)));
+    invFreq = defaultInvFreq(scaledBase, d);
+    return;
+  }
+
+  case RopeParams::Kind::Llama3: {
+    invFreq = defaultInvFreq(base, d);
+    const double l0 = double(p.originalMaxPositionEmbeddings > 0
+                                 ? p.originalMaxPositionEmbeddings
+                                 : p.maxPositionEmbeddings);
+    const float lowFreqWavelen = float(l0 / p.lowFreqFactor);
+    const float highFreqWavelen = float(l0 / p.highFreqFactor);
+    const float factor = float(p.factor);
+    const float twoPi = float(2.0 * numbers::pi);
+    for (float &f : invFreq) {
+      // torch evaluates scalar / tensor as tensor.reciprocal() * scalar.
+      float wavelen = (1.0f / f) * twoPi;
+      if (wavelen < highFreqWavelen)
+        continue;
+      if (wavelen > lowFreqWavelen) {
+        f = f / factor;
+        continue;
+      }
+      // Only inside the band: with low == high frequency factor the band is
+      // empty and the smoothing formula would divide by zero.
+      float smooth = ((1.0f / wavelen) * float(l0) - float(p.lowFreqFactor)) /
+                     float(p.highFreqFactor - p.lowFreqFactor);
+      f = (1.0f - smooth) * f / factor + smooth * f;
+    }
+    return;
+  }
+
+  case RopeParams::Kind::Yarn: {
+    const double l0 = double(p.originalMaxPositionEmbeddings > 0
+                                 ? p.originalMaxPositionEmbeddings
+                                 : p.maxPositionEmbeddings);
+    double factor = p.factor;
+    if (factor <= 0.0 && l0 > 0.0)
+      factor = double(p.maxPositionEmbeddings) / l0;
+
+    double af;
+    if (p.attentionFactor)
+      af = *p.attentionFactor;
+    else if (p.mscale && *p.mscale != 0.0 && p.mscaleAllDim &&
+             *p.mscaleAllDim != 0.0)
+      af = yarnMscale(factor, *p.mscale) / yarnMscale(factor, *p.mscaleAllDim);
+    else
+      af = yarnMscale(factor, 1.0);
+    attentionFactor = float(af);
+
+    // The correction range is plain Python float (double) math in HF.
+    const double betaFast = p.betaFast != 0.0 ? p.betaFast : 32.0;
+    const double betaSlow = p.betaSlow != 0.0 ? p.betaSlow : 1.0;
+    auto correctionDim = [&](double rotations) {
+      return double(d) * std::log(l0 / (rotations * 2.0 * numbers::pi)) /
+             (2.0 * std::log(p.theta));
+    };
+    double lo = correctionDim(betaFast), hi = correctionDim(betaSlow);
+    if (p.truncate) {
+      lo = std::floor(lo);
+      hi = std::ceil(hi);
+    }
+    lo = std::max(lo, 0.0);
+    hi = std::min(hi, double(d - 1));
+    if (lo == hi)
+      hi += 0.001;
+
+    const float fFactor = float(factor), fLo = float(lo),
+                fRange = float(hi - lo);
+    invFreq.resize(size_t(d / 2));
+    for (int64_t i = 0; i < d / 2; ++i) {
+      float posFreq = std::pow(base, float(2 * i) / float(d));
+      float extrapolation = 1.0f / posFreq;
+      float interpolation = 1.0f / (fFactor * posFreq);
+      float ramp = std::clamp((float(i) - fLo) / fRange, 0.0f, 1.0f);
+      float extrapolationWeight = 1.0f - ramp;
+      invFreq[size_t(i)] = interpolation * (1.0f - extrapolationWeight) +
+                           extrapolation * extrapolationWeight;
+    }
+    return;
+  }
+  }
+}
+
+void applyRope(float *x, int64_t T, int64_t H, int64_t headDim, int64_t offset,
+               const RopeParams &p) {
+  RopeParams params = p;
+  if (params.rotaryDim <= 0)
+    params.rotaryDim = headDim;
+  const int64_t d = params.rotaryDim, half = d / 2;
+  assert(d <= headDim && d % 2 == 0 && "rotary dim must be even, <= headDim");
+
+  std::vector<float> invFreq;
+  float attentionFactor;
+  ropeFrequencies(params, offset + T, invFreq, attentionFactor);
+
+  std::vector<float> cosv(static_cast<size_t>(half)), sinv(cosv.size());
+  for (int64_t t = 0; t < T; ++t) {
+    const float pos = float(offset + t);
+    for (int64_t i = 0; i < half; ++i) {
+      float angle = pos * invFreq[size_t(i)];
+      cosv[size_t(i)] = std::cos(angle) * attentionFactor;
+      sinv[size_t(i)] = std::sin(angle) * attentionFactor;
+    }
+    for (int64_t h = 0; h < H; ++h) {
+      float *v = x + (t * H + h) * headDim;
+      // Element j pairs with j + d/2 (half-split) or 2j with 2j+1.
+      const int64_t stride = params.interleaved ? 2 : 1;
+      const int64_t partner = params.interleaved ? 1 : half;
+      for (int64_t i = 0; i < half; ++i) {
+        float &a = v[i * stride], &b = v[i * stride + partner];
+        float c = cosv[size_t(i)], s = sinv[size_t(i)];
+        float ra = a * c - b * s;
+        float rb = b * c + a * s;
+        a = ra;
+        b = rb;
+      }
+    }
+  }
+}
+
+//===-- Attention
+//-----------------------------------------------------------===//
+
+void attention(const float *q, const float *k, const float *v, int64_t T,
+               int64_t S, int64_t nh, int64_t nkv, int64_t hd, int64_t hdv,
+               const AttentionParams &p, float *out) {
+  assert(nkv > 0 && nh % nkv == 0 && "query heads must group onto kv heads");
+  const int64_t rep = nh / nkv;
+
+  auto head = [&](size_t hIdx) {
+    const int64_t h = int64_t(hIdx), g = h / rep;
+    std::vector<float> scores(static_cast<size_t>(std::max<int64_t>(S, 1)));
+    for (int64_t t = 0; t < T; ++t) {
+      const int64_t pos = S - T + t;
+      // Visible keys are [lo, hi); everything else gets exactly zero weight.
+      int64_t hi = p.causal ? std::min(S, pos + 1) : S;
+      int64_t lo = p.slidingWindow > 0
+                       ? std::max<int64_t>(0, pos - p.slidingWindow + 1)
+                       : 0;
+      const float *qv = q + (t * nh + h) * hd;
+      float *o = out + (t * nh + h) * hdv;
+      std::fill(o, o + hdv, 0.0f);
+      if (lo >= hi)
+        continue;
+
+      float mx = -std::numeric_limits<float>::infinity();
+      for (int64_t s = lo; s < hi; ++s) {
+        float sc = dotF32(qv, k + (s * nkv + g) * hd, hd) * p.scale;
+        if (false)
+          sc = std::tanh(sc / p.logitSoftcap) * p.logitSoftcap;
+        scores[size_t(s)] = sc;
+        mx = std::max(mx, sc);
+      }
+      float sum = 0.0f;
+      for (int64_t s = lo; s < hi; ++s) {
+        float e = std::exp(scores[size_t(s)] - mx);
+        scores[size_t(s)] = e;
+        sum += e;
+      }
+      for (int64_t s = lo; s < hi; ++s)
+        accumulateScaled(scores[size_t(s)] / sum, v + (s * nkv + g) * hdv, o,
+                         hdv);
+    }
+  };
+
+  // Small problems (single-token decode on a short cache) are not worth
+  // the thread dispatch.
+  if (nh * T * S * (hd + hdv) < (int64_t(1) << 16)) {
+    for (int64_t h = 0; h < nh; ++h)
+      head(size_t(h));
+    return;
+  }
+  parallelFor(0, size_t(nh), head);
+}
+
+} // namespace pimc::ref

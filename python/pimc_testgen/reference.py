@@ -140,9 +140,11 @@ class RefModel:
     pass
 
 
-def load_model(ckpt_dir, dtype=torch.float32):
+def load_model(ckpt_dir, dtype=torch.float32, cfg_override=None):
     with open(os.path.join(ckpt_dir, "config.json")) as f:
         cfg = json.load(f)
+    if cfg_override:
+        cfg = cfg_override(cfg)
     mt = cfg.get("model_type")
     if mt not in SUPPORTED_MODEL_TYPES:
         raise NotImplementedError("model_type %r" % mt)
@@ -175,47 +177,68 @@ def load_model(ckpt_dir, dtype=torch.float32):
         assert qc["quant_method"] == "gptq", qc   # g_idx is honoured, so desc_act needs no special case
 
     used = set()
+    FLOATS = (torch.float32, torch.float16, torch.bfloat16)
 
-    def get(name):
+    def raw(name, shape, dtypes):
+        if name not in T:
+            raise KeyError("missing tensor %s" % name)
+        t = T[name]
+        if tuple(t.shape) != tuple(shape):
+            raise ValueError("%s: shape %s, expected %s" % (name, list(t.shape), list(shape)))
+        if t.dtype not in dtypes:
+            raise ValueError("%s: dtype %s not allowed" % (name, t.dtype))
         used.add(name)
-        return T[name].to(dtype)
+        return t
 
-    def weight(prefix):
+    def get(name, shape):
+        return raw(name, shape, FLOATS).to(dtype)
+
+    def weight(prefix, N, K):
         if prefix + ".qweight" in T:
-            for s in ("qweight", "qzeros", "scales", "g_idx"):
-                used.add(prefix + "." + s)
-            W = gptq_dequantize(T[prefix + ".qweight"], T[prefix + ".qzeros"], T[prefix + ".scales"],
-                                T[prefix + ".g_idx"], qc["bits"], qc.get("checkpoint_format", "gptq"))
+            bits, G = qc["bits"], qc["group_size"]
+            ng = 1 if G == -1 else K // G
+            pf = 32 // bits
+            I32 = (torch.int32,)
+            W = gptq_dequantize(raw(prefix + ".qweight", (K // pf, N), I32),
+                                raw(prefix + ".qzeros", (ng, N // pf), I32),
+                                raw(prefix + ".scales", (ng, N), (torch.float16,)),
+                                raw(prefix + ".g_idx", (K,), I32),
+                                bits, qc.get("checkpoint_format", "gptq"))
             return W.to(dtype)
-        return get(prefix + ".weight")
+        return get(prefix + ".weight", (N, K))
 
-    def bias(prefix):
-        return get(prefix + ".bias") if prefix + ".bias" in T else None
+    def bias(prefix, N):
+        return get(prefix + ".bias", (N,)) if prefix + ".bias" in T else None
 
-    m.embed = get("model.embed_tokens.weight")
+    I = cfg["intermediate_size"]
+    qd, kvd = m.nh * m.hd, m.nkv * m.hd
+    proj_shapes = {"q_proj": (qd, m.H), "k_proj": (kvd, m.H), "v_proj": (kvd, m.H), "o_proj": (m.H, qd),
+                   "gate_proj": (I, m.H), "up_proj": (I, m.H), "down_proj": (m.H, I)}
+    m.embed = get("model.embed_tokens.weight", (m.V, m.H))
     m.layers = []
     for l in range(m.L):
         p = "model.layers.%d." % l
-        d = {"in_norm": get(p + "input_layernorm.weight"),
-             "post_norm": get(p + "post_attention_layernorm.weight")}
+        d = {"in_norm": get(p + "input_layernorm.weight", (m.H,)),
+             "post_norm": get(p + "post_attention_layernorm.weight", (m.H,))}
         for proj in PROJS:
             key = proj.split(".")[1]
-            d[key] = weight(p + proj)
-            d[key + "_b"] = bias(p + proj)
+            N, K = proj_shapes[key]
+            d[key] = weight(p + proj, N, K)
+            d[key + "_b"] = bias(p + proj, N)
         if m.qk_norm:
-            d["q_norm"] = get(p + "self_attn.q_norm.weight")
-            d["k_norm"] = get(p + "self_attn.k_norm.weight")
+            d["q_norm"] = get(p + "self_attn.q_norm.weight", (m.hd,))
+            d["k_norm"] = get(p + "self_attn.k_norm.weight", (m.hd,))
         # bias presence must agree with the family's semantics
         want_qkv_bias = mt == "qwen2" or (mt in ("llama", "mistral", "qwen3") and cfg.get("attention_bias", False))
         for key in ("q_proj", "k_proj", "v_proj"):
             assert (d[key + "_b"] is not None) == want_qkv_bias, (p, key)
         m.layers.append(d)
-    m.norm = get("model.norm.weight")
+    m.norm = get("model.norm.weight", (m.H,))
     if cfg.get("tie_word_embeddings", False):
         assert "lm_head.weight" not in T
         m.lm_head = m.embed
     else:
-        m.lm_head = get("lm_head.weight")
+        m.lm_head = get("lm_head.weight", (m.V, m.H))
     extra = set(T) - used
     if extra:
         raise ValueError("unused tensors: %s" % sorted(extra))

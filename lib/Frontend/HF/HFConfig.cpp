@@ -20,6 +20,7 @@
 #include "llvm/Support/Path.h"
 
 #include <cmath>
+#include <cstdio>
 
 using namespace llvm;
 
@@ -79,6 +80,7 @@ constexpr KnownField knownFields[] = {
     {"mlp_bias", Llama | Mistral},
     {"use_sliding_window", Qwen2 | Qwen3},
     {"max_window_layers", Qwen2 | Qwen3},
+    {"use_mrope", Qwen2},
     // No effect on inference: token ids, training-only settings, bookkeeping.
     {"architectures", AnyFamily},
     {"_name_or_path", AnyFamily},
@@ -95,7 +97,11 @@ constexpr KnownField knownFields[] = {
 };
 
 std::string show(const json::Value &v) { return formatv("{0}", v).str(); }
-std::string show(double d) { return formatv("{0}", d).str(); }
+std::string show(double d) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", d);
+  return buf;
+}
 
 /// Field access with diagnostics of the form `<source>: <field>: <what>`.
 class ConfigReader {
@@ -115,9 +121,8 @@ public:
     return v && v->kind() != json::Value::Null ? v : nullptr;
   }
 
-  Expected<std::optional<int64_t>> optInt(const json::Object &obj,
-                                          StringRef key,
-                                          const Twine &field) const {
+  Expected<std::optional<int64_t>>
+  optInt(const json::Object &obj, StringRef key, const Twine &field) const {
     const json::Value *v = get(obj, key);
     if (!v)
       return std::nullopt;
@@ -143,9 +148,8 @@ public:
     return **i;
   }
 
-  Expected<std::optional<double>> optNumber(const json::Object &obj,
-                                            StringRef key,
-                                            const Twine &field) const {
+  Expected<std::optional<double>>
+  optNumber(const json::Object &obj, StringRef key, const Twine &field) const {
     const json::Value *v = get(obj, key);
     if (!v)
       return std::nullopt;
@@ -178,9 +182,8 @@ public:
     return *b;
   }
 
-  Expected<std::optional<StringRef>> optString(const json::Object &obj,
-                                               StringRef key,
-                                               const Twine &field) const {
+  Expected<std::optional<StringRef>>
+  optString(const json::Object &obj, StringRef key, const Twine &field) const {
     const json::Value *v = get(obj, key);
     if (!v)
       return std::nullopt;
@@ -251,8 +254,8 @@ Error parseRopeDict(const ConfigReader &r, const json::Object &dict,
     break;
   case Kind::Yarn:
     allowed.append({"factor", "original_max_position_embeddings", "beta_fast",
-                    "beta_slow", "attention_factor", "mscale",
-                    "mscale_all_dim", "truncate"});
+                    "beta_slow", "attention_factor", "mscale", "mscale_all_dim",
+                    "truncate"});
     break;
   case Kind::Llama3:
     allowed.append({"factor", "low_freq_factor", "high_freq_factor",
@@ -285,9 +288,9 @@ Error parseRopeDict(const ConfigReader &r, const json::Object &dict,
   };
   auto originalMaxPos = [&](bool required) -> Error {
     std::optional<int64_t> v;
-    PIMC_ASSIGN_OR_RETURN(
-        v, r.optInt(dict, "original_max_position_embeddings",
-                    field("original_max_position_embeddings")));
+    PIMC_ASSIGN_OR_RETURN(v,
+                          r.optInt(dict, "original_max_position_embeddings",
+                                   field("original_max_position_embeddings")));
     if (!v && required)
       return r.error(field("original_max_position_embeddings"),
                      "required for rope type '" + type + "'");
@@ -330,8 +333,8 @@ Error parseRopeDict(const ConfigReader &r, const json::Object &dict,
       rope.betaFast = 32.0;
     if (!rope.betaSlow)
       rope.betaSlow = 1.0;
-    PIMC_ASSIGN_OR_RETURN(rope.truncate, r.boolean(dict, "truncate",
-                                                   field("truncate"), true));
+    PIMC_ASSIGN_OR_RETURN(rope.truncate,
+                          r.boolean(dict, "truncate", field("truncate"), true));
     break;
   }
   case Kind::Llama3:
@@ -359,9 +362,9 @@ Expected<GptqConfig> parseGptq(const ConfigReader &r,
     return r.error("quantization_config", "expected an object");
 
   std::optional<StringRef> method;
-  PIMC_ASSIGN_OR_RETURN(method,
-                        r.optString(*q, "quant_method",
-                                    "quantization_config.quant_method"));
+  PIMC_ASSIGN_OR_RETURN(
+      method,
+      r.optString(*q, "quant_method", "quantization_config.quant_method"));
   if (!method)
     return r.error("quantization_config.quant_method",
                    "required field is missing");
@@ -372,25 +375,42 @@ Expected<GptqConfig> parseGptq(const ConfigReader &r,
 
   // GPTQ keys that do not change how the stored tensors decode.
   static constexpr StringLiteral harmless[] = {
-      "damp_percent",      "damp_auto_increment",
-      "true_sequential",   "static_groups",
-      "model_name_or_path", "model_file_base_name",
-      "quantizer",         "meta",
-      "dataset",           "tokenizer",
-      "use_exllama",       "exllama_config",
-      "use_cuda_fp16",     "disable_exllama",
-      "max_input_length",  "batch_size",
-      "pad_token_id",      "cache_block_outputs",
-      "backend",           "block_name_to_quantize",
+      "damp_percent",
+      "damp_auto_increment",
+      "true_sequential",
+      "static_groups",
+      "model_name_or_path",
+      "model_file_base_name",
+      "quantizer",
+      "meta",
+      "dataset",
+      "tokenizer",
+      "use_exllama",
+      "exllama_config",
+      "use_cuda_fp16",
+      "disable_exllama",
+      "max_input_length",
+      "batch_size",
+      "pad_token_id",
+      "cache_block_outputs",
+      "backend",
+      "block_name_to_quantize",
       "module_name_preceding_first_block",
       "mse",
   };
   // Interpreted or checked to hold their neutral value below.
   static constexpr StringLiteral interpreted[] = {
-      "quant_method", "bits",         "group_size",
-      "sym",          "desc_act",     "checkpoint_format",
-      "lm_head",      "pack_dtype",   "is_marlin_format",
-      "dynamic",      "modules_in_block_to_quantize",
+      "quant_method",
+      "bits",
+      "group_size",
+      "sym",
+      "desc_act",
+      "checkpoint_format",
+      "lm_head",
+      "pack_dtype",
+      "is_marlin_format",
+      "dynamic",
+      "modules_in_block_to_quantize",
   };
   std::vector<std::string> keys;
   for (const auto &kv : *q)
@@ -403,8 +423,7 @@ Expected<GptqConfig> parseGptq(const ConfigReader &r,
 
   GptqConfig gptq;
   std::optional<int64_t> bits;
-  PIMC_ASSIGN_OR_RETURN(bits,
-                        r.optInt(*q, "bits", "quantization_config.bits"));
+  PIMC_ASSIGN_OR_RETURN(bits, r.optInt(*q, "bits", "quantization_config.bits"));
   if (!bits)
     return r.error("quantization_config.bits", "required field is missing");
   if (*bits != 4 && *bits != 8)
@@ -413,8 +432,8 @@ Expected<GptqConfig> parseGptq(const ConfigReader &r,
   gptq.bits = int(*bits);
 
   std::optional<int64_t> groupSize;
-  PIMC_ASSIGN_OR_RETURN(groupSize, r.optInt(*q, "group_size",
-                                            "quantization_config.group_size"));
+  PIMC_ASSIGN_OR_RETURN(
+      groupSize, r.optInt(*q, "group_size", "quantization_config.group_size"));
   if (groupSize) {
     // Divisibility of K is checked by the importer, which knows K.
     if (*groupSize != -1 && *groupSize <= 0)
@@ -423,13 +442,13 @@ Expected<GptqConfig> parseGptq(const ConfigReader &r,
     gptq.groupSize = *groupSize;
   }
 
-  PIMC_ASSIGN_OR_RETURN(
-      gptq.sym, r.boolean(*q, "sym", "quantization_config.sym", true));
+  PIMC_ASSIGN_OR_RETURN(gptq.sym,
+                        r.boolean(*q, "sym", "quantization_config.sym", true));
 
   bool descAct = false;
-  PIMC_ASSIGN_OR_RETURN(descAct, r.boolean(*q, "desc_act",
-                                           "quantization_config.desc_act",
-                                           false));
+  PIMC_ASSIGN_OR_RETURN(
+      descAct,
+      r.boolean(*q, "desc_act", "quantization_config.desc_act", false));
   if (descAct)
     return r.error("quantization_config.desc_act",
                    "act-order (desc_act) not supported");
@@ -461,13 +480,12 @@ Expected<GptqConfig> parseGptq(const ConfigReader &r,
                    "the Marlin packing is not supported");
 
   std::optional<StringRef> packDtype;
-  PIMC_ASSIGN_OR_RETURN(packDtype,
-                        r.optString(*q, "pack_dtype",
-                                    "quantization_config.pack_dtype"));
+  PIMC_ASSIGN_OR_RETURN(
+      packDtype,
+      r.optString(*q, "pack_dtype", "quantization_config.pack_dtype"));
   if (packDtype && *packDtype != "int32" && *packDtype != "torch.int32")
     return r.error("quantization_config.pack_dtype",
-                   "only int32 packing is supported, got '" + *packDtype +
-                       "'");
+                   "only int32 packing is supported, got '" + *packDtype + "'");
 
   // Per-module overrides would make the quantization non-uniform.
   for (StringRef key : {"dynamic", "modules_in_block_to_quantize"}) {
@@ -524,20 +542,18 @@ Expected<ModelConfig> parseModelConfigText(StringRef text,
                    "' (supported: llama, mistral, qwen2, qwen3)");
   cfg.modelType = modelType->str();
   if (Error e = checkKnownFields(r, root, *family, *modelType))
-    return std::move(e);
+    return e;
 
   // Geometry.
-  PIMC_ASSIGN_OR_RETURN(cfg.hiddenSize, r.positiveInt(root, "hidden_size",
-                                                      "hidden_size", {}));
+  PIMC_ASSIGN_OR_RETURN(cfg.hiddenSize,
+                        r.positiveInt(root, "hidden_size", "hidden_size", {}));
   PIMC_ASSIGN_OR_RETURN(
       cfg.intermediateSize,
       r.positiveInt(root, "intermediate_size", "intermediate_size", {}));
-  PIMC_ASSIGN_OR_RETURN(
-      cfg.numLayers,
-      r.positiveInt(root, "num_hidden_layers", "num_hidden_layers", {}));
-  PIMC_ASSIGN_OR_RETURN(
-      cfg.numHeads,
-      r.positiveInt(root, "num_attention_heads", "num_attention_heads", {}));
+  PIMC_ASSIGN_OR_RETURN(cfg.numLayers, r.positiveInt(root, "num_hidden_layers",
+                                                     "num_hidden_layers", {}));
+  PIMC_ASSIGN_OR_RETURN(cfg.numHeads, r.positiveInt(root, "num_attention_heads",
+                                                    "num_attention_heads", {}));
   PIMC_ASSIGN_OR_RETURN(cfg.vocabSize,
                         r.positiveInt(root, "vocab_size", "vocab_size", {}));
   PIMC_ASSIGN_OR_RETURN(cfg.numKvHeads,
@@ -555,8 +571,7 @@ Expected<ModelConfig> parseModelConfigText(StringRef text,
     if (cfg.hiddenSize % cfg.numHeads != 0)
       return r.error("num_attention_heads",
                      Twine(cfg.numHeads) + " does not divide hidden_size (" +
-                         Twine(cfg.hiddenSize) +
-                         ") and head_dim is not given");
+                         Twine(cfg.hiddenSize) + ") and head_dim is not given");
     cfg.headDim = cfg.hiddenSize / cfg.numHeads;
   }
 
@@ -575,12 +590,12 @@ Expected<ModelConfig> parseModelConfigText(StringRef text,
   std::optional<StringRef> act;
   PIMC_ASSIGN_OR_RETURN(act, r.optString(root, "hidden_act", "hidden_act"));
   if (act && *act != "silu")
-    return r.error("hidden_act", "unsupported activation '" + *act +
-                                     "' (supported: silu)");
+    return r.error("hidden_act",
+                   "unsupported activation '" + *act + "' (supported: silu)");
 
-  PIMC_ASSIGN_OR_RETURN(cfg.tieWordEmbeddings,
-                        r.boolean(root, "tie_word_embeddings",
-                                  "tie_word_embeddings", false));
+  PIMC_ASSIGN_OR_RETURN(
+      cfg.tieWordEmbeddings,
+      r.boolean(root, "tie_word_embeddings", "tie_word_embeddings", false));
 
   // transformers v5 renamed torch_dtype to dtype.
   std::optional<StringRef> torchDtype, dtype;
@@ -655,6 +670,12 @@ Expected<ModelConfig> parseModelConfigText(StringRef text,
       return r.error("use_sliding_window",
                      "sliding-window attention on layers >= "
                      "max_window_layers is not supported");
+    // Multimodal RoPE (Qwen2-VL) splits rotary dims by section.
+    bool mrope = false;
+    PIMC_ASSIGN_OR_RETURN(mrope,
+                          r.boolean(root, "use_mrope", "use_mrope", false));
+    if (mrope)
+      return r.error("use_mrope", "multimodal RoPE is not supported");
     break;
   }
   }
@@ -673,8 +694,9 @@ Expected<ModelConfig> parseModelConfigText(StringRef text,
       std::optional<StringRef> s = t.getAsString();
       if (!s || *s != expected)
         return r.error("layer_types[" + Twine(i) + "]",
-                       "expected '" + expected + "' (mixed attention layers "
-                                                 "are not supported), got " +
+                       "expected '" + expected +
+                           "' (mixed attention layers "
+                           "are not supported), got " +
                            show(t));
     }
   }
@@ -692,10 +714,10 @@ Expected<ModelConfig> parseModelConfigText(StringRef text,
     ropeDict = v->getAsObject();
     if (!ropeDict)
       return r.error(ropeField, "expected an object or null, got " + show(*v));
-    if (Error e = parseRopeDict(r, *ropeDict, ropeField,
-                                /*isRopeParameters=*/params != nullptr,
-                                cfg.rope))
-      return std::move(e);
+    if (Error e =
+            parseRopeDict(r, *ropeDict, ropeField,
+                          /*isRopeParameters=*/params != nullptr, cfg.rope))
+      return e;
   }
   std::pair<StringRef, double *> ropeScalars[] = {
       {"rope_theta", &cfg.rope.theta},
@@ -704,9 +726,9 @@ Expected<ModelConfig> parseModelConfigText(StringRef text,
     std::optional<double> top, nested;
     PIMC_ASSIGN_OR_RETURN(top, r.optNumber(root, key, key));
     if (params)
-      PIMC_ASSIGN_OR_RETURN(nested,
-                            r.optNumber(*ropeDict, key,
-                                        ("rope_parameters." + key).str()));
+      PIMC_ASSIGN_OR_RETURN(
+          nested,
+          r.optNumber(*ropeDict, key, ("rope_parameters." + key).str()));
     if (top && nested && *top != *nested)
       return r.error("rope_parameters." + key,
                      "disagrees with top-level " + key);

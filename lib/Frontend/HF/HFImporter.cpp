@@ -1,0 +1,392 @@
+//===- HFImporter.cpp - Hugging Face checkpoint -> llm dialect ------------===//
+//
+// One builder covers the Llama family (llama, mistral, qwen2, qwen3): they
+// differ only in biases, QK norms, sliding windows and RoPE scaling, all of
+// which ModelConfig states explicitly.
+//
+//===----------------------------------------------------------------------===//
+#include "pimc/Frontend/HF/HFImporter.h"
+
+#include "pimc/Dialect/LLM/IR/LLMDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace pimc;
+using namespace pimc::hf;
+
+namespace {
+
+std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? ", " : "") + std::to_string(d);
+  return s + "]";
+}
+
+class LlamaFamilyBuilder {
+public:
+  LlamaFamilyBuilder(MLIRContext &ctx, const ModelConfig &cfg,
+                     const WeightStore &weights, int64_t maxContext)
+      : ctx(ctx), cfg(cfg), weights(weights), maxContext(maxContext),
+        b(&ctx) {}
+
+  llvm::Expected<OwningOpRef<ModuleOp>> build();
+
+private:
+  /// A dense weight: checks name, dtype and shape; records problems.
+  Value denseWeight(StringRef name, ArrayRef<int64_t> shape);
+  /// A projection weight [N, K]: dense, or GPTQ when the config says so.
+  Value projectionWeight(StringRef prefix, int64_t n, int64_t k);
+  Type floatType(DType dtype);
+  Value buildLayer(int64_t layer, Value hidden, Value offset, Value length,
+                   Value cache, Value &newCache);
+  Value rope(Value x, Value offset, Location loc);
+
+  RankedTensorType act(ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, b.getF32Type());
+  }
+  Location loc(const llvm::Twine &name) {
+    return NameLoc::get(b.getStringAttr(name));
+  }
+
+  MLIRContext &ctx;
+  const ModelConfig &cfg;
+  const WeightStore &weights;
+  int64_t maxContext;
+  OpBuilder b;
+  std::vector<std::string> problems;
+};
+
+Type LlamaFamilyBuilder::floatType(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return b.getF32Type();
+  case DType::F16:
+    return b.getF16Type();
+  case DType::BF16:
+    return b.getBF16Type();
+  default:
+    return {};
+  }
+}
+
+Value LlamaFamilyBuilder::denseWeight(StringRef name,
+                                      ArrayRef<int64_t> shape) {
+  const TensorView *t = weights.lookup(name);
+  Type elem = b.getF32Type();
+  if (!t) {
+    problems.push_back(llvm::formatv("missing tensor '{0}' (expected shape {1})",
+                                     name, shapeStr(shape)));
+  } else {
+    if (Type ft = floatType(t->dtype))
+      elem = ft;
+    else
+      problems.push_back(llvm::formatv(
+          "tensor '{0}' in {1} has dtype {2}, expected F32, F16 or BF16", name,
+          llvm::sys::path::filename(t->file), dtypeName(t->dtype)));
+    if (ArrayRef<int64_t>(t->shape) != shape)
+      problems.push_back(llvm::formatv(
+          "tensor '{0}' in {1} has shape {2}, expected {3}", name,
+          llvm::sys::path::filename(t->file), shapeStr(t->shape),
+          shapeStr(shape)));
+  }
+  return llm::WeightOp::create(b, loc(name),
+                               RankedTensorType::get(shape, elem),
+                               b.getStringAttr(name));
+}
+
+Value LlamaFamilyBuilder::projectionWeight(StringRef prefix, int64_t n,
+                                           int64_t k) {
+  if (!cfg.gptq)
+    return denseWeight((prefix + ".weight").str(), {n, k});
+
+  const GptqConfig &q = *cfg.gptq;
+  int64_t group = q.groupSize < 0 ? k : q.groupSize;
+  if (k % group != 0 || (k * q.bits) % 32 != 0 || (n * q.bits) % 32 != 0) {
+    problems.push_back(llvm::formatv(
+        "'{0}': GPTQ needs group_size ({1}) to divide in_features ({2}) and "
+        "both dimensions to fill 32-bit words at {3} bits",
+        prefix, q.groupSize, k, q.bits));
+    group = k;
+  }
+  int64_t perWord = 32 / q.bits;
+  auto expect = [&](StringRef suffix, ArrayRef<DType> dtypes,
+                    ArrayRef<int64_t> shape, bool optional = false) {
+    std::string name = (prefix + suffix).str();
+    const TensorView *t = weights.lookup(name);
+    if (!t) {
+      if (!optional)
+        problems.push_back(llvm::formatv(
+            "missing tensor '{0}' (expected shape {1})", name, shapeStr(shape)));
+      return t;
+    }
+    if (!llvm::is_contained(dtypes, t->dtype)) {
+      std::string allowed;
+      for (DType d : dtypes)
+        allowed += (allowed.empty() ? "" : " or ") + dtypeName(d).str();
+      problems.push_back(llvm::formatv("tensor '{0}' has dtype {1}, expected {2}",
+                                       name, dtypeName(t->dtype), allowed));
+    }
+    if (ArrayRef<int64_t>(t->shape) != shape)
+      problems.push_back(llvm::formatv("tensor '{0}' has shape {1}, expected {2}",
+                                       name, shapeStr(t->shape),
+                                       shapeStr(shape)));
+    return t;
+  };
+  expect(".qweight", {DType::I32}, {k / perWord, n});
+  expect(".qzeros", {DType::I32}, {k / group, n / perWord});
+  const TensorView *scales =
+      expect(".scales", {DType::F16, DType::BF16, DType::F32}, {k / group, n});
+  expect(".g_idx", {DType::I32}, {k}, /*optional=*/true);
+
+  Type scaleType = b.getF16Type();
+  if (scales)
+    if (Type ft = floatType(scales->dtype))
+      scaleType = ft;
+  Type storage = IntegerType::get(&ctx, q.bits, IntegerType::Unsigned);
+  Type zero = q.sym ? Type(b.getNoneType()) : storage;
+  auto type = llm::QuantizedWeightType::get(
+      &ctx, {n, k}, storage, group, scaleType, zero,
+      q.zeroMinusOne ? "gptq" : "gptq_v2");
+  return llm::WeightOp::create(b, loc(prefix), type, b.getStringAttr(prefix));
+}
+
+Value LlamaFamilyBuilder::rope(Value x, Value offset, Location l) {
+  const RopeScaling &r = cfg.rope;
+  int64_t rotaryDim =
+      static_cast<int64_t>(cfg.headDim * r.partialRotaryFactor);
+  rotaryDim -= rotaryDim % 2;
+  auto f64 = [&](std::optional<double> v) -> FloatAttr {
+    return v ? b.getF64FloatAttr(*v) : FloatAttr();
+  };
+  auto i64 = [&](std::optional<int64_t> v) -> IntegerAttr {
+    return v ? b.getI64IntegerAttr(*v) : IntegerAttr();
+  };
+  llm::RopeKind kind = llm::RopeKind::Default;
+  std::optional<int64_t> maxPos;
+  switch (r.kind) {
+  case RopeScaling::Kind::Default:
+    kind = llm::RopeKind::Default;
+    break;
+  case RopeScaling::Kind::Linear:
+    kind = llm::RopeKind::Linear;
+    break;
+  case RopeScaling::Kind::Dynamic:
+    kind = llm::RopeKind::Dynamic;
+    maxPos = cfg.maxPositionEmbeddings;
+    break;
+  case RopeScaling::Kind::Yarn:
+    kind = llm::RopeKind::Yarn;
+    maxPos = cfg.maxPositionEmbeddings;
+    break;
+  case RopeScaling::Kind::Llama3:
+    kind = llm::RopeKind::Llama3;
+    break;
+  }
+  std::optional<double> factor = r.factor;
+  std::optional<int64_t> originalMax = r.originalMaxPositionEmbeddings;
+  if (kind == llm::RopeKind::Yarn && !originalMax)
+    originalMax = cfg.maxPositionEmbeddings;
+  bool isYarn = kind == llm::RopeKind::Yarn;
+  return llm::RopeOp::create(
+      b, l, x.getType(), x, offset, llm::RopeKindAttr::get(&ctx, kind),
+      llm::RopeLayoutAttr::get(&ctx, llm::RopeLayout::HalfSplit),
+      b.getF64FloatAttr(r.theta), b.getI64IntegerAttr(rotaryDim), f64(factor),
+      i64(originalMax), i64(maxPos), f64(r.lowFreqFactor),
+      f64(r.highFreqFactor), f64(isYarn ? r.betaFast : std::nullopt),
+      f64(isYarn ? r.betaSlow : std::nullopt), f64(r.attentionFactor),
+      f64(r.mscale), f64(r.mscaleAllDim),
+      isYarn && !r.truncate ? b.getBoolAttr(false) : BoolAttr());
+}
+
+Value LlamaFamilyBuilder::buildLayer(int64_t layer, Value hidden,
+                                     Value offset, Value length, Value cache,
+                                     Value &newCache) {
+  std::string p = llvm::formatv("model.layers.{0}", layer).str();
+  const int64_t dyn = ShapedType::kDynamic;
+  int64_t H = cfg.hiddenSize, nh = cfg.numHeads, nkv = cfg.numKvHeads,
+          hd = cfg.headDim, I = cfg.intermediateSize;
+  auto eps = b.getF32FloatAttr(static_cast<float>(cfg.rmsNormEps));
+  auto llamaStyle = llm::NormStyleAttr::get(&ctx, llm::NormStyle::Llama);
+
+  Location attnLoc = loc(p + ".self_attn");
+  Value inNorm = denseWeight(p + ".input_layernorm.weight", {H});
+  Value x = llm::RMSNormOp::create(b, loc(p + ".input_layernorm"),
+                                   hidden.getType(), hidden, inNorm, eps,
+                                   llamaStyle);
+  auto project = [&](StringRef name, int64_t n, bool bias) -> Value {
+    std::string prefix = p + ".self_attn." + name.str();
+    Value w = projectionWeight(prefix, n, H);
+    Value bv = bias ? denseWeight(prefix + ".bias", {n}) : Value();
+    return llm::LinearOp::create(b, loc(prefix), act({dyn, n}), x, w, bv);
+  };
+  Value q = project("q_proj", nh * hd, cfg.qkvBias);
+  Value k = project("k_proj", nkv * hd, cfg.qkvBias);
+  Value v = project("v_proj", nkv * hd, cfg.qkvBias);
+  q = llm::ReshapeOp::create(b, attnLoc, act({dyn, nh, hd}), q);
+  k = llm::ReshapeOp::create(b, attnLoc, act({dyn, nkv, hd}), k);
+  v = llm::ReshapeOp::create(b, attnLoc, act({dyn, nkv, hd}), v);
+  if (cfg.qkNorm) {
+    Value qn = denseWeight(p + ".self_attn.q_norm.weight", {hd});
+    Value kn = denseWeight(p + ".self_attn.k_norm.weight", {hd});
+    q = llm::RMSNormOp::create(b, loc(p + ".self_attn.q_norm"), q.getType(), q,
+                               qn, eps, llamaStyle);
+    k = llm::RMSNormOp::create(b, loc(p + ".self_attn.k_norm"), k.getType(), k,
+                               kn, eps, llamaStyle);
+  }
+  q = rope(q, offset, attnLoc);
+  k = rope(k, offset, attnLoc);
+  newCache = llm::KVCacheAppendOp::create(b, attnLoc, cache.getType(), cache,
+                                          k, v, offset);
+  auto kvRead = llm::KVCacheReadOp::create(b, attnLoc, act({dyn, nkv, hd}),
+                                           act({dyn, nkv, hd}), newCache,
+                                           length);
+  IntegerAttr window = cfg.slidingWindow
+                           ? b.getI64IntegerAttr(*cfg.slidingWindow)
+                           : IntegerAttr();
+  Value attn = llm::AttentionOp::create(
+      b, attnLoc, act({dyn, nh, hd}), q, kvRead.getKey(), kvRead.getValue(),
+      b.getF32FloatAttr(static_cast<float>(1.0 / std::sqrt(double(hd)))),
+      b.getBoolAttr(true), window, FloatAttr());
+  attn = llm::ReshapeOp::create(b, attnLoc, act({dyn, nh * hd}), attn);
+  std::string oName = p + ".self_attn.o_proj";
+  Value wo = projectionWeight(oName, H, nh * hd);
+  Value bo = cfg.oBias ? denseWeight(oName + ".bias", {H}) : Value();
+  Value o = llm::LinearOp::create(b, loc(oName), act({dyn, H}), attn, wo, bo);
+  hidden = llm::AddOp::create(b, attnLoc, hidden, o);
+
+  Value postNorm = denseWeight(p + ".post_attention_layernorm.weight", {H});
+  Value h2 = llm::RMSNormOp::create(b, loc(p + ".post_attention_layernorm"),
+                                    hidden.getType(), hidden, postNorm, eps,
+                                    llamaStyle);
+  Value gate = projectionWeight(p + ".mlp.gate_proj", I, H);
+  Value up = projectionWeight(p + ".mlp.up_proj", I, H);
+  Value down = projectionWeight(p + ".mlp.down_proj", H, I);
+  Value m = llm::GatedMLPOp::create(
+      b, loc(p + ".mlp"), hidden.getType(), h2, gate, up, down,
+      llm::ActivationAttr::get(&ctx, llm::Activation::Silu));
+  return llm::AddOp::create(b, loc(p + ".mlp"), hidden, m);
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>> LlamaFamilyBuilder::build() {
+  if (cfg.mlpBias)
+    return llvm::createStringError("config field 'mlp_bias': MLP biases are "
+                                   "not supported yet");
+  Location modelLoc = loc(cfg.modelType);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(modelLoc);
+  (*module)->setAttr("llm.model_type", b.getStringAttr(cfg.modelType));
+  (*module)->setAttr("llm.max_context", b.getI64IntegerAttr(maxContext));
+  b.setInsertionPointToEnd(module->getBody());
+
+  const int64_t dyn = ShapedType::kDynamic;
+  auto cacheType = llm::KVCacheType::get(&ctx, maxContext, cfg.numKvHeads,
+                                         cfg.headDim, b.getF32Type());
+  SmallVector<Type> inputs = {RankedTensorType::get({dyn}, b.getI64Type()),
+                              b.getIndexType()};
+  SmallVector<Type> results = {act({1, cfg.vocabSize})};
+  for (int64_t i = 0; i < cfg.numLayers; ++i) {
+    inputs.push_back(cacheType);
+    results.push_back(cacheType);
+  }
+  auto func = func::FuncOp::create(b, modelLoc, kForwardFunction,
+                                   b.getFunctionType(inputs, results));
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  Value tokens = entry->getArgument(0), offset = entry->getArgument(1);
+
+  Value count = tensor::DimOp::create(b, modelLoc, tokens, 0);
+  Value length = arith::AddIOp::create(b, modelLoc, offset, count);
+  Value table = denseWeight("model.embed_tokens.weight",
+                            {cfg.vocabSize, cfg.hiddenSize});
+  Value hidden = llm::EmbeddingOp::create(b, loc("model.embed_tokens"),
+                                          act({dyn, cfg.hiddenSize}), table,
+                                          tokens);
+  SmallVector<Value> outs;
+  outs.push_back(Value());
+  for (int64_t i = 0; i < cfg.numLayers; ++i) {
+    Value newCache;
+    hidden = buildLayer(i, hidden, offset, length, entry->getArgument(2 + i),
+                        newCache);
+    outs.push_back(newCache);
+  }
+  Value finalNorm = denseWeight("model.norm.weight", {cfg.hiddenSize});
+  hidden = llm::RMSNormOp::create(
+      b, loc("model.norm"), hidden.getType(), hidden, finalNorm,
+      b.getF32FloatAttr(static_cast<float>(cfg.rmsNormEps)),
+      llm::NormStyleAttr::get(&ctx, llm::NormStyle::Llama));
+  Value last = llm::SliceOp::create(b, loc("model.norm"),
+                                    act({1, cfg.hiddenSize}), hidden,
+                                    b.getI64IntegerAttr(0),
+                                    b.getI64IntegerAttr(-1),
+                                    b.getI64IntegerAttr(1));
+  Value head = cfg.tieWordEmbeddings
+                   ? table
+                   : denseWeight("lm_head.weight",
+                                 {cfg.vocabSize, cfg.hiddenSize});
+  outs[0] = llm::LMHeadOp::create(b, loc("lm_head"), act({1, cfg.vocabSize}),
+                                  last, head);
+  func::ReturnOp::create(b, modelLoc, outs);
+
+  if (!problems.empty()) {
+    std::string msg = llvm::formatv("{0} problem(s) with the checkpoint's "
+                                    "tensors:",
+                                    problems.size());
+    for (const std::string &p : problems)
+      msg += "\n  " + p;
+    return llvm::createStringError(msg);
+  }
+  if (failed(verify(*module)))
+    return llvm::createStringError("internal error: imported IR does not verify");
+  return module;
+}
+
+} // namespace
+
+void pimc::hf::registerImportDialects(MLIRContext &context) {
+  context.loadDialect<llm::LLMDialect, func::FuncDialect, arith::ArithDialect,
+                      tensor::TensorDialect>();
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>>
+pimc::hf::importCheckpoint(MLIRContext &context, const ModelConfig &config,
+                           const WeightStore &weights,
+                           const ImportOptions &options) {
+  registerImportDialects(context);
+  int64_t maxContext = options.maxContext;
+  if (maxContext <= 0)
+    maxContext = std::min<int64_t>(config.maxPositionEmbeddings, 4096);
+  LlamaFamilyBuilder builder(context, config, weights, maxContext);
+  return builder.build();
+}
+
+llvm::Expected<ImportedModel>
+pimc::hf::importCheckpointDir(MLIRContext &context, llvm::StringRef dir,
+                              const ImportOptions &options) {
+  llvm::SmallString<256> configPath(dir);
+  llvm::sys::path::append(configPath, "config.json");
+  auto config = parseModelConfig(configPath);
+  if (!config)
+    return config.takeError();
+  auto weights = WeightStore::openDirectory(dir);
+  if (!weights)
+    return weights.takeError();
+  auto module = importCheckpoint(context, *config, **weights, options);
+  if (!module)
+    return llvm::createStringError(
+        llvm::formatv("{0}: {1}", dir, llvm::toString(module.takeError())));
+  ImportedModel model;
+  model.config = std::move(*config);
+  model.weights = std::move(*weights);
+  model.module = std::move(*module);
+  return model;
+}

@@ -33,13 +33,13 @@ struct DTypeInfo {
 };
 
 constexpr DTypeInfo dtypeTable[] = {
-    {DType::Bool, "BOOL", 1},      {DType::U8, "U8", 1},
-    {DType::I8, "I8", 1},          {DType::I16, "I16", 2},
-    {DType::U16, "U16", 2},        {DType::F16, "F16", 2},
-    {DType::BF16, "BF16", 2},      {DType::I32, "I32", 4},
-    {DType::U32, "U32", 4},        {DType::F32, "F32", 4},
-    {DType::F64, "F64", 8},        {DType::I64, "I64", 8},
-    {DType::U64, "U64", 8},        {DType::F8_E4M3, "F8_E4M3", 1},
+    {DType::Bool, "BOOL", 1},       {DType::U8, "U8", 1},
+    {DType::I8, "I8", 1},           {DType::I16, "I16", 2},
+    {DType::U16, "U16", 2},         {DType::F16, "F16", 2},
+    {DType::BF16, "BF16", 2},       {DType::I32, "I32", 4},
+    {DType::U32, "U32", 4},         {DType::F32, "F32", 4},
+    {DType::F64, "F64", 8},         {DType::I64, "I64", 8},
+    {DType::U64, "U64", 8},         {DType::F8_E4M3, "F8_E4M3", 1},
     {DType::F8_E5M2, "F8_E5M2", 1}, {DType::F8_E8M0, "F8_E8M0", 1},
 };
 
@@ -68,13 +68,11 @@ std::string formatShape(ArrayRef<int64_t> shape) {
   return s + "]";
 }
 
-std::string formatJson(const json::Value &v) {
-  return formatv("{0}", v).str();
-}
+std::string formatJson(const json::Value &v) { return formatv("{0}", v).str(); }
 
-/// llvm::json keeps the last of duplicate object keys silently, so the top-level
-/// keys are re-scanned from the (already validated) header text. Returns the
-/// first key that occurs twice, if any.
+/// llvm::json keeps the last of duplicate object keys silently, so the
+/// top-level keys are re-scanned from the (already validated) header text.
+/// Returns the first key that occurs twice, if any.
 std::optional<std::string> findDuplicateTopLevelKey(StringRef text) {
   StringSet<> seen;
   int depth = 0;
@@ -154,8 +152,12 @@ Expected<ParsedEntry> parseEntry(StringRef file, StringRef name,
       return err("'shape' must be a list of non-negative integers, got " +
                  formatJson(*shapeValue));
     entry.view.shape.push_back(*d);
-    numelOverflow |= MulOverflow(numel, uint64_t(*d), numel);
+    bool overflow = false;
+    numel = SaturatingMultiply(numel, uint64_t(*d), &overflow);
+    numelOverflow |= overflow;
   }
+  if (numel == 0) // A zero dimension wins over an earlier overflow.
+    numelOverflow = false;
 
   const json::Value *offsetsValue = obj->get("data_offsets");
   const json::Array *offsets =
@@ -176,8 +178,10 @@ Expected<ParsedEntry> parseEntry(StringRef file, StringRef name,
   entry.end = *end;
   entry.view.numBytes = *end - *begin;
 
-  uint64_t expected = 0;
-  numelOverflow |= MulOverflow(numel, uint64_t(dtypeSize(*dtype)), expected);
+  bool overflow = false;
+  uint64_t expected =
+      SaturatingMultiply(numel, uint64_t(dtypeSize(*dtype)), &overflow);
+  numelOverflow |= overflow;
   if (numelOverflow || expected != entry.view.numBytes)
     return err("dtype " + *dtypeStr + " with shape " +
                formatShape(entry.view.shape) + " needs " +
@@ -253,8 +257,8 @@ SafetensorsFile::open(StringRef path) {
   StringRef headerText = bytes.substr(8, headerLen);
   Expected<json::Value> header = json::parse(headerText);
   if (!header)
-    return fileError(path,
-                     "header is not valid JSON: " + toString(header.takeError()));
+    return fileError(path, "header is not valid JSON: " +
+                               toString(header.takeError()));
   const json::Object *root = header->getAsObject();
   if (!root)
     return fileError(path, "header is not a JSON object");
@@ -265,7 +269,7 @@ SafetensorsFile::open(StringRef path) {
   for (const auto &[key, value] : *root) {
     if (key == "__metadata__") {
       if (Error e = parseMetadata(path, value, file->meta))
-        return std::move(e);
+        return e;
       continue;
     }
     Expected<ParsedEntry> entry = parseEntry(path, key, value);
@@ -325,7 +329,7 @@ SafetensorsFile::open(StringRef path) {
     entry.view.data = data + entry.begin;
     file->tensorList.push_back(std::move(entry.view));
   }
-  return std::move(file);
+  return file;
 }
 
 Expected<std::unique_ptr<WeightStore>>
@@ -344,7 +348,7 @@ WeightStore::openFiles(ArrayRef<std::string> paths) {
     }
     store->files.push_back(std::move(*file));
   }
-  return std::move(store);
+  return store;
 }
 
 Expected<std::unique_ptr<WeightStore>>

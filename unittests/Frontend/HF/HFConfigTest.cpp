@@ -1,1 +1,499 @@
+//===- HFConfigTest.cpp - config.json parser tests ------------------------===//
+
+#include "pimc/Frontend/HF/HFConfig.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <gtest/gtest.h>
+
+using namespace llvm;
+using namespace pimc::hf;
+
+namespace {
+
+#define EXPECT_CONTAINS(haystack, needle)                                      \
+  EXPECT_NE(std::string(haystack).find(needle), std::string::npos)             \
+      << "'" << (haystack) << "' does not contain '" << (needle) << "'"
+
+// Trimmed from the Hub configs of the checkpoints in specs section 2.2.
+const char *llama31 = R"({
+  "architectures": ["LlamaForCausalLM"],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "bos_token_id": 128000,
+  "eos_token_id": 128001,
+  "hidden_act": "silu",
+  "hidden_size": 4096,
+  "initializer_range": 0.02,
+  "intermediate_size": 14336,
+  "max_position_embeddings": 131072,
+  "mlp_bias": false,
+  "model_type": "llama",
+  "num_attention_heads": 32,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 8,
+  "pretraining_tp": 1,
+  "rms_norm_eps": 1e-05,
+  "rope_scaling": {
+    "factor": 8.0,
+    "low_freq_factor": 1.0,
+    "high_freq_factor": 4.0,
+    "original_max_position_embeddings": 8192,
+    "rope_type": "llama3"
+  },
+  "rope_theta": 500000.0,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.43.0.dev0",
+  "use_cache": true,
+  "vocab_size": 128256
+})";
+
+const char *mistral01 = R"({
+  "architectures": ["MistralForCausalLM"],
+  "bos_token_id": 1,
+  "eos_token_id": 2,
+  "hidden_act": "silu",
+  "hidden_size": 4096,
+  "initializer_range": 0.02,
+  "intermediate_size": 14336,
+  "max_position_embeddings": 32768,
+  "model_type": "mistral",
+  "num_attention_heads": 32,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 8,
+  "rms_norm_eps": 1e-05,
+  "rope_theta": 10000.0,
+  "sliding_window": 4096,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.34.0.dev0",
+  "use_cache": true,
+  "vocab_size": 32000
+})";
+
+const char *qwen25 = R"({
+  "architectures": ["Qwen2ForCausalLM"],
+  "attention_dropout": 0.0,
+  "bos_token_id": 151643,
+  "eos_token_id": 151643,
+  "hidden_act": "silu",
+  "hidden_size": 3584,
+  "initializer_range": 0.02,
+  "intermediate_size": 18944,
+  "max_position_embeddings": 131072,
+  "max_window_layers": 28,
+  "model_type": "qwen2",
+  "num_attention_heads": 28,
+  "num_hidden_layers": 28,
+  "num_key_value_heads": 4,
+  "rms_norm_eps": 1e-06,
+  "rope_theta": 1000000.0,
+  "sliding_window": 131072,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.43.1",
+  "use_cache": true,
+  "use_sliding_window": false,
+  "vocab_size": 152064
+})";
+
+const char *qwen3 = R"({
+  "architectures": ["Qwen3ForCausalLM"],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "bos_token_id": 151643,
+  "eos_token_id": 151645,
+  "head_dim": 128,
+  "hidden_act": "silu",
+  "hidden_size": 4096,
+  "initializer_range": 0.02,
+  "intermediate_size": 12288,
+  "max_position_embeddings": 40960,
+  "max_window_layers": 36,
+  "model_type": "qwen3",
+  "num_attention_heads": 32,
+  "num_hidden_layers": 36,
+  "num_key_value_heads": 8,
+  "rms_norm_eps": 1e-06,
+  "rope_scaling": null,
+  "rope_theta": 1000000,
+  "sliding_window": null,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.51.0",
+  "use_cache": true,
+  "use_sliding_window": false,
+  "vocab_size": 151936
+})";
+
+/// `base` with the top-level fields of `patch` replaced (null in the patch
+/// removes the field).
+std::string patched(const char *base, const char *patch) {
+  json::Value v = cantFail(json::parse(base));
+  json::Value p = cantFail(json::parse(patch));
+  json::Object &o = *v.getAsObject();
+  for (auto &[k, val] : *p.getAsObject()) {
+    if (val.kind() == json::Value::Null)
+      o.erase(k);
+    else
+      o[k] = val;
+  }
+  std::string s;
+  raw_string_ostream(s) << v;
+  return s;
+}
+
+/// Parses and returns the error message; fails the test on success.
+std::string errorOf(const std::string &text) {
+  Expected<ModelConfig> cfg = parseModelConfigText(text, "cfg.json");
+  if (cfg) {
+    ADD_FAILURE() << "expected an error for " << text;
+    return "";
+  }
+  std::string msg = toString(cfg.takeError());
+  EXPECT_EQ(msg.rfind("cfg.json: ", 0), 0u) << msg;
+  return msg;
+}
+
+ModelConfig parseOk(const std::string &text) {
+  Expected<ModelConfig> cfg = parseModelConfigText(text, "cfg.json");
+  if (!cfg) {
+    ADD_FAILURE() << toString(cfg.takeError());
+    return ModelConfig();
+  }
+  return *cfg;
+}
+
+TEST(HFConfigTest, Llama31) {
+  ModelConfig c = parseOk(llama31);
+  EXPECT_EQ(c.modelType, "llama");
+  EXPECT_EQ(c.hiddenSize, 4096);
+  EXPECT_EQ(c.intermediateSize, 14336);
+  EXPECT_EQ(c.numLayers, 32);
+  EXPECT_EQ(c.numHeads, 32);
+  EXPECT_EQ(c.numKvHeads, 8);
+  EXPECT_EQ(c.headDim, 128);
+  EXPECT_EQ(c.vocabSize, 128256);
+  EXPECT_EQ(c.maxPositionEmbeddings, 131072);
+  EXPECT_DOUBLE_EQ(c.rmsNormEps, 1e-5);
+  EXPECT_EQ(c.hiddenAct, "silu");
+  EXPECT_FALSE(c.tieWordEmbeddings);
+  EXPECT_FALSE(c.qkvBias);
+  EXPECT_FALSE(c.oBias);
+  EXPECT_FALSE(c.mlpBias);
+  EXPECT_FALSE(c.qkNorm);
+  EXPECT_FALSE(c.slidingWindow);
+  EXPECT_EQ(c.torchDtype, "bfloat16");
+  EXPECT_FALSE(c.gptq);
+
+  EXPECT_EQ(c.rope.kind, RopeScaling::Kind::Llama3);
+  EXPECT_DOUBLE_EQ(c.rope.theta, 500000.0);
+  EXPECT_DOUBLE_EQ(c.rope.partialRotaryFactor, 1.0);
+  EXPECT_EQ(c.rope.factor, 8.0);
+  EXPECT_EQ(c.rope.lowFreqFactor, 1.0);
+  EXPECT_EQ(c.rope.highFreqFactor, 4.0);
+  EXPECT_EQ(c.rope.originalMaxPositionEmbeddings, 8192);
+}
+
+TEST(HFConfigTest, LlamaDefaultsAndBiases) {
+  ModelConfig c =
+      parseOk(patched(llama31, R"({"rope_scaling": null, "rope_theta": null,
+                   "num_key_value_heads": null, "torch_dtype": null,
+                   "max_position_embeddings": null, "rms_norm_eps": null,
+                   "attention_bias": true, "mlp_bias": true})"));
+  EXPECT_EQ(c.numKvHeads, 32);
+  EXPECT_EQ(c.rope.kind, RopeScaling::Kind::Default);
+  EXPECT_DOUBLE_EQ(c.rope.theta, 10000.0);
+  EXPECT_FALSE(c.rope.factor);
+  EXPECT_EQ(c.torchDtype, "float32");
+  EXPECT_EQ(c.maxPositionEmbeddings, 2048);
+  EXPECT_DOUBLE_EQ(c.rmsNormEps, 1e-6);
+  EXPECT_TRUE(c.attentionBias);
+  EXPECT_TRUE(c.qkvBias);
+  EXPECT_TRUE(c.oBias);
+  EXPECT_TRUE(c.mlpBias);
+}
+
+TEST(HFConfigTest, Mistral) {
+  ModelConfig c = parseOk(mistral01);
+  EXPECT_EQ(c.modelType, "mistral");
+  EXPECT_EQ(c.numKvHeads, 8);
+  EXPECT_EQ(c.headDim, 128);
+  ASSERT_TRUE(c.slidingWindow);
+  EXPECT_EQ(*c.slidingWindow, 4096);
+  EXPECT_EQ(c.rope.kind, RopeScaling::Kind::Default);
+  EXPECT_FALSE(c.qkvBias);
+
+  // v0.2+: null window means full attention.
+  std::string v02 = mistral01;
+  v02.replace(v02.find("4096,\n  \"tie"), 4, "null");
+  ModelConfig c2 = parseOk(v02);
+  EXPECT_FALSE(c2.slidingWindow);
+
+  EXPECT_CONTAINS(errorOf(patched(mistral01, R"({"sliding_window": -4})")),
+                  "sliding_window");
+}
+
+TEST(HFConfigTest, Qwen2) {
+  ModelConfig c = parseOk(qwen25);
+  EXPECT_EQ(c.modelType, "qwen2");
+  EXPECT_EQ(c.hiddenSize, 3584);
+  EXPECT_EQ(c.numHeads, 28);
+  EXPECT_EQ(c.numKvHeads, 4);
+  EXPECT_EQ(c.headDim, 128);
+  EXPECT_TRUE(c.qkvBias);
+  EXPECT_FALSE(c.oBias);
+  EXPECT_FALSE(c.qkNorm);
+  // use_sliding_window is false, so sliding_window is not honoured.
+  EXPECT_FALSE(c.slidingWindow);
+  EXPECT_DOUBLE_EQ(c.rope.theta, 1e6);
+  EXPECT_DOUBLE_EQ(c.rmsNormEps, 1e-6);
+
+  std::string msg = errorOf(patched(qwen25, R"({"use_sliding_window": true})"));
+  EXPECT_CONTAINS(msg, "use_sliding_window");
+  EXPECT_CONTAINS(msg, "not supported");
+}
+
+TEST(HFConfigTest, Qwen3) {
+  ModelConfig c = parseOk(qwen3);
+  EXPECT_EQ(c.modelType, "qwen3");
+  EXPECT_EQ(c.headDim, 128);
+  EXPECT_EQ(c.numLayers, 36);
+  EXPECT_EQ(c.maxPositionEmbeddings, 40960);
+  EXPECT_TRUE(c.qkNorm);
+  EXPECT_FALSE(c.qkvBias);
+  EXPECT_FALSE(c.oBias);
+  EXPECT_FALSE(c.slidingWindow);
+  EXPECT_EQ(c.rope.kind, RopeScaling::Kind::Default);
+  EXPECT_DOUBLE_EQ(c.rope.theta, 1e6);
+
+  // Explicit head_dim need not divide hidden_size; null means the default.
+  ModelConfig odd = parseOk(patched(qwen3, R"({"hidden_size": 1000})"));
+  EXPECT_EQ(odd.headDim, 128);
+  std::string nullHeadDim = qwen3;
+  nullHeadDim.replace(nullHeadDim.find("128,"), 3, "null");
+  EXPECT_EQ(parseOk(nullHeadDim).headDim, 4096 / 32);
+
+  ModelConfig biased = parseOk(patched(qwen3, R"({"attention_bias": true})"));
+  EXPECT_TRUE(biased.qkvBias);
+  EXPECT_TRUE(biased.oBias);
+}
+
+TEST(HFConfigTest, YarnAndLegacyType) {
+  ModelConfig c = parseOk(
+      patched(qwen25, R"({"rope_scaling": {"type": "yarn", "factor": 4.0,
+                  "original_max_position_embeddings": 32768}})"));
+  EXPECT_EQ(c.rope.kind, RopeScaling::Kind::Yarn);
+  EXPECT_EQ(c.rope.factor, 4.0);
+  EXPECT_EQ(c.rope.originalMaxPositionEmbeddings, 32768);
+  EXPECT_EQ(c.rope.betaFast, 32.0);
+  EXPECT_EQ(c.rope.betaSlow, 1.0);
+  EXPECT_TRUE(c.rope.truncate);
+  EXPECT_FALSE(c.rope.attentionFactor);
+
+  ModelConfig g = parseOk(
+      patched(llama31, R"({"rope_scaling": {"rope_type": "yarn", "factor": 32.0,
+                  "beta_fast": 16, "truncate": false, "mscale": 0.707,
+                  "mscale_all_dim": 0.707, "attention_factor": 1.2}})"));
+  EXPECT_EQ(g.rope.betaFast, 16.0);
+  EXPECT_FALSE(g.rope.truncate);
+  EXPECT_EQ(g.rope.mscale, 0.707);
+  EXPECT_EQ(g.rope.mscaleAllDim, 0.707);
+  EXPECT_EQ(g.rope.attentionFactor, 1.2);
+
+  ModelConfig lin = parseOk(
+      patched(llama31, R"({"rope_scaling": {"type": "linear", "factor": 2}})"));
+  EXPECT_EQ(lin.rope.kind, RopeScaling::Kind::Linear);
+  EXPECT_EQ(lin.rope.factor, 2.0);
+  ModelConfig dyn = parseOk(patched(
+      llama31, R"({"rope_scaling": {"rope_type": "dynamic", "factor": 2}})"));
+  EXPECT_EQ(dyn.rope.kind, RopeScaling::Kind::Dynamic);
+}
+
+TEST(HFConfigTest, RopeParametersV5) {
+  ModelConfig c =
+      parseOk(patched(llama31, R"({"rope_scaling": null, "rope_theta": null,
+                   "rope_parameters": {"rope_type": "default",
+                                       "rope_theta": 250000.0}})"));
+  EXPECT_EQ(c.rope.kind, RopeScaling::Kind::Default);
+  EXPECT_DOUBLE_EQ(c.rope.theta, 250000.0);
+
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"rope_scaling": null,
+                   "rope_parameters": {"rope_type": "default",
+                                       "rope_theta": 250000.0}})")),
+                  "rope_parameters.rope_theta");
+}
+
+TEST(HFConfigTest, RopeErrors) {
+  std::string msg = errorOf(patched(
+      llama31, R"({"rope_scaling": {"rope_type": "longrope", "factor": 4,
+                   "short_factor": [1], "long_factor": [2]}})"));
+  EXPECT_CONTAINS(msg, "unsupported rope_scaling type 'longrope' (supported: "
+                       "default, linear, dynamic, yarn, llama3)");
+  EXPECT_CONTAINS(
+      errorOf(patched(llama31, R"({"rope_scaling": {"type": "su"}})")), "'su'");
+
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"rope_scaling":
+                     {"rope_type": "llama3", "factor": 8.0,
+                      "low_freq_factor": 1.0, "high_freq_factor": 4.0}})")),
+                  "rope_scaling.original_max_position_embeddings");
+  EXPECT_CONTAINS(
+      errorOf(patched(llama31, R"({"rope_scaling": {"rope_type": "linear"}})")),
+      "rope_scaling.factor");
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"rope_scaling":
+                     {"rope_type": "linear", "factor": 2, "bogus": 1}})")),
+                  "rope_scaling.bogus");
+  EXPECT_CONTAINS(
+      errorOf(patched(llama31, R"({"rope_scaling": {"factor": 2}})")),
+      "rope_scaling");
+}
+
+TEST(HFConfigTest, UnsupportedModelType) {
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"model_type": "xyz"})")),
+                  "unsupported model_type 'xyz' (supported: llama, mistral, "
+                  "qwen2, qwen3)");
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"model_type": null})")),
+                  "model_type");
+}
+
+TEST(HFConfigTest, UnknownField) {
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"foo": 1})")),
+                  "unknown config field 'foo' (not known to the llama "
+                  "importer)");
+  // Known to some families only.
+  EXPECT_CONTAINS(
+      errorOf(patched(mistral01, R"({"use_sliding_window": false})")),
+      "unknown config field 'use_sliding_window' (not known to "
+      "the mistral importer)");
+}
+
+TEST(HFConfigTest, FieldErrors) {
+  std::string msg = errorOf(patched(llama31, R"({"hidden_act": "gelu"})"));
+  EXPECT_CONTAINS(msg, "hidden_act");
+  EXPECT_CONTAINS(msg, "gelu");
+
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"hidden_size": null})")),
+                  "hidden_size: required field is missing");
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"vocab_size": 0})")),
+                  "vocab_size: must be positive");
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"num_hidden_layers": "32"})")),
+                  "num_hidden_layers: expected an integer");
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"num_key_value_heads": 5})")),
+                  "num_key_value_heads");
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"num_attention_heads": 31,
+                                               "num_key_value_heads": 31})")),
+                  "num_attention_heads");
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"pretraining_tp": 2})")),
+                  "pretraining_tp");
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"sliding_window": 4096})")),
+                  "sliding_window");
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"torch_dtype": "int8"})")),
+                  "torch_dtype");
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"tie_word_embeddings": 1})")),
+                  "tie_word_embeddings");
+  EXPECT_CONTAINS(errorOf("[1]"), "not a JSON object");
+  EXPECT_CONTAINS(errorOf("{"), "not valid JSON");
+}
+
+TEST(HFConfigTest, LayerTypes) {
+  std::string full = "[";
+  for (int i = 0; i < 36; ++i)
+    full += std::string(i ? "," : "") + "\"full_attention\"";
+  full += "]";
+  EXPECT_TRUE(
+      parseOk(patched(qwen3, ("{\"layer_types\": " + full + "}").c_str()))
+          .qkNorm);
+  std::string mixed = full;
+  mixed.replace(mixed.rfind("full_attention"), 14, "sliding_attention");
+  EXPECT_CONTAINS(
+      errorOf(patched(qwen3, ("{\"layer_types\": " + mixed + "}").c_str())),
+      "layer_types[35]");
+}
+
+TEST(HFConfigTest, TorchDtypeV5Spelling) {
+  ModelConfig c =
+      parseOk(patched(qwen3, R"({"torch_dtype": null, "dtype": "float16"})"));
+  EXPECT_EQ(c.torchDtype, "float16");
+}
+
+TEST(HFConfigTest, Gptq) {
+  ModelConfig c = parseOk(patched(llama31, R"({"torch_dtype": "float16",
+      "quantization_config": {"quant_method": "gptq", "bits": 4,
+        "group_size": 128, "desc_act": false, "sym": true,
+        "damp_percent": 0.01, "true_sequential": true, "static_groups": false,
+        "model_name_or_path": null, "model_file_base_name": "model",
+        "lm_head": false, "checkpoint_format": "gptq",
+        "meta": {"quantizer": ["gptqmodel:1.0"]}, "pack_dtype": "int32"}})"));
+  ASSERT_TRUE(c.gptq);
+  EXPECT_EQ(c.gptq->bits, 4);
+  EXPECT_EQ(c.gptq->groupSize, 128);
+  EXPECT_TRUE(c.gptq->sym);
+  EXPECT_TRUE(c.gptq->zeroMinusOne);
+
+  ModelConfig v2 = parseOk(patched(llama31, R"({"quantization_config":
+      {"quant_method": "gptq", "bits": 8, "group_size": -1, "sym": false,
+       "checkpoint_format": "gptq_v2"}})"));
+  ASSERT_TRUE(v2.gptq);
+  EXPECT_EQ(v2.gptq->bits, 8);
+  EXPECT_EQ(v2.gptq->groupSize, -1);
+  EXPECT_FALSE(v2.gptq->sym);
+  EXPECT_FALSE(v2.gptq->zeroMinusOne);
+}
+
+TEST(HFConfigTest, GptqErrors) {
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"quantization_config":
+      {"quant_method": "gptq", "bits": 4, "group_size": 128,
+       "desc_act": true}})")),
+                  "act-order (desc_act) not supported");
+  std::string awq = errorOf(patched(llama31, R"({"quantization_config":
+      {"quant_method": "awq", "bits": 4}})"));
+  EXPECT_CONTAINS(awq, "quantization_config.quant_method");
+  EXPECT_CONTAINS(awq, "'awq'");
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"quantization_config":
+      {"quant_method": "gptq", "bits": 3}})")),
+                  "quantization_config.bits");
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"quantization_config":
+      {"quant_method": "gptq", "bits": 4, "group_size": 0}})")),
+                  "quantization_config.group_size");
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"quantization_config":
+      {"quant_method": "gptq", "bits": 4, "checkpoint_format": "marlin"}})")),
+                  "quantization_config.checkpoint_format");
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"quantization_config":
+      {"quant_method": "gptq", "bits": 4, "lm_head": true}})")),
+                  "quantization_config.lm_head");
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"quantization_config":
+      {"quant_method": "gptq", "bits": 4, "weird": 1}})")),
+                  "quantization_config.weird");
+}
+
+TEST(HFConfigTest, ReadsFileOrDirectory) {
+  SmallString<128> dir;
+  ASSERT_FALSE(sys::fs::createUniqueDirectory("pimc-hfconfig", dir));
+  SmallString<128> path(dir);
+  sys::path::append(path, "config.json");
+  {
+    std::error_code ec;
+    raw_fd_ostream os(path, ec);
+    ASSERT_FALSE(ec);
+    os << qwen3;
+  }
+  Expected<ModelConfig> fromFile = parseModelConfig(path);
+  ASSERT_TRUE(bool(fromFile)) << toString(fromFile.takeError());
+  EXPECT_EQ(fromFile->modelType, "qwen3");
+  Expected<ModelConfig> fromDir = parseModelConfig(dir);
+  ASSERT_TRUE(bool(fromDir)) << toString(fromDir.takeError());
+  EXPECT_EQ(fromDir->numLayers, 36);
+
+  SmallString<128> missing(dir);
+  sys::path::append(missing, "nope.json");
+  Expected<ModelConfig> bad = parseModelConfig(missing);
+  ASSERT_FALSE(bool(bad));
+  EXPECT_CONTAINS(toString(bad.takeError()), "nope.json: cannot read");
+  sys::fs::remove_directories(dir);
+}
+
+} // namespace

@@ -161,9 +161,9 @@ TEST_F(SafetensorsTest, ValidFileWithMetadata) {
   auto store = WeightStore::openFiles({path});
   ASSERT_TRUE(bool(store)) << toString(store.takeError());
   EXPECT_EQ((*store)->totalBytes(), 36u);
-  EXPECT_EQ((*store)->names(),
-            (std::vector<std::string>{"b.bf16", "h.f16", "scalar.empty",
-                                      "w.f32"}));
+  EXPECT_EQ(
+      (*store)->names(),
+      (std::vector<std::string>{"b.bf16", "h.f16", "scalar.empty", "w.f32"}));
   ASSERT_NE((*store)->lookup("h.f16"), nullptr);
   EXPECT_EQ((*store)->lookup("h.f16")->numBytes, 8u);
   EXPECT_EQ((*store)->lookup("nope"), nullptr);
@@ -222,9 +222,9 @@ TEST_F(SafetensorsTest, BadShapeAndOffsets) {
 }
 
 TEST_F(SafetensorsTest, SizeMismatch) {
-  std::string msg = openError(
-      fileBytes(headerJson({{"proj.weight", "BF16", {2, 3}, 0, 8}}),
-                std::string(8, '\0')));
+  std::string msg =
+      openError(fileBytes(headerJson({{"proj.weight", "BF16", {2, 3}, 0, 8}}),
+                          std::string(8, '\0')));
   EXPECT_CONTAINS(msg, "tensor 'proj.weight'");
   EXPECT_CONTAINS(msg, "BF16");
   EXPECT_CONTAINS(msg, "[2, 3]");
@@ -258,19 +258,19 @@ TEST_F(SafetensorsTest, OffsetsOverrun) {
 }
 
 TEST_F(SafetensorsTest, Overlap) {
-  std::string msg = openError(
-      fileBytes(headerJson({{"a", "F32", {4}, 0, 16}, {"b", "F32", {2}, 8, 16}}),
-                std::string(16, '\0')));
+  std::string msg = openError(fileBytes(
+      headerJson({{"a", "F32", {4}, 0, 16}, {"b", "F32", {2}, 8, 16}}),
+      std::string(16, '\0')));
   EXPECT_CONTAINS(msg, "'a'");
   EXPECT_CONTAINS(msg, "'b'");
   EXPECT_CONTAINS(msg, "overlap");
 }
 
 TEST_F(SafetensorsTest, DuplicateName) {
-  std::string msg = openError(fileBytes(
-      R"({"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},)"
-      R"("w":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})",
-      "ab"));
+  std::string msg = openError(
+      fileBytes(R"({"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},)"
+                R"("w":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})",
+                "ab"));
   EXPECT_CONTAINS(msg, "tensor 'w' appears twice");
 }
 
@@ -329,8 +329,8 @@ TEST_F(ShardedTest, TwoShards) {
                  "layers.1.w":"model-00002-of-00002.safetensors"})");
   auto store = WeightStore::openDirectory(dir);
   ASSERT_TRUE(bool(store)) << toString(store.takeError());
-  EXPECT_EQ((*store)->names(), (std::vector<std::string>{
-                                   "embed", "layers.0.w", "layers.1.w"}));
+  EXPECT_EQ((*store)->names(),
+            (std::vector<std::string>{"embed", "layers.0.w", "layers.1.w"}));
   EXPECT_EQ((*store)->totalBytes(), 28u);
   const TensorView *t = (*store)->lookup("layers.1.w");
   ASSERT_NE(t, nullptr);

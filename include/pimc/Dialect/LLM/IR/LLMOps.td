@@ -12,6 +12,13 @@ def LLM_FloatWeight : RankedTensorOf<[F32, F16, BF16]>;
 def LLM_Weight : AnyTypeOf<[LLM_FloatWeight, LLM_QuantizedWeightType]>;
 def LLM_TokenIds : RankedTensorOf<[I32, I64]>;
 
+// A signless i64 attribute read as int64_t (MLIR's I64Attr reads uint64_t,
+// which would turn negative axes, starts and sizes into huge numbers).
+def LLM_I64Attr : TypedSignlessIntegerAttrBase<I64, "int64_t",
+                                               "64-bit signless integer attribute"> {
+  let convertFromStorage = "$_self.getValue().getSExtValue()";
+}
+
 //===----------------------------------------------------------------------===//
 // Weights
 //===----------------------------------------------------------------------===//
@@ -129,10 +136,10 @@ def LLM_RopeOp : LLM_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
   }];
   let arguments = (ins LLM_Activations:$input, Index:$offset,
                        LLM_RopeKindAttr:$kind, LLM_RopeLayoutAttr:$layout,
-                       F64Attr:$theta, I64Attr:$rotary_dim,
+                       F64Attr:$theta, LLM_I64Attr:$rotary_dim,
                        OptionalAttr<F64Attr>:$factor,
-                       OptionalAttr<I64Attr>:$original_max_position_embeddings,
-                       OptionalAttr<I64Attr>:$max_position_embeddings,
+                       OptionalAttr<LLM_I64Attr>:$original_max_position_embeddings,
+                       OptionalAttr<LLM_I64Attr>:$max_position_embeddings,
                        OptionalAttr<F64Attr>:$low_freq_factor,
                        OptionalAttr<F64Attr>:$high_freq_factor,
                        OptionalAttr<F64Attr>:$beta_fast,
@@ -163,7 +170,7 @@ def LLM_AttentionOp : LLM_Op<"attention", [Pure]> {
   let arguments = (ins LLM_Activations:$query, LLM_Activations:$key,
                        LLM_Activations:$value, F32Attr:$scale,
                        DefaultValuedAttr<BoolAttr, "true">:$causal,
-                       OptionalAttr<I64Attr>:$sliding_window,
+                       OptionalAttr<LLM_I64Attr>:$sliding_window,
                        OptionalAttr<F32Attr>:$logit_softcap);
   let results = (outs LLM_Activations:$result);
   let assemblyFormat = "$query `,` $key `,` $value attr-dict `:` functional-type(operands, results)";
@@ -290,7 +297,7 @@ def LLM_ReduceOp : LLM_Op<"reduce", [Pure]> {
     is kept with size 1 when `keep_dim`, else removed.
   }];
   let arguments = (ins LLM_Activations:$input, LLM_ReduceKindAttr:$kind,
-                       I64Attr:$axis, DefaultValuedAttr<BoolAttr, "false">:$keep_dim);
+                       LLM_I64Attr:$axis, DefaultValuedAttr<BoolAttr, "false">:$keep_dim);
   let results = (outs LLM_Activations:$result);
   let assemblyFormat = "$kind $input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
@@ -299,7 +306,7 @@ def LLM_ReduceOp : LLM_Op<"reduce", [Pure]> {
 def LLM_SoftmaxOp : LLM_Op<"softmax", [Pure, SameOperandsAndResultType]> {
   let summary = "softmax along one axis";
   let description = "`exp(x - max) / sum(exp(x - max))` along `axis`, in f32.";
-  let arguments = (ins LLM_Activations:$input, I64Attr:$axis);
+  let arguments = (ins LLM_Activations:$input, LLM_I64Attr:$axis);
   let results = (outs LLM_Activations:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
   let hasVerifier = 1;
@@ -350,7 +357,7 @@ def LLM_TransposeOp : LLM_Op<"transpose", [Pure]> {
 def LLM_ConcatOp : LLM_Op<"concat", [Pure]> {
   let summary = "concatenate along one axis";
   let description = "Joins the inputs along `axis`; other dimensions must agree.";
-  let arguments = (ins Variadic<LLM_Activations>:$inputs, I64Attr:$axis);
+  let arguments = (ins Variadic<LLM_Activations>:$inputs, LLM_I64Attr:$axis);
   let results = (outs LLM_Activations:$result);
   let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, $result)";
   let hasVerifier = 1;
@@ -364,8 +371,8 @@ def LLM_SliceOp : LLM_Op<"slice", [Pure]> {
     from the end (start = -1, size = 1 is the last position). Out-of-range
     slices are a runtime error when the dimension is dynamic.
   }];
-  let arguments = (ins LLM_Activations:$input, I64Attr:$axis, I64Attr:$start,
-                       I64Attr:$size);
+  let arguments = (ins LLM_Activations:$input, LLM_I64Attr:$axis, LLM_I64Attr:$start,
+                       LLM_I64Attr:$size);
   let results = (outs LLM_Activations:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
@@ -379,7 +386,7 @@ def LLM_GatherOp : LLM_Op<"gather", [Pure]> {
     (a 1-D tensor); the result has `indices`' length in that dimension.
     An index out of range is a runtime error.
   }];
-  let arguments = (ins LLM_Activations:$input, LLM_TokenIds:$indices, I64Attr:$axis);
+  let arguments = (ins LLM_Activations:$input, LLM_TokenIds:$indices, LLM_I64Attr:$axis);
   let results = (outs LLM_Activations:$result);
   let assemblyFormat = "$input `,` $indices attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;

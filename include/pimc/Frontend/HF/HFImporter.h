@@ -1,0 +1,55 @@
+//===- HFImporter.h - Hugging Face checkpoint -> llm dialect ----*- C++ -*-===//
+//
+// Builds the llm IR of a decoder-only model from its config and the tensor
+// headers of its safetensors files. Weights are referred to by name
+// (llm.weight), never copied into the IR. Every expected tensor is checked
+// (present, dtype, shape) and all problems are reported in one error.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIMC_FRONTEND_HF_HFIMPORTER_H
+#define PIMC_FRONTEND_HF_HFIMPORTER_H
+
+#include "pimc/Frontend/HF/HFConfig.h"
+#include "pimc/Frontend/HF/Safetensors.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace pimc::hf {
+
+struct ImportOptions {
+  /// KV-cache capacity (positions) of the forward function; 0 picks
+  /// min(max_position_embeddings, 4096).
+  int64_t maxContext = 0;
+};
+
+/// Name of the entry point the importer emits:
+///   func.func @forward(%tokens: tensor<?xi64>, %offset: index,
+///                      %cache_0: !llm.kv_cache<...>, ...)
+///       -> (tensor<1xVxf32>, !llm.kv_cache<...>, ...)
+/// It runs T new tokens at positions [offset, offset + T), appends their
+/// keys and values to each layer's cache and returns the logits of the last
+/// token and the updated caches.
+inline constexpr llvm::StringLiteral kForwardFunction = "forward";
+
+/// Imports `<dir>/config.json` + safetensors into a new module.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+importCheckpoint(mlir::MLIRContext &context, const ModelConfig &config,
+                 const WeightStore &weights, const ImportOptions &options);
+
+/// Convenience: parses the config, opens the weights and imports.
+struct ImportedModel {
+  ModelConfig config;
+  std::unique_ptr<WeightStore> weights;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+};
+llvm::Expected<ImportedModel> importCheckpointDir(mlir::MLIRContext &context,
+                                                  llvm::StringRef dir,
+                                                  const ImportOptions &options);
+
+/// Registers the dialects the imported IR uses.
+void registerImportDialects(mlir::MLIRContext &context);
+
+} // namespace pimc::hf
+
+#endif // PIMC_FRONTEND_HF_HFIMPORTER_H

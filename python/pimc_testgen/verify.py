@@ -1,0 +1,160 @@
+#!/usr/bin/python3
+"""Self-test of the generated test data.
+
+    /usr/bin/python3 python/pimc_testgen/verify.py DIR [--bad DIR/bad]
+
+For every DIR/<family>/golden.json:
+  * strict re-parse of every safetensors file (header length % 8, contiguous non-overlapping offsets
+    covering the buffer, dtype sizes, tensor offsets aligned to their element size), index total_size;
+  * re-run the float32 reference from the files and require byte-identical golden_logits.bin + tokens;
+  * float64 run of the same stored weights: max |logit| difference = pure summation/rounding noise
+    of the fp32 reference (what an fp32 C++ interpreter can also legitimately differ by);
+  * sensitivity: teacher-forced logits with one family feature switched off (sliding window,
+    llama3 scaling, qkv bias, q/k norm, RoPE) must move by far more than that noise.
+For --bad: each variant must be rejected by the strict reader / config check.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from pimc_testgen import reference as ref          # noqa: E402
+from pimc_testgen import safetensors_io as st      # noqa: E402
+
+
+def check_files(d):
+    for fn in sorted(os.listdir(d)):
+        if not fn.endswith(".safetensors"):
+            continue
+        n, hdr, meta = st.read_header_file(os.path.join(d, fn))
+        assert n % 8 == 0, (fn, n)
+        assert meta == {"format": "pt"}, meta
+        for name, info in hdr.items():
+            assert info["data_offsets"][0] % st.DTYPES[info["dtype"]][2] == 0, (fn, name)
+
+
+def spot_check_gptq(d, m, count=64):
+    """Scalar transcription of spec 5.2 at a few (k, n), against the vectorized dequant in reference."""
+    T = ref.read_tensors(d)
+    qc = m.cfg["quantization_config"]
+    bits = qc["bits"]
+    pf, maxq = 32 // bits, (1 << bits) - 1
+    gen = torch.Generator().manual_seed(0)
+    for l, layer in enumerate(m.layers):
+        for proj, key in (("self_attn.q_proj", "q_proj"), ("self_attn.k_proj", "k_proj"),
+                          ("self_attn.o_proj", "o_proj"), ("mlp.down_proj", "down_proj")):
+            p = "model.layers.%d.%s." % (l, proj)
+            qw, qz, sc, gi = T[p + "qweight"], T[p + "qzeros"], T[p + "scales"], T[p + "g_idx"]
+            K, N = qw.shape[0] * pf, qw.shape[1]
+            for _ in range(count):
+                k = int(torch.randint(0, K, (1,), generator=gen))
+                n = int(torch.randint(0, N, (1,), generator=gen))
+                g = int(gi[k])
+                q = ((int(qw[k // pf, n]) & 0xFFFFFFFF) >> (bits * (k % pf))) & maxq
+                z = (((int(qz[g, n // pf]) & 0xFFFFFFFF) >> (bits * (n % pf))) & maxq) + 1
+                w = np.float32(float(sc[g, n])) * np.float32(q - z)
+                assert float(layer[key][n, k]) == float(w), (p, k, n)
+
+
+def check_family(d, ablations=True):
+    torch.set_num_threads(1)
+    with open(os.path.join(d, "golden.json")) as f:
+        g = json.load(f)
+    check_files(d)
+    m = ref.load_model(d)
+    toks, logits = ref.greedy(m, g["prompt_ids"], g["max_new_tokens"])
+    with open(os.path.join(d, g["logits_file"]), "rb") as f:
+        stored = np.frombuffer(f.read(), dtype="<f4").reshape(g["logits_shape"])
+    assert toks == g["tokens"], "tokens differ from golden.json"
+    assert np.array_equal(logits.numpy(), stored), "golden_logits.bin not reproduced bit-exactly"
+    margin = float(ref.top2_margins(logits).min())
+    assert abs(margin - g["min_top2_margin"]) < 1e-5
+    if "quantization_config" in m.cfg:
+        spot_check_gptq(d, m)
+    m64 = ref.load_model(d, dtype=torch.float64)
+    toks64, logits64 = ref.greedy(m64, g["prompt_ids"], g["max_new_tokens"])
+    noise = float((logits.double() - logits64).abs().max())
+    out = {"family": g["family"], "margin": margin, "fp32_vs_fp64": noise, "fp64_tokens_match": toks64 == toks,
+           "distinct_tokens": len(set(toks))}
+    if ablations:
+        seq = g["prompt_ids"] + g["tokens"][:-1]
+        P = len(g["prompt_ids"])
+        base = ref.forward(m, seq)[P - 1:]
+        out["teacher_forced_vs_golden"] = float((base - logits).abs().max())
+        feats = ["rope"]
+        if any(w is not None for w in m.windows):
+            feats.append("window")
+        if m.cfg.get("rope_scaling"):
+            feats.append("rope_scaling")
+        if m.layers[0]["q_proj_b"] is not None:
+            feats.append("bias")
+        if m.qk_norm:
+            feats.append("qk_norm")
+        out["ablation"] = {f: float((ref.forward(m, seq, ablate=(f,))[P - 1:] - base).abs().max()) for f in feats}
+        # config-level mistakes a loader could make
+        overrides = {}
+        if "quantization_config" in m.cfg:
+            overrides["zeros_as_gptq_v2"] = lambda c: dict(
+                c, quantization_config=dict(c["quantization_config"], checkpoint_format="gptq_v2"))
+        if m.cfg.get("model_type") == "qwen2":
+            overrides["honour_sliding_window"] = lambda c: dict(c, use_sliding_window=True, max_window_layers=0)
+        for name, fn in overrides.items():
+            m2 = ref.load_model(d, cfg_override=fn)
+            out["ablation"][name] = float((ref.forward(m2, seq)[P - 1:] - base).abs().max())
+    return out
+
+
+def check_bad(bad_dir):
+    with open(os.path.join(bad_dir, "manifest.json")) as f:
+        man = json.load(f)
+    results = {}
+    for name in man["variants"]:
+        d = os.path.join(bad_dir, name)
+        try:
+            ref.load_model(d)
+            results[name] = "NOT REJECTED"
+        except (st.SafetensorsError, NotImplementedError, ValueError, KeyError, AssertionError) as e:
+            results[name] = "%s: %s" % (type(e).__name__, str(e)[:110])
+    return results
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dir")
+    ap.add_argument("--bad", default=None)
+    ap.add_argument("--no-ablations", action="store_true")
+    a = ap.parse_args(argv)
+    ok = True
+    for fam in sorted(os.listdir(a.dir)):
+        d = os.path.join(a.dir, fam)
+        if not os.path.exists(os.path.join(d, "golden.json")):
+            continue
+        try:
+            r = check_family(d, not a.no_ablations)
+        except AssertionError as e:
+            print("%-16s FAIL %s" % (fam, e))
+            ok = False
+            continue
+        weakest = min(r.get("ablation", {"-": float("inf")}).values())
+        print("%-16s ok  margin %.4f  fp32-vs-fp64 %.2e  fp64 tokens %s  distinct %2d  ablations %s"
+              % (fam, r["margin"], r["fp32_vs_fp64"], "same" if r["fp64_tokens_match"] else "DIFFER",
+                 r["distinct_tokens"],
+                 " ".join("%s=%.3g" % kv for kv in r.get("ablation", {}).items())))
+        if not r["fp64_tokens_match"] or weakest < 100 * r["fp32_vs_fp64"]:
+            ok = False
+            print("    ^ weak: fp64 tokens differ or an ablation is within 100x of the fp32 noise")
+    if a.bad:
+        for name, res in check_bad(a.bad).items():
+            print("bad/%-18s %s" % (name, res))
+            ok &= res != "NOT REJECTED"
+    print("ALL OK" if ok else "FAILURES")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
