@@ -22,6 +22,7 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 using namespace llvm;
 
@@ -160,22 +161,22 @@ void widenRange(const Elem *__restrict in, int64_t count,
     out[i] = Widen::apply(in[i]);
 }
 
-/// W[n, :] of a quantized matrix in f32: scale * (q - zero), per group.
-void dequantizeRow(const QuantMatrix &w, int64_t n, float *__restrict out) {
+/// Columns [k0, k0 + count) of row n of a quantized matrix in f32:
+/// scale * (q - zero), group by group.
+void dequantizeRange(const QuantMatrix &w, int64_t n, int64_t k0, int64_t count,
+                     float *__restrict out) {
   const int64_t K = w.cols, G = w.groupSize, groups = K / G;
   const uint8_t *__restrict q = w.codes.data() + n * K;
-  for (int64_t g = 0; g < groups; ++g) {
+  for (int64_t k = k0, end = k0 + count; k < end;) {
+    int64_t g = k / G, groupEnd = std::min(end, (g + 1) * G);
     float scale = w.scales[n * groups + g];
     int32_t zero = w.zeros[n * groups + g];
-    const uint8_t *qg = q + g * G;
-    float *og = out + g * G;
     constexpr int kBlock = 16;
-    int64_t k = 0;
-    for (; k + kBlock <= G; k += kBlock)
+    for (; k + kBlock <= groupEnd; k += kBlock)
       for (int j = 0; j < kBlock; ++j)
-        og[k + j] = scale * float(int32_t(qg[k + j]) - zero);
-    for (; k < G; ++k)
-      og[k] = scale * float(int32_t(qg[k]) - zero);
+        out[k - k0 + j] = scale * float(int32_t(q[k + j]) - zero);
+    for (; k < groupEnd; ++k)
+      out[k - k0] = scale * float(int32_t(q[k]) - zero);
   }
 }
 
@@ -183,9 +184,11 @@ void dequantizeRow(const QuantMatrix &w, int64_t n, float *__restrict out) {
 // multiply-adds (256 KiB of bf16 weights at T = 1): LLVM's task dispatch
 // costs microseconds, a task of this size tens of microseconds.
 constexpr int64_t kMacsPerTask = int64_t(1) << 17;
-// For T > 1 the rows of a task are widened this many at a time into a
-// per-thread f32 buffer and reused for every token.
+// Weights that need converting (f16, quantized) or are reused by several
+// tokens are processed kRowBlock rows by kChunk columns at a time: 32 KiB
+// of f32, so the converted tile and the x chunks it meets stay in L1.
 constexpr int64_t kRowBlock = 16;
+constexpr int64_t kChunk = 512;
 
 /// Runs rowFn(n0, n1) over [0, N) in tasks, in parallel when there is enough
 /// work for more than one task.
@@ -205,33 +208,41 @@ void forEachRowTask(int64_t N, int64_t K, int64_t T, RowFn rowFn) {
   });
 }
 
-std::vector<float> &threadScratch() {
-  thread_local std::vector<float> scratch;
-  return scratch;
-}
-
-/// y rows [n0, n1) for all T tokens, given f32 weight rows `wf` (row
-/// stride K) starting at row n0.
-void linearF32Rows(const float *x, int64_t T, int64_t N, int64_t K,
-                   const float *wf, int64_t n0, int64_t n1, const float *bias,
-                   float *y) {
-  for (int64_t t = 0; t < T; ++t) {
-    const float *xt = x + t * K;
-    float *yt = y + t * N;
-    int64_t n = n0;
-    for (; n + 4 <= n1; n += 4)
-      dotFourRows<float, WidenF32>(xt, wf + (n - n0) * K, K, K, yt + n);
-    for (; n < n1; ++n)
-      yt[n] = dotF32(xt, wf + (n - n0) * K, K);
-    if (bias)
-      for (n = n0; n < n1; ++n)
-        yt[n] += bias[n];
+/// y rows [n0, n1) for all T tokens, one tile at a time. tile(b0, rows, k0,
+/// kc, buf) returns rows [b0, b0 + rows) x columns [k0, k0 + kc) of W in f32
+/// together with its row stride, converting into `buf` if it has to.
+template <typename TileFn>
+void linearTiled(const float *x, int64_t T, int64_t N, int64_t K, int64_t n0,
+                 int64_t n1, const float *bias, float *y, TileFn tile) {
+  float buf[kRowBlock * kChunk];
+  for (int64_t b0 = n0; b0 < n1; b0 += kRowBlock) {
+    const int64_t b1 = std::min(n1, b0 + kRowBlock);
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t n = b0; n < b1; ++n)
+        y[t * N + n] = bias ? bias[n] : 0.0f;
+    for (int64_t k0 = 0; k0 < K; k0 += kChunk) {
+      const int64_t kc = std::min(kChunk, K - k0);
+      auto [wf, ld] = tile(b0, b1 - b0, k0, kc, buf);
+      for (int64_t t = 0; t < T; ++t) {
+        const float *xt = x + t * K + k0;
+        float *yt = y + t * N;
+        int64_t n = b0;
+        for (; n + 4 <= b1; n += 4) {
+          float part[4];
+          dotFourRows<float, WidenF32>(xt, wf + (n - b0) * ld, ld, kc, part);
+          for (int r = 0; r < 4; ++r)
+            yt[n + r] += part[r];
+        }
+        for (; n < b1; ++n)
+          yt[n] += dotF32(xt, wf + (n - b0) * ld, kc);
+      }
+    }
   }
 }
 
 /// Whether decode widens inside the 4-row dot. bf16 widening is a shift and
 /// fuses well; the f16 conversion needs too many registers next to 32 live
-/// sums, so f16 rows are widened into a small buffer first.
+/// sums, so f16 goes through a converted tile.
 template <typename Widen> constexpr bool kFusedDecode = true;
 template <> constexpr bool kFusedDecode<WidenF16> = false;
 
@@ -251,21 +262,18 @@ void linearDense(const float *x, int64_t T, const Elem *w, int64_t N, int64_t K,
           y[n] += bias[n];
       return;
     }
-    // Widen a block of rows once, then reuse it for every token.
-    const int64_t block = T == 1 ? 4 : kRowBlock;
-    std::vector<float> &scratch = threadScratch();
-    for (int64_t b0 = n0; b0 < n1; b0 += block) {
-      int64_t b1 = std::min(n1, b0 + block);
-      const float *wf;
-      if constexpr (std::is_same_v<Elem, float>) {
-        wf = w + b0 * K; // already f32; stays cache-resident across t
-      } else {
-        scratch.resize(size_t(block * K));
-        widenRange<Elem, Widen>(w + b0 * K, (b1 - b0) * K, scratch.data());
-        wf = scratch.data();
-      }
-      linearF32Rows(x, T, N, K, wf, b0, b1, bias, y);
-    }
+    linearTiled(x, T, N, K, n0, n1, bias, y,
+                [&](int64_t b0, int64_t rows, int64_t k0, int64_t kc,
+                    float *buf) -> std::pair<const float *, int64_t> {
+                  if constexpr (std::is_same_v<Elem, float>) {
+                    return {w + b0 * K + k0, K};
+                  } else {
+                    for (int64_t r = 0; r < rows; ++r)
+                      widenRange<Elem, Widen>(w + (b0 + r) * K + k0, kc,
+                                              buf + r * kChunk);
+                    return {buf, kChunk};
+                  }
+                });
   });
 }
 
@@ -435,18 +443,16 @@ void linear(const float *x, int64_t T, const QuantMatrix &w, const float *bias,
   if (T <= 0 || N <= 0)
     return;
   assert(w.groupSize > 0 && K % w.groupSize == 0 && "malformed QuantMatrix");
-  // Dequantizing a few rows into an L1/L2-resident buffer and reusing the
-  // dense f32 kernel keeps the group bookkeeping out of the inner loop.
-  const int64_t block = T == 1 ? 4 : kRowBlock;
+  // Dequantizing a tile into L1 and reusing the f32 kernel keeps the group
+  // bookkeeping out of the inner loop.
   forEachRowTask(N, K, T, [&](int64_t n0, int64_t n1) {
-    std::vector<float> &scratch = threadScratch();
-    scratch.resize(size_t(block * K));
-    for (int64_t b0 = n0; b0 < n1; b0 += block) {
-      int64_t b1 = std::min(n1, b0 + block);
-      for (int64_t n = b0; n < b1; ++n)
-        dequantizeRow(w, n, scratch.data() + (n - b0) * K);
-      linearF32Rows(x, T, N, K, scratch.data(), b0, b1, bias, y);
-    }
+    linearTiled(x, T, N, K, n0, n1, bias, y,
+                [&](int64_t b0, int64_t rows, int64_t k0, int64_t kc,
+                    float *buf) -> std::pair<const float *, int64_t> {
+                  for (int64_t r = 0; r < rows; ++r)
+                    dequantizeRange(w, b0 + r, k0, kc, buf + r * kChunk);
+                  return {buf, kChunk};
+                });
   });
 }
 
@@ -724,7 +730,7 @@ void attention(const float *q, const float *k, const float *v, int64_t T,
       float mx = -std::numeric_limits<float>::infinity();
       for (int64_t s = lo; s < hi; ++s) {
         float sc = dotF32(qv, k + (s * nkv + g) * hd, hd) * p.scale;
-        if (false)
+        if (p.logitSoftcap != 0.0f)
           sc = std::tanh(sc / p.logitSoftcap) * p.logitSoftcap;
         scores[size_t(s)] = sc;
         mx = std::max(mx, sc);

@@ -120,6 +120,9 @@ int runReference(mlir::MLIRContext &ctx) {
   options.maxContext = maxContext;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   std::unique_ptr<hf::WeightStore> weights;
+  if (!sys::fs::exists(runInput))
+    return fail(formatv("'{0}': no such checkpoint directory or IR file",
+                        runInput));
   if (sys::fs::is_directory(runInput)) {
     auto model = hf::importCheckpointDir(ctx, runInput, options);
     if (!model)

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs everything pimc needs on Debian 12 (idempotent: only missing
+# packages are installed), then configures and builds into ./build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  cmake ninja-build g++ pkg-config
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+  libgtest-dev
+  python3 python3-numpy python3-torch
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+cmake -G Ninja -S . -B build -DCMAKE_BUILD_TYPE=Release > build.configure.log 2>&1 || {
+  cat build.configure.log; exit 1; }
+rm -f build.configure.log
+ninja -C build -j"${PIMC_JOBS:-2}"
