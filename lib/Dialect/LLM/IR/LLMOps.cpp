@@ -251,9 +251,7 @@ static LogicalResult verifyAgainstCache(Operation *op, Value v, StringRef what,
 }
 
 LogicalResult KVCacheAppendOp::verify() {
-  auto cache = getCache().getType();
-  if (getResult().getType() != cache)
-    return emitOpError() << "result type must equal the cache type";
+  auto cache = getCache().getType(); // == result type (AllTypesMatch)
   if (failed(verifyAgainstCache(*this, getKey(), "key", cache)) ||
       failed(verifyAgainstCache(*this, getValue(), "value", cache)) ||
       failed(requireDim(*this, getValue(), "value", 0,
@@ -273,6 +271,12 @@ LogicalResult KVCacheReadOp::verify() {
 }
 
 LogicalResult GatedMLPOp::verify() {
+  for (auto [what, w] : {std::pair<StringRef, Value>{"gate", getGate()},
+                         {"up", getUp()},
+                         {"down", getDown()}})
+    if (weightShape(w.getType()).size() != 2)
+      return emitOpError() << what << " weight must be 2-D, got "
+                           << w.getType();
   ArrayRef<int64_t> gate = weightShape(getGate().getType());
   ArrayRef<int64_t> up = weightShape(getUp().getType());
   ArrayRef<int64_t> down = weightShape(getDown().getType());
@@ -375,19 +379,9 @@ LogicalResult ReshapeOp::verify() {
   if (in.hasStaticShape() != out.hasStaticShape())
     return emitOpError() << "input and result must both be static or both "
                             "have a dynamic dimension";
-  if (!out.hasStaticShape()) {
-    // The static parts must divide each other for a consistent inference.
-    int64_t inStatic = 1, outStatic = 1;
-    for (int64_t d : in.getShape())
-      if (!ShapedType::isDynamic(d))
-        inStatic *= d;
-    for (int64_t d : out.getShape())
-      if (!ShapedType::isDynamic(d))
-        outStatic *= d;
-    if (inStatic % outStatic != 0 && outStatic % inStatic != 0)
-      return emitOpError() << "static dimensions " << in << " and " << out
-                           << " cannot describe the same element count";
-  }
+  // With a dynamic dimension on both sides any static parts can agree for
+  // some sizes (?x6 -> ?x4 holds for an even ?); the interpreter checks the
+  // element count at run time.
   return success();
 }
 
@@ -445,8 +439,10 @@ LogicalResult TransposeOp::verify() {
   if (!in || !out)
     return emitOpError() << "input and result must be ranked";
   ArrayRef<int64_t> perm = getPermutation();
-  if (static_cast<int64_t>(perm.size()) != in.getRank() ||
-      out.getRank() != in.getRank())
+  if (out.getRank() != in.getRank())
+    return emitOpError() << "result rank " << out.getRank()
+                         << " must equal the input rank " << in.getRank();
+  if (static_cast<int64_t>(perm.size()) != in.getRank())
     return emitOpError() << "permutation size " << perm.size()
                          << " must equal the rank " << in.getRank();
   llvm::SmallVector<bool> seen(perm.size(), false);
