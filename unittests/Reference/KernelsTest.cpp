@@ -1,5 +1,4 @@
-//===- KernelsTest.cpp - reference interpreter numeric kernels
-//-------------===//
+//===- KernelsTest.cpp - reference interpreter numeric kernels ------------===//
 //
 // Every kernel is checked against an independent formulation: conversions
 // against llvm::APFloat, RoPE against the spec's section 7 vectors and a
@@ -533,8 +532,7 @@ TEST(ApplyRope, PreservesPairNormsAndIdentityAtZero) {
   }
 }
 
-//===-- Attention
-//----------------------------------------------------------===//
+//===-- Attention ---------------------------------------------------------===//
 
 std::vector<double>
 naiveAttention(const std::vector<float> &q, const std::vector<float> &k,
@@ -675,8 +673,7 @@ TEST(Attention, SoftcapMatchesNaive) {
   EXPECT_GT(diff, 1e-2);
 }
 
-//===-- Linear
-//-------------------------------------------------------------===//
+//===-- Linear ------------------------------------------------------------===//
 
 void expectClose(const std::vector<float> &got, const std::vector<double> &want,
                  const std::vector<double> &magnitude, const char *what) {
@@ -780,8 +777,7 @@ TEST(Linear, QuantMatchesNaive) {
   }
 }
 
-//===-- GPTQ unpacking
-//------------------------------------------------------===//
+//===-- GPTQ unpacking ----------------------------------------------------===//
 
 /// Packs codes [K, N] and zeros [K/G, N] the way AutoGPTQ's QuantLinear.pack
 /// does (spec section 5.2), written independently of the kernel.
@@ -938,8 +934,7 @@ TEST(UnpackGptq, RejectsBadShapes) {
   EXPECT_EQ(unpackError(4, 8, 8, 8), "");
 }
 
-//===-- Embedding
-//------------------------------------------------------------===//
+//===-- Embedding ---------------------------------------------------------===//
 
 TEST(Embedding, GathersRowsAndNamesBadIds) {
   std::mt19937 rng(29);
@@ -965,8 +960,7 @@ TEST(Embedding, GathersRowsAndNamesBadIds) {
   }
 }
 
-//===-- Norms, activations, softmax
-//-----------------------------------------===//
+//===-- Norms, activations, softmax ---------------------------------------===//
 
 TEST(RmsNorm, LlamaAndGemmaStyles) {
   std::mt19937 rng(31);
