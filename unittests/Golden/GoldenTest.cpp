@@ -50,6 +50,9 @@ const GoldenCase kCases[] = {
     {"llama_gptq8", 1e-5, 2e-5, "GPTQ int8 per-channel symmetric"},
 };
 
+// Test names and ctest listings show the family, not the struct's bytes.
+void PrintTo(const GoldenCase &c, std::ostream *os) { *os << c.family; }
+
 std::string testdataDir() {
   if (const char *dir = std::getenv("PIMC_TESTDATA_DIR"))
     return dir;
