@@ -67,7 +67,25 @@ FAMILIES = {
                         rope_theta=500000.0, eps=1e-5, max_pos=8192, tie=False, gptq=_gptq(8, -1, True)),
     "demo": dict(hidden=512, layers=8, heads=8, kv_heads=4, inter=1376, vocab=2048, model_type="llama",
                  dtype="bfloat16", rope_theta=500000.0, eps=1e-5, max_pos=8192, tie=False),
+    # Llama-2: MHA (8 kv heads = 8 q heads), theta 1e4, no head_dim field, rope_scaling null.
+    "llama2": dict(SMALL, kv_heads=8, model_type="llama", dtype="float16", rope_theta=10000.0, eps=1e-5,
+                   max_pos=4096, tie=False),
 }
+
+# RoPE-scaling families: the `llama` family's shape (GQA 8q/2kv, theta 5e5, explicit head_dim 32,
+# untied, bf16) with one rope_scaling each.
+YARN_ROPE_SCALING = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64,
+                     "beta_fast": 32.0, "beta_slow": 1.0}
+FAMILIES.update({
+    "llama_linear": dict(FAMILIES["llama"], rope_scaling={"rope_type": "linear", "factor": 4.0}),
+    # max_pos 12 < 6 + 16 positions: the decode calls for positions 12..20 (seq_len 13..21) use a
+    # scaled base; prefill and positions 6..11 use the original one.
+    "llama_dynamic": dict(FAMILIES["llama"], max_pos=12, rope_scaling={"rope_type": "dynamic", "factor": 2.0}),
+    # max_pos / L0 = factor, so HF revisions that derive the factor from max_pos agree.
+    "llama_yarn": dict(FAMILIES["llama"], max_pos=256, rope_scaling=YARN_ROPE_SCALING),
+    "llama_yarn_notrunc": dict(FAMILIES["llama"], max_pos=256,
+                               rope_scaling=dict(YARN_ROPE_SCALING, truncate=False, attention_factor=1.25)),
+})
 
 TORCH_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
 
@@ -299,6 +317,63 @@ def check_llama3_bands(cfg):
         raise SystemExit("llama3 band empty: lower original_max_position_embeddings")
 
 
+def check_rope_scaling(cfg):
+    """Print how many of the d/2 inverse frequencies differ from the default table and fail if the
+    variant is not exercised: some must change, and some must stay wherever the formula keeps any."""
+    rt = ref.rope_type(cfg)
+    if rt == "llama3":
+        check_llama3_bands(cfg)
+        return
+    hd = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    default = ref.default_inv_freq(cfg["rope_theta"], hd)
+    n = default.numel()
+    rs = cfg["rope_scaling"]
+
+    def changed(inv):
+        return int((inv != default).sum())
+
+    if rt == "linear":
+        inv, _ = ref.rope_inv_freq(cfg, hd)
+        c = changed(inv)
+        print("    linear x%g: %d of %d frequencies changed (the formula divides all of them)"
+              % (rs["factor"], c, n))
+        if c != n:
+            raise SystemExit("linear scaling left frequencies unchanged")
+    elif rt == "dynamic":
+        max_pos = cfg["max_position_embeddings"]
+        last = PROMPT_LEN + MAX_NEW_TOKENS - 1            # positions 0 .. last-1 are ever processed
+        per_call = [(sl, changed(ref.dynamic_inv_freq(cfg, hd, sl)))
+                    for sl in [PROMPT_LEN] + list(range(PROMPT_LEN + 1, last + 1))]
+        scaled = [(sl, c) for sl, c in per_call if c]
+        kept = [sl for sl, c in per_call if not c]
+        print("    dynamic x%g, max_pos %d: prefill (seq_len %d) and decode calls up to seq_len %d (positions 0..%d) "
+              "keep all %d frequencies; decode calls with seq_len %d..%d (positions %d..%d) change %s of %d "
+              "(i = 0 is 1 for every base)"
+              % (rs["factor"], max_pos, PROMPT_LEN, max(kept), max(kept) - 1, n,
+                 scaled[0][0] if scaled else 0, last, scaled[0][0] - 1 if scaled else 0, last - 1,
+                 "/".join(sorted({str(c) for _, c in scaled})), n))
+        if not scaled or len(scaled) == len(per_call) or any(c == n for _, c in scaled):
+            raise SystemExit("dynamic rope not exercised: max_position_embeddings must be crossed during decode")
+    elif rt == "yarn":
+        inv, af = ref.rope_inv_freq(cfg, hd)
+        lo, hi = ref.yarn_correction_range(cfg, hd)
+        i = torch.arange(n, dtype=torch.float32)
+        ramp = torch.clamp((i - lo) / (hi - lo), 0, 1)
+        kept, blended, interp = int((ramp == 0).sum()), int(((ramp > 0) & (ramp < 1)).sum()), int((ramp == 1).sum())
+        c = changed(inv)
+        print("    yarn x%g, L0 %d, truncate %s: lo %.4f hi %.4f -> extrapolated (unchanged) %d / blended %d / "
+              "interpolated %d; %d of %d frequencies changed; attention_factor %.6f"
+              % (rs["factor"], rs["original_max_position_embeddings"], rs.get("truncate", True), lo, hi,
+                 kept, blended, interp, c, n, af))
+        if c == 0 or c == n or c != blended + interp:
+            raise SystemExit("yarn ramp not exercised (changed %d, expected %d)" % (c, blended + interp))
+        L0 = rs.get("original_max_position_embeddings")
+        if L0 and cfg["max_position_embeddings"] / L0 != rs["factor"]:
+            raise SystemExit("yarn: max_position_embeddings / L0 != factor; HF revisions would disagree")
+    else:
+        raise SystemExit("no frequency report for rope_type %r" % rt)
+
+
 def verify_written(d, tensors):
     """Parse every written safetensors file back and compare with the in-memory tensors."""
     back = ref.read_tensors(d)
@@ -390,7 +465,7 @@ def main(argv=None):
         t0 = time.time()
         print("[%s]" % fam)
         if FAMILIES[fam].get("rope_scaling"):
-            check_llama3_bands(make_config(FAMILIES[fam]))
+            check_rope_scaling(make_config(FAMILIES[fam]))
         cfg, seed, toks, logits, margin, size = build_family(a.out, fam, a.seed)
         total += size
         print("    seed %d  generated: %s" % (seed, toks))

@@ -1,9 +1,12 @@
-"""Plain-PyTorch reference for Llama-architecture HF checkpoints (llama, mistral, qwen2, qwen3, GPTQ).
+"""Plain-PyTorch reference for Llama-architecture HF checkpoints (llama, mistral, qwen2, qwen3, GPTQ;
+RoPE default / linear / dynamic / yarn / llama3).
 
-Written from /work/shared/specs/llm-architectures.md (1.1, 1.3, 2.3-2.7, 3.1/3.2/3.6, 5.2), not from
+Written from /work/shared/specs/llm-architectures.md (1.1, 1.3, 2.3-2.7, 3.1-3.6, 5.2), not from
 transformers. It reads a checkpoint *from disk* (config.json + safetensors, sharded or not) with the
 strict reader in safetensors_io, upcasts every stored value to the compute dtype (float32 by default)
-and runs the whole sequence at every step (no KV cache).
+and runs the whole sequence at every step (no KV cache). For `dynamic` RoPE, whose frequencies depend
+on the forward call, each position gets the table of the KV-cached call that first processed it
+(see forward(), README "Dynamic NTK").
 
 Numerics: weights are the stored values (bf16/f16 -> f32 is exact); GPTQ weights are dequantized in
 f32 as W[n,k] = f32(scales[g_idx[k], n]) * (q[k,n] - (qzeros[g_idx[k], n] + 1)). RoPE inv_freq,
@@ -83,20 +86,103 @@ def llama3_inv_freq(inv_freq, rs):
     return out
 
 
+def rope_type(cfg):
+    rs = cfg.get("rope_scaling")
+    if rs is None:
+        return "default"
+    return rs.get("rope_type", rs.get("type"))
+
+
+def yarn_correction_range(cfg, dim):
+    """(lo, hi) of the YaRN ramp (spec 3.5; HF find_correction_range, plain Python float math)."""
+    rs = cfg["rope_scaling"]
+    base = cfg.get("rope_theta", 10000.0)
+    L0 = rs.get("original_max_position_embeddings") or cfg["max_position_embeddings"]
+    beta_fast = rs.get("beta_fast") or 32
+    beta_slow = rs.get("beta_slow") or 1
+
+    def corr(rot):
+        return (dim * math.log(L0 / (rot * 2 * math.pi))) / (2 * math.log(base))
+
+    lo, hi = corr(beta_fast), corr(beta_slow)
+    if rs.get("truncate", True):
+        lo, hi = math.floor(lo), math.ceil(hi)
+    lo, hi = max(lo, 0), min(hi, dim - 1)
+    if lo == hi:
+        hi += 0.001  # HF linear_ramp_factor: prevent singularity
+    return lo, hi
+
+
+def yarn_inv_freq(cfg, dim):
+    """HF _compute_yarn_parameters (newer revision: `factor` from rope_scaling, `truncate`).
+
+    Returns (inv_freq f32 [dim/2], attention_factor Python float). Older revisions replace factor by
+    max_position_embeddings / original_max_position_embeddings; the generator only writes configs
+    where the two agree.
+    """
+    rs = cfg["rope_scaling"]
+    base = cfg.get("rope_theta", 10000.0)
+    factor = rs["factor"]
+    af = rs.get("attention_factor")
+    mscale, mscale_all_dim = rs.get("mscale"), rs.get("mscale_all_dim")
+
+    def get_mscale(scale, m=1):
+        return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
+
+    if af is None:
+        if mscale and mscale_all_dim:
+            af = float(get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim))
+        else:
+            af = get_mscale(factor)
+    lo, hi = yarn_correction_range(cfg, dim)
+    pos_freqs = base ** (torch.arange(0, dim, 2).float() / dim)
+    inv_extrapolation = 1.0 / pos_freqs
+    inv_interpolation = 1.0 / (factor * pos_freqs)
+    ramp = torch.clamp((torch.arange(dim // 2, dtype=torch.float32) - lo) / (hi - lo), 0, 1)
+    extrapolation_factor = 1 - ramp
+    inv = inv_interpolation * (1 - extrapolation_factor) + inv_extrapolation * extrapolation_factor
+    return inv, af
+
+
+def dynamic_inv_freq(cfg, dim, seq_len):
+    """HF _compute_dynamic_ntk_parameters for a forward call whose positions end at seq_len - 1.
+
+    seq_len <= max_position_embeddings gives the table built at init (base * 1.0 == base, i.e. the
+    default table). Otherwise seq_len is the 0-d int64 tensor HF's dynamic_rope_update passes
+    (max(position_ids) + 1), so the new base is an f32 0-d tensor.
+    """
+    base = cfg.get("rope_theta", 10000.0)
+    max_pos = cfg["max_position_embeddings"]
+    factor = cfg["rope_scaling"]["factor"]
+    if seq_len <= max_pos:
+        return default_inv_freq(base, dim)
+    sl = torch.tensor(seq_len, dtype=torch.int64)
+    new_base = base * ((factor * sl / max_pos) - (factor - 1)) ** (dim / (dim - 2))
+    return 1.0 / (new_base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+
+
 def rope_inv_freq(cfg, head_dim):
-    """f32 inverse frequencies and attention_factor for a config (HF semantics)."""
+    """f32 inverse frequencies and attention_factor for a config (HF semantics).
+
+    For `dynamic` this is the table of a call that stays within max_position_embeddings; forward()
+    builds the per-call tables (dynamic_inv_freq).
+    """
     dim = int(head_dim * cfg.get("partial_rotary_factor", 1.0))
     inv = default_inv_freq(cfg.get("rope_theta", 10000.0), dim)
     rs = cfg.get("rope_scaling")
     if rs is None:
         return inv, 1.0
-    rt = rs.get("rope_type", rs.get("type"))
+    rt = rope_type(cfg)
     if rt == "default":
         return inv, 1.0
     if rt == "linear":
         return inv / rs["factor"], 1.0
     if rt == "llama3":
         return llama3_inv_freq(inv, rs), 1.0
+    if rt == "dynamic":
+        return dynamic_inv_freq(cfg, dim, cfg["max_position_embeddings"]), 1.0
+    if rt == "yarn":
+        return yarn_inv_freq(cfg, dim)
     raise NotImplementedError("rope_type %r" % rt)
 
 
@@ -161,6 +247,8 @@ def load_model(ckpt_dir, dtype=torch.float32, cfg_override=None):
     assert cfg.get("hidden_act", "silu") == "silu"
     m.inv_freq, m.attention_factor = rope_inv_freq(cfg, m.hd)
     m.rotary_dim = 2 * m.inv_freq.numel()
+    m.rope_type = rope_type(cfg)
+    m.dynamic_tables = {}          # seq_len -> inv_freq of the forward call ending at seq_len - 1
     m.qk_norm = mt == "qwen3"
     # sliding window per layer (spec 2.4, 2.6)
     m.windows = []
@@ -254,8 +342,27 @@ def rotate_half(x):
     return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
 
 
-def forward(m, ids, ablate=()):
-    """Logits [T, V] for token ids (list of int). `ablate` switches features off (for sensitivity checks)."""
+def call_seq_len(p, prefill_len):
+    """seq_len of the KV-cached forward call that first processes position p: the prefill call
+    (positions 0 .. prefill_len-1) has seq_len = prefill_len, the decode call adding p has p + 1."""
+    return max(prefill_len, p + 1)
+
+
+def dynamic_table(m, seq_len):
+    if seq_len not in m.dynamic_tables:
+        m.dynamic_tables[seq_len] = dynamic_inv_freq(m.cfg, m.rotary_dim, seq_len)
+    return m.dynamic_tables[seq_len]
+
+
+def forward(m, ids, ablate=(), prefill_len=None):
+    """Logits [T, V] for token ids (list of int). `ablate` switches features off (for sensitivity checks).
+
+    prefill_len: the sequence is what a KV-cached run produces after a prefill of the first
+    prefill_len ids followed by one decode call per further id (default: one call over all ids).
+    It only matters for `dynamic` RoPE, whose frequencies depend on the call: q and k at position p
+    are rotated with the table of the call that first processed p, seq_len = max(prefill_len, p + 1),
+    and cached keys are never re-rotated (HF generate semantics).
+    """
     dt = m.dtype
     T = len(ids)
     x = m.embed[torch.tensor(ids, dtype=torch.long)]
@@ -264,10 +371,17 @@ def forward(m, ids, ablate=()):
     if "rope_scaling" in ablate:
         inv = default_inv_freq(m.cfg.get("rope_theta", 10000.0), m.rotary_dim)
     pos = torch.arange(T, dtype=torch.int64).float()
-    freqs = pos[:, None] * inv[None, :]
+    if m.rope_type == "dynamic" and "rope_scaling" not in ablate:
+        P = T if prefill_len is None else prefill_len
+        lag = 1 if "dynamic_seq_len_minus_1" in ablate else 0
+        inv = torch.stack([dynamic_table(m, call_seq_len(p, P) - lag) for p in range(T)])   # [T, d/2]
+        freqs = pos[:, None] * inv
+    else:
+        freqs = pos[:, None] * inv[None, :]
     emb = torch.cat((freqs, freqs), dim=-1)
-    cos = (emb.cos() * m.attention_factor).to(dt)
-    sin = (emb.sin() * m.attention_factor).to(dt)
+    af = 1.0 if ("rope_scaling" in ablate or "attention_factor" in ablate) else m.attention_factor
+    cos = (emb.cos() * af).to(dt)
+    sin = (emb.sin() * af).to(dt)
     rd = m.rotary_dim
     n_rep = m.nh // m.nkv
     kv_map = torch.arange(m.nh) // n_rep
@@ -310,11 +424,12 @@ def forward(m, ids, ablate=()):
 
 
 def greedy(m, prompt_ids, max_new_tokens, ablate=()):
-    """Greedy decoding, full recompute each step. Returns (tokens, logits [n, V])."""
+    """Greedy decoding, full recompute each step, with the per-position RoPE tables of a KV-cached
+    run (prefill of the prompt, then one token per call). Returns (tokens, logits [n, V])."""
     ids = list(prompt_ids)
     toks, rows = [], []
     for _ in range(max_new_tokens):
-        logits = forward(m, ids, ablate)[-1]
+        logits = forward(m, ids, ablate, prefill_len=len(prompt_ids))[-1]
         nxt = int(torch.argmax(logits))
         rows.append(logits)
         toks.append(nxt)

@@ -9,8 +9,14 @@ For every DIR/<family>/golden.json:
   * re-run the float32 reference from the files and require byte-identical golden_logits.bin + tokens;
   * float64 run of the same stored weights: max |logit| difference = pure summation/rounding noise
     of the fp32 reference (what an fp32 C++ interpreter can also legitimately differ by);
+  * KV-cached greedy run (prefill, then one token per call; RoPE of each call applied to the new
+    tokens only, cached keys never re-rotated): same tokens, logits within 1e-4 of the golden. This
+    checks the per-position RoPE tables the full-recompute reference uses for `dynamic`;
   * sensitivity: teacher-forced logits with one family feature switched off (sliding window,
-    llama3 scaling, qkv bias, q/k norm, RoPE) must move by far more than that noise.
+    rope_scaling, YaRN attention_factor, qkv bias, q/k norm, RoPE) or one plausible loader mistake
+    (GPTQ v2 zeros, honouring qwen2's inactive window, re-rotating cached keys or an off-by-one
+    seq_len for dynamic RoPE, the wrong YaRN `truncate` / attention_factor) must move by far more
+    than that noise.
 For --bad: each variant must be rejected by the strict reader / config check.
 """
 
@@ -21,6 +27,7 @@ import sys
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from pimc_testgen import reference as ref          # noqa: E402
@@ -61,6 +68,65 @@ def spot_check_gptq(d, m, count=64):
                 assert float(layer[key][n, k]) == float(w), (p, k, n)
 
 
+def cached_greedy(m, prompt_ids, max_new_tokens):
+    """Greedy decoding the way HF `generate` runs it: a prefill call over the prompt, then one call
+    per token with a KV cache. Each call computes its RoPE table for seq_len = positions so far
+    (only `dynamic` depends on it) and rotates only its own q/k. Written separately from
+    reference.forward (which recomputes the whole sequence) as a cross-check."""
+    n_rep = m.nh // m.nkv
+    kv_map = torch.arange(m.nh) // n_rep
+    cache = [([], []) for _ in m.layers]
+    ids, toks, rows = list(prompt_ids), [], []
+    new = list(prompt_ids)
+    for _ in range(max_new_tokens):
+        start, T = len(ids) - len(new), len(new)
+        seq_len = start + T
+        inv = ref.dynamic_inv_freq(m.cfg, m.rotary_dim, seq_len) if m.rope_type == "dynamic" else m.inv_freq
+        pos = torch.arange(start, seq_len, dtype=torch.int64).float()
+        freqs = pos[:, None] * inv[None, :]
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos = (emb.cos() * m.attention_factor).to(m.dtype)[:, None, :]
+        sin = (emb.sin() * m.attention_factor).to(m.dtype)[:, None, :]
+        rd = m.rotary_dim
+
+        def rope(v):
+            r = v[..., :rd]
+            return torch.cat((r * cos + ref.rotate_half(r) * sin, v[..., rd:]), dim=-1)
+
+        x = m.embed[torch.tensor(new, dtype=torch.long)]
+        for l, d in enumerate(m.layers):
+            h = ref.rmsnorm(x, d["in_norm"], m.eps)
+            q = F.linear(h, d["q_proj"], d["q_proj_b"]).view(T, m.nh, m.hd)
+            k = F.linear(h, d["k_proj"], d["k_proj_b"]).view(T, m.nkv, m.hd)
+            v = F.linear(h, d["v_proj"], d["v_proj_b"]).view(T, m.nkv, m.hd)
+            if m.qk_norm:
+                q, k = ref.rmsnorm(q, d["q_norm"], m.eps), ref.rmsnorm(k, d["k_norm"], m.eps)
+            q, k = rope(q), rope(k)
+            cache[l][0].append(k)
+            cache[l][1].append(v)
+            K, Vv = torch.cat(cache[l][0]), torch.cat(cache[l][1])          # [S, nkv, hd]
+            S = K.shape[0]
+            sc = torch.matmul(q.permute(1, 0, 2), K.permute(1, 0, 2)[kv_map].transpose(1, 2)) * m.hd ** -0.5
+            t_idx = torch.arange(start, seq_len)[:, None]
+            s_idx = torch.arange(S)[None, :]
+            allowed = s_idx <= t_idx
+            if m.windows[l] is not None:
+                allowed = allowed & (s_idx > t_idx - m.windows[l])
+            P = torch.softmax(sc.masked_fill(~allowed[None], float("-inf")), dim=-1)
+            o = torch.matmul(P, Vv.permute(1, 0, 2)[kv_map]).permute(1, 0, 2).reshape(T, m.nh * m.hd)
+            x = x + F.linear(o, d["o_proj"], d["o_proj_b"])
+            h = ref.rmsnorm(x, d["post_norm"], m.eps)
+            x = x + F.linear(F.silu(F.linear(h, d["gate_proj"], d["gate_proj_b"]))
+                             * F.linear(h, d["up_proj"], d["up_proj_b"]), d["down_proj"], d["down_proj_b"])
+        logits = F.linear(ref.rmsnorm(x[-1:], m.norm, m.eps), m.lm_head)[0]
+        nxt = int(torch.argmax(logits))
+        rows.append(logits)
+        toks.append(nxt)
+        ids.append(nxt)
+        new = [nxt]
+    return toks, torch.stack(rows)
+
+
 def check_family(d, ablations=True):
     torch.set_num_threads(1)
     with open(os.path.join(d, "golden.json")) as f:
@@ -79,23 +145,35 @@ def check_family(d, ablations=True):
     m64 = ref.load_model(d, dtype=torch.float64)
     toks64, logits64 = ref.greedy(m64, g["prompt_ids"], g["max_new_tokens"])
     noise = float((logits.double() - logits64).abs().max())
+    toks_c, logits_c = cached_greedy(m, g["prompt_ids"], g["max_new_tokens"])
+    cached = float((logits_c - logits).abs().max())
+    assert toks_c == toks and cached <= 1e-4, "KV-cached run differs: max |dlogit| %.3g" % cached
     out = {"family": g["family"], "margin": margin, "fp32_vs_fp64": noise, "fp64_tokens_match": toks64 == toks,
-           "distinct_tokens": len(set(toks))}
+           "distinct_tokens": len(set(toks)), "cached_vs_golden": cached}
     if ablations:
         seq = g["prompt_ids"] + g["tokens"][:-1]
         P = len(g["prompt_ids"])
-        base = ref.forward(m, seq)[P - 1:]
+        base = ref.forward(m, seq, prefill_len=P)[P - 1:]
         out["teacher_forced_vs_golden"] = float((base - logits).abs().max())
         feats = ["rope"]
         if any(w is not None for w in m.windows):
             feats.append("window")
         if m.cfg.get("rope_scaling"):
             feats.append("rope_scaling")
+        if m.attention_factor != 1.0:
+            feats.append("attention_factor")
+        if m.rope_type == "dynamic":
+            feats.append("dynamic_seq_len_minus_1")
         if m.layers[0]["q_proj_b"] is not None:
             feats.append("bias")
         if m.qk_norm:
             feats.append("qk_norm")
-        out["ablation"] = {f: float((ref.forward(m, seq, ablate=(f,))[P - 1:] - base).abs().max()) for f in feats}
+        out["ablation"] = {f: float((ref.forward(m, seq, ablate=(f,), prefill_len=P)[P - 1:] - base).abs().max())
+                           for f in feats}
+        if m.rope_type == "dynamic":
+            # no-cache semantics: every call re-rotates all keys with its own (current) table
+            rerot = torch.stack([ref.forward(m, seq[:P + r], prefill_len=P + r)[-1] for r in range(len(base))])
+            out["ablation"]["rerotate_cached_keys"] = float((rerot - base).abs().max())
         # config-level mistakes a loader could make
         overrides = {}
         if "quantization_config" in m.cfg:
@@ -103,9 +181,16 @@ def check_family(d, ablations=True):
                 c, quantization_config=dict(c["quantization_config"], checkpoint_format="gptq_v2"))
         if m.cfg.get("model_type") == "qwen2":
             overrides["honour_sliding_window"] = lambda c: dict(c, use_sliding_window=True, max_window_layers=0)
+        if m.rope_type == "yarn":
+            rs = m.cfg["rope_scaling"]
+            overrides["yarn_truncate_flipped"] = lambda c: dict(
+                c, rope_scaling=dict(c["rope_scaling"], truncate=not rs.get("truncate", True)))
+            if "attention_factor" in rs:
+                overrides["yarn_ignore_attention_factor"] = lambda c: dict(
+                    c, rope_scaling={k: v for k, v in c["rope_scaling"].items() if k != "attention_factor"})
         for name, fn in overrides.items():
             m2 = ref.load_model(d, cfg_override=fn)
-            out["ablation"][name] = float((ref.forward(m2, seq)[P - 1:] - base).abs().max())
+            out["ablation"][name] = float((ref.forward(m2, seq, prefill_len=P)[P - 1:] - base).abs().max())
     return out
 
 
@@ -137,13 +222,13 @@ def main(argv=None):
         try:
             r = check_family(d, not a.no_ablations)
         except AssertionError as e:
-            print("%-16s FAIL %s" % (fam, e))
+            print("%-18s FAIL %s" % (fam, e))
             ok = False
             continue
         weakest = min(r.get("ablation", {"-": float("inf")}).values())
-        print("%-16s ok  margin %.4f  fp32-vs-fp64 %.2e  fp64 tokens %s  distinct %2d  ablations %s"
-              % (fam, r["margin"], r["fp32_vs_fp64"], "same" if r["fp64_tokens_match"] else "DIFFER",
-                 r["distinct_tokens"],
+        print("%-18s ok  margin %.4f  fp32-vs-fp64 %.2e  cached %.2e  fp64 tokens %s  distinct %2d  ablations %s"
+              % (fam, r["margin"], r["fp32_vs_fp64"], r["cached_vs_golden"],
+                 "same" if r["fp64_tokens_match"] else "DIFFER", r["distinct_tokens"],
                  " ".join("%s=%.3g" % kv for kv in r.get("ablation", {}).items())))
         if not r["fp64_tokens_match"] or weakest < 100 * r["fp32_vs_fp64"]:
             ok = False

@@ -68,7 +68,7 @@ cl::opt<bool> jsonOutput("json", cl::sub(runRefCmd), cl::cat(pimcCategory),
 cl::opt<int64_t> maxContext(
     "max-context", cl::sub(importCmd), cl::sub(runRefCmd), cl::cat(pimcCategory),
     cl::desc("KV-cache capacity in positions (default: "
-             "min(max_position_embeddings, 4096))"),
+             "min(max_position_embeddings, 4096); 4096 for dynamic RoPE)"),
     cl::init(0));
 
 int fail(const Twine &msg) {

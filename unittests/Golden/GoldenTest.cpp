@@ -40,7 +40,15 @@ struct GoldenCase {
 // slip (a wrong RoPE band, window or zero point moves logits by >1e-2).
 const GoldenCase kCases[] = {
     {"llama", 1e-5, 2e-5, "bf16 weights, f32 compute on both sides"},
+    {"llama2", 1e-5, 2e-5, "f16 weights, MHA (kv heads = q heads), theta 1e4"},
     {"llama31", 1e-5, 2e-5, "f32 weights, llama3 rope_scaling, tied head"},
+    {"llama_linear", 1e-5, 2e-5, "linear RoPE scaling x4"},
+    {"llama_dynamic", 1e-5, 2e-5,
+     "dynamic NTK x2 past max_position_embeddings 12; cached keys keep "
+     "their rotation (HF generate semantics)"},
+    {"llama_yarn", 1e-5, 2e-5, "YaRN x4, truncated ramp, mscale attention factor"},
+    {"llama_yarn_notrunc", 1e-5, 2e-5,
+     "YaRN with truncate false and an explicit attention_factor"},
     {"mistral", 1e-5, 2e-5, "f16 weights, sliding window 8 crossed at step 3"},
     {"qwen2", 1e-5, 2e-5, "bf16 weights, q/k/v biases, sharded checkpoint"},
     {"qwen3", 1e-5, 2e-5, "bf16 weights, per-head QK RMSNorm, head_dim 64"},

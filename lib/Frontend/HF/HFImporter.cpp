@@ -363,8 +363,12 @@ pimc::hf::importCheckpoint(MLIRContext &context, const ModelConfig &config,
                            const ImportOptions &options) {
   registerImportDialects(context);
   int64_t maxContext = options.maxContext;
+  // Dynamic NTK exists to run past max_position_embeddings, so there the
+  // trained length does not bound the cache.
   if (maxContext <= 0)
-    maxContext = std::min<int64_t>(config.maxPositionEmbeddings, 4096);
+    maxContext = config.rope.kind == RopeScaling::Kind::Dynamic
+                     ? 4096
+                     : std::min<int64_t>(config.maxPositionEmbeddings, 4096);
   LlamaFamilyBuilder builder(context, config, weights, maxContext);
   return builder.build();
 }

@@ -19,7 +19,8 @@ namespace pimc::hf {
 
 struct ImportOptions {
   /// KV-cache capacity (positions) of the forward function; 0 picks
-  /// min(max_position_embeddings, 4096).
+  /// min(max_position_embeddings, 4096), or 4096 for dynamic NTK RoPE
+  /// (which scales past max_position_embeddings).
   int64_t maxContext = 0;
 };
 
