@@ -16,9 +16,9 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -31,29 +31,35 @@ cl::OptionCategory pimcCategory("pimc options");
 
 cl::SubCommand importCmd("import",
                          "Import a Hugging Face checkpoint into llm IR");
-cl::SubCommand runRefCmd(
-    "run-ref", "Run a model greedily on the CPU reference interpreter");
+cl::SubCommand
+    runRefCmd("run-ref",
+              "Run a model greedily on the CPU reference interpreter");
 
 // import
-cl::opt<std::string> importInput(cl::Positional, cl::sub(importCmd), cl::cat(pimcCategory),
+cl::opt<std::string> importInput(cl::Positional, cl::sub(importCmd),
+                                 cl::cat(pimcCategory),
                                  cl::desc("<checkpoint-dir>"), cl::Required);
-cl::opt<std::string> importOutput("o", cl::sub(importCmd), cl::cat(pimcCategory),
-                                  cl::desc("Output .mlir file (default: stdout)"),
-                                  cl::value_desc("file"), cl::init("-"));
+cl::opt<std::string>
+    importOutput("o", cl::sub(importCmd), cl::cat(pimcCategory),
+                 cl::desc("Output .mlir file (default: stdout)"),
+                 cl::value_desc("file"), cl::init("-"));
 
 // run-ref
-cl::opt<std::string>
-    runInput(cl::Positional, cl::sub(runRefCmd), cl::cat(pimcCategory),
-             cl::desc("<checkpoint-dir | model.mlir>"), cl::Required);
+cl::opt<std::string> runInput(cl::Positional, cl::sub(runRefCmd),
+                              cl::cat(pimcCategory),
+                              cl::desc("<checkpoint-dir | model.mlir>"),
+                              cl::Required);
 cl::opt<std::string>
     runWeights("weights", cl::sub(runRefCmd), cl::cat(pimcCategory),
                cl::desc("Checkpoint directory holding the weights (needed "
                         "when the input is a .mlir file)"),
                cl::value_desc("dir"));
-cl::opt<std::string> promptIds("prompt-ids", cl::sub(runRefCmd), cl::cat(pimcCategory),
+cl::opt<std::string> promptIds("prompt-ids", cl::sub(runRefCmd),
+                               cl::cat(pimcCategory),
                                cl::desc("Comma-separated prompt token ids"),
                                cl::value_desc("ids"), cl::Required);
-cl::opt<int64_t> maxNewTokens("max-new-tokens", cl::sub(runRefCmd), cl::cat(pimcCategory),
+cl::opt<int64_t> maxNewTokens("max-new-tokens", cl::sub(runRefCmd),
+                              cl::cat(pimcCategory),
                               cl::desc("Number of tokens to generate"),
                               cl::init(16));
 cl::opt<std::string>
@@ -66,7 +72,8 @@ cl::opt<bool> jsonOutput("json", cl::sub(runRefCmd), cl::cat(pimcCategory),
 
 // shared
 cl::opt<int64_t> maxContext(
-    "max-context", cl::sub(importCmd), cl::sub(runRefCmd), cl::cat(pimcCategory),
+    "max-context", cl::sub(importCmd), cl::sub(runRefCmd),
+    cl::cat(pimcCategory),
     cl::desc("KV-cache capacity in positions (default: "
              "min(max_position_embeddings, 4096); 4096 for dynamic RoPE)"),
     cl::init(0));
@@ -83,8 +90,8 @@ Expected<std::vector<int64_t>> parseIds(StringRef text) {
   for (StringRef p : parts) {
     int64_t v;
     if (p.trim().getAsInteger(10, v) || v < 0)
-      return createStringError(
-          formatv("--prompt-ids: '{0}' is not a non-negative integer", p.trim()));
+      return createStringError(formatv(
+          "--prompt-ids: '{0}' is not a non-negative integer", p.trim()));
     ids.push_back(v);
   }
   if (ids.empty())
@@ -121,8 +128,8 @@ int runReference(mlir::MLIRContext &ctx) {
   mlir::OwningOpRef<mlir::ModuleOp> module;
   std::unique_ptr<hf::WeightStore> weights;
   if (!sys::fs::exists(runInput))
-    return fail(formatv("'{0}': no such checkpoint directory or IR file",
-                        runInput));
+    return fail(
+        formatv("'{0}': no such checkpoint directory or IR file", runInput));
   if (sys::fs::is_directory(runInput)) {
     auto model = hf::importCheckpointDir(ctx, runInput, options);
     if (!model)
@@ -131,8 +138,8 @@ int runReference(mlir::MLIRContext &ctx) {
     weights = std::move(model->weights);
   } else {
     if (runWeights.empty())
-      return fail(formatv("'{0}' is an IR file; pass --weights <checkpoint-dir>",
-                          runInput));
+      return fail(formatv(
+          "'{0}' is an IR file; pass --weights <checkpoint-dir>", runInput));
     hf::registerImportDialects(ctx);
     llvm::SourceMgr sourceMgr;
     mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
@@ -172,10 +179,9 @@ int runReference(mlir::MLIRContext &ctx) {
   }
 
   size_t decodeSteps = result->tokens.size() - 1;
-  double decodeRate =
-      decodeSteps && result->decodeSeconds > 0
-          ? decodeSteps / result->decodeSeconds
-          : 0.0;
+  double decodeRate = decodeSteps && result->decodeSeconds > 0
+                          ? decodeSteps / result->decodeSeconds
+                          : 0.0;
   if (jsonOutput) {
     json::Object obj;
     obj["prompt_ids"] = json::Array(*prompt);

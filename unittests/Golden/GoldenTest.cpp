@@ -46,7 +46,8 @@ const GoldenCase kCases[] = {
     {"llama_dynamic", 1e-5, 2e-5,
      "dynamic NTK x2 past max_position_embeddings 12; cached keys keep "
      "their rotation (HF generate semantics)"},
-    {"llama_yarn", 1e-5, 2e-5, "YaRN x4, truncated ramp, mscale attention factor"},
+    {"llama_yarn", 1e-5, 2e-5,
+     "YaRN x4, truncated ramp, mscale attention factor"},
     {"llama_yarn_notrunc", 1e-5, 2e-5,
      "YaRN with truncate false and an explicit attention_factor"},
     {"mistral", 1e-5, 2e-5, "f16 weights, sliding window 8 crossed at step 3"},
@@ -112,8 +113,8 @@ TEST_P(GoldenTest, MatchesPyTorch) {
     double maxRef = 0, maxErr = 0;
     for (int64_t v = 0; v < vocab; ++v) {
       maxRef = std::max(maxRef, std::fabs(double(ref[s * vocab + v])));
-      maxErr = std::max(maxErr, std::fabs(double(result->logits[s][v]) -
-                                          ref[s * vocab + v]));
+      maxErr = std::max(
+          maxErr, std::fabs(double(result->logits[s][v]) - ref[s * vocab + v]));
     }
     worst = std::max(worst, maxErr / std::max(maxRef, 1e-30));
     EXPECT_LE(maxErr, c.atol + c.rtol * maxRef)

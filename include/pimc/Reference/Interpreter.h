@@ -33,8 +33,8 @@ public:
          llvm::StringRef entry = "forward");
 
   /// Runs the entry function on `tokens` at positions [offset, offset + T);
-  /// returns the logits (first result, row-major) and keeps the updated
-  /// caches for the next call.
+  /// returns the first result (the logits; row-major, integer results
+  /// converted to f32) and keeps the updated caches for the next call.
   llvm::Expected<std::vector<float>> forward(llvm::ArrayRef<int64_t> tokens,
                                              int64_t offset);
 

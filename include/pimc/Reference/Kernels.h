@@ -42,14 +42,14 @@ void widenToF32(StorageType storage, const void *data, int64_t count,
 
 /// A quantized [N, K] weight in the interpreter's canonical unpacked form:
 /// one unsigned code per element (row-major [N, K]), and per (row, group)
-/// a scale and an integer zero point. W[n,k] = scale[n,g] * (q[n,k] - zero[n,g])
-/// with g = k / groupSize, computed in f32.
+/// a scale and an integer zero point. W[n,k] = scale[n,g] * (q[n,k] -
+/// zero[n,g]) with g = k / groupSize, computed in f32.
 struct QuantMatrix {
   int64_t rows = 0, cols = 0, groupSize = 0;
   int bits = 4;
-  std::vector<uint8_t> codes;   // [N, K]
-  std::vector<float> scales;    // [N, K / groupSize]
-  std::vector<int32_t> zeros;   // [N, K / groupSize]
+  std::vector<uint8_t> codes; // [N, K]
+  std::vector<float> scales;  // [N, K / groupSize]
+  std::vector<int32_t> zeros; // [N, K / groupSize]
 };
 
 /// Unpacks a GPTQ ("gptq" / "gptq_v2") linear: qweight int32 [K*bits/32, N]
@@ -64,10 +64,10 @@ unpackGptq(const int32_t *qweight, const int32_t *qzeros, const void *scales,
 //===-- Linear / embedding -----------------------------------------------===//
 /// y[t, n] = sum_k x[t, k] * W[n, k] (+ bias[n]), f32 accumulation.
 /// x is [T, K], y is [T, N]; bias may be null. Parallel over N.
-void linear(const float *x, int64_t T, const DenseMatrix &w,
-            const float *bias, float *y);
-void linear(const float *x, int64_t T, const QuantMatrix &w,
-            const float *bias, float *y);
+void linear(const float *x, int64_t T, const DenseMatrix &w, const float *bias,
+            float *y);
+void linear(const float *x, int64_t T, const QuantMatrix &w, const float *bias,
+            float *y);
 
 /// out[t, :] = table[ids[t], :] widened to f32. Fails, naming the id, when an
 /// id is outside [0, rows).
@@ -77,23 +77,25 @@ llvm::Error embedding(const DenseMatrix &table, const int64_t *ids, int64_t T,
 //===-- Norms and activations ---------------------------------------------===//
 /// RMS norm over the last dimension n of `rows` vectors. Llama style:
 /// y = w * (x * rsqrt(mean(x^2) + eps)); Gemma style multiplies by (1 + w).
-void rmsNorm(const float *x, int64_t rows, int64_t n, const float *w,
-             float eps, bool gemmaStyle, float *y);
+void rmsNorm(const float *x, int64_t rows, int64_t n, const float *w, float eps,
+             bool gemmaStyle, float *y);
 
-float silu(float x);      // x * sigmoid(x)
+float silu(float x); // x * sigmoid(x)
 float sigmoid(float x);
-float geluErf(float x);   // 0.5 x (1 + erf(x / sqrt 2))
-float geluTanh(float x);  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+float geluErf(float x);  // 0.5 x (1 + erf(x / sqrt 2))
+float geluTanh(float x); // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 
 /// Numerically stable softmax over each row of [rows, n], in place.
 void softmaxRows(float *x, int64_t rows, int64_t n);
 
-//===-- Rotary embedding ---------------------------------------------------===//
+//===-- Rotary embedding
+//---------------------------------------------------===//
 struct RopeParams {
   enum class Kind { Default, Linear, Dynamic, Yarn, Llama3 };
   Kind kind = Kind::Default;
-  bool interleaved = false; // false: half-split (HF/NeoX); true: pairs (2j, 2j+1)
-  int64_t rotaryDim = 0;    // d <= head dim, even; dims >= d pass through
+  bool interleaved =
+      false;             // false: half-split (HF/NeoX); true: pairs (2j, 2j+1)
+  int64_t rotaryDim = 0; // d <= head dim, even; dims >= d pass through
   double theta = 10000.0;
   double factor = 1.0;
   int64_t originalMaxPositionEmbeddings = 0; // llama3, yarn (L0)
@@ -113,10 +115,11 @@ void ropeFrequencies(const RopeParams &p, int64_t seqLen,
 
 /// Rotates x [T, H, headDim] in place; token t sits at position offset + t.
 /// The frequencies use seqLen = offset + T.
-void applyRope(float *x, int64_t T, int64_t H, int64_t headDim,
-               int64_t offset, const RopeParams &p);
+void applyRope(float *x, int64_t T, int64_t H, int64_t headDim, int64_t offset,
+               const RopeParams &p);
 
-//===-- Attention -----------------------------------------------------------===//
+//===-- Attention
+//-----------------------------------------------------------===//
 struct AttentionParams {
   float scale = 1.0f;
   bool causal = true;

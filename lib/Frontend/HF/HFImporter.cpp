@@ -37,8 +37,7 @@ class LlamaFamilyBuilder {
 public:
   LlamaFamilyBuilder(MLIRContext &ctx, const ModelConfig &cfg,
                      const WeightStore &weights, int64_t maxContext)
-      : ctx(ctx), cfg(cfg), weights(weights), maxContext(maxContext),
-        b(&ctx) {}
+      : ctx(ctx), cfg(cfg), weights(weights), maxContext(maxContext), b(&ctx) {}
 
   llvm::Expected<OwningOpRef<ModuleOp>> build();
 
@@ -80,13 +79,12 @@ Type LlamaFamilyBuilder::floatType(DType dtype) {
   }
 }
 
-Value LlamaFamilyBuilder::denseWeight(StringRef name,
-                                      ArrayRef<int64_t> shape) {
+Value LlamaFamilyBuilder::denseWeight(StringRef name, ArrayRef<int64_t> shape) {
   const TensorView *t = weights.lookup(name);
   Type elem = b.getF32Type();
   if (!t) {
-    problems.push_back(llvm::formatv("missing tensor '{0}' (expected shape {1})",
-                                     name, shapeStr(shape)));
+    problems.push_back(llvm::formatv(
+        "missing tensor '{0}' (expected shape {1})", name, shapeStr(shape)));
   } else {
     if (Type ft = floatType(t->dtype))
       elem = ft;
@@ -95,13 +93,12 @@ Value LlamaFamilyBuilder::denseWeight(StringRef name,
           "tensor '{0}' in {1} has dtype {2}, expected F32, F16 or BF16", name,
           llvm::sys::path::filename(t->file), dtypeName(t->dtype)));
     if (ArrayRef<int64_t>(t->shape) != shape)
-      problems.push_back(llvm::formatv(
-          "tensor '{0}' in {1} has shape {2}, expected {3}", name,
-          llvm::sys::path::filename(t->file), shapeStr(t->shape),
-          shapeStr(shape)));
+      problems.push_back(
+          llvm::formatv("tensor '{0}' in {1} has shape {2}, expected {3}", name,
+                        llvm::sys::path::filename(t->file), shapeStr(t->shape),
+                        shapeStr(shape)));
   }
-  return llm::WeightOp::create(b, loc(name),
-                               RankedTensorType::get(shape, elem),
+  return llm::WeightOp::create(b, loc(name), RankedTensorType::get(shape, elem),
                                b.getStringAttr(name));
 }
 
@@ -126,21 +123,23 @@ Value LlamaFamilyBuilder::projectionWeight(StringRef prefix, int64_t n,
     const TensorView *t = weights.lookup(name);
     if (!t) {
       if (!optional)
-        problems.push_back(llvm::formatv(
-            "missing tensor '{0}' (expected shape {1})", name, shapeStr(shape)));
+        problems.push_back(
+            llvm::formatv("missing tensor '{0}' (expected shape {1})", name,
+                          shapeStr(shape)));
       return t;
     }
     if (!llvm::is_contained(dtypes, t->dtype)) {
       std::string allowed;
       for (DType d : dtypes)
         allowed += (allowed.empty() ? "" : " or ") + dtypeName(d).str();
-      problems.push_back(llvm::formatv("tensor '{0}' has dtype {1}, expected {2}",
-                                       name, dtypeName(t->dtype), allowed));
+      problems.push_back(
+          llvm::formatv("tensor '{0}' has dtype {1}, expected {2}", name,
+                        dtypeName(t->dtype), allowed));
     }
     if (ArrayRef<int64_t>(t->shape) != shape)
-      problems.push_back(llvm::formatv("tensor '{0}' has shape {1}, expected {2}",
-                                       name, shapeStr(t->shape),
-                                       shapeStr(shape)));
+      problems.push_back(
+          llvm::formatv("tensor '{0}' has shape {1}, expected {2}", name,
+                        shapeStr(t->shape), shapeStr(shape)));
     return t;
   };
   expect(".qweight", {DType::I32}, {k / perWord, n});
@@ -155,16 +154,15 @@ Value LlamaFamilyBuilder::projectionWeight(StringRef prefix, int64_t n,
       scaleType = ft;
   Type storage = IntegerType::get(&ctx, q.bits, IntegerType::Unsigned);
   Type zero = q.sym ? Type(b.getNoneType()) : storage;
-  auto type = llm::QuantizedWeightType::get(
-      &ctx, {n, k}, storage, group, scaleType, zero,
-      q.zeroMinusOne ? "gptq" : "gptq_v2");
+  auto type =
+      llm::QuantizedWeightType::get(&ctx, {n, k}, storage, group, scaleType,
+                                    zero, q.zeroMinusOne ? "gptq" : "gptq_v2");
   return llm::WeightOp::create(b, loc(prefix), type, b.getStringAttr(prefix));
 }
 
 Value LlamaFamilyBuilder::rope(Value x, Value offset, Location l) {
   const RopeScaling &r = cfg.rope;
-  int64_t rotaryDim =
-      static_cast<int64_t>(cfg.headDim * r.partialRotaryFactor);
+  int64_t rotaryDim = static_cast<int64_t>(cfg.headDim * r.partialRotaryFactor);
   rotaryDim -= rotaryDim % 2;
   auto f64 = [&](std::optional<double> v) -> FloatAttr {
     return v ? b.getF64FloatAttr(*v) : FloatAttr();
@@ -209,8 +207,8 @@ Value LlamaFamilyBuilder::rope(Value x, Value offset, Location l) {
       isYarn && !r.truncate ? b.getBoolAttr(false) : BoolAttr());
 }
 
-Value LlamaFamilyBuilder::buildLayer(int64_t layer, Value hidden,
-                                     Value offset, Value length, Value cache,
+Value LlamaFamilyBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
+                                     Value length, Value cache,
                                      Value &newCache) {
   std::string p = llvm::formatv("model.layers.{0}", layer).str();
   const int64_t dyn = ShapedType::kDynamic;
@@ -221,9 +219,9 @@ Value LlamaFamilyBuilder::buildLayer(int64_t layer, Value hidden,
 
   Location attnLoc = loc(p + ".self_attn");
   Value inNorm = denseWeight(p + ".input_layernorm.weight", {H});
-  Value x = llm::RMSNormOp::create(b, loc(p + ".input_layernorm"),
-                                   hidden.getType(), hidden, inNorm, eps,
-                                   llamaStyle);
+  Value x =
+      llm::RMSNormOp::create(b, loc(p + ".input_layernorm"), hidden.getType(),
+                             hidden, inNorm, eps, llamaStyle);
   auto project = [&](StringRef name, int64_t n, bool bias) -> Value {
     std::string prefix = p + ".self_attn." + name.str();
     Value w = projectionWeight(prefix, n, H);
@@ -246,11 +244,10 @@ Value LlamaFamilyBuilder::buildLayer(int64_t layer, Value hidden,
   }
   q = rope(q, offset, attnLoc);
   k = rope(k, offset, attnLoc);
-  newCache = llm::KVCacheAppendOp::create(b, attnLoc, cache.getType(), cache,
-                                          k, v, offset);
-  auto kvRead = llm::KVCacheReadOp::create(b, attnLoc, act({dyn, nkv, hd}),
-                                           act({dyn, nkv, hd}), newCache,
-                                           length);
+  newCache = llm::KVCacheAppendOp::create(b, attnLoc, cache.getType(), cache, k,
+                                          v, offset);
+  auto kvRead = llm::KVCacheReadOp::create(
+      b, attnLoc, act({dyn, nkv, hd}), act({dyn, nkv, hd}), newCache, length);
   IntegerAttr window = cfg.slidingWindow
                            ? b.getI64IntegerAttr(*cfg.slidingWindow)
                            : IntegerAttr();
@@ -306,11 +303,10 @@ llvm::Expected<OwningOpRef<ModuleOp>> LlamaFamilyBuilder::build() {
 
   Value count = tensor::DimOp::create(b, modelLoc, tokens, 0);
   Value length = arith::AddIOp::create(b, modelLoc, offset, count);
-  Value table = denseWeight("model.embed_tokens.weight",
-                            {cfg.vocabSize, cfg.hiddenSize});
-  Value hidden = llm::EmbeddingOp::create(b, loc("model.embed_tokens"),
-                                          act({dyn, cfg.hiddenSize}), table,
-                                          tokens);
+  Value table =
+      denseWeight("model.embed_tokens.weight", {cfg.vocabSize, cfg.hiddenSize});
+  Value hidden = llm::EmbeddingOp::create(
+      b, loc("model.embed_tokens"), act({dyn, cfg.hiddenSize}), table, tokens);
   SmallVector<Value> outs;
   outs.push_back(Value());
   for (int64_t i = 0; i < cfg.numLayers; ++i) {
@@ -324,15 +320,13 @@ llvm::Expected<OwningOpRef<ModuleOp>> LlamaFamilyBuilder::build() {
       b, loc("model.norm"), hidden.getType(), hidden, finalNorm,
       b.getF32FloatAttr(static_cast<float>(cfg.rmsNormEps)),
       llm::NormStyleAttr::get(&ctx, llm::NormStyle::Llama));
-  Value last = llm::SliceOp::create(b, loc("model.norm"),
-                                    act({1, cfg.hiddenSize}), hidden,
-                                    b.getI64IntegerAttr(0),
-                                    b.getI64IntegerAttr(-1),
-                                    b.getI64IntegerAttr(1));
-  Value head = cfg.tieWordEmbeddings
-                   ? table
-                   : denseWeight("lm_head.weight",
-                                 {cfg.vocabSize, cfg.hiddenSize});
+  Value last = llm::SliceOp::create(
+      b, loc("model.norm"), act({1, cfg.hiddenSize}), hidden,
+      b.getI64IntegerAttr(0), b.getI64IntegerAttr(-1), b.getI64IntegerAttr(1));
+  Value head =
+      cfg.tieWordEmbeddings
+          ? table
+          : denseWeight("lm_head.weight", {cfg.vocabSize, cfg.hiddenSize});
   outs[0] = llm::LMHeadOp::create(b, loc("lm_head"), act({1, cfg.vocabSize}),
                                   last, head);
   func::ReturnOp::create(b, modelLoc, outs);
@@ -346,7 +340,8 @@ llvm::Expected<OwningOpRef<ModuleOp>> LlamaFamilyBuilder::build() {
     return llvm::createStringError(msg);
   }
   if (failed(verify(*module)))
-    return llvm::createStringError("internal error: imported IR does not verify");
+    return llvm::createStringError(
+        "internal error: imported IR does not verify");
   return module;
 }
 

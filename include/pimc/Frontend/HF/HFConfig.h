@@ -36,8 +36,8 @@ struct RopeScaling {
 
 /// GPTQ `quantization_config` (specs/llm-architectures.md section 5.2).
 struct GptqConfig {
-  int bits = 4;             // 4 or 8
-  int64_t groupSize = 128;  // -1 = one group over all of K (per-channel)
+  int bits = 4;            // 4 or 8
+  int64_t groupSize = 128; // -1 = one group over all of K (per-channel)
   bool sym = true;
   bool zeroMinusOne = true; // checkpoint_format "gptq" (true) / "gptq_v2"
 };
@@ -59,7 +59,7 @@ struct ModelConfig {
   bool qkvBias = false;       // q/k/v projections carry a bias
   bool oBias = false;         // o_proj carries a bias
   bool mlpBias = false;
-  bool qkNorm = false;                 // qwen3: per-head RMSNorm on q and k
+  bool qkNorm = false;                  // qwen3: per-head RMSNorm on q and k
   std::optional<int64_t> slidingWindow; // keys s with t - W < s <= t
   std::string torchDtype = "float32";
   RopeScaling rope;

@@ -28,8 +28,22 @@ namespace pimc::hf {
 
 /// Element types that can appear in a safetensors header.
 enum class DType {
-  Bool, U8, I8, I16, U16, F16, BF16, I32, U32, F32, F64, I64, U64,
-  F8_E4M3, F8_E5M2, F8_E8M0
+  Bool,
+  U8,
+  I8,
+  I16,
+  U16,
+  F16,
+  BF16,
+  I32,
+  U32,
+  F32,
+  F64,
+  I64,
+  U64,
+  F8_E4M3,
+  F8_E5M2,
+  F8_E8M0
 };
 
 /// The spelling used in safetensors headers ("BF16", "F32", ...).

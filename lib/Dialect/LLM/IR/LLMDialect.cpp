@@ -32,24 +32,25 @@ void LLMDialect::initialize() {
       >();
 }
 
-LogicalResult
-KVCacheType::verify(function_ref<InFlightDiagnostic()> emitError,
-                    int64_t maxLength, int64_t kvHeads, int64_t headDim,
-                    Type elementType) {
+LogicalResult KVCacheType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  int64_t maxLength, int64_t kvHeads,
+                                  int64_t headDim, Type elementType) {
   if (maxLength <= 0 || kvHeads <= 0 || headDim <= 0)
-    return emitError() << "kv_cache dimensions must be positive, got max_length = "
-                       << maxLength << ", kv_heads = " << kvHeads
-                       << ", head_dim = " << headDim;
+    return emitError()
+           << "kv_cache dimensions must be positive, got max_length = "
+           << maxLength << ", kv_heads = " << kvHeads
+           << ", head_dim = " << headDim;
   if (!isa<Float32Type, Float16Type, BFloat16Type>(elementType))
     return emitError() << "kv_cache element_type must be f32, f16 or bf16, got "
                        << elementType;
   return success();
 }
 
-LogicalResult QuantizedWeightType::verify(
-    function_ref<InFlightDiagnostic()> emitError, ArrayRef<int64_t> shape,
-    Type storageType, int64_t groupSize, Type scaleType, Type zeroPoint,
-    StringRef packing) {
+LogicalResult
+QuantizedWeightType::verify(function_ref<InFlightDiagnostic()> emitError,
+                            ArrayRef<int64_t> shape, Type storageType,
+                            int64_t groupSize, Type scaleType, Type zeroPoint,
+                            StringRef packing) {
   if (shape.size() != 2 || shape[0] <= 0 || shape[1] <= 0)
     return emitError() << "qweight shape must be [N, K] with positive sizes";
   auto storage = dyn_cast<IntegerType>(storageType);
@@ -66,14 +67,15 @@ LogicalResult QuantizedWeightType::verify(
   if (!isa<NoneType>(zeroPoint)) {
     auto zp = dyn_cast<IntegerType>(zeroPoint);
     if (!zp || !zp.isUnsigned() || zp.getWidth() != storage.getWidth())
-      return emitError() << "qweight zero_point must be none or "
-                         << storageType << ", got " << zeroPoint;
+      return emitError() << "qweight zero_point must be none or " << storageType
+                         << ", got " << zeroPoint;
   }
   if (packing != "gptq" && packing != "gptq_v2")
     return emitError() << "qweight packing '" << packing
                        << "' is unknown (known: gptq, gptq_v2)";
   unsigned bits = storage.getWidth();
   if ((shape[1] * bits) % 32 != 0 || (shape[0] * bits) % 32 != 0)
-    return emitError() << "gptq packing needs K and N to fill whole 32-bit words";
+    return emitError()
+           << "gptq packing needs K and N to fill whole 32-bit words";
   return success();
 }

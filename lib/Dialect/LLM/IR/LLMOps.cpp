@@ -43,8 +43,8 @@ LogicalResult requireRank(Operation *op, Value v, StringRef what,
   if (!t)
     return op->emitOpError() << what << " must be a ranked tensor";
   if (t.getRank() != rank)
-    return op->emitOpError() << what << " must have rank " << rank
-                             << ", got " << t;
+    return op->emitOpError()
+           << what << " must have rank " << rank << ", got " << t;
   return success();
 }
 
@@ -53,9 +53,9 @@ LogicalResult requireDim(Operation *op, Value v, StringRef what, int64_t dim,
                          int64_t expected, StringRef meaning) {
   int64_t got = ranked(v).getDimSize(dim);
   if (!compatible(got, expected))
-    return op->emitOpError() << what << " dimension " << dim << " (" << meaning
-                             << ") is " << dimStr(got) << ", expected "
-                             << dimStr(expected);
+    return op->emitOpError()
+           << what << " dimension " << dim << " (" << meaning << ") is "
+           << dimStr(got) << ", expected " << dimStr(expected);
   return success();
 }
 
@@ -65,7 +65,8 @@ LogicalResult verifyProjection(Operation *op, Value input, Type weight,
   auto in = ranked(input);
   auto out = ranked(result);
   if (!in || !out || in.getRank() < 1)
-    return op->emitOpError() << "input and result must be ranked tensors of rank >= 1";
+    return op->emitOpError()
+           << "input and result must be ranked tensors of rank >= 1";
   if (in.getRank() != out.getRank())
     return op->emitOpError() << "result rank " << out.getRank()
                              << " differs from input rank " << in.getRank();
@@ -73,22 +74,24 @@ LogicalResult verifyProjection(Operation *op, Value input, Type weight,
   if (w.size() != 2)
     return op->emitOpError() << "weight must be [N, K], got rank " << w.size();
   if (!compatible(in.getShape().back(), w[1]))
-    return op->emitOpError() << "input features " << dimStr(in.getShape().back())
-                             << " do not match weight K = " << w[1];
+    return op->emitOpError()
+           << "input features " << dimStr(in.getShape().back())
+           << " do not match weight K = " << w[1];
   if (!compatible(out.getShape().back(), w[0]))
-    return op->emitOpError() << "result features " << dimStr(out.getShape().back())
-                             << " do not match weight N = " << w[0];
+    return op->emitOpError()
+           << "result features " << dimStr(out.getShape().back())
+           << " do not match weight N = " << w[0];
   for (int64_t i = 0; i + 1 < in.getRank(); ++i)
     if (!compatible(in.getDimSize(i), out.getDimSize(i)))
-      return op->emitOpError() << "result dimension " << i
-                               << " does not match input";
+      return op->emitOpError()
+             << "result dimension " << i << " does not match input";
   return success();
 }
 
 LogicalResult verifyAxis(Operation *op, int64_t axis, int64_t rank) {
   if (axis < 0 || axis >= rank)
-    return op->emitOpError() << "axis " << axis << " is out of range for rank "
-                             << rank;
+    return op->emitOpError()
+           << "axis " << axis << " is out of range for rank " << rank;
   return success();
 }
 
@@ -196,7 +199,8 @@ LogicalResult RopeOp::verify() {
       return failure();
     if (getLowFreqFactor()->convertToDouble() >
         getHighFreqFactor()->convertToDouble())
-      return emitOpError() << "low_freq_factor must not exceed high_freq_factor";
+      return emitOpError()
+             << "low_freq_factor must not exceed high_freq_factor";
     return success();
   }
   return success();
@@ -244,9 +248,9 @@ static LogicalResult verifyAgainstCache(Operation *op, Value v, StringRef what,
     return failure();
   int64_t len = ranked(v).getDimSize(0);
   if (!ShapedType::isDynamic(len) && len > cache.getMaxLength())
-    return op->emitOpError() << what << " length " << len
-                             << " exceeds the cache's max_length "
-                             << cache.getMaxLength();
+    return op->emitOpError()
+           << what << " length " << len << " exceeds the cache's max_length "
+           << cache.getMaxLength();
   return success();
 }
 
@@ -373,9 +377,8 @@ LogicalResult ReshapeOp::verify() {
     return emitOpError() << "at most one result dimension may be dynamic";
   if (in.hasStaticShape() && out.hasStaticShape() &&
       in.getNumElements() != out.getNumElements())
-    return emitOpError() << "element count changes from "
-                         << in.getNumElements() << " to "
-                         << out.getNumElements();
+    return emitOpError() << "element count changes from " << in.getNumElements()
+                         << " to " << out.getNumElements();
   if (in.hasStaticShape() != out.hasStaticShape())
     return emitOpError() << "input and result must both be static or both "
                             "have a dynamic dimension";
@@ -421,8 +424,8 @@ struct ComposeTransposes : OpRewritePattern<TransposeOp> {
     SmallVector<int64_t> composed;
     for (int64_t i : p2)
       composed.push_back(p1[i]);
-    rewriter.replaceOpWithNewOp<TransposeOp>(op, op.getType(),
-                                             inner.getInput(), composed);
+    rewriter.replaceOpWithNewOp<TransposeOp>(op, op.getType(), inner.getInput(),
+                                             composed);
     return success();
   }
 };
@@ -454,8 +457,9 @@ LogicalResult TransposeOp::verify() {
   }
   for (auto [i, p] : llvm::enumerate(perm))
     if (!compatible(out.getDimSize(i), in.getDimSize(p)))
-      return emitOpError() << "result dimension " << i << " must be input dimension "
-                           << p << " (" << dimStr(in.getDimSize(p)) << ")";
+      return emitOpError() << "result dimension " << i
+                           << " must be input dimension " << p << " ("
+                           << dimStr(in.getDimSize(p)) << ")";
   return success();
 }
 
@@ -489,8 +493,8 @@ LogicalResult ConcatOp::verify() {
       return emitOpError() << "every input must have rank " << rank;
     for (int64_t i = 0; i < rank; ++i)
       if (i != getAxis() && !compatible(t.getDimSize(i), out.getDimSize(i)))
-        return emitOpError() << "input dimension " << i
-                             << " does not match the result";
+        return emitOpError()
+               << "input dimension " << i << " does not match the result";
     if (ShapedType::isDynamic(total) || t.isDynamicDim(getAxis()))
       total = ShapedType::kDynamic;
     else
@@ -554,8 +558,8 @@ LogicalResult GatherOp::verify() {
       failed(requireRank(*this, getIndices(), "indices", 1)))
     return failure();
   for (int64_t i = 0; i < in.getRank(); ++i) {
-    int64_t expected = i == getAxis() ? ranked(getIndices()).getDimSize(0)
-                                      : in.getDimSize(i);
+    int64_t expected =
+        i == getAxis() ? ranked(getIndices()).getDimSize(0) : in.getDimSize(i);
     if (!compatible(out.getDimSize(i), expected))
       return emitOpError() << "result dimension " << i << " must be "
                            << dimStr(expected);
