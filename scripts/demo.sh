@@ -12,10 +12,17 @@ ckpt="$out/demo"
 echo
 echo "== pimc import $ckpt -o $out/demo.mlir"
 build/tools/pimc/pimc import "$ckpt" -o "$out/demo.mlir"
-echo "   $(grep -c 'llm\.' "$out/demo.mlir") llm ops, $(wc -c < "$out/demo.mlir") bytes of IR; weights stay in the checkpoint"
+echo "   $(grep -c '= llm\.' "$out/demo.mlir") llm ops, $(wc -c < "$out/demo.mlir") bytes of IR; weights stay in the checkpoint"
 prompt=$(/usr/bin/python3 -c "import json,sys; print(','.join(map(str, json.load(open(sys.argv[1]))['prompt_ids'])))" "$ckpt/golden.json")
 echo
 echo "== pimc run-ref $out/demo.mlir --weights $ckpt --prompt-ids $prompt --max-new-tokens 16"
-build/tools/pimc/pimc run-ref "$out/demo.mlir" --weights "$ckpt" --prompt-ids "$prompt" --max-new-tokens 16
+report=$(build/tools/pimc/pimc run-ref "$out/demo.mlir" --weights "$ckpt" --prompt-ids "$prompt" --max-new-tokens 16)
+echo "$report"
 expected=$(/usr/bin/python3 -c "import json,sys; print(' '.join(map(str, json.load(open(sys.argv[1]))['tokens'])))" "$ckpt/golden.json")
-echo "PyTorch reference tokens: $expected"
+echo "PyTorch reference:  $expected"
+if [ "$(echo "$report" | sed -n 's/^tokens: //p')" = "$expected" ]; then
+  echo "the interpreter's tokens match PyTorch"
+else
+  echo "MISMATCH between the interpreter and PyTorch" >&2
+  exit 1
+fi

@@ -197,10 +197,15 @@ int runReference(mlir::MLIRContext &ctx) {
   for (int64_t t : result->tokens)
     outs() << " " << t;
   outs() << "\n";
-  outs() << formatv("prefill: {0} tokens in {1:F1} ms; decode: {2} tokens in "
-                    "{3:F1} ms ({4:F2} tokens/s)\n",
-                    prompt->size(), result->prefillSeconds * 1e3, decodeSteps,
-                    result->decodeSeconds * 1e3, decodeRate);
+  double weightGB = weights->totalBytes() / 1e9;
+  outs() << formatv("prefill: {0} tokens in {1:F1} ms ({2:F1} tokens/s)\n",
+                    prompt->size(), result->prefillSeconds * 1e3,
+                    prompt->size() / std::max(result->prefillSeconds, 1e-9));
+  outs() << formatv("decode:  {0} tokens in {1:F1} ms ({2:F2} tokens/s; "
+                    "weights {3:F3} GB, {4:F2} GB/s if streamed once per "
+                    "token)\n",
+                    decodeSteps, result->decodeSeconds * 1e3, decodeRate,
+                    weightGB, weightGB * decodeRate);
   if (keep)
     outs() << formatv("logits: [{0}, {1}] f32 written to {2}\n",
                       result->logits.size(), (*interp)->vocabSize(), logitsOut);
