@@ -374,6 +374,13 @@ Expected<std::vector<float>>
 Interpreter::Impl::run(ArrayRef<int64_t> tokens, int64_t offset) {
   if (tokens.empty())
     return llvm::createStringError("forward needs at least one token");
+  auto idsType = cast<RankedTensorType>(entry.getArgument(0).getType());
+  if (idsType.getRank() != 1 ||
+      (!idsType.isDynamicDim(0) &&
+       idsType.getDimSize(0) != static_cast<int64_t>(tokens.size())))
+    return llvm::createStringError(llvm::formatv(
+        "entry takes tokens of type {0}, got {1} tokens", idsType,
+        tokens.size()));
   llvm::DenseMap<Value, RTValue> env;
   Block &body = entry.front();
   auto ids = std::make_shared<Tensor>();
@@ -388,8 +395,8 @@ Interpreter::Impl::run(ArrayRef<int64_t> tokens, int64_t offset) {
   for (Operation &op : body.getOperations()) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       RTValue logits = env.lookup(ret.getOperand(0));
-      if (!logits.tensor || logits.tensor->isInt)
-        return llvm::createStringError("entry must return f32 logits first");
+      if (!logits.tensor)
+        return llvm::createStringError("entry must return a tensor first");
       // Caches are updated in place; a function may still return them in
       // another order, so rebind slots to what it returned.
       std::vector<CacheState *> order;
@@ -399,6 +406,9 @@ Interpreter::Impl::run(ArrayRef<int64_t> tokens, int64_t offset) {
         if (order[i] != caches[i].get())
           return llvm::createStringError(
               "entry must return each cache in its argument's position");
+      if (logits.tensor->isInt)
+        return std::vector<float>(logits.tensor->i.begin(),
+                                  logits.tensor->i.end());
       return logits.tensor->f;
     }
     if (Error e = execute(&op, env))
@@ -484,6 +494,10 @@ Error Interpreter::Impl::execute(Operation *op,
             Tensor &x = tensorOf(n.getInput());
             const WeightBinding *w = env[n.getWeight()].weight;
             int64_t dim = x.shape.back();
+            if (static_cast<int64_t>(w->vector.size()) != dim)
+              return opError(op, llvm::formatv("input has {0} features, the "
+                                               "weight {1}",
+                                               dim, w->vector.size()));
             auto out = makeF32(x.shape);
             rmsNorm(x.f.data(), x.numel() / dim, dim, w->vector.data(),
                     n.getEpsilon().convertToFloat(),
@@ -533,6 +547,13 @@ Error Interpreter::Impl::execute(Operation *op,
             Tensor &v = tensorOf(a.getValue());
             int64_t offset = env[a.getOffset()].index;
             int64_t T = k.shape[0];
+            if (k.shape != v.shape || k.shape.size() != 3 ||
+                k.shape[1] != c->heads || k.shape[2] != c->headDim)
+              return opError(op, llvm::formatv(
+                                     "key {0} and value {1} must both be "
+                                     "[T, {2}, {3}] for this cache",
+                                     shapeStr(k.shape), shapeStr(v.shape),
+                                     c->heads, c->headDim));
             if (offset < 0 || offset + T > c->maxLength)
               return opError(op, llvm::formatv(
                                      "positions [{0}, {1}) exceed the cache's "
@@ -580,6 +601,10 @@ Error Interpreter::Impl::execute(Operation *op,
             const WeightBinding *u = env[m.getUp()].weight;
             const WeightBinding *d = env[m.getDown()].weight;
             auto [I, H] = dims(g);
+            if (x.shape.back() != H)
+              return opError(op, llvm::formatv("input has {0} features, the "
+                                               "gate/up weights expect {1}",
+                                               x.shape.back(), H));
             int64_t rows = x.numel() / H;
             std::vector<float> gate(rows * I), up(rows * I);
             auto apply = [&](const WeightBinding *w, const float *in,

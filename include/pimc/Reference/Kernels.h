@@ -77,6 +77,7 @@ llvm::Error embedding(const DenseMatrix &table, const int64_t *ids, int64_t T,
 //===-- Norms and activations ---------------------------------------------===//
 /// RMS norm over the last dimension n of `rows` vectors. Llama style:
 /// y = w * (x * rsqrt(mean(x^2) + eps)); Gemma style multiplies by (1 + w).
+/// A null `w` gives the weightless L2 norm (Llama 4 QK norm).
 void rmsNorm(const float *x, int64_t rows, int64_t n, const float *w, float eps,
              bool gemmaStyle, float *y);
 
@@ -85,7 +86,8 @@ float sigmoid(float x);
 float geluErf(float x);  // 0.5 x (1 + erf(x / sqrt 2))
 float geluTanh(float x); // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 
-/// Numerically stable softmax over each row of [rows, n], in place.
+/// Numerically stable softmax over each row of [rows, n], in place. A row
+/// that is entirely -inf (every key masked) becomes all zeros, not NaN.
 void softmaxRows(float *x, int64_t rows, int64_t n);
 
 //===-- Rotary embedding
