@@ -23,7 +23,7 @@ bw, run = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 weight_bytes = run["weight_bytes"]
 rate = run["decode_tokens_per_second"]
 read_bound = bw["read_gbps"] * 1e9 / weight_bytes
-copy_bound = bw["copy_gbps_1thread"] * 1e9 / weight_bytes
+copy_bound = max(bw["copy_gbps_1thread"], bw["copy_gbps"]) * 1e9 / weight_bytes
 print(f"weights:             {weight_bytes / 1e9:.3f} GB (bf16)")
 print(f"memory bandwidth:    read {bw['read_gbps']:.2f} GB/s, copy {bw['copy_gbps_1thread']:.2f} GB/s (1 thread), "
       f"{bw['copy_gbps']:.2f} GB/s ({bw['threads']} threads)")
