@@ -1,0 +1,118 @@
+//===- Engine.h - cycle-level DRAM/PIM command engine -----------*- C++ -*-===//
+//
+// Requests (plain loads/stores and PIM requests, the AttAcc request types of
+// specs/pim-hardware.md section 7.2) enter per-channel controllers; each
+// controller expands them into DRAM commands from the bank state (ACT / PRE /
+// ACTAB / PREA / ... then the final command) and issues at most one row and
+// one column command per cycle, each only once every constraint of the
+// target's table holds. Plain reads/writes are scheduled FR-FCFS (ready row
+// hits first, then oldest); PIM requests keep queue order and go before
+// plain traffic; barriers order a channel's PIM queue. Refresh: one REFab per
+// pseudo-channel every nREFI. Idle cycles are skipped: the engine jumps to
+// the next cycle at which some command can become issuable.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIMSIM_ENGINE_H
+#define PIMSIM_ENGINE_H
+
+#include "pimsim/Target.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace pimsim {
+
+enum class RequestType : uint8_t {
+  Read,     // LD: 32 B read
+  Write,    // ST: 32 B write
+  MacAB,    // PIM_MAC_AB: one column MAC in every bank of the channel
+  MacSB,    // PIM_MAC_SB: banks with the request's bank index
+  MacPB,    // PIM_MAC_PB: the request's bank in both pseudo-channels
+  WrGB,     // PIM_WR_GB: 32 B into the channel's GEMV (global) buffer
+  MvSB,     // PIM_MV_SB: GEMV output -> softmax buffer
+  MvGB,     // PIM_MV_GB: softmax buffer -> GEMV buffer
+  Sfm,      // PIM_SFM: softmax unit
+  SetModel, // PIM_SET_MODEL
+  SetHead,  // PIM_SET_HEAD
+  Barrier,  // PIM_BARRIER: ordering point in the channel's PIM queue
+  RdAcc,    // read the PIM accumulators (32 B) back to the host
+  EwMul,    // element-wise multiply in the PIM units (one column, all banks)
+  Af,       // activation function in the PIM units
+};
+llvm::StringRef requestTypeName(RequestType type); // "LD", "PIM_MAC_AB", ...
+std::optional<RequestType> parseRequestType(llvm::StringRef name);
+
+struct Request {
+  RequestType type = RequestType::Read;
+  uint64_t addr = 0;    // byte address (decoded with the target's mapping)
+  int64_t arrival = 0;  // earliest cycle the request may enter its queue
+  uint32_t tag = 0;     // caller's id, passed back to observers
+};
+
+/// Told about every command as it issues (tests, functional model, traces).
+class CommandObserver {
+public:
+  virtual ~CommandObserver();
+  virtual void onCommand(int64_t cycle, Command cmd,
+                         const DecodedAddress &addr, const Request *req) = 0;
+};
+
+struct ChannelStats {
+  int64_t rowSlotBusy = 0, columnSlotBusy = 0; // cycles with a command issued
+  int64_t commands = 0;
+  int64_t lastCycle = 0; // cycle of the channel's last command
+};
+
+struct Stats {
+  int64_t cycles = 0; // cycle after the last command (or read data) completes
+  double seconds = 0;
+  std::array<int64_t, kNumCommands> commandCounts{};
+  int64_t requests = 0;
+  int64_t rowHits = 0, rowMisses = 0; // RD/WR/MAC*: addressed row already open?
+  int64_t bytesRead = 0, bytesWritten = 0; // over the pins (RD, WR, WRGB, RDACC)
+  int64_t bytesMac = 0;                    // read inside the banks by MAC*
+  std::vector<ChannelStats> channels;
+  std::vector<int64_t> bankBusyCycles; // per bank (global bank index): cycles with a row open
+  double energyPj = 0;
+
+  double externalBandwidth() const; // bytes/s over the pins
+  double internalBandwidth() const; // MAC bytes/s inside the banks
+  llvm::json::Value toJSON(const Target &target) const;
+};
+
+struct EngineOptions {
+  bool refresh = true;
+  CommandObserver *observer = nullptr;
+};
+
+class Engine {
+public:
+  Engine(const Target &target, EngineOptions options = {});
+  ~Engine();
+
+  /// Trace semantics: requests enter their channel's queue in order, as many
+  /// per cycle as the queues accept; a full queue stalls the whole stream.
+  /// Errors (an address outside the device, an invalid request) name the
+  /// request index.
+  llvm::Expected<Stats> runTrace(llvm::ArrayRef<Request> requests);
+
+  /// Independent per-channel streams (program mode): channel c consumes
+  /// streams[c] in order; channels do not wait for each other.
+  llvm::Expected<Stats>
+  runStreams(llvm::ArrayRef<std::vector<Request>> streams);
+
+  struct Impl;
+
+private:
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace pimsim
+
+#endif // PIMSIM_ENGINE_H
