@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(
   cmake ninja-build g++ pkg-config
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
-  libgtest-dev
+  libgtest-dev libflatbuffers-dev flatbuffers-compiler
   python3 python3-numpy python3-torch
 )
 missing=()
