@@ -1,0 +1,1156 @@
+//===- Target.cpp - PIM device description (targets/*.json) ---------------===//
+//
+// A target file is trusted by everything downstream: the engine indexes
+// arrays with its counts and shifts addresses by its field widths, and the
+// compiler tiles with them. So loading checks every key, type and range and
+// names the offending JSON path; an unknown key is an error rather than
+// silently ignored, because a misspelled timing would otherwise fall back to
+// nothing at all. The schema is documented in docs/target-schema.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pimsim/Target.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Regex.h"
+
+#include <algorithm>
+#include <tuple>
+
+using namespace llvm;
+
+namespace pimsim {
+
+//===----------------------------------------------------------------------===//
+// Name tables
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+constexpr StringLiteral kLevelNames[kNumLevels] = {"channel", "pseudo_channel",
+                                                   "sid", "bank_group", "bank"};
+
+constexpr unsigned kNumAddrFields = 8;
+constexpr StringLiteral kAddrFieldNames[kNumAddrFields] = {
+    "stack", "channel", "pseudo_channel", "sid", "bank_group",
+    "bank",  "row",     "column"};
+
+constexpr StringLiteral kCommandNames[kNumCommands] = {
+    "ACT",   "PRE",   "PREA",  "PRESB", "PREPB", "RD",    "WR",    "REFab",
+    "REFsb", "ACTAB", "ACTSB", "ACTPB", "MACAB", "MACSB", "MACPB", "WRGB",
+    "MVSB",  "MVGB",  "SFM",   "RDACC", "EWMUL", "AF",    "SETM",  "SETH"};
+
+} // namespace
+
+StringRef levelName(Level level) {
+  return kLevelNames[static_cast<unsigned>(level)];
+}
+
+std::optional<Level> parseLevel(StringRef name) {
+  for (unsigned i = 0; i < kNumLevels; ++i)
+    if (kLevelNames[i] == name)
+      return static_cast<Level>(i);
+  return std::nullopt;
+}
+
+StringRef addrFieldName(AddrField field) {
+  return kAddrFieldNames[static_cast<unsigned>(field)];
+}
+
+std::optional<AddrField> parseAddrField(StringRef name) {
+  for (unsigned i = 0; i < kNumAddrFields; ++i)
+    if (kAddrFieldNames[i] == name)
+      return static_cast<AddrField>(i);
+  return std::nullopt;
+}
+
+StringRef commandName(Command cmd) {
+  return kCommandNames[static_cast<unsigned>(cmd)];
+}
+
+std::optional<Command> parseCommand(StringRef name) {
+  for (unsigned i = 0; i < kNumCommands; ++i)
+    if (kCommandNames[i] == name)
+      return static_cast<Command>(i);
+  return std::nullopt;
+}
+
+bool isRowCommand(Command cmd) {
+  switch (cmd) {
+  case Command::ACT:
+  case Command::PRE:
+  case Command::PREA:
+  case Command::PRESB:
+  case Command::PREPB:
+  case Command::REFab:
+  case Command::REFsb:
+  case Command::ACTAB:
+  case Command::ACTSB:
+  case Command::ACTPB:
+    return true;
+  default:
+    return false;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Target queries
+//===----------------------------------------------------------------------===//
+
+Expected<int64_t> Target::timing(StringRef timingName) const {
+  auto it = timings.find(timingName);
+  if (it == timings.end())
+    return createStringError(Twine("target '") + name + "': timing '" +
+                             timingName + "' is not defined");
+  return it->second;
+}
+
+double Target::externalPeakBytesPerSec() const {
+  // Each pseudo-channel has its own data bus; one access per nBL cycles.
+  auto it = timings.find("nBL");
+  if (it == timings.end() || it->second <= 0 || tCKps <= 0)
+    return 0;
+  double seconds = static_cast<double>(it->second) * tCKps * 1e-12;
+  return static_cast<double>(org.totalChannels() * org.pseudoChannels *
+                             org.accessBytes) /
+         seconds;
+}
+
+double Target::internalPeakBytesPerSec() const {
+  // Every PIM unit reads one access per MACAB; MACABs are nCCDAB apart.
+  auto it = timings.find("nCCDAB");
+  if (it == timings.end() || it->second <= 0 || tCKps <= 0 ||
+      pim.banksPerUnit <= 0)
+    return 0;
+  double seconds = static_cast<double>(it->second) * tCKps * 1e-12;
+  int64_t unitsPerChannel = org.banksPerChannel() / pim.banksPerUnit;
+  return static_cast<double>(org.totalChannels() * unitsPerChannel *
+                             org.accessBytes) /
+         seconds;
+}
+
+//===----------------------------------------------------------------------===//
+// Address decoding
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+int64_t fieldCount(const Organization &org, AddrField field) {
+  switch (field) {
+  case AddrField::Stack:
+    return org.stacks;
+  case AddrField::Channel:
+    return org.channels;
+  case AddrField::PseudoChannel:
+    return org.pseudoChannels;
+  case AddrField::Sid:
+    return org.sids;
+  case AddrField::BankGroup:
+    return org.bankGroups;
+  case AddrField::Bank:
+    return org.banks;
+  case AddrField::Row:
+    return org.rows;
+  case AddrField::Column:
+    return org.columns;
+  }
+  return 1;
+}
+
+/// Bits a field takes. Every field but the stack is a power of two (checked
+/// at load); the stack is the most significant field, so a count that is not
+/// a power of two just leaves some codes unused (callers range-check).
+unsigned fieldBits(const Organization &org, AddrField field) {
+  int64_t count = fieldCount(org, field);
+  return count <= 1 ? 0 : Log2_64_Ceil(static_cast<uint64_t>(count));
+}
+
+unsigned offsetBits(const Organization &org) {
+  return org.accessBytes <= 1
+             ? 0
+             : Log2_64_Ceil(static_cast<uint64_t>(org.accessBytes));
+}
+
+/// The member of a (const or mutable) decoded address that holds `field`.
+template <typename Decoded> auto &fieldRef(Decoded &a, AddrField field) {
+  switch (field) {
+  case AddrField::Stack:
+    return a.stack;
+  case AddrField::Channel:
+    return a.channel;
+  case AddrField::PseudoChannel:
+    return a.pseudoChannel;
+  case AddrField::Sid:
+    return a.sid;
+  case AddrField::BankGroup:
+    return a.bankGroup;
+  case AddrField::Bank:
+    return a.bank;
+  case AddrField::Row:
+    return a.row;
+  case AddrField::Column:
+    return a.column;
+  }
+  return a.column;
+}
+
+uint64_t lowMask(unsigned bits) {
+  return bits >= 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1;
+}
+
+} // namespace
+
+DecodedAddress decodeAddress(const Target &target, uint64_t addr) {
+  DecodedAddress out;
+  const Organization &org = target.org;
+  unsigned shift = offsetBits(org);
+  uint64_t rest = shift >= 64 ? 0 : addr >> shift;
+  for (AddrField field : llvm::reverse(target.mapping)) {
+    unsigned bits = fieldBits(org, field);
+    fieldRef(out, field) = static_cast<int64_t>(rest & lowMask(bits));
+    rest = bits >= 64 ? 0 : rest >> bits;
+  }
+  return out;
+}
+
+uint64_t encodeAddress(const Target &target, const DecodedAddress &a) {
+  const Organization &org = target.org;
+  uint64_t addr = 0;
+  for (AddrField field : target.mapping) {
+    unsigned bits = fieldBits(org, field);
+    uint64_t value = static_cast<uint64_t>(fieldRef(a, field));
+    addr = (bits >= 64 ? 0 : addr << bits) | (value & lowMask(bits));
+  }
+  unsigned shift = offsetBits(org);
+  return shift >= 64 ? 0 : addr << shift;
+}
+
+//===----------------------------------------------------------------------===//
+// Loading
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+constexpr int64_t kSchemaVersion = 1;
+
+/// Timings the engine reads by name, whatever the constraint table says.
+constexpr StringLiteral kEngineTimings[] = {"nBL",    "nCL", "nCWL", "nRCDRD",
+                                            "nRCDWR", "nRP", "nRAS", "nRC",
+                                            "nREFI",  "nRFC"};
+
+/// Timings the engine divides by or uses as a period: must be at least 1.
+constexpr StringLiteral kPositiveTimings[] = {"nBL", "nREFI", "nCCDAB"};
+
+/// Keeps cycle arithmetic in the engine far from overflow.
+constexpr int64_t kMaxTiming = int64_t(1) << 32;
+
+constexpr StringLiteral kFormats[] = {"fp32", "fp16", "bf16", "int8", "int4"};
+constexpr StringLiteral kInputFormats[] = {"fp16", "bf16"};
+constexpr StringLiteral kAccumulateFormats[] = {"fp32", "fp16", "bf16"};
+constexpr StringLiteral kActivationFunctions[] = {
+    "gelu", "sigmoid", "tanh", "relu", "leaky_relu", "silu", "exp"};
+constexpr StringLiteral kPlacements[] = {"buffer_die", "controller"};
+
+StringRef kindName(const json::Value &v) {
+  switch (v.kind()) {
+  case json::Value::Null:
+    return "null";
+  case json::Value::Boolean:
+    return "a boolean";
+  case json::Value::Number:
+    return "a number";
+  case json::Value::String:
+    return "a string";
+  case json::Value::Array:
+    return "an array";
+  case json::Value::Object:
+    return "an object";
+  }
+  return "a value";
+}
+
+std::string joinNames(ArrayRef<StringLiteral> names) {
+  std::string out;
+  for (StringRef n : names) {
+    if (!out.empty())
+      out += ", ";
+    out += n.str();
+  }
+  return out;
+}
+
+bool isIdentifier(StringRef s) {
+  if (s.empty() || !(isAlpha(s.front()) || s.front() == '_'))
+    return false;
+  return llvm::all_of(s, [](char c) { return isAlnum(c) || c == '_'; });
+}
+
+std::string key(StringRef path, StringRef k) {
+  return path.empty() ? k.str() : (path + "." + k).str();
+}
+
+std::string index(StringRef path, size_t i) {
+  return (path + "[" + Twine(i) + "]").str();
+}
+
+/// A derived timing: expr := term (('+' | '-') term)*, term := integer |
+/// timing | '(' expr ')'. Names refer to `timings` only, so there is no
+/// evaluation order to get wrong and no cycle to detect.
+class DerivedExpression {
+public:
+  DerivedExpression(StringRef text, const StringMap<int64_t> &timings)
+      : text(text), timings(timings) {}
+
+  Expected<int64_t> evaluate() {
+    auto v = parseSum();
+    if (!v)
+      return v.takeError();
+    skipSpace();
+    if (pos != text.size())
+      return syntaxError("expected '+', '-' or the end");
+    return v;
+  }
+
+private:
+  StringRef text;
+  const StringMap<int64_t> &timings;
+  size_t pos = 0;
+
+  void skipSpace() {
+    while (pos < text.size() && isSpace(text[pos]))
+      ++pos;
+  }
+  Error syntaxError(const Twine &what) const {
+    return createStringError("in '" + text + "' at column " + Twine(pos + 1) +
+                             ": " + what);
+  }
+
+  Expected<int64_t> parseSum() {
+    auto lhs = parseTerm();
+    if (!lhs)
+      return lhs.takeError();
+    int64_t value = *lhs;
+    for (;;) {
+      skipSpace();
+      if (pos >= text.size() || (text[pos] != '+' && text[pos] != '-'))
+        return value;
+      char op = text[pos++];
+      auto rhs = parseTerm();
+      if (!rhs)
+        return rhs.takeError();
+      value = op == '+' ? value + *rhs : value - *rhs;
+    }
+  }
+
+  Expected<int64_t> parseTerm() {
+    skipSpace();
+    if (pos < text.size() && text[pos] == '(') {
+      ++pos;
+      auto v = parseSum();
+      if (!v)
+        return v.takeError();
+      skipSpace();
+      if (pos >= text.size() || text[pos] != ')')
+        return syntaxError("expected ')'");
+      ++pos;
+      return v;
+    }
+    size_t start = pos;
+    if (pos < text.size() && isDigit(text[pos])) {
+      while (pos < text.size() && isDigit(text[pos]))
+        ++pos;
+      int64_t n;
+      if (text.slice(start, pos).getAsInteger(10, n) || n > kMaxTiming)
+        return syntaxError("integer too large");
+      return n;
+    }
+    if (pos < text.size() && (isAlpha(text[pos]) || text[pos] == '_')) {
+      while (pos < text.size() && (isAlnum(text[pos]) || text[pos] == '_'))
+        ++pos;
+      StringRef name = text.slice(start, pos);
+      auto it = timings.find(name);
+      if (it == timings.end())
+        return createStringError("timing '" + name +
+                                 "' is not defined in timings");
+      return it->second;
+    }
+    return syntaxError("expected a timing name, an integer or '('");
+  }
+};
+
+/// Reads one target file; every error is `<source>: <path>: <what>`.
+class TargetReader {
+public:
+  explicit TargetReader(StringRef source) : source(source) {}
+
+  Expected<Target> read(StringRef text);
+
+private:
+  StringRef source;
+  Target target;
+
+  Error error(const Twine &path, const Twine &what) const {
+    return createStringError(Twine(source) + ": " + path + ": " + what);
+  }
+
+  // --- generic field access ---------------------------------------------
+  Error checkKeys(const json::Object &obj, StringRef path,
+                  ArrayRef<StringLiteral> known) const;
+  Expected<const json::Value *> field(const json::Object &obj, StringRef path,
+                                      StringRef k, bool required) const;
+  Expected<const json::Object *> object(const json::Object &obj, StringRef path,
+                                        StringRef k,
+                                        bool required = true) const;
+  Expected<const json::Array *> array(const json::Object &obj, StringRef path,
+                                      StringRef k, bool required = true) const;
+  Expected<std::optional<int64_t>> integer(const json::Object &obj,
+                                           StringRef path, StringRef k,
+                                           bool required = true) const;
+  Expected<std::optional<double>> number(const json::Object &obj,
+                                         StringRef path, StringRef k,
+                                         bool required = true) const;
+  Expected<std::optional<std::string>> string(const json::Object &obj,
+                                              StringRef path, StringRef k,
+                                              bool required = true) const;
+  Expected<int64_t> positiveCount(const json::Object &obj, StringRef path,
+                                  StringRef k, bool required, int64_t fallback,
+                                  bool powerOfTwo) const;
+  Expected<double> nonNegative(const json::Object &obj, StringRef path,
+                               StringRef k, bool strictlyPositive) const;
+  Expected<std::vector<std::string>> stringList(const json::Array &arr,
+                                                StringRef path,
+                                                ArrayRef<StringLiteral> allowed,
+                                                StringRef what) const;
+
+  // --- sections ------------------------------------------------------------
+  Error readClock(const json::Object &root);
+  Error readOrganization(const json::Object &root);
+  Error readMapping(const json::Object &root);
+  Error readTimings(const json::Object &root);
+  Error readDerivedTimings(const json::Object &root);
+  Error readConstraints(const json::Object &root,
+                        std::vector<std::string> &minNames);
+  Error checkEngineTimings() const;
+  Error resolveConstraintTimings(const std::vector<std::string> &minNames);
+  Error readPimUnit(const json::Object &root);
+  Error readNearMemory(const json::Object &root);
+  Error readHost(const json::Object &root);
+  Error readEnergy(const json::Object &root);
+  Error readController(const json::Object &root);
+};
+
+Error TargetReader::checkKeys(const json::Object &obj, StringRef path,
+                              ArrayRef<StringLiteral> known) const {
+  SmallVector<StringRef> unknown;
+  for (const auto &kv : obj)
+    if (!llvm::is_contained(known, StringRef(kv.first)))
+      unknown.push_back(kv.first);
+  if (unknown.empty())
+    return Error::success();
+  // json::Object is unordered; report the same key every time.
+  llvm::sort(unknown);
+  return error(key(path, unknown.front()),
+               "unknown key (expected one of: " + joinNames(known) + ")");
+}
+
+Expected<const json::Value *> TargetReader::field(const json::Object &obj,
+                                                  StringRef path, StringRef k,
+                                                  bool required) const {
+  const json::Value *v = obj.get(k);
+  if (!v && required)
+    return error(key(path, k), "missing");
+  return v;
+}
+
+Expected<const json::Object *> TargetReader::object(const json::Object &obj,
+                                                    StringRef path, StringRef k,
+                                                    bool required) const {
+  auto v = field(obj, path, k, required);
+  if (!v)
+    return v.takeError();
+  if (!*v)
+    return nullptr;
+  const json::Object *o = (*v)->getAsObject();
+  if (!o)
+    return error(key(path, k), "expected an object, got " + kindName(**v));
+  return o;
+}
+
+Expected<const json::Array *> TargetReader::array(const json::Object &obj,
+                                                  StringRef path, StringRef k,
+                                                  bool required) const {
+  auto v = field(obj, path, k, required);
+  if (!v)
+    return v.takeError();
+  if (!*v)
+    return nullptr;
+  const json::Array *a = (*v)->getAsArray();
+  if (!a)
+    return error(key(path, k), "expected an array, got " + kindName(**v));
+  return a;
+}
+
+Expected<std::optional<int64_t>> TargetReader::integer(const json::Object &obj,
+                                                       StringRef path,
+                                                       StringRef k,
+                                                       bool required) const {
+  auto v = field(obj, path, k, required);
+  if (!v)
+    return v.takeError();
+  if (!*v)
+    return std::optional<int64_t>();
+  std::optional<int64_t> i = (*v)->getAsInteger();
+  if (!i) {
+    if ((*v)->kind() == json::Value::Number)
+      return error(key(path, k), formatv("expected an integer, got {0}", **v));
+    return error(key(path, k), "expected an integer, got " + kindName(**v));
+  }
+  return i;
+}
+
+Expected<std::optional<double>> TargetReader::number(const json::Object &obj,
+                                                     StringRef path,
+                                                     StringRef k,
+                                                     bool required) const {
+  auto v = field(obj, path, k, required);
+  if (!v)
+    return v.takeError();
+  if (!*v)
+    return std::optional<double>();
+  std::optional<double> d = (*v)->getAsNumber();
+  if (!d)
+    return error(key(path, k), "expected a number, got " + kindName(**v));
+  return d;
+}
+
+Expected<std::optional<std::string>>
+TargetReader::string(const json::Object &obj, StringRef path, StringRef k,
+                     bool required) const {
+  auto v = field(obj, path, k, required);
+  if (!v)
+    return v.takeError();
+  if (!*v)
+    return std::optional<std::string>();
+  std::optional<StringRef> s = (*v)->getAsString();
+  if (!s)
+    return error(key(path, k), "expected a string, got " + kindName(**v));
+  return std::optional<std::string>(s->str());
+}
+
+Expected<int64_t> TargetReader::positiveCount(const json::Object &obj,
+                                              StringRef path, StringRef k,
+                                              bool required, int64_t fallback,
+                                              bool powerOfTwo) const {
+  auto v = integer(obj, path, k, required);
+  if (!v)
+    return v.takeError();
+  if (!*v)
+    return fallback;
+  int64_t n = **v;
+  if (n <= 0)
+    return error(key(path, k), formatv("must be positive, got {0}", n));
+  if (powerOfTwo && !isPowerOf2_64(static_cast<uint64_t>(n)))
+    return error(key(path, k), formatv("must be a power of two, got {0}", n));
+  return n;
+}
+
+Expected<double> TargetReader::nonNegative(const json::Object &obj,
+                                           StringRef path, StringRef k,
+                                           bool strictlyPositive) const {
+  auto v = number(obj, path, k);
+  if (!v)
+    return v.takeError();
+  double d = **v;
+  if (strictlyPositive ? !(d > 0) : !(d >= 0))
+    return error(key(path, k),
+                 formatv("must be {0}, got {1}",
+                         strictlyPositive ? "positive" : "non-negative", d));
+  return d;
+}
+
+Expected<std::vector<std::string>>
+TargetReader::stringList(const json::Array &arr, StringRef path,
+                         ArrayRef<StringLiteral> allowed,
+                         StringRef what) const {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < arr.size(); ++i) {
+    std::optional<StringRef> s = arr[i].getAsString();
+    if (!s)
+      return error(index(path, i),
+                   "expected a string, got " + kindName(arr[i]));
+    if (!allowed.empty() && !llvm::is_contained(allowed, *s))
+      return error(index(path, i),
+                   "unknown " + what + " '" + *s +
+                       "' (expected one of: " + joinNames(allowed) + ")");
+    if (llvm::is_contained(out, s->str()))
+      return error(index(path, i), "'" + *s + "' listed twice");
+    out.push_back(s->str());
+  }
+  return out;
+}
+
+Error TargetReader::readClock(const json::Object &root) {
+  auto clock = object(root, "", "clock");
+  if (!clock)
+    return clock.takeError();
+  if (Error e = checkKeys(**clock, "clock", {"tck_ps"}))
+    return e;
+  auto tck = nonNegative(**clock, "clock", "tck_ps", /*strictlyPositive=*/true);
+  if (!tck)
+    return tck.takeError();
+  target.tCKps = *tck;
+  return Error::success();
+}
+
+Error TargetReader::readOrganization(const json::Object &root) {
+  auto orgObj = object(root, "", "organization");
+  if (!orgObj)
+    return orgObj.takeError();
+  const json::Object &o = **orgObj;
+  constexpr StringRef p = "organization";
+  if (Error e = checkKeys(o, p,
+                          {"stacks", "channels", "pseudo_channels", "sids",
+                           "bank_groups", "banks", "rows", "columns",
+                           "access_bytes"}))
+    return e;
+  Organization &org = target.org;
+  struct Count {
+    StringLiteral name;
+    int64_t *dest;
+    bool required;
+    bool powerOfTwo;
+  } counts[] = {
+      // The stack is the most significant address field, so any count works.
+      {"stacks", &org.stacks, false, false},
+      {"channels", &org.channels, true, true},
+      {"pseudo_channels", &org.pseudoChannels, false, true},
+      {"sids", &org.sids, false, true},
+      {"bank_groups", &org.bankGroups, true, true},
+      {"banks", &org.banks, true, true},
+      {"rows", &org.rows, true, true},
+      {"columns", &org.columns, true, true},
+      {"access_bytes", &org.accessBytes, true, true},
+  };
+  for (const Count &c : counts) {
+    auto n = positiveCount(o, p, c.name, c.required, 1, c.powerOfTwo);
+    if (!n)
+      return n.takeError();
+    *c.dest = *n;
+  }
+  unsigned bits = offsetBits(org);
+  for (unsigned f = 0; f < kNumAddrFields; ++f)
+    bits += fieldBits(org, static_cast<AddrField>(f));
+  if (bits > 63)
+    return error(p, formatv("a byte address needs {0} bits; at most 63 are "
+                            "supported",
+                            bits));
+  return Error::success();
+}
+
+Error TargetReader::readMapping(const json::Object &root) {
+  auto arr = array(root, "", "address_mapping");
+  if (!arr)
+    return arr.takeError();
+  constexpr StringRef p = "address_mapping";
+  auto names = stringList(**arr, p, ArrayRef(kAddrFieldNames), "field");
+  if (!names)
+    return names.takeError();
+  bool wantStack = target.org.stacks > 1;
+  for (size_t i = 0; i < names->size(); ++i) {
+    AddrField f = *parseAddrField((*names)[i]);
+    if (f == AddrField::Stack) {
+      if (!wantStack)
+        return error(index(p, i), "'stack' given but organization.stacks is 1");
+      if (i != 0)
+        return error(index(p, i), "'stack' must come first (most significant)");
+    }
+    target.mapping.push_back(f);
+  }
+  for (unsigned f = 0; f < kNumAddrFields; ++f) {
+    auto field = static_cast<AddrField>(f);
+    if (field == AddrField::Stack && !wantStack)
+      continue;
+    if (!llvm::is_contained(target.mapping, field))
+      return error(p, "missing '" + addrFieldName(field) + "'" +
+                          (field == AddrField::Stack
+                               ? formatv(" (organization.stacks is {0})",
+                                         target.org.stacks)
+                                     .str()
+                               : std::string()));
+  }
+  return Error::success();
+}
+
+Error TargetReader::readTimings(const json::Object &root) {
+  auto obj = object(root, "", "timings");
+  if (!obj)
+    return obj.takeError();
+  SmallVector<StringRef> names;
+  for (const auto &kv : **obj)
+    names.push_back(kv.first);
+  llvm::sort(names); // deterministic error order
+  for (StringRef name : names) {
+    std::string path = key("timings", name);
+    if (!isIdentifier(name))
+      return error(path, "a timing name must be an identifier "
+                         "([A-Za-z_][A-Za-z0-9_]*)");
+    auto v = integer(**obj, "timings", name);
+    if (!v)
+      return v.takeError();
+    int64_t cycles = **v;
+    if (cycles < 0 || cycles > kMaxTiming)
+      return error(path, formatv("must be between 0 and {0} cycles, got {1}",
+                                 kMaxTiming, cycles));
+    target.timings[name] = cycles;
+  }
+  return Error::success();
+}
+
+Error TargetReader::readDerivedTimings(const json::Object &root) {
+  auto obj = object(root, "", "derived_timings", /*required=*/false);
+  if (!obj)
+    return obj.takeError();
+  if (!*obj)
+    return Error::success();
+  SmallVector<StringRef> names;
+  for (const auto &kv : **obj)
+    names.push_back(kv.first);
+  llvm::sort(names);
+  llvm::StringMap<int64_t> derived;
+  for (StringRef name : names) {
+    std::string path = key("derived_timings", name);
+    if (!isIdentifier(name))
+      return error(path, "a timing name must be an identifier "
+                         "([A-Za-z_][A-Za-z0-9_]*)");
+    if (target.timings.count(name))
+      return error(path, "already defined in timings");
+    auto expr = string(**obj, "derived_timings", name);
+    if (!expr)
+      return expr.takeError();
+    auto v = DerivedExpression(**expr, target.timings).evaluate();
+    if (!v)
+      return error(path, toString(v.takeError()));
+    if (*v < 0 || *v > kMaxTiming)
+      return error(path, formatv("'{0}' evaluates to {1}; a timing must be "
+                                 "between 0 and {2} cycles",
+                                 **expr, *v, kMaxTiming));
+    derived[name] = *v;
+  }
+  // Added only now so that derived timings cannot refer to each other.
+  for (const auto &kv : derived)
+    target.timings[kv.getKey()] = kv.getValue();
+  return Error::success();
+}
+
+Error TargetReader::readConstraints(const json::Object &root,
+                                    std::vector<std::string> &minNames) {
+  auto arr = array(root, "", "constraints");
+  if (!arr)
+    return arr.takeError();
+  StringSet<> seen;
+  for (size_t i = 0; i < (*arr)->size(); ++i) {
+    std::string p = index("constraints", i);
+    const json::Object *c = (**arr)[i].getAsObject();
+    if (!c)
+      return error(p, "expected an object, got " + kindName((**arr)[i]));
+    if (Error e =
+            checkKeys(*c, p, {"level", "from", "to", "min", "window", "note"}))
+      return e;
+    TimingConstraint tc;
+    auto level = string(*c, p, "level");
+    if (!level)
+      return level.takeError();
+    std::optional<Level> lv = parseLevel(**level);
+    if (!lv)
+      return error(key(p, "level"),
+                   "unknown level '" + **level +
+                       "' (expected one of: " + joinNames(kLevelNames) + ")");
+    tc.level = *lv;
+    for (StringRef side : {"from", "to"}) {
+      auto list = array(*c, p, side);
+      if (!list)
+        return list.takeError();
+      if ((*list)->empty())
+        return error(key(p, side), "must name at least one command");
+      auto names =
+          stringList(**list, key(p, side), ArrayRef(kCommandNames), "command");
+      if (!names)
+        return names.takeError();
+      std::vector<Command> &cmds = side == "from" ? tc.from : tc.to;
+      for (const std::string &n : *names)
+        cmds.push_back(*parseCommand(n));
+    }
+    auto minName = field(*c, p, "min", /*required=*/true);
+    if (!minName)
+      return minName.takeError();
+    std::optional<StringRef> m = (*minName)->getAsString();
+    if (!m)
+      return error(key(p, "min"), "expected the name of a timing (a string), "
+                                  "got " +
+                                      kindName(**minName));
+    tc.param = m->str();
+    auto window = integer(*c, p, "window", /*required=*/false);
+    if (!window)
+      return window.takeError();
+    if (*window) {
+      if (**window < 1 || **window > 64)
+        return error(key(p, "window"),
+                     formatv("must be between 1 and 64, got {0}", **window));
+      tc.window = static_cast<int>(**window);
+    }
+    auto note = string(*c, p, "note", /*required=*/false);
+    if (!note)
+      return note.takeError();
+
+    // The same rule twice is a copy-paste slip, never intended.
+    std::string signature =
+        (levelName(tc.level) + "|" + tc.param + "|" + Twine(tc.window)).str();
+    for (const std::vector<Command> *side : {&tc.from, &tc.to}) {
+      SmallVector<unsigned> ids;
+      for (Command cmd : *side)
+        ids.push_back(static_cast<unsigned>(cmd));
+      llvm::sort(ids);
+      signature += "|";
+      for (unsigned id : ids)
+        signature += Twine(id).str() + ",";
+    }
+    if (!seen.insert(signature).second)
+      return error(p, "duplicates an earlier constraint");
+
+    minNames.push_back(tc.param);
+    target.constraints.push_back(std::move(tc));
+  }
+  return Error::success();
+}
+
+Error TargetReader::checkEngineTimings() const {
+  for (StringRef name : kEngineTimings)
+    if (!target.timings.count(name))
+      return error(key("timings", name), "missing");
+  bool usesMacAB = llvm::any_of(target.constraints, [](const auto &c) {
+    return llvm::is_contained(c.from, Command::MACAB) ||
+           llvm::is_contained(c.to, Command::MACAB);
+  });
+  if (usesMacAB && !target.timings.count("nCCDAB"))
+    return error("timings.nCCDAB",
+                 "missing (required because a constraint mentions MACAB)");
+  for (StringRef name : kPositiveTimings) {
+    auto it = target.timings.find(name);
+    if (it != target.timings.end() && it->second < 1)
+      return error(key("timings", name),
+                   formatv("must be at least 1, got {0}", it->second));
+  }
+  return Error::success();
+}
+
+Error TargetReader::resolveConstraintTimings(
+    const std::vector<std::string> &minNames) {
+  for (size_t i = 0; i < minNames.size(); ++i) {
+    auto it = target.timings.find(minNames[i]);
+    if (it == target.timings.end())
+      return error(key(index("constraints", i), "min"),
+                   "timing '" + minNames[i] + "' is not defined in timings");
+    target.constraints[i].cycles = it->second;
+  }
+  return Error::success();
+}
+
+Error TargetReader::readPimUnit(const json::Object &root) {
+  auto obj = object(root, "", "pim_unit");
+  if (!obj)
+    return obj.takeError();
+  const json::Object &o = **obj;
+  constexpr StringRef p = "pim_unit";
+  if (Error e =
+          checkKeys(o, p,
+                    {"banks_per_unit", "lanes", "input_format",
+                     "accumulate_format", "native_formats", "accumulators",
+                     "global_buffer_bytes", "activation_functions"}))
+    return e;
+  PimUnit &pim = target.pim;
+  const Organization &org = target.org;
+
+  auto banksPerUnit = positiveCount(o, p, "banks_per_unit", true, 1, true);
+  if (!banksPerUnit)
+    return banksPerUnit.takeError();
+  if (*banksPerUnit > org.banksPerChannel())
+    return error(key(p, "banks_per_unit"),
+                 formatv("{0} is more than the {1} banks of a channel",
+                         *banksPerUnit, org.banksPerChannel()));
+  pim.banksPerUnit = *banksPerUnit;
+
+  auto lanes = positiveCount(o, p, "lanes", true, 1, false);
+  if (!lanes)
+    return lanes.takeError();
+  pim.lanes = *lanes;
+
+  for (auto [k, allowed, dest] :
+       {std::tuple(StringRef("input_format"), ArrayRef(kInputFormats),
+                   &pim.inputFormat),
+        std::tuple(StringRef("accumulate_format"), ArrayRef(kAccumulateFormats),
+                   &pim.accumulateFormat)}) {
+    auto s = string(o, p, k);
+    if (!s)
+      return s.takeError();
+    if (!llvm::is_contained(allowed, StringRef(**s)))
+      return error(key(p, k), "unknown format '" + **s +
+                                  "' (expected one of: " + joinNames(allowed) +
+                                  ")");
+    *dest = **s;
+  }
+  // fp16 and bf16 are both 2 bytes: one column command feeds every lane.
+  if (pim.lanes * 2 != org.accessBytes)
+    return error(key(p, "lanes"),
+                 formatv("{0} lanes of {1} read {2} bytes per MAC, but one "
+                         "column access (organization.access_bytes) is {3}",
+                         pim.lanes, pim.inputFormat, pim.lanes * 2,
+                         org.accessBytes));
+
+  auto native = array(o, p, "native_formats");
+  if (!native)
+    return native.takeError();
+  if ((*native)->empty())
+    return error(key(p, "native_formats"), "must name at least one format");
+  auto formats =
+      stringList(**native, key(p, "native_formats"), kFormats, "format");
+  if (!formats)
+    return formats.takeError();
+  pim.nativeFormats = std::move(*formats);
+
+  auto accumulators = positiveCount(o, p, "accumulators", true, 1, false);
+  if (!accumulators)
+    return accumulators.takeError();
+  pim.accumulators = *accumulators;
+
+  auto buffer = positiveCount(o, p, "global_buffer_bytes", true, 1, false);
+  if (!buffer)
+    return buffer.takeError();
+  if (*buffer % org.accessBytes != 0)
+    return error(key(p, "global_buffer_bytes"),
+                 formatv("{0} is not a multiple of organization.access_bytes "
+                         "({1})",
+                         *buffer, org.accessBytes));
+  pim.globalBufferBytes = *buffer;
+
+  auto afs = array(o, p, "activation_functions", /*required=*/false);
+  if (!afs)
+    return afs.takeError();
+  if (*afs) {
+    auto names = stringList(**afs, key(p, "activation_functions"),
+                            kActivationFunctions, "activation function");
+    if (!names)
+      return names.takeError();
+    pim.activationFunctions = std::move(*names);
+  }
+  return Error::success();
+}
+
+Error TargetReader::readNearMemory(const json::Object &root) {
+  auto arr = array(root, "", "near_memory", /*required=*/false);
+  if (!arr)
+    return arr.takeError();
+  if (!*arr)
+    return Error::success();
+  for (size_t i = 0; i < (*arr)->size(); ++i) {
+    std::string p = index("near_memory", i);
+    const json::Object *u = (**arr)[i].getAsObject();
+    if (!u)
+      return error(p, "expected an object, got " + kindName((**arr)[i]));
+    if (Error e = checkKeys(
+            *u, p,
+            {"name", "placement", "elements_per_cycle", "latency_cycles"}))
+      return e;
+    NearMemoryUnit unit;
+    auto name = string(*u, p, "name");
+    if (!name)
+      return name.takeError();
+    if (!isIdentifier(**name))
+      return error(key(p, "name"), "'" + **name + "' is not an identifier");
+    if (llvm::any_of(target.nearMemory,
+                     [&](const auto &n) { return n.name == **name; }))
+      return error(key(p, "name"), "'" + **name + "' listed twice");
+    unit.name = **name;
+    auto placement = string(*u, p, "placement");
+    if (!placement)
+      return placement.takeError();
+    if (!llvm::is_contained(kPlacements, StringRef(**placement)))
+      return error(key(p, "placement"),
+                   "unknown placement '" + **placement +
+                       "' (expected one of: " + joinNames(kPlacements) + ")");
+    unit.placement = **placement;
+    auto rate = nonNegative(*u, p, "elements_per_cycle", true);
+    if (!rate)
+      return rate.takeError();
+    unit.elementsPerCycle = *rate;
+    auto latency = integer(*u, p, "latency_cycles");
+    if (!latency)
+      return latency.takeError();
+    if (**latency < 0)
+      return error(key(p, "latency_cycles"),
+                   formatv("must be non-negative, got {0}", **latency));
+    unit.latencyCycles = **latency;
+    target.nearMemory.push_back(std::move(unit));
+  }
+  return Error::success();
+}
+
+Error TargetReader::readHost(const json::Object &root) {
+  auto obj = object(root, "", "host");
+  if (!obj)
+    return obj.takeError();
+  constexpr StringRef p = "host";
+  if (Error e = checkKeys(
+          **obj, p,
+          {"flops", "bandwidth_bytes_per_s", "link_bytes_per_s", "launch_ns"}))
+    return e;
+  HostModel &h = target.host;
+  for (auto [k, dest, positive] :
+       {std::tuple(StringRef("flops"), &h.flops, true),
+        std::tuple(StringRef("bandwidth_bytes_per_s"), &h.bandwidthBytes, true),
+        std::tuple(StringRef("link_bytes_per_s"), &h.linkBytes, true),
+        std::tuple(StringRef("launch_ns"), &h.launchNs, false)}) {
+    auto v = nonNegative(**obj, p, k, positive);
+    if (!v)
+      return v.takeError();
+    *dest = *v;
+  }
+  return Error::success();
+}
+
+Error TargetReader::readEnergy(const json::Object &root) {
+  auto obj = object(root, "", "energy");
+  if (!obj)
+    return obj.takeError();
+  constexpr StringRef p = "energy";
+  if (Error e = checkKeys(**obj, p,
+                          {"act_pj", "read_pj_per_bit", "io_pj_per_bit",
+                           "mac_pj_per_byte", "refresh_pj"}))
+    return e;
+  Energy &en = target.energy;
+  for (auto [k, dest] :
+       {std::pair(StringRef("act_pj"), &en.actPj),
+        std::pair(StringRef("read_pj_per_bit"), &en.readPjPerBit),
+        std::pair(StringRef("io_pj_per_bit"), &en.ioPjPerBit),
+        std::pair(StringRef("mac_pj_per_byte"), &en.macPjPerByte),
+        std::pair(StringRef("refresh_pj"), &en.refreshPj)}) {
+    auto v = nonNegative(**obj, p, k, /*strictlyPositive=*/false);
+    if (!v)
+      return v.takeError();
+    *dest = *v;
+  }
+  return Error::success();
+}
+
+Error TargetReader::readController(const json::Object &root) {
+  auto obj = object(root, "", "controller");
+  if (!obj)
+    return obj.takeError();
+  if (Error e = checkKeys(**obj, "controller", {"queue_depth"}))
+    return e;
+  auto depth =
+      positiveCount(**obj, "controller", "queue_depth", true, 1, false);
+  if (!depth)
+    return depth.takeError();
+  target.queueDepth = *depth;
+  return Error::success();
+}
+
+Expected<Target> TargetReader::read(StringRef text) {
+  Expected<json::Value> parsed = json::parse(text);
+  if (!parsed) {
+    // Turn "[line:col, byte=N]: msg" into the usual file:line:col form.
+    std::string msg = toString(parsed.takeError());
+    SmallVector<StringRef> m;
+    if (Regex(R"(^\[([0-9]+):([0-9]+), byte=[0-9]+\]: (.*)$)").match(msg, &m))
+      return createStringError(Twine(source) + ":" + m[1] + ":" + m[2] +
+                               ": invalid JSON: " + m[3]);
+    return createStringError(Twine(source) + ": invalid JSON: " + msg);
+  }
+  const json::Object *root = parsed->getAsObject();
+  if (!root)
+    return createStringError(Twine(source) +
+                             ": expected a JSON object at the top level, got " +
+                             kindName(*parsed));
+
+  // The version first: a newer file may have any shape.
+  auto version = integer(*root, "", "schema_version");
+  if (!version)
+    return version.takeError();
+  if (**version != kSchemaVersion)
+    return error("schema_version", formatv("got {0}, this pimsim reads {1}",
+                                           **version, kSchemaVersion));
+  if (Error e = checkKeys(*root, "",
+                          {"schema_version", "name", "description", "clock",
+                           "organization", "address_mapping", "timings",
+                           "derived_timings", "constraints", "pim_unit",
+                           "near_memory", "host", "energy", "controller"}))
+    return e;
+
+  auto name = string(*root, "", "name");
+  if (!name)
+    return name.takeError();
+  if ((*name)->empty())
+    return error("name", "must not be empty");
+  target.name = **name;
+  auto description = string(*root, "", "description", /*required=*/false);
+  if (!description)
+    return description.takeError();
+  if (*description)
+    target.description = **description;
+
+  std::vector<std::string> minNames;
+  if (Error e = readClock(*root))
+    return e;
+  if (Error e = readOrganization(*root))
+    return e;
+  if (Error e = readMapping(*root))
+    return e;
+  if (Error e = readTimings(*root))
+    return e;
+  if (Error e = readDerivedTimings(*root))
+    return e;
+  if (Error e = readConstraints(*root, minNames))
+    return e;
+  // Missing engine timings are reported before dangling constraint names so
+  // that a target without nCCDAB says so instead of pointing at a MACAB rule.
+  if (Error e = checkEngineTimings())
+    return e;
+  if (Error e = resolveConstraintTimings(minNames))
+    return e;
+  if (Error e = readPimUnit(*root))
+    return e;
+  if (Error e = readNearMemory(*root))
+    return e;
+  if (Error e = readHost(*root))
+    return e;
+  if (Error e = readEnergy(*root))
+    return e;
+  if (Error e = readController(*root))
+    return e;
+  return std::move(target);
+}
+
+} // namespace
+
+Expected<Target> parseTarget(StringRef jsonText, StringRef sourceName) {
+  return TargetReader(sourceName).read(jsonText);
+}
+
+Expected<Target> loadTarget(StringRef path) {
+  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
+      MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return createStringError(Twine(path) + ": cannot read target file: " +
+                             buffer.getError().message());
+  return parseTarget((*buffer)->getBuffer(), path);
+}
+
+} // namespace pimsim

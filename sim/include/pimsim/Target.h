@@ -98,6 +98,9 @@ struct PimUnit {
   std::vector<std::string> nativeFormats; // weight formats the unit reads
   int64_t accumulators = 1;     // accumulator registers per unit
   int64_t globalBufferBytes = 0; // input (GEMV) buffer per channel
+  /// Functions of the per-bank activation-function (AF) unit ("gelu", ...);
+  /// empty: the device has no AF unit (AiM AF / AF16).
+  std::vector<std::string> activationFunctions;
 };
 
 struct NearMemoryUnit {
