@@ -1,0 +1,1506 @@
+//===- Program.cpp - pimsim programs: ISA tables, binary form, checks -----===//
+//
+// The in-memory program, its flatbuffers encoding (sim/schema/program.fbs)
+// and the two checks: checkProgram (structure, no target) and
+// validateProgram (against a target's organisation).
+//
+//===----------------------------------------------------------------------===//
+
+#include "pimsim/Program.h"
+
+#include "pimsim/program_generated.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SHA256.h"
+
+#include <algorithm>
+#include <cstring>
+
+using namespace llvm;
+
+namespace pimsim {
+
+//===----------------------------------------------------------------------===//
+// Names
+//===----------------------------------------------------------------------===//
+
+namespace {
+template <typename E, size_t N>
+StringRef nameOf(const StringRef (&names)[N], E value) {
+  auto i = static_cast<size_t>(value);
+  return i < N ? names[i] : StringRef("<unknown>");
+}
+template <typename E, size_t N>
+std::optional<E> parseName(const StringRef (&names)[N], StringRef name) {
+  for (size_t i = 0; i < N; ++i)
+    if (names[i] == name)
+      return static_cast<E>(i);
+  return std::nullopt;
+}
+
+const StringRef kRegionKindNames[] = {"weights", "kv_cache", "activations",
+                                      "scratch"};
+const StringRef kInterleaveNames[] = {"channel", "bank"};
+const StringRef kKernelKindNames[] = {
+    "gemm",     "gemv",       "softmax",     "rmsnorm",   "layernorm",
+    "rope",     "activation", "elementwise", "embedding", "attention",
+    "sampling", "copy",       "reduce",      "other"};
+const StringRef kOpcodeNames[] = {
+    "mac_ab",    "mac_sb",   "mac_pb",  "wr_gb",      "wr_bias",
+    "wr_ab",     "rd_acc",   "rd_af",   "copy_bk_gb", "copy_gb_bk",
+    "mv_sb",     "mv_gb",    "sfm",     "ew_mul",     "ew_add",
+    "af",        "ld",       "st",      "barrier",    "sync",
+    "set_model", "set_head", "set_cfr", "call",       "loop"};
+const StringRef kFunctionNames[] = {"softmax", "exp",     "relu", "gelu",
+                                    "silu",    "sigmoid", "tanh", "leaky_relu"};
+const StringRef kFieldNames[] = {"channels", "row",   "col",   "count",  "bank",
+                                 "offset",   "src",   "bytes", "length", "fn",
+                                 "reg",      "value", "data",  "kernel"};
+static_assert(std::size(kKernelKindNames) == kNumKernelKinds);
+static_assert(std::size(kOpcodeNames) == kNumOpcodes);
+static_assert(std::size(kFunctionNames) == kNumFunctions);
+static_assert(std::size(kFieldNames) == kNumFields);
+} // namespace
+
+StringRef regionKindName(RegionKind kind) {
+  return nameOf(kRegionKindNames, kind);
+}
+std::optional<RegionKind> parseRegionKind(StringRef name) {
+  return parseName<RegionKind>(kRegionKindNames, name);
+}
+StringRef interleaveName(Interleave interleave) {
+  return nameOf(kInterleaveNames, interleave);
+}
+std::optional<Interleave> parseInterleave(StringRef name) {
+  return parseName<Interleave>(kInterleaveNames, name);
+}
+StringRef kernelKindName(KernelKind kind) {
+  return nameOf(kKernelKindNames, kind);
+}
+std::optional<KernelKind> parseKernelKind(StringRef name) {
+  return parseName<KernelKind>(kKernelKindNames, name);
+}
+StringRef opcodeName(Opcode op) { return nameOf(kOpcodeNames, op); }
+std::optional<Opcode> parseOpcode(StringRef mnemonic) {
+  return parseName<Opcode>(kOpcodeNames, mnemonic);
+}
+StringRef functionName(Function fn) { return nameOf(kFunctionNames, fn); }
+std::optional<Function> parseFunction(StringRef name) {
+  return parseName<Function>(kFunctionNames, name);
+}
+StringRef fieldName(Field field) { return nameOf(kFieldNames, field); }
+
+bool isStridable(Field field) {
+  switch (field) {
+  case Field::Row:
+  case Field::Col:
+  case Field::Bank:
+  case Field::Offset:
+  case Field::Src:
+  case Field::Value:
+  case Field::Data:
+    return true;
+  default:
+    return false;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Operands of each op
+//===----------------------------------------------------------------------===//
+
+namespace {
+using F = Field;
+constexpr OperandSpec R(Field f) { return {f, true}; }
+constexpr OperandSpec O(Field f) { return {f, false}; }
+
+// Channels is optional on every op but call (a call is a rendezvous of the
+// whole stream, so it cannot be narrowed).
+const OperandSpec kMacAB[] = {R(F::Row), R(F::Col), R(F::Count),
+                              O(F::Channels)};
+const OperandSpec kMacBank[] = {R(F::Bank), R(F::Row), R(F::Col), R(F::Count),
+                                O(F::Channels)};
+// Bank and row of wr_gb / mv_sb / mv_gb only place the request on a bank
+// path (bus timing, AttAcc's address fields); no bank state is involved.
+const OperandSpec kWrGB[] = {R(F::Offset), R(F::Bytes), O(F::Bank),
+                             O(F::Row),    O(F::Data),  O(F::Channels)};
+const OperandSpec kBursts[] = {O(F::Count), O(F::Data), O(F::Channels)};
+const OperandSpec kWrAB[] = {R(F::Row), R(F::Col), R(F::Count), O(F::Data),
+                             O(F::Channels)};
+const OperandSpec kCopy[] = {R(F::Bank),  R(F::Row),    R(F::Col),
+                             R(F::Count), O(F::Offset), O(F::Channels)};
+const OperandSpec kMove[] = {O(F::Bank), O(F::Row), O(F::Count),
+                             O(F::Channels)};
+const OperandSpec kSfm[] = {R(F::Length), O(F::Fn), O(F::Channels)};
+const OperandSpec kEwMul[] = {R(F::Row), R(F::Col), R(F::Count),
+                              O(F::Channels)};
+const OperandSpec kEwAdd[] = {R(F::Offset), R(F::Src), R(F::Count),
+                              O(F::Channels)};
+const OperandSpec kAf[] = {R(F::Fn), O(F::Count), O(F::Channels)};
+const OperandSpec kLdSt[] = {R(F::Bank),  R(F::Row),  R(F::Col),
+                             R(F::Count), O(F::Data), O(F::Channels)};
+const OperandSpec kNone[] = {O(F::Channels)};
+const OperandSpec kSetValue[] = {O(F::Value), O(F::Channels)};
+const OperandSpec kSetCfr[] = {R(F::Reg), R(F::Value), O(F::Channels)};
+const OperandSpec kCall[] = {R(F::Kernel)};
+const OperandSpec kLoop[] = {R(F::Count), O(F::Channels)};
+} // namespace
+
+ArrayRef<OperandSpec> opcodeOperands(Opcode op) {
+  switch (op) {
+  case Opcode::MacAB:
+    return kMacAB;
+  case Opcode::MacSB:
+  case Opcode::MacPB:
+    return kMacBank;
+  case Opcode::WrGB:
+    return kWrGB;
+  case Opcode::WrBias:
+  case Opcode::RdAcc:
+  case Opcode::RdAf:
+    return kBursts;
+  case Opcode::WrAB:
+    return kWrAB;
+  case Opcode::CopyBkGb:
+  case Opcode::CopyGbBk:
+    return kCopy;
+  case Opcode::MvSB:
+  case Opcode::MvGB:
+    return kMove;
+  case Opcode::Sfm:
+    return kSfm;
+  case Opcode::EwMul:
+    return kEwMul;
+  case Opcode::EwAdd:
+    return kEwAdd;
+  case Opcode::Af:
+    return kAf;
+  case Opcode::Ld:
+  case Opcode::St:
+    return kLdSt;
+  case Opcode::Barrier:
+  case Opcode::Sync:
+    return kNone;
+  case Opcode::SetModel:
+  case Opcode::SetHead:
+    return kSetValue;
+  case Opcode::SetCfr:
+    return kSetCfr;
+  case Opcode::Call:
+    return kCall;
+  case Opcode::Loop:
+    return kLoop;
+  }
+  return {};
+}
+
+bool opcodeHasField(Opcode op, Field field) {
+  return any_of(opcodeOperands(op),
+                [&](const OperandSpec &s) { return s.field == field; });
+}
+
+//===----------------------------------------------------------------------===//
+// Instruction
+//===----------------------------------------------------------------------===//
+
+int64_t Instruction::get(Field field) const {
+  switch (field) {
+  case Field::Channels:
+    return 0;
+  case Field::Row:
+    return row;
+  case Field::Col:
+    return col;
+  case Field::Count:
+    return count;
+  case Field::Bank:
+    return bank;
+  case Field::Offset:
+    return offset;
+  case Field::Src:
+    return src;
+  case Field::Bytes:
+    return bytes;
+  case Field::Length:
+    return length;
+  case Field::Fn:
+    return static_cast<int64_t>(fn);
+  case Field::Reg:
+    return reg;
+  case Field::Value:
+    return value;
+  case Field::Data:
+    return dataOffset;
+  case Field::Kernel:
+    return kernel;
+  }
+  return 0;
+}
+
+void Instruction::set(Field field, int64_t v) {
+  switch (field) {
+  case Field::Channels:
+    break;
+  case Field::Row:
+    row = v;
+    break;
+  case Field::Col:
+    col = v;
+    break;
+  case Field::Count:
+    count = v;
+    break;
+  case Field::Bank:
+    bank = v;
+    break;
+  case Field::Offset:
+    offset = v;
+    break;
+  case Field::Src:
+    src = v;
+    break;
+  case Field::Bytes:
+    bytes = v;
+    break;
+  case Field::Length:
+    length = v;
+    break;
+  case Field::Fn:
+    fn = static_cast<Function>(v);
+    break;
+  case Field::Reg:
+    reg = v;
+    break;
+  case Field::Value:
+    value = v;
+    break;
+  case Field::Data:
+    dataOffset = v;
+    break;
+  case Field::Kernel:
+    kernel = v;
+    break;
+  }
+}
+
+int64_t Instruction::at(Field field, ArrayRef<int64_t> loopIndices,
+                        int64_t channelIndex) const {
+  int64_t v = get(field);
+  for (const Stride &s : strides) {
+    if (s.field != field)
+      continue;
+    if (s.loop == kChannelIndex)
+      v += s.step * channelIndex;
+    else if (s.loop < loopIndices.size())
+      v += s.step * loopIndices[s.loop];
+  }
+  return v;
+}
+
+Instruction &Instruction::addStride(Field field, unsigned loop, int64_t step) {
+  auto key = [](const Stride &s) {
+    return std::make_pair(static_cast<unsigned>(s.field), s.loop);
+  };
+  Stride add{field, loop, step};
+  auto it = std::lower_bound(
+      strides.begin(), strides.end(), add,
+      [&](const Stride &a, const Stride &b) { return key(a) < key(b); });
+  if (it != strides.end() && key(*it) == key(add)) {
+    it->step += step;
+    if (it->step == 0)
+      strides.erase(it);
+  } else if (step != 0) {
+    strides.insert(it, add);
+  }
+  return *this;
+}
+
+Instruction Instruction::make(Opcode op) {
+  Instruction inst;
+  inst.op = op;
+  return inst;
+}
+Instruction Instruction::macAB(int64_t row, int64_t col, int64_t count) {
+  Instruction inst = make(Opcode::MacAB);
+  inst.row = row;
+  inst.col = col;
+  inst.count = count;
+  return inst;
+}
+static Instruction bankOp(Opcode op, int64_t bank, int64_t row, int64_t col,
+                          int64_t count) {
+  Instruction inst = Instruction::make(op);
+  inst.bank = bank;
+  inst.row = row;
+  inst.col = col;
+  inst.count = count;
+  return inst;
+}
+Instruction Instruction::macSB(int64_t bank, int64_t row, int64_t col,
+                               int64_t count) {
+  return bankOp(Opcode::MacSB, bank, row, col, count);
+}
+Instruction Instruction::macPB(int64_t bank, int64_t row, int64_t col,
+                               int64_t count) {
+  return bankOp(Opcode::MacPB, bank, row, col, count);
+}
+Instruction Instruction::load(int64_t bank, int64_t row, int64_t col,
+                              int64_t count) {
+  return bankOp(Opcode::Ld, bank, row, col, count);
+}
+Instruction Instruction::store(int64_t bank, int64_t row, int64_t col,
+                               int64_t count) {
+  return bankOp(Opcode::St, bank, row, col, count);
+}
+Instruction Instruction::wrGB(int64_t offset, int64_t bytes) {
+  Instruction inst = make(Opcode::WrGB);
+  inst.offset = offset;
+  inst.bytes = bytes;
+  return inst;
+}
+Instruction Instruction::mvSB(int64_t bank, int64_t count) {
+  Instruction inst = make(Opcode::MvSB);
+  inst.bank = bank;
+  inst.count = count;
+  return inst;
+}
+Instruction Instruction::mvGB(int64_t bank, int64_t count) {
+  Instruction inst = make(Opcode::MvGB);
+  inst.bank = bank;
+  inst.count = count;
+  return inst;
+}
+Instruction Instruction::sfm(int64_t length, Function fn) {
+  Instruction inst = make(Opcode::Sfm);
+  inst.length = length;
+  inst.fn = fn;
+  return inst;
+}
+Instruction Instruction::rdAcc(int64_t count) {
+  Instruction inst = make(Opcode::RdAcc);
+  inst.count = count;
+  return inst;
+}
+Instruction Instruction::af(Function fn, int64_t count) {
+  Instruction inst = make(Opcode::Af);
+  inst.fn = fn;
+  inst.count = count;
+  return inst;
+}
+Instruction Instruction::barrier() { return make(Opcode::Barrier); }
+Instruction Instruction::call(int64_t kernel) {
+  Instruction inst = make(Opcode::Call);
+  inst.kernel = kernel;
+  return inst;
+}
+Instruction Instruction::loop(int64_t count, std::vector<Instruction> body) {
+  Instruction inst = make(Opcode::Loop);
+  inst.count = count;
+  inst.body = std::move(body);
+  return inst;
+}
+
+bool Instruction::operator==(const Instruction &o) const {
+  return op == o.op && channels == o.channels && row == o.row && col == o.col &&
+         count == o.count && bank == o.bank && offset == o.offset &&
+         src == o.src && bytes == o.bytes && length == o.length && fn == o.fn &&
+         reg == o.reg && value == o.value && dataRegion == o.dataRegion &&
+         dataOffset == o.dataOffset && kernel == o.kernel &&
+         strides == o.strides && body == o.body;
+}
+
+//===----------------------------------------------------------------------===//
+// Program equality, channel sets, target hash
+//===----------------------------------------------------------------------===//
+
+namespace {
+auto orgTuple(const Organization &o) {
+  return std::make_tuple(o.stacks, o.channels, o.pseudoChannels, o.sids,
+                         o.bankGroups, o.banks, o.rows, o.columns,
+                         o.accessBytes);
+}
+} // namespace
+
+bool TargetIdentity::operator==(const TargetIdentity &b) const {
+  return name == b.name && hash == b.hash && orgTuple(org) == orgTuple(b.org);
+}
+bool Region::operator==(const Region &b) const {
+  return name == b.name && kind == b.kind && channels == b.channels &&
+         banks == b.banks && rows == b.rows && bytes == b.bytes;
+}
+bool WeightBinding::operator==(const WeightBinding &b) const {
+  return tensor == b.tensor && region == b.region && format == b.format &&
+         shape == b.shape && axis == b.axis && tile == b.tile &&
+         interleave == b.interleave && rows == b.rows && offset == b.offset &&
+         bytes == b.bytes;
+}
+bool KernelOperand::operator==(const KernelOperand &b) const {
+  return role == b.role && region == b.region && offset == b.offset &&
+         bytes == b.bytes;
+}
+bool HostKernel::operator==(const HostKernel &b) const {
+  return name == b.name && kind == b.kind && m == b.m && n == b.n && k == b.k &&
+         flops == b.flops && bytes == b.bytes && operands == b.operands;
+}
+bool Stream::operator==(const Stream &b) const {
+  return name == b.name && channels == b.channels && body == b.body;
+}
+bool Entry::operator==(const Entry &b) const {
+  return name == b.name && steps == b.steps;
+}
+
+bool Program::operator==(const Program &o) const {
+  return version.major == o.version.major && version.minor == o.version.minor &&
+         target == o.target && regions == o.regions && weights == o.weights &&
+         kernels == o.kernels && streams == o.streams && entries == o.entries;
+}
+
+DecodedAddress bankAddress(const Organization &org, int64_t channel,
+                           int64_t bank, int64_t row, int64_t col) {
+  DecodedAddress a;
+  int64_t perStack = std::max<int64_t>(org.channels, 1);
+  a.stack = channel / perStack;
+  a.channel = channel % perStack;
+  // Flat bank index: pseudo-channel, SID, bank group, bank (slowest first).
+  a.bank = bank % org.banks;
+  bank /= org.banks;
+  a.bankGroup = bank % org.bankGroups;
+  bank /= org.bankGroups;
+  a.sid = bank % org.sids;
+  a.pseudoChannel = bank / org.sids;
+  a.row = row;
+  a.column = col;
+  return a;
+}
+
+bool channelSetContains(const ChannelSet &set, int64_t channel) {
+  return any_of(set, [&](const Range &r) { return r.contains(channel); });
+}
+
+std::string targetContentHash(StringRef fileBytes) {
+  auto digest = SHA256::hash(arrayRefFromStringRef(fileBytes));
+  return "sha256:" + toHex(digest, /*LowerCase=*/true);
+}
+
+//===----------------------------------------------------------------------===//
+// Diagnostics shared by the checks
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Collects messages so one run reports every problem (up to a cap).
+class Problems {
+public:
+  void add(const Twine &msg) {
+    if (messages.size() < kMax)
+      messages.push_back(msg.str());
+    ++total;
+  }
+  Error take() {
+    if (total == 0)
+      return Error::success();
+    std::string text = join(messages, "\n");
+    if (total > messages.size())
+      text +=
+          "\n(" + std::to_string(total - messages.size()) + " more problems)";
+    return createStringError(inconvertibleErrorCode(), text);
+  }
+
+private:
+  static constexpr size_t kMax = 20;
+  std::vector<std::string> messages;
+  size_t total = 0;
+};
+
+/// Names the program may print bare: they are the text form's references.
+bool isIdentifier(StringRef s) {
+  if (s.empty() || !(isAlpha(s[0]) || s[0] == '_'))
+    return false;
+  return all_of(s, [](char c) { return isAlnum(c) || c == '_' || c == '.'; });
+}
+
+std::string rangeText(const Range &r) {
+  if (r.count == 1)
+    return std::to_string(r.first);
+  return std::to_string(r.first) + "-" + std::to_string(r.end() - 1);
+}
+
+bool checkChannelSet(const ChannelSet &set, std::string &why) {
+  for (size_t i = 0; i < set.size(); ++i) {
+    if (set[i].first < 0 || set[i].count <= 0 ||
+        set[i].count > INT64_MAX - set[i].first) {
+      why = "channel range " + std::to_string(set[i].first) + "+" +
+            std::to_string(set[i].count) + " is empty or negative";
+      return false;
+    }
+    if (i > 0 && set[i].first < set[i - 1].end()) {
+      why = "channel ranges are not sorted and disjoint";
+      return false;
+    }
+  }
+  return true;
+}
+
+/// "stream 0 (score), instruction 3 (mac_ab)"
+std::string instContext(size_t streamIndex, const Stream &stream,
+                        size_t instIndex, const Instruction &inst) {
+  return ("stream " + Twine(streamIndex) + " (" + stream.name +
+          "), instruction " + Twine(instIndex) + " (" + opcodeName(inst.op) +
+          ")")
+      .str();
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// checkProgram: structure
+//===----------------------------------------------------------------------===//
+
+namespace {
+constexpr unsigned kMaxLoopDepth = 32;
+
+class StructureChecker {
+public:
+  StructureChecker(const Program &p, Problems &problems)
+      : p(p), problems(problems) {}
+
+  void run() {
+    StringSet<> regionNames, launchNames, entryNames;
+    for (auto [i, r] : enumerate(p.regions)) {
+      std::string ctx = ("region " + Twine(i) + " (" + r.name + ")").str();
+      checkName(ctx, r.name, regionNames);
+      if (static_cast<size_t>(r.kind) >= std::size(kRegionKindNames))
+        problems.add(ctx + ": unknown region kind " +
+                     Twine(static_cast<int>(r.kind)));
+      checkRange(ctx, "channels", r.channels);
+      checkRange(ctx, "banks", r.banks);
+      checkRange(ctx, "rows", r.rows);
+      if (r.bytes < 0)
+        problems.add(ctx + ": negative byte size");
+    }
+    for (auto [i, w] : enumerate(p.weights)) {
+      std::string ctx = ("weight " + Twine(i) + " (" + w.tensor + ")").str();
+      if (w.tensor.empty())
+        problems.add(ctx + ": empty tensor name");
+      checkRegionIndex(ctx, w.region);
+      if (static_cast<size_t>(w.interleave) >= std::size(kInterleaveNames))
+        problems.add(ctx + ": unknown interleave " +
+                     Twine(static_cast<int>(w.interleave)));
+      checkRange(ctx, "rows", w.rows);
+      for (int64_t d : w.shape)
+        if (d < 0)
+          problems.add(ctx + ": negative dimension in shape");
+      for (int64_t d : w.tile)
+        if (d < 0)
+          problems.add(ctx + ": negative dimension in tile");
+      if (w.offset < 0 || w.bytes < 0 || w.bytes > INT64_MAX - w.offset)
+        problems.add(ctx + ": negative offset or byte size");
+    }
+    for (auto [i, k] : enumerate(p.kernels)) {
+      std::string ctx = ("kernel " + Twine(i) + " (" + k.name + ")").str();
+      checkName(ctx, k.name, launchNames);
+      if (static_cast<size_t>(k.kind) >= kNumKernelKinds)
+        problems.add(ctx + ": unknown kernel kind " +
+                     Twine(static_cast<int>(k.kind)));
+      for (auto [j, op] : enumerate(k.operands)) {
+        std::string octx = (ctx + ", operand " + Twine(j)).str();
+        if (op.role != OperandRole::Input && op.role != OperandRole::Output)
+          problems.add(octx + ": unknown role " +
+                       Twine(static_cast<int>(op.role)));
+        checkRegionIndex(octx, op.region);
+        if (op.offset < 0 || op.bytes < 0 || op.bytes > INT64_MAX - op.offset)
+          problems.add(octx + ": negative offset or byte size");
+      }
+    }
+    for (auto [i, s] : enumerate(p.streams)) {
+      std::string ctx = ("stream " + Twine(i) + " (" + s.name + ")").str();
+      checkName(ctx, s.name, launchNames);
+      std::string why;
+      if (!checkChannelSet(s.channels, why))
+        problems.add(ctx + ": " + why);
+      size_t counter = 0;
+      for (const Instruction &inst : s.body)
+        checkInstruction(i, s, inst, 0, counter);
+    }
+    for (auto [i, e] : enumerate(p.entries)) {
+      std::string ctx = ("entry " + Twine(i) + " (" + e.name + ")").str();
+      checkName(ctx, e.name, entryNames);
+      for (auto [j, step] : enumerate(e.steps)) {
+        std::string sctx = (ctx + ", step " + Twine(j)).str();
+        switch (step.kind) {
+        case StepKind::Stream:
+          if (step.index < 0 ||
+              step.index >= static_cast<int64_t>(p.streams.size()))
+            problems.add(sctx + ": refers to stream " + Twine(step.index) +
+                         ", but the program has " + Twine(p.streams.size()) +
+                         " streams");
+          break;
+        case StepKind::Kernel:
+          if (step.index < 0 ||
+              step.index >= static_cast<int64_t>(p.kernels.size()))
+            problems.add(sctx + ": refers to kernel " + Twine(step.index) +
+                         ", but the program has " + Twine(p.kernels.size()) +
+                         " kernels");
+          break;
+        case StepKind::Barrier:
+          if (step.index != 0)
+            problems.add(sctx + ": barrier step with index " +
+                         Twine(step.index));
+          break;
+        default:
+          problems.add(sctx + ": unknown step kind " +
+                       Twine(static_cast<int>(step.kind)));
+        }
+      }
+    }
+  }
+
+private:
+  void checkName(const std::string &ctx, StringRef name, StringSet<> &seen) {
+    if (!isIdentifier(name)) {
+      problems.add(ctx + ": name '" + name +
+                   "' is not an identifier ([A-Za-z_][A-Za-z0-9_.]*)");
+      return;
+    }
+    if (name == "barrier")
+      problems.add(ctx + ": 'barrier' is reserved");
+    if (!seen.insert(name).second)
+      problems.add(ctx + ": name '" + name + "' is used twice");
+  }
+  void checkRange(const std::string &ctx, StringRef what, const Range &r) {
+    if (r.first < 0 || r.count <= 0 || r.count > INT64_MAX - r.first)
+      problems.add(ctx + ": " + what + " range " + Twine(r.first) + "+" +
+                   Twine(r.count) + " is empty or negative");
+  }
+  void checkRegionIndex(const std::string &ctx, int64_t region) {
+    if (region < 0 || region >= static_cast<int64_t>(p.regions.size()))
+      problems.add(ctx + ": refers to region " + Twine(region) +
+                   ", but the program has " + Twine(p.regions.size()) +
+                   " regions");
+  }
+
+  void checkInstruction(size_t streamIndex, const Stream &s,
+                        const Instruction &inst, unsigned depth,
+                        size_t &counter) {
+    std::string ctx = instContext(streamIndex, s, counter++, inst);
+    if (static_cast<size_t>(inst.op) >= kNumOpcodes) {
+      problems.add(ctx + ": unknown opcode " +
+                   Twine(static_cast<int>(inst.op)));
+      return;
+    }
+    Instruction defaults;
+    for (unsigned f = 0; f < kNumFields; ++f) {
+      auto field = static_cast<Field>(f);
+      if (opcodeHasField(inst.op, field))
+        continue;
+      bool isDefault = field == Field::Channels ? inst.channels.empty()
+                       : field == Field::Data
+                           ? inst.dataRegion == -1 && inst.dataOffset == 0
+                           : inst.get(field) == defaults.get(field);
+      if (!isDefault)
+        problems.add(ctx + ": field '" + fieldName(field) +
+                     "' is not used by " + opcodeName(inst.op));
+    }
+    std::string why;
+    if (!checkChannelSet(inst.channels, why))
+      problems.add(ctx + ": " + why);
+    if (opcodeHasField(inst.op, Field::Fn) &&
+        static_cast<size_t>(inst.fn) >= kNumFunctions)
+      problems.add(ctx + ": unknown function " +
+                   Twine(static_cast<int>(inst.fn)));
+    if (opcodeHasField(inst.op, Field::Data)) {
+      if (inst.dataRegion == -1) {
+        if (inst.dataOffset != 0 || any_of(inst.strides, [](const Stride &st) {
+              return st.field == Field::Data;
+            }))
+          problems.add(ctx + ": data offset without a data region");
+      } else {
+        checkRegionIndex(ctx, inst.dataRegion);
+      }
+    }
+    if (inst.op == Opcode::Call &&
+        (inst.kernel < 0 ||
+         inst.kernel >= static_cast<int64_t>(p.kernels.size())))
+      problems.add(ctx + ": calls kernel " + Twine(inst.kernel) +
+                   ", but the program has " + Twine(p.kernels.size()) +
+                   " kernels");
+    for (auto [j, st] : enumerate(inst.strides)) {
+      if (!isStridable(st.field) || !opcodeHasField(inst.op, st.field))
+        problems.add(ctx + ": field '" + fieldName(st.field) +
+                     "' cannot take a loop stride");
+      if (st.loop >= depth && st.loop != kChannelIndex)
+        problems.add(ctx + ": stride refers to loop depth " + Twine(st.loop) +
+                     ", but the instruction is inside " + Twine(depth) +
+                     " loops");
+      if (st.step == 0)
+        problems.add(ctx + ": zero stride");
+      if (j > 0) {
+        const Stride &prev = inst.strides[j - 1];
+        if (std::make_pair(prev.field, prev.loop) >=
+            std::make_pair(st.field, st.loop))
+          problems.add(ctx + ": strides are not sorted by (field, loop) "
+                             "without repeats");
+      }
+    }
+    if (inst.op != Opcode::Loop) {
+      if (!inst.body.empty())
+        problems.add(ctx + ": only a loop has a body");
+      return;
+    }
+    if (depth + 1 > kMaxLoopDepth) {
+      problems.add(ctx + ": loops nested more than " + Twine(kMaxLoopDepth) +
+                   " deep");
+      return;
+    }
+    for (const Instruction &child : inst.body)
+      checkInstruction(streamIndex, s, child, depth + 1, counter);
+  }
+
+  const Program &p;
+  Problems &problems;
+};
+} // namespace
+
+Error checkProgram(const Program &program) {
+  Problems problems;
+  StructureChecker(program, problems).run();
+  return problems.take();
+}
+
+//===----------------------------------------------------------------------===//
+// validateProgram: against the target
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Smallest and largest value a field takes over all loop iterations.
+struct Span {
+  int64_t lo = 0, hi = 0;
+  bool overflow = false;
+};
+
+/// Out-of-range values only need to compare as too large.
+int64_t saturatingAdd(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  return AddOverflow(a, b, sum) ? (b > 0 ? INT64_MAX : INT64_MIN) : sum;
+}
+
+/// The first channel of `r` not in `set`, or -1.
+int64_t firstChannelOutside(const Range &r, const ChannelSet &set) {
+  int64_t c = r.first;
+  while (c < r.end()) {
+    auto it = find_if(set, [&](const Range &s) { return s.contains(c); });
+    if (it == set.end())
+      return c;
+    c = it->end(); // adjacent ranges of `set` may continue the run
+  }
+  return -1;
+}
+
+class TargetChecker {
+public:
+  TargetChecker(const Program &p, const Target &t, Problems &problems)
+      : p(p), t(t), org(t.org), problems(problems) {}
+
+  void run() {
+    if (!checkOrganization())
+      return; // every range check below would be against the wrong device
+    checkRegions();
+    checkWeights();
+    checkKernels();
+    for (auto [i, s] : enumerate(p.streams)) {
+      std::string ctx = ("stream " + Twine(i) + " (" + s.name + ")").str();
+      if (s.channels.empty())
+        problems.add(ctx + ": no channels");
+      for (const Range &r : s.channels)
+        if (r.end() > org.totalChannels())
+          problems.add(ctx + ": channels " + rangeText(r) +
+                       " are out of range (target has " +
+                       Twine(org.totalChannels()) + " channels)");
+      size_t counter = 0;
+      loopCounts.clear();
+      streamChannels = 0;
+      for (const Range &r : s.channels)
+        streamChannels += r.count;
+      for (const Instruction &inst : s.body)
+        checkInstruction(i, s, inst, counter);
+    }
+    for (auto [i, e] : enumerate(p.entries))
+      if (e.steps.empty())
+        problems.add("entry " + Twine(i) + " (" + e.name + "): no steps");
+  }
+
+private:
+  bool checkOrganization() {
+    const Organization &a = p.target.org;
+    struct Item {
+      const char *what;
+      int64_t program, target;
+    } items[] = {{"stacks", a.stacks, org.stacks},
+                 {"channels", a.channels, org.channels},
+                 {"pseudo-channels", a.pseudoChannels, org.pseudoChannels},
+                 {"SIDs", a.sids, org.sids},
+                 {"bank groups", a.bankGroups, org.bankGroups},
+                 {"banks", a.banks, org.banks},
+                 {"rows", a.rows, org.rows},
+                 {"columns", a.columns, org.columns},
+                 {"access bytes", a.accessBytes, org.accessBytes}};
+    bool same = true;
+    for (const Item &item : items)
+      if (item.program != item.target) {
+        problems.add("program was compiled for " + Twine(item.program) + " " +
+                     item.what + ", target '" + t.name + "' has " +
+                     Twine(item.target));
+        same = false;
+      }
+    return same;
+  }
+
+  void checkDeviceRange(const std::string &ctx, StringRef what, const Range &r,
+                        int64_t limit, StringRef unit) {
+    if (r.end() > limit)
+      problems.add(ctx + ": " + what + " " + rangeText(r) +
+                   " are out of range (target has " + Twine(limit) + " " +
+                   unit + ")");
+  }
+
+  void checkRegions() {
+    for (auto [i, r] : enumerate(p.regions)) {
+      std::string ctx = ("region " + Twine(i) + " (" + r.name + ")").str();
+      checkDeviceRange(ctx, "channels", r.channels, org.totalChannels(),
+                       "channels");
+      checkDeviceRange(ctx, "banks", r.banks, org.banksPerChannel(),
+                       "banks per channel");
+      checkDeviceRange(ctx, "rows", r.rows, org.rows, "rows");
+      // Saturate: a region can claim an absurd size only to be told so.
+      int64_t capacity = org.rowBytes(), tmp = 0;
+      for (int64_t n : {r.channels.count, r.banks.count, r.rows.count})
+        capacity = MulOverflow(capacity, n, tmp) ? INT64_MAX : tmp;
+      if (r.bytes > capacity)
+        problems.add(ctx + ": " + Twine(r.bytes) +
+                     " bytes do not fit its channels, banks and rows (" +
+                     Twine(capacity) + " bytes)");
+    }
+    for (size_t i = 0; i < p.regions.size(); ++i)
+      for (size_t j = i + 1; j < p.regions.size(); ++j) {
+        const Region &a = p.regions[i], &b = p.regions[j];
+        auto meet = [](const Range &x, const Range &y) {
+          return x.first < y.end() && y.first < x.end();
+        };
+        if (meet(a.channels, b.channels) && meet(a.banks, b.banks) &&
+            meet(a.rows, b.rows))
+          problems.add("regions '" + a.name + "' and '" + b.name + "' overlap");
+      }
+  }
+
+  void checkExtent(const std::string &ctx, int64_t region, int64_t lo,
+                   int64_t hi, StringRef what) {
+    const Region &r = p.regions[region];
+    if (lo < 0 || hi > r.bytes)
+      problems.add(ctx + ": " + what + " [" + Twine(lo) + ", " + Twine(hi) +
+                   ") is outside region '" + r.name + "' (" + Twine(r.bytes) +
+                   " bytes)");
+  }
+
+  void checkWeights() {
+    for (auto [i, w] : enumerate(p.weights)) {
+      std::string ctx = ("weight " + Twine(i) + " (" + w.tensor + ")").str();
+      const Region &r = p.regions[w.region];
+      if (w.rows.first < r.rows.first || w.rows.end() > r.rows.end())
+        problems.add(ctx + ": rows " + rangeText(w.rows) +
+                     " are outside region '" + r.name + "' rows " +
+                     rangeText(r.rows));
+      checkExtent(ctx, w.region, w.offset, w.offset + w.bytes, "bytes");
+      if (w.format.empty())
+        problems.add(ctx + ": no element format");
+      if (!w.shape.empty() &&
+          (w.axis < 0 || w.axis >= static_cast<int64_t>(w.shape.size())))
+        problems.add(ctx + ": tiling axis " + Twine(w.axis) +
+                     " is out of range for a rank-" + Twine(w.shape.size()) +
+                     " tensor");
+      if (!w.tile.empty() && w.tile.size() != w.shape.size())
+        problems.add(ctx + ": tile has rank " + Twine(w.tile.size()) +
+                     ", tensor has rank " + Twine(w.shape.size()));
+    }
+  }
+
+  void checkKernels() {
+    for (auto [i, k] : enumerate(p.kernels))
+      for (auto [j, op] : enumerate(k.operands))
+        checkExtent(
+            ("kernel " + Twine(i) + " (" + k.name + "), operand " + Twine(j))
+                .str(),
+            op.region, op.offset, op.offset + op.bytes, "bytes");
+  }
+
+  Span span(const Instruction &inst, Field field) {
+    Span s;
+    s.lo = s.hi = inst.get(field);
+    for (const Stride &st : inst.strides) {
+      if (st.field != field)
+        continue;
+      int64_t n = st.loop == kChannelIndex      ? streamChannels
+                  : st.loop < loopCounts.size() ? loopCounts[st.loop]
+                                                : 1;
+      // A positive step stretches the top of the span, a negative one the
+      // bottom.
+      int64_t reach = 0;
+      int64_t &end = st.step > 0 ? s.hi : s.lo;
+      if (MulOverflow(st.step, std::max<int64_t>(n - 1, 0), reach) ||
+          AddOverflow(end, reach, end))
+        s.overflow = true;
+    }
+    return s;
+  }
+
+  /// lo..hi within [0, limit).
+  void checkIndex(const std::string &ctx, const Instruction &inst, Field field,
+                  int64_t limit, StringRef unit) {
+    Span s = span(inst, field);
+    if (s.overflow) {
+      problems.add(ctx + ": " + fieldName(field) + " overflows");
+      return;
+    }
+    int64_t bad = s.lo < 0 ? s.lo : s.hi;
+    if (s.lo < 0 || s.hi >= limit)
+      problems.add(ctx + ": " + fieldName(field) + " " + Twine(bad) +
+                   " is out of range (target has " + Twine(limit) + " " + unit +
+                   ")");
+  }
+
+  /// A byte extent [lo, hi + size) within [0, limit), aligned to accesses.
+  void checkBuffer(const std::string &ctx, const Instruction &inst, Field field,
+                   int64_t size) {
+    Span s = span(inst, field);
+    if (s.overflow) {
+      problems.add(ctx + ": " + fieldName(field) + " overflows");
+      return;
+    }
+    int64_t gb = t.pim.globalBufferBytes;
+    int64_t end = saturatingAdd(s.hi, size);
+    if (s.lo < 0 || (gb > 0 && end > gb))
+      problems.add(ctx + ": global-buffer bytes [" + Twine(s.lo) + ", " +
+                   Twine(end) + ") are out of range (target has " + Twine(gb) +
+                   " bytes)");
+    bool aligned = inst.get(field) % org.accessBytes == 0;
+    for (const Stride &st : inst.strides)
+      if (st.field == field)
+        aligned &= st.step % org.accessBytes == 0;
+    if (!aligned)
+      problems.add(ctx + ": " + fieldName(field) + " is not a multiple of " +
+                   Twine(org.accessBytes) + " bytes");
+  }
+
+  void checkInstruction(size_t streamIndex, const Stream &s,
+                        const Instruction &inst, size_t &counter) {
+    std::string ctx = instContext(streamIndex, s, counter++, inst);
+    for (const Range &r : inst.channels)
+      if (int64_t c = firstChannelOutside(r, s.channels); c >= 0)
+        problems.add(ctx + ": channel " + Twine(c) +
+                     " is not one of the stream's channels");
+    bool hasCol = opcodeHasField(inst.op, Field::Col);
+    if (opcodeHasField(inst.op, Field::Count) && inst.count < 1)
+      problems.add(ctx + ": " +
+                   (inst.op == Opcode::Loop ? "loop count " : "count ") +
+                   Twine(inst.count) + " must be positive");
+    if (opcodeHasField(inst.op, Field::Row))
+      checkIndex(ctx, inst, Field::Row, org.rows, "rows");
+    if (opcodeHasField(inst.op, Field::Bank))
+      checkIndex(ctx, inst, Field::Bank, org.banksPerChannel(),
+                 "banks per channel");
+    if (hasCol) {
+      checkIndex(ctx, inst, Field::Col, org.columns, "columns");
+      Span c = span(inst, Field::Col);
+      if (!c.overflow && c.hi < org.columns && inst.count >= 1 &&
+          saturatingAdd(c.hi, inst.count) > org.columns)
+        problems.add(ctx + ": columns " + Twine(c.hi) + ".." +
+                     Twine(saturatingAdd(c.hi, inst.count) - 1) +
+                     " are out of range (target has " + Twine(org.columns) +
+                     " columns)");
+    }
+    int64_t burstBytes = 0;
+    if (MulOverflow(std::max<int64_t>(inst.count, 0), org.accessBytes,
+                    burstBytes))
+      burstBytes = INT64_MAX;
+    switch (inst.op) {
+    case Opcode::WrGB:
+      if (inst.bytes <= 0 || inst.bytes % org.accessBytes != 0)
+        problems.add(ctx + ": bytes " + Twine(inst.bytes) +
+                     " must be a positive multiple of " +
+                     Twine(org.accessBytes));
+      checkBuffer(ctx, inst, Field::Offset, std::max<int64_t>(inst.bytes, 0));
+      break;
+    case Opcode::CopyBkGb:
+    case Opcode::CopyGbBk:
+      checkBuffer(ctx, inst, Field::Offset, burstBytes);
+      break;
+    case Opcode::EwAdd:
+      checkBuffer(ctx, inst, Field::Offset, burstBytes);
+      checkBuffer(ctx, inst, Field::Src, burstBytes);
+      break;
+    case Opcode::Sfm:
+      if (inst.length <= 0)
+        problems.add(ctx + ": length " + Twine(inst.length) +
+                     " must be positive");
+      if (inst.fn != Function::Softmax && inst.fn != Function::Exp)
+        problems.add(ctx + ": the near-memory unit runs softmax or exp, not " +
+                     functionName(inst.fn));
+      else if (none_of(t.nearMemory, [](const NearMemoryUnit &u) {
+                 return u.name == "softmax";
+               }))
+        problems.add(ctx + ": target '" + t.name +
+                     "' has no softmax near-memory unit");
+      break;
+    case Opcode::Af:
+      if (inst.fn == Function::Softmax)
+        problems.add(ctx + ": softmax is not an activation function (use "
+                           "sfm)");
+      else if (!is_contained(t.pim.activationFunctions,
+                             functionName(inst.fn).str()))
+        problems.add(
+            ctx + ": target '" + t.name + "' has no activation function " +
+            functionName(inst.fn) +
+            (t.pim.activationFunctions.empty()
+                 ? std::string(" (no AF unit)")
+                 : " (it has " + join(t.pim.activationFunctions, ", ") + ")"));
+      break;
+    case Opcode::SetCfr:
+      if (inst.reg < 0)
+        problems.add(ctx + ": negative register " + Twine(inst.reg));
+      break;
+    default:
+      break;
+    }
+    if (opcodeHasField(inst.op, Field::Data) && inst.dataRegion >= 0) {
+      Span d = span(inst, Field::Data);
+      int64_t size = inst.op == Opcode::WrGB ? inst.bytes : burstBytes;
+      if (d.overflow)
+        problems.add(ctx + ": data offset overflows");
+      else
+        checkExtent(ctx, inst.dataRegion, d.lo, saturatingAdd(d.hi, size),
+                    "data bytes");
+    }
+    if (inst.op != Opcode::Loop)
+      return;
+    if (inst.body.empty())
+      problems.add(ctx + ": empty loop body");
+    loopCounts.push_back(inst.count);
+    for (const Instruction &child : inst.body)
+      checkInstruction(streamIndex, s, child, counter);
+    loopCounts.pop_back();
+  }
+
+  const Program &p;
+  const Target &t;
+  const Organization &org;
+  Problems &problems;
+  std::vector<int64_t> loopCounts; // of the enclosing loops, outermost first
+  int64_t streamChannels = 0;      // channels of the current stream
+};
+} // namespace
+
+Error validateProgram(const Program &program, const Target &target) {
+  if (Error err = checkProgram(program))
+    return err;
+  if (target.org.accessBytes <= 0 || target.org.columns <= 0)
+    return createStringError(inconvertibleErrorCode(),
+                             "target '%s' has no organisation",
+                             target.name.c_str());
+  Problems problems;
+  TargetChecker(program, target, problems).run();
+  return problems.take();
+}
+
+//===----------------------------------------------------------------------===//
+// Binary form: writing
+//===----------------------------------------------------------------------===//
+
+namespace {
+using flatbuffers::FlatBufferBuilder;
+using flatbuffers::Offset;
+
+class Writer {
+public:
+  std::vector<uint8_t> write(const Program &p) {
+    // The organisation first: the first object built ends the buffer and a
+    // table starts with no padding, so a file cut anywhere loses bytes the
+    // root reaches and fails verification (a string first would leave
+    // padding at the end that a cut could drop unnoticed).
+    const Organization &o = p.target.org;
+    auto org = fb::CreateOrganization(
+        fbb, o.stacks, o.channels, o.pseudoChannels, o.sids, o.bankGroups,
+        o.banks, o.rows, o.columns, o.accessBytes);
+    auto targetName = fbb.CreateString(p.target.name);
+    auto targetHash = fbb.CreateString(p.target.hash);
+    auto target = fb::CreateTargetIdentity(fbb, targetName, targetHash, org);
+
+    std::vector<Offset<fb::Region>> regions;
+    for (const Region &r : p.regions) {
+      auto name = fbb.CreateString(r.name);
+      fb::Range channels = range(r.channels), banks = range(r.banks),
+                rows = range(r.rows);
+      regions.push_back(fb::CreateRegion(fbb, name,
+                                         static_cast<fb::RegionKind>(r.kind),
+                                         &channels, &banks, &rows, r.bytes));
+    }
+    std::vector<Offset<fb::WeightBinding>> weights;
+    for (const WeightBinding &w : p.weights) {
+      auto tensor = fbb.CreateString(w.tensor);
+      auto format = fbb.CreateString(w.format);
+      auto shape = fbb.CreateVector(w.shape);
+      auto tile = fbb.CreateVector(w.tile);
+      fb::Range rows = range(w.rows);
+      weights.push_back(fb::CreateWeightBinding(
+          fbb, tensor, static_cast<uint32_t>(w.region), format, shape, w.axis,
+          tile, static_cast<fb::Interleave>(w.interleave), &rows, w.offset,
+          w.bytes));
+    }
+    std::vector<Offset<fb::HostKernel>> kernels;
+    for (const HostKernel &k : p.kernels) {
+      auto name = fbb.CreateString(k.name);
+      std::vector<fb::KernelOperand> ops;
+      for (const KernelOperand &op : k.operands)
+        ops.emplace_back(op.offset, op.bytes, static_cast<uint32_t>(op.region),
+                         static_cast<fb::OperandRole>(op.role));
+      auto operands = fbb.CreateVectorOfStructs(ops);
+      kernels.push_back(
+          fb::CreateHostKernel(fbb, name, static_cast<fb::KernelKind>(k.kind),
+                               k.m, k.n, k.k, k.flops, k.bytes, operands));
+    }
+    std::vector<Offset<fb::Stream>> streams;
+    for (const Stream &s : p.streams) {
+      auto name = fbb.CreateString(s.name);
+      auto channels = channelSet(s.channels);
+      auto body = instructions(s.body);
+      streams.push_back(fb::CreateStream(fbb, name, channels, body));
+    }
+    std::vector<Offset<fb::Entry>> entries;
+    for (const Entry &e : p.entries) {
+      auto name = fbb.CreateString(e.name);
+      std::vector<fb::EntryStep> steps;
+      for (const EntryStep &step : e.steps)
+        steps.emplace_back(static_cast<uint32_t>(step.index),
+                           static_cast<fb::StepKind>(step.kind));
+      entries.push_back(
+          fb::CreateEntry(fbb, name, fbb.CreateVectorOfStructs(steps)));
+    }
+    fb::Version version(kProgramVersion.major, kProgramVersion.minor);
+    auto root =
+        fb::CreateProgram(fbb, &version, target, fbb.CreateVector(regions),
+                          fbb.CreateVector(weights), fbb.CreateVector(kernels),
+                          fbb.CreateVector(streams), fbb.CreateVector(entries));
+    fb::FinishProgramBuffer(fbb, root);
+    return std::vector<uint8_t>(fbb.GetBufferPointer(),
+                                fbb.GetBufferPointer() + fbb.GetSize());
+  }
+
+private:
+  static fb::Range range(const Range &r) { return fb::Range(r.first, r.count); }
+
+  Offset<flatbuffers::Vector<const fb::Range *>>
+  channelSet(const ChannelSet &set) {
+    if (set.empty())
+      return 0;
+    std::vector<fb::Range> ranges;
+    for (const Range &r : set)
+      ranges.push_back(range(r));
+    return fbb.CreateVectorOfStructs(ranges);
+  }
+
+  Offset<flatbuffers::Vector<Offset<fb::Instruction>>>
+  instructions(const std::vector<Instruction> &insts) {
+    if (insts.empty())
+      return 0;
+    std::vector<Offset<fb::Instruction>> out;
+    for (const Instruction &inst : insts) {
+      // Children first: flatbuffers builds bottom-up.
+      auto body = instructions(inst.body);
+      auto channels = channelSet(inst.channels);
+      Offset<flatbuffers::Vector<const fb::Stride *>> strides = 0;
+      if (!inst.strides.empty()) {
+        std::vector<fb::Stride> list;
+        for (const Stride &s : inst.strides)
+          list.emplace_back(s.step, static_cast<fb::Field>(s.field),
+                            static_cast<uint8_t>(s.loop));
+        strides = fbb.CreateVectorOfStructs(list);
+      }
+      out.push_back(fb::CreateInstruction(
+          fbb, static_cast<fb::Opcode>(inst.op), channels, inst.row, inst.col,
+          inst.count, inst.bank, inst.offset, inst.src, inst.bytes, inst.length,
+          static_cast<fb::Function>(inst.fn), inst.reg, inst.value,
+          static_cast<int32_t>(inst.dataRegion), inst.dataOffset,
+          static_cast<uint32_t>(inst.kernel), strides, body));
+    }
+    return fbb.CreateVector(out);
+  }
+
+  FlatBufferBuilder fbb{4096};
+};
+} // namespace
+
+Expected<std::vector<uint8_t>> serializeProgram(const Program &program) {
+  if (Error err = checkProgram(program))
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot write an invalid program:\n%s",
+                             toString(std::move(err)).c_str());
+  return Writer().write(program);
+}
+
+Error writeProgram(const Program &program, StringRef path) {
+  auto bytes = serializeProgram(program);
+  if (!bytes)
+    return createStringError(inconvertibleErrorCode(), "%s: %s",
+                             path.str().c_str(),
+                             toString(bytes.takeError()).c_str());
+  // writeToOutput writes a temporary file and renames it when complete.
+  if (Error err = writeToOutput(path, [&](raw_ostream &os) {
+        os.write(reinterpret_cast<const char *>(bytes->data()), bytes->size());
+        return Error::success();
+      }))
+    return createStringError(inconvertibleErrorCode(), "%s: cannot write: %s",
+                             path.str().c_str(),
+                             toString(std::move(err)).c_str());
+  return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Binary form: reading
+//===----------------------------------------------------------------------===//
+
+namespace {
+std::string str(const flatbuffers::String *s) {
+  return s ? s->str() : std::string();
+}
+/// The verifier aligns vectors to 4 bytes only, so elements of 8-byte
+/// structs and scalars are copied out rather than read in place.
+template <typename T> T load(const void *p) {
+  T value;
+  std::memcpy(static_cast<void *>(&value), p, sizeof(T));
+  return value;
+}
+
+Range range(const fb::Range *r) {
+  if (!r)
+    return Range{};
+  fb::Range copy = load<fb::Range>(r);
+  return Range{copy.first(), copy.count()};
+}
+ChannelSet channelSet(const flatbuffers::Vector<const fb::Range *> *v) {
+  ChannelSet set;
+  if (v)
+    for (const fb::Range *r : *v)
+      set.push_back(range(r));
+  return set;
+}
+std::vector<int64_t> longs(const flatbuffers::Vector<int64_t> *v) {
+  std::vector<int64_t> out;
+  if (v)
+    for (flatbuffers::uoffset_t i = 0; i < v->size(); ++i)
+      out.push_back(flatbuffers::EndianScalar(
+          load<int64_t>(v->Data() + i * sizeof(int64_t))));
+  return out;
+}
+
+std::vector<Instruction> instructions(
+    const flatbuffers::Vector<flatbuffers::Offset<fb::Instruction>> *v) {
+  std::vector<Instruction> out;
+  if (!v)
+    return out;
+  out.reserve(v->size());
+  for (const fb::Instruction *in : *v) {
+    Instruction inst;
+    inst.op = static_cast<Opcode>(in->op());
+    inst.channels = channelSet(in->channels());
+    inst.row = in->row();
+    inst.col = in->col();
+    inst.count = in->count();
+    inst.bank = in->bank();
+    inst.offset = in->offset();
+    inst.src = in->src();
+    inst.bytes = in->bytes();
+    inst.length = in->length();
+    inst.fn = static_cast<Function>(in->fn());
+    inst.reg = in->reg();
+    inst.value = in->value();
+    inst.dataRegion = in->data_region();
+    inst.dataOffset = in->data_offset();
+    inst.kernel = in->kernel();
+    if (in->strides())
+      for (const fb::Stride *ptr : *in->strides()) {
+        fb::Stride s = load<fb::Stride>(ptr);
+        inst.strides.push_back(
+            {static_cast<Field>(s.field()), s.loop(), s.step()});
+      }
+    // Recursion depth is bounded by the verifier's table depth limit.
+    inst.body = instructions(in->body());
+    out.push_back(std::move(inst));
+  }
+  return out;
+}
+
+Program convert(const fb::Program &in) {
+  Program p;
+  p.version = {in.version()->major(), in.version()->minor()};
+  if (const fb::TargetIdentity *t = in.target()) {
+    p.target.name = str(t->name());
+    p.target.hash = str(t->hash());
+    if (const fb::Organization *o = t->org()) {
+      Organization &org = p.target.org;
+      org.stacks = o->stacks();
+      org.channels = o->channels();
+      org.pseudoChannels = o->pseudo_channels();
+      org.sids = o->sids();
+      org.bankGroups = o->bank_groups();
+      org.banks = o->banks();
+      org.rows = o->rows();
+      org.columns = o->columns();
+      org.accessBytes = o->access_bytes();
+    }
+  }
+  if (in.regions())
+    for (const fb::Region *r : *in.regions())
+      p.regions.push_back({str(r->name()), static_cast<RegionKind>(r->kind()),
+                           range(r->channels()), range(r->banks()),
+                           range(r->rows()), r->bytes()});
+  if (in.weights())
+    for (const fb::WeightBinding *w : *in.weights()) {
+      WeightBinding b;
+      b.tensor = str(w->tensor());
+      b.region = w->region();
+      b.format = str(w->format());
+      b.shape = longs(w->shape());
+      b.axis = w->axis();
+      b.tile = longs(w->tile());
+      b.interleave = static_cast<Interleave>(w->interleave());
+      b.rows = range(w->rows());
+      b.offset = w->offset();
+      b.bytes = w->bytes();
+      p.weights.push_back(std::move(b));
+    }
+  if (in.kernels())
+    for (const fb::HostKernel *k : *in.kernels()) {
+      HostKernel h;
+      h.name = str(k->name());
+      h.kind = static_cast<KernelKind>(k->kind());
+      h.m = k->m();
+      h.n = k->n();
+      h.k = k->k();
+      h.flops = k->flops();
+      h.bytes = k->bytes();
+      if (k->operands())
+        for (const fb::KernelOperand *ptr : *k->operands()) {
+          fb::KernelOperand op = load<fb::KernelOperand>(ptr);
+          h.operands.push_back({static_cast<OperandRole>(op.role()),
+                                op.region(), op.offset(), op.bytes()});
+        }
+      p.kernels.push_back(std::move(h));
+    }
+  if (in.streams())
+    for (const fb::Stream *s : *in.streams())
+      p.streams.push_back(
+          {str(s->name()), channelSet(s->channels()), instructions(s->body())});
+  if (in.entries())
+    for (const fb::Entry *e : *in.entries()) {
+      Entry entry;
+      entry.name = str(e->name());
+      if (e->steps())
+        for (const fb::EntryStep *ptr : *e->steps()) {
+          fb::EntryStep step = load<fb::EntryStep>(ptr);
+          entry.steps.push_back(
+              {static_cast<StepKind>(step.kind()), step.index()});
+        }
+      p.entries.push_back(std::move(entry));
+    }
+  return p;
+}
+
+Error fail(StringRef source, const Twine &msg) {
+  return createStringError(inconvertibleErrorCode(),
+                           (source + ": " + msg).str());
+}
+
+std::string printableIdentifier(const uint8_t *id) {
+  std::string out;
+  for (int i = 0; i < 4; ++i) {
+    if (isPrint(id[i]) && id[i] != '\\' && id[i] != '"')
+      out += static_cast<char>(id[i]);
+    else
+      out += "\\x" + toHex(ArrayRef<uint8_t>(id + i, 1), true);
+  }
+  return out;
+}
+} // namespace
+
+Expected<Program> parseProgramBuffer(ArrayRef<uint8_t> buffer,
+                                     StringRef sourceName) {
+  constexpr size_t kHeader =
+      sizeof(flatbuffers::uoffset_t) + flatbuffers::kFileIdentifierLength;
+  if (buffer.size() < kHeader)
+    return fail(sourceName, "not a pimsim program: " + Twine(buffer.size()) +
+                                " bytes, too short for a header");
+  if (buffer.size() >= FLATBUFFERS_MAX_BUFFER_SIZE)
+    return fail(sourceName, "program is larger than 2 GiB");
+  if (!flatbuffers::BufferHasIdentifier(buffer.data(), fb::ProgramIdentifier()))
+    return fail(sourceName, "not a pimsim program (file identifier \"" +
+                                printableIdentifier(buffer.data() + 4) +
+                                "\", expected \"" + fb::ProgramIdentifier() +
+                                "\")");
+
+  // Flatbuffers reads scalars in place; keep them aligned.
+  std::vector<uint64_t> aligned;
+  const uint8_t *data = buffer.data();
+  if (reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) != 0) {
+    aligned.resize((buffer.size() + 7) / 8);
+    std::memcpy(aligned.data(), buffer.data(), buffer.size());
+    data = reinterpret_cast<const uint8_t *>(aligned.data());
+  }
+
+  // The version first, verifying only the root table's start and field 0:
+  // a newer major version may differ everywhere else.
+  {
+    flatbuffers::Verifier v(data, buffer.size());
+    if (!v.VerifyOffset(0))
+      return fail(sourceName, "truncated or corrupt program (bad root offset)");
+    auto *root = reinterpret_cast<const flatbuffers::Table *>(
+        flatbuffers::GetRoot<fb::Program>(data));
+    if (!root->VerifyTableStart(v) ||
+        !root->VerifyField<fb::Version>(v, fb::Program::VT_VERSION,
+                                        alignof(fb::Version)))
+      return fail(sourceName, "truncated or corrupt program (bad root table)");
+    const fb::Version *version = fb::GetProgram(data)->version();
+    if (!version)
+      return fail(sourceName, "program has no version");
+    if (version->major() != kProgramVersion.major)
+      return fail(sourceName, "program version " + Twine(version->major()) +
+                                  "." + Twine(version->minor()) +
+                                  ", this pimsim reads " +
+                                  Twine(kProgramVersion.major) + ".x");
+  }
+
+  flatbuffers::Verifier::Options opts;
+  opts.max_depth = 128;
+  opts.max_tables = static_cast<flatbuffers::uoffset_t>(
+      std::max<size_t>(opts.max_tables, buffer.size() / 4));
+  flatbuffers::Verifier verifier(data, buffer.size(), opts);
+  if (!fb::VerifyProgramBuffer(verifier))
+    return fail(sourceName,
+                "truncated or corrupt program (flatbuffer verification "
+                "failed)");
+
+  Program program = convert(*fb::GetProgram(data));
+  if (Error err = checkProgram(program))
+    return fail(sourceName, toString(std::move(err)));
+  return program;
+}
+
+Expected<Program> readProgram(StringRef path) {
+  auto file = MemoryBuffer::getFile(path, /*IsText=*/false,
+                                    /*RequiresNullTerminator=*/false);
+  if (!file)
+    return fail(path, "cannot read: " + file.getError().message());
+  return parseProgramBuffer(arrayRefFromStringRef((*file)->getBuffer()), path);
+}
+
+} // namespace pimsim

@@ -1,0 +1,378 @@
+//===- Program.h - pimsim programs (compiler/hardware ABI) ------*- C++ -*-===//
+//
+// A program is what the compiler hands to a PIM device: the target it was
+// compiled for, the memory map, where each weight tensor was placed, host
+// kernels, per-channel streams of macro-ops and the entry points that
+// sequence them. On disk it is a flatbuffer (sim/schema/program.fbs, file
+// identifier "PIMB"); `pimsim disasm` / `pimsim asm` convert to and from a
+// text form. The macro-op ISA is documented in docs/pimsim-isa.md.
+//
+// Plain structs: no flatbuffers types leak out of Program.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIMSIM_PROGRAM_H
+#define PIMSIM_PROGRAM_H
+
+#include "pimsim/Target.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pimsim {
+
+struct ProgramVersion {
+  uint16_t major = 1;
+  uint16_t minor = 0;
+};
+/// The version this pimsim reads (any 1.x) and writes.
+constexpr ProgramVersion kProgramVersion{1, 0};
+
+/// Half-open [first, first + count). Printed inclusive: "0-15".
+struct Range {
+  int64_t first = 0;
+  int64_t count = 0;
+  int64_t end() const { return first + count; }
+  bool contains(int64_t v) const { return v >= first && v < end(); }
+  bool operator==(const Range &o) const {
+    return first == o.first && count == o.count;
+  }
+  bool operator!=(const Range &o) const { return !(*this == o); }
+};
+
+/// A set of channels as sorted, disjoint, non-empty ranges. Channels are
+/// numbered across stacks: stack * org.channels + channel.
+using ChannelSet = std::vector<Range>;
+bool channelSetContains(const ChannelSet &set, int64_t channel);
+
+/// The DRAM address of (channel, flat bank, row, column). A flat bank index
+/// counts banks within a channel, pseudo-channel slowest, then SID, bank
+/// group, bank: flat = ((pch * sids + sid) * bankGroups + bg) * banks + bank.
+DecodedAddress bankAddress(const Organization &org, int64_t channel,
+                           int64_t bank, int64_t row, int64_t col);
+
+/// What the compiler built the program for. `org` must match the target the
+/// program runs on exactly; name and hash say which file that was.
+struct TargetIdentity {
+  std::string name;
+  std::string hash; // "sha256:<hex>" of the target file's bytes
+  Organization org;
+
+  bool operator==(const TargetIdentity &o) const;
+};
+/// The hash stored in TargetIdentity::hash for a target file's contents.
+std::string targetContentHash(llvm::StringRef fileBytes);
+
+enum class RegionKind : uint8_t { Weights, KvCache, Activations, Scratch };
+llvm::StringRef regionKindName(RegionKind kind); // "weights", "kv_cache", ...
+std::optional<RegionKind> parseRegionKind(llvm::StringRef name);
+
+/// A named block of device memory: the same banks and rows in each channel
+/// of `channels`. Banks are flat indices within a channel (order pCH, SID,
+/// bank group, bank).
+struct Region {
+  std::string name;
+  RegionKind kind = RegionKind::Scratch;
+  Range channels, banks, rows;
+  int64_t bytes = 0;
+
+  bool operator==(const Region &o) const;
+};
+
+enum class Interleave : uint8_t { Channel, Bank };
+llvm::StringRef interleaveName(Interleave interleave);
+std::optional<Interleave> parseInterleave(llvm::StringRef name);
+
+/// Where a weight tensor lives: the tensor is cut into tiles along `axis`,
+/// one tile per (channel, bank) of the region, consecutive tiles going to
+/// consecutive channels (Interleave::Channel) or banks (Interleave::Bank);
+/// each bank holds its tile in `rows`.
+struct WeightBinding {
+  std::string tensor;
+  int64_t region = 0;
+  std::string format; // element format as stored: "bf16", "fp16", "int8"...
+  std::vector<int64_t> shape;
+  int64_t axis = 0;
+  std::vector<int64_t> tile; // elements per dimension of one bank's tile
+  Interleave interleave = Interleave::Channel;
+  Range rows;
+  int64_t offset = 0, bytes = 0; // byte extent within the region
+
+  bool operator==(const WeightBinding &o) const;
+};
+
+enum class KernelKind : uint8_t {
+  Gemm,
+  Gemv,
+  Softmax,
+  RmsNorm,
+  LayerNorm,
+  Rope,
+  Activation,
+  Elementwise,
+  Embedding,
+  Attention,
+  Sampling,
+  Copy,
+  Reduce,
+  Other
+};
+constexpr unsigned kNumKernelKinds = 14;
+llvm::StringRef kernelKindName(KernelKind kind); // "gemm", "rmsnorm", ...
+std::optional<KernelKind> parseKernelKind(llvm::StringRef name);
+
+enum class OperandRole : uint8_t { Input, Output };
+
+/// Bytes [offset, offset + bytes) of a region.
+struct KernelOperand {
+  OperandRole role = OperandRole::Input;
+  int64_t region = 0;
+  int64_t offset = 0, bytes = 0;
+
+  bool operator==(const KernelOperand &o) const;
+};
+
+/// Work done on the host (GEMM and the like); the host model times it from
+/// flops and bytes.
+struct HostKernel {
+  std::string name;
+  KernelKind kind = KernelKind::Other;
+  int64_t m = 0, n = 0, k = 0;
+  int64_t flops = 0;
+  int64_t bytes = 0; // host memory traffic
+  std::vector<KernelOperand> operands;
+
+  bool operator==(const HostKernel &o) const;
+};
+
+/// The macro-op ISA (docs/pimsim-isa.md). Each op is one AttAcc request type
+/// or one AiM ISR instruction, with an op size (`count`) so one instruction
+/// covers many consecutive columns.
+enum class Opcode : uint8_t {
+  MacAB,
+  MacSB,
+  MacPB,
+  WrGB,
+  WrBias,
+  WrAB,
+  RdAcc,
+  RdAf,
+  CopyBkGb,
+  CopyGbBk,
+  MvSB,
+  MvGB,
+  Sfm,
+  EwMul,
+  EwAdd,
+  Af,
+  Ld,
+  St,
+  Barrier,
+  Sync,
+  SetModel,
+  SetHead,
+  SetCfr,
+  Call,
+  Loop
+};
+constexpr unsigned kNumOpcodes = 25;
+llvm::StringRef opcodeName(Opcode op); // the mnemonic: "mac_ab", "loop", ...
+std::optional<Opcode> parseOpcode(llvm::StringRef mnemonic);
+
+/// Functions of `af` (PIM-unit lookup table) and `sfm` (near-memory unit).
+enum class Function : uint8_t {
+  Softmax,
+  Exp,
+  Relu,
+  Gelu,
+  Silu,
+  Sigmoid,
+  Tanh,
+  LeakyRelu
+};
+constexpr unsigned kNumFunctions = 8;
+llvm::StringRef functionName(Function fn); // "softmax", "leaky_relu", ...
+std::optional<Function> parseFunction(llvm::StringRef name);
+
+/// Instruction fields (the text form's keys).
+enum class Field : uint8_t {
+  Channels,
+  Row,
+  Col,
+  Count,
+  Bank,
+  Offset,
+  Src,
+  Bytes,
+  Length,
+  Fn,
+  Reg,
+  Value,
+  Data,
+  Kernel
+};
+constexpr unsigned kNumFields = 14;
+llvm::StringRef fieldName(Field field); // "row", "data", ...
+/// Fields a loop stride may advance (Data: the data offset).
+bool isStridable(Field field);
+
+/// The fields an opcode takes, in print order. Every other field must keep
+/// its default value.
+struct OperandSpec {
+  Field field;
+  bool required; // the text form must give it; always printed
+};
+llvm::ArrayRef<OperandSpec> opcodeOperands(Opcode op);
+bool opcodeHasField(Opcode op, Field field);
+
+/// Stride::loop value naming the executing channel's position within its
+/// stream's channel set (0, 1, ...), so each channel can address its own
+/// data ("data=act+256*ch" in the text form).
+constexpr unsigned kChannelIndex = 255;
+
+/// `field` advances by `step` per iteration of the enclosing loop at nesting
+/// depth `loop` (0: the outermost loop of the stream), or per channel when
+/// `loop` is kChannelIndex.
+struct Stride {
+  Field field = Field::Row;
+  unsigned loop = 0;
+  int64_t step = 0;
+  bool operator==(const Stride &o) const {
+    return field == o.field && loop == o.loop && step == o.step;
+  }
+};
+
+/// One macro-op. A flat record: opcodeOperands(op) says which fields mean
+/// something; the rest stay at their defaults.
+struct Instruction {
+  Opcode op = Opcode::Barrier;
+  ChannelSet channels; // empty: every channel of the stream
+  int64_t row = 0, col = 0;
+  int64_t count = 1;  // op size: columns, bursts, or loop iterations
+  int64_t bank = 0;   // flat bank index within the channel
+  int64_t offset = 0; // global-buffer byte offset
+  int64_t src = 0;    // second global-buffer byte offset (ew_add)
+  int64_t bytes = 0;
+  int64_t length = 0; // elements (sfm)
+  Function fn = Function::Softmax;
+  int64_t reg = 0, value = 0;
+  int64_t dataRegion = -1;       // host-visible data: region index, -1 none
+  int64_t dataOffset = 0;        // byte offset within dataRegion
+  int64_t kernel = 0;            // host kernel index (call)
+  std::vector<Stride> strides;   // sorted by (field, loop), steps non-zero
+  std::vector<Instruction> body; // loop only
+
+  /// The field's value before strides (Data: the data offset).
+  int64_t get(Field field) const;
+  void set(Field field, int64_t value);
+  /// The field's value in the iteration given by the enclosing loops'
+  /// indices (outermost first), on the channel at position `channelIndex`
+  /// of the stream's channel set.
+  int64_t at(Field field, llvm::ArrayRef<int64_t> loopIndices,
+             int64_t channelIndex = 0) const;
+  /// Adds a stride, keeping `strides` sorted; steps for the same
+  /// (field, loop) add up, and a zero sum removes the stride.
+  Instruction &addStride(Field field, unsigned loop, int64_t step);
+
+  static Instruction macAB(int64_t row, int64_t col, int64_t count);
+  static Instruction macSB(int64_t bank, int64_t row, int64_t col,
+                           int64_t count);
+  static Instruction macPB(int64_t bank, int64_t row, int64_t col,
+                           int64_t count);
+  static Instruction wrGB(int64_t offset, int64_t bytes);
+  static Instruction mvSB(int64_t bank, int64_t count);
+  static Instruction mvGB(int64_t bank, int64_t count);
+  static Instruction sfm(int64_t length, Function fn = Function::Softmax);
+  static Instruction rdAcc(int64_t count);
+  static Instruction af(Function fn, int64_t count);
+  static Instruction load(int64_t bank, int64_t row, int64_t col,
+                          int64_t count);
+  static Instruction store(int64_t bank, int64_t row, int64_t col,
+                           int64_t count);
+  static Instruction barrier();
+  static Instruction call(int64_t kernel);
+  static Instruction loop(int64_t count, std::vector<Instruction> body);
+  static Instruction make(Opcode op); // every field at its default
+
+  bool operator==(const Instruction &o) const;
+  bool operator!=(const Instruction &o) const { return !(*this == o); }
+};
+
+/// Instructions run by every channel of `channels`, each channel on its own.
+struct Stream {
+  std::string name;
+  ChannelSet channels;
+  std::vector<Instruction> body;
+
+  bool operator==(const Stream &o) const;
+};
+
+enum class StepKind : uint8_t { Stream, Kernel, Barrier };
+struct EntryStep {
+  StepKind kind = StepKind::Barrier;
+  int64_t index = 0; // into Program::streams or Program::kernels
+  bool operator==(const EntryStep &o) const {
+    return kind == o.kind && index == o.index;
+  }
+};
+
+/// A named entry point ("prefill", "decode"): streams and kernels launched
+/// in order; everything launched before a barrier step completes before
+/// anything after it starts.
+struct Entry {
+  std::string name;
+  std::vector<EntryStep> steps;
+
+  bool operator==(const Entry &o) const;
+};
+
+struct Program {
+  ProgramVersion version = kProgramVersion; // as read; writers stamp 1.0
+  TargetIdentity target;
+  std::vector<Region> regions;
+  std::vector<WeightBinding> weights;
+  std::vector<HostKernel> kernels;
+  std::vector<Stream> streams;
+  std::vector<Entry> entries;
+
+  bool operator==(const Program &o) const;
+  bool operator!=(const Program &o) const { return !(*this == o); }
+};
+
+/// Binary form. Reading verifies the flatbuffer before touching it and then
+/// checks the program's structure (checkProgram); errors name `sourceName`.
+llvm::Expected<Program> readProgram(llvm::StringRef path);
+llvm::Expected<Program> parseProgramBuffer(llvm::ArrayRef<uint8_t> buffer,
+                                           llvm::StringRef sourceName);
+llvm::Expected<std::vector<uint8_t>> serializeProgram(const Program &program);
+/// Writes a temporary file and renames it over `path` ("-": stdout).
+llvm::Error writeProgram(const Program &program, llvm::StringRef path);
+
+/// Target-independent structure: every index refers to something, every
+/// name is unique and printable, every field is one its op takes, every
+/// enum value is known, ranges are non-empty and channel sets sorted.
+/// Programs that pass print and re-read exactly.
+llvm::Error checkProgram(const Program &program);
+
+/// checkProgram plus everything that needs the target: the organisation
+/// matches, channels, banks, rows, columns, buffer offsets and region
+/// extents are in range for every loop iteration, loop counts are positive,
+/// regions do not overlap, entries are non-empty.
+llvm::Error validateProgram(const Program &program, const Target &target);
+
+/// Text form (ProgramText.cpp). printProgram is the disassembler;
+/// parseProgramText the assembler, with errors "file:line:col: message".
+/// print -> parse -> print is the identity.
+void printProgram(const Program &program, llvm::raw_ostream &os);
+llvm::Expected<Program> parseProgramText(llvm::StringRef text,
+                                         llvm::StringRef sourceName);
+
+} // namespace pimsim
+
+#endif // PIMSIM_PROGRAM_H
