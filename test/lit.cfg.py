@@ -10,8 +10,15 @@ config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "CMakeLists.txt"]
 
 path = [os.path.join(config.pimc_tools_dir, "pimc-opt"),
         os.path.join(config.pimc_tools_dir, "pimc"),
+        os.path.join(config.pimc_obj_root, "sim"),
         config.llvm_tools_dir]
 config.environment["PATH"] = os.pathsep.join(path + [config.environment.get("PATH", "")])
 config.substitutions.append(("%testdata", config.pimc_testdata_dir))
 config.substitutions.append(("%python", config.system_python))
 config.substitutions.append(("%pimc_src", config.pimc_src_root))
+config.substitutions.append(("%targets", os.path.join(config.pimc_src_root, "targets")))
+# shared/ sits beside the repository (specs, AttAcc traces).
+shared = os.path.join(os.path.dirname(config.pimc_src_root), "shared")
+config.substitutions.append(("%shared", shared))
+if os.path.exists(os.path.join(shared, "traces", "attacc-gpt3-attention-bank.trace")):
+    config.available_features.add("attacc-trace")

@@ -1,1 +1,273 @@
-int main() { return 0; }
+//===- pimsim.cpp - the PIM simulator's command line ----------------------===//
+//
+//   pimsim run <program.pimb> --target <file> [--mode timing] [--stats f]
+//   pimsim trace <requests.trace> --target <file> [--stats f] [--trace f]
+//   pimsim asm <program.s> -o <program.pimb>
+//   pimsim disasm <program.pimb> [-o <program.s>]
+//
+//===----------------------------------------------------------------------===//
+#include "pimsim/Engine.h"
+#include "pimsim/Program.h"
+#include "pimsim/Simulator.h"
+#include "pimsim/Target.h"
+#include "pimsim/Trace.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+using namespace llvm;
+using namespace pimsim;
+
+namespace {
+
+cl::OptionCategory category("pimsim options");
+cl::SubCommand runCmd("run", "Run a program's entry point on a target");
+cl::SubCommand traceCmd("trace",
+                        "Run a memory-request or AttAcc PIM request trace");
+cl::SubCommand asmCmd("asm", "Assemble program text into a .pimb program");
+cl::SubCommand disasmCmd("disasm", "Print a .pimb program as text");
+
+cl::opt<std::string> runInput(cl::Positional, cl::sub(runCmd), cl::Required,
+                              cl::desc("<program.pimb>"), cl::cat(category));
+cl::opt<std::string> traceInput(cl::Positional, cl::sub(traceCmd),
+                                cl::Required, cl::desc("<requests.trace>"),
+                                cl::cat(category));
+cl::opt<std::string> asmInput(cl::Positional, cl::sub(asmCmd), cl::Required,
+                              cl::desc("<program.s>"), cl::cat(category));
+cl::opt<std::string> disasmInput(cl::Positional, cl::sub(disasmCmd),
+                                 cl::Required, cl::desc("<program.pimb>"),
+                                 cl::cat(category));
+cl::opt<std::string> targetPath("target", cl::sub(runCmd), cl::sub(traceCmd),
+                                cl::Required, cl::value_desc("file"),
+                                cl::desc("Target description (targets/*.json)"),
+                                cl::cat(category));
+cl::opt<std::string> statsPath("stats", cl::sub(runCmd), cl::sub(traceCmd),
+                               cl::value_desc("file"),
+                               cl::desc("Write statistics as JSON"),
+                               cl::cat(category));
+cl::opt<std::string>
+    tracePath("trace", cl::sub(runCmd), cl::sub(traceCmd),
+              cl::value_desc("file"),
+              cl::desc("Write a Chrome/Perfetto trace (one track per channel)"),
+              cl::cat(category));
+cl::opt<bool> noRefresh("no-refresh", cl::sub(traceCmd),
+                        cl::desc("Disable periodic refresh"),
+                        cl::cat(category));
+cl::opt<std::string> modeName("mode", cl::sub(runCmd), cl::init("timing"),
+                              cl::value_desc("functional|timing"),
+                              cl::desc("Simulation mode (default: timing)"),
+                              cl::cat(category));
+cl::opt<std::string> entryName("entry", cl::sub(runCmd), cl::init("decode"),
+                               cl::value_desc("name"),
+                               cl::desc("Entry point to run (default: decode)"),
+                               cl::cat(category));
+cl::opt<std::string> outputPath("o", cl::sub(asmCmd), cl::sub(disasmCmd),
+                                cl::value_desc("file"), cl::init("-"),
+                                cl::desc("Output file (default: stdout)"),
+                                cl::cat(category));
+
+int fail(const Twine &msg) {
+  WithColor::error(errs(), "pimsim") << msg << "\n";
+  return 1;
+}
+
+/// Records every command as a Perfetto/Chrome trace event.
+class TraceRecorder : public CommandObserver {
+public:
+  TraceRecorder(const Target &t) : tgt(t) {}
+  void onCommand(int64_t cycle, Command cmd, const DecodedAddress &a,
+                 const Request *) override {
+    double us = cycle * tgt.tCKps * 1e-6;
+    events.push_back(json::Object{
+        {"name", commandName(cmd)},
+        {"ph", "X"},
+        {"ts", us},
+        {"dur", tgt.tCKps * 1e-6},
+        {"pid", a.stack},
+        {"tid", a.channel},
+        {"args", json::Object{{"row", a.row},
+                              {"col", a.column},
+                              {"bank", ((a.pseudoChannel * tgt.org.sids +
+                                         a.sid) *
+                                            tgt.org.bankGroups +
+                                        a.bankGroup) *
+                                           tgt.org.banks +
+                                       a.bank}}}});
+  }
+  json::Array events;
+
+private:
+  const Target &tgt;
+};
+
+Error writeJSON(StringRef path, json::Value value) {
+  return writeToOutput(path, [&](raw_ostream &os) -> Error {
+    os << formatv("{0:2}", value) << "\n";
+    return Error::success();
+  });
+}
+
+void printSummary(const Target &t, const Stats &s, double hostSeconds) {
+  outs() << formatv("target:     {0}\n", t.name);
+  outs() << formatv("requests:   {0}\n", s.requests);
+  outs() << formatv("cycles:     {0} ({1:F3} us at tCK {2} ps)\n", s.cycles,
+                    s.seconds * 1e6, t.tCKps);
+  // Peaks of the channels the run used (a one-stack trace on a five-stack
+  // device is measured against one stack).
+  int64_t active = 0;
+  for (const ChannelStats &c : s.channels)
+    active += c.columnSlotBusy > 0;
+  double share = active ? double(active) / t.org.totalChannels() : 1.0;
+  double extPeak = t.externalPeakBytesPerSec() * share;
+  double inPeak = t.internalPeakBytesPerSec() * share;
+  double ext = s.externalBandwidth(), in = s.internalBandwidth();
+  outs() << formatv("channels:   {0} of {1} used\n", active,
+                    t.org.totalChannels());
+  outs() << formatv("external:   {0:F2} GB/s ({1:F1}% of {2:F1} GB/s peak)\n",
+                    ext / 1e9, 100 * ext / extPeak, extPeak / 1e9);
+  outs() << formatv("internal:   {0:F2} GB/s ({1:F1}% of {2:F1} GB/s "
+                    "power-capped peak)\n",
+                    in / 1e9, 100 * in / inPeak, inPeak / 1e9);
+  int64_t accesses = s.rowHits + s.rowMisses;
+  outs() << formatv("row hits:   {0:F1}% of {1} accesses\n",
+                    accesses ? 100.0 * s.rowHits / accesses : 0.0, accesses);
+  outs() << "commands:  ";
+  for (unsigned c = 0; c < kNumCommands; ++c)
+    if (s.commandCounts[c])
+      outs() << " " << commandName(static_cast<Command>(c)) << "="
+             << s.commandCounts[c];
+  outs() << "\n";
+  outs() << formatv("energy:     {0:F3} uJ\n", s.energyPj * 1e-6);
+  if (hostSeconds > 0)
+    outs() << formatv("host:       {0:F3} ms of simulation time\n",
+                      hostSeconds * 1e3);
+}
+
+int runTraceCommand() {
+  auto target = loadTarget(targetPath);
+  if (!target)
+    return fail(toString(target.takeError()));
+  auto requests = loadTrace(traceInput);
+  if (!requests)
+    return fail(toString(requests.takeError()));
+  TraceRecorder recorder(*target);
+  EngineOptions options;
+  options.refresh = !noRefresh;
+  if (!tracePath.empty())
+    options.observer = &recorder;
+  Engine engine(*target, options);
+  auto start = std::chrono::steady_clock::now();
+  auto stats = engine.runTrace(*requests);
+  double host = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                              start)
+                    .count();
+  if (!stats)
+    return fail(formatv("{0}: {1}", traceInput, toString(stats.takeError())));
+  printSummary(*target, *stats, 0);
+  int64_t commands = 0;
+  for (int64_t n : stats->commandCounts)
+    commands += n;
+  outs() << formatv("simulator:  {0:F3} s host time, {1:F2} M DRAM commands/s\n",
+                    host, host > 0 ? commands / host / 1e6 : 0.0);
+  if (!statsPath.empty())
+    if (Error e = writeJSON(statsPath, stats->toJSON(*target)))
+      return fail(toString(std::move(e)));
+  if (!tracePath.empty())
+    if (Error e = writeJSON(tracePath, json::Object{{"traceEvents",
+                                                     std::move(recorder.events)},
+                                                    {"displayTimeUnit", "ns"}}))
+      return fail(toString(std::move(e)));
+  return 0;
+}
+
+int runProgramCommand() {
+  SimMode mode;
+  if (modeName == "timing")
+    mode = SimMode::Timing;
+  else if (modeName == "functional")
+    mode = SimMode::Functional;
+  else
+    return fail(formatv("--mode: '{0}' is not functional or timing", modeName));
+  auto target = loadTarget(targetPath);
+  if (!target)
+    return fail(toString(target.takeError()));
+  auto program = readProgram(runInput);
+  if (!program)
+    return fail(toString(program.takeError()));
+  Simulator sim(std::move(*target), mode);
+  if (Error e = sim.loadProgram(std::move(*program)))
+    return fail(formatv("{0}: {1}", runInput, toString(std::move(e))));
+  TraceRecorder recorder(sim.target());
+  auto report =
+      sim.run(entryName, tracePath.empty() ? nullptr : &recorder);
+  if (!report)
+    return fail(formatv("{0}: {1}", runInput, toString(report.takeError())));
+  printSummary(sim.target(), report->pim, report->hostSeconds);
+  outs() << formatv("total:      {0:F3} us over {1} phase(s)\n",
+                    report->seconds * 1e6, report->phases.size());
+  if (!statsPath.empty())
+    if (Error e = writeJSON(statsPath, report->toJSON(sim.target())))
+      return fail(toString(std::move(e)));
+  if (!tracePath.empty())
+    if (Error e = writeJSON(tracePath, json::Object{{"traceEvents",
+                                                     std::move(recorder.events)},
+                                                    {"displayTimeUnit", "ns"}}))
+      return fail(toString(std::move(e)));
+  return 0;
+}
+
+int runAsmCommand() {
+  auto text = MemoryBuffer::getFileOrSTDIN(asmInput, /*IsText=*/true);
+  if (!text)
+    return fail(formatv("{0}: {1}", asmInput, text.getError().message()));
+  auto program = parseProgramText((*text)->getBuffer(), asmInput);
+  if (!program)
+    return fail(toString(program.takeError()));
+  if (Error e = writeProgram(*program, outputPath))
+    return fail(toString(std::move(e)));
+  return 0;
+}
+
+int runDisasmCommand() {
+  auto program = readProgram(disasmInput);
+  if (!program)
+    return fail(toString(program.takeError()));
+  Error e = writeToOutput(outputPath, [&](raw_ostream &os) -> Error {
+    printProgram(*program, os);
+    return Error::success();
+  });
+  if (e)
+    return fail(toString(std::move(e)));
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "pimsim: cycle-level simulator of processing-in-memory devices\n\n"
+      "  pimsim run <program.pimb> --target targets/hbm3-pim.json\n"
+      "  pimsim trace <requests.trace> --target targets/hbm3-pim.json\n"
+      "  pimsim asm <program.s> -o <program.pimb>\n"
+      "  pimsim disasm <program.pimb>\n");
+  if (runCmd)
+    return runProgramCommand();
+  if (traceCmd)
+    return runTraceCommand();
+  if (asmCmd)
+    return runAsmCommand();
+  if (disasmCmd)
+    return runDisasmCommand();
+  errs() << "pimsim: no subcommand given; run 'pimsim --help'\n";
+  return 1;
+}

@@ -1,0 +1,91 @@
+//===- Simulator.h - pimsim's C++ API ---------------------------*- C++ -*-===//
+//
+// What the runtime (HAL) drives: load a target and a program, write and read
+// device memory, run an entry point, get the statistics. An entry point's
+// steps are split into phases at its barrier steps; within a phase every
+// stream's macro-ops are expanded into requests for their channels (which
+// progress independently) while the host model times the phase's host
+// kernels, and the phase takes as long as the slower of the two.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIMSIM_SIMULATOR_H
+#define PIMSIM_SIMULATOR_H
+
+#include "pimsim/Engine.h"
+#include "pimsim/Program.h"
+#include "pimsim/Target.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+
+#include <map>
+#include <memory>
+#include <vector>
+
+namespace pimsim {
+
+enum class SimMode { Functional, Timing };
+
+struct PhaseReport {
+  int64_t pimCycles = 0;
+  double pimSeconds = 0, hostSeconds = 0;
+  int64_t requests = 0, hostKernels = 0;
+};
+
+struct RunReport {
+  std::string entry;
+  Stats pim;          // summed over phases
+  double hostSeconds = 0;
+  double seconds = 0; // sum over phases of max(PIM, host)
+  std::vector<PhaseReport> phases;
+  llvm::json::Value toJSON(const Target &target) const;
+};
+
+/// Device memory as rows that exist once written (functional mode).
+class SparseMemory {
+public:
+  explicit SparseMemory(int64_t rowBytes) : rowBytes(rowBytes) {}
+  void write(uint64_t addr, llvm::ArrayRef<uint8_t> bytes);
+  void read(uint64_t addr, llvm::MutableArrayRef<uint8_t> out) const;
+  size_t rowsTouched() const { return rows.size(); }
+
+private:
+  int64_t rowBytes;
+  std::map<uint64_t, std::vector<uint8_t>> rows; // keyed by addr / rowBytes
+};
+
+class Simulator {
+public:
+  Simulator(Target target, SimMode mode);
+
+  const Target &target() const { return tgt; }
+  SimMode mode() const { return simMode; }
+
+  /// Checks the program against the target (validateProgram) and keeps it.
+  llvm::Error loadProgram(Program program);
+  const Program *program() const { return prog.get(); }
+
+  /// Device memory (functional mode only; timing mode holds no data).
+  llvm::Error writeMemory(uint64_t addr, llvm::ArrayRef<uint8_t> bytes);
+  llvm::Expected<std::vector<uint8_t>> readMemory(uint64_t addr,
+                                                  size_t bytes) const;
+
+  /// Runs entry point `entry` of the loaded program.
+  llvm::Expected<RunReport> run(llvm::StringRef entry,
+                                CommandObserver *observer = nullptr);
+
+  /// The requests one channel runs for a stream (macro-op expansion with
+  /// loops and strides unrolled), in issue order.
+  llvm::Error expandStream(const Stream &stream, int64_t channel,
+                           std::vector<Request> &out) const;
+
+private:
+  Target tgt;
+  SimMode simMode;
+  std::unique_ptr<Program> prog;
+  SparseMemory memory;
+};
+
+} // namespace pimsim
+
+#endif // PIMSIM_SIMULATOR_H
