@@ -1,5 +1,6 @@
 //===- Simulator.cpp - program execution on the engine --------------------===//
 #include "pimsim/Simulator.h"
+#include "pimsim/Functional.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -47,11 +48,65 @@ void SparseMemory::read(uint64_t addr, MutableArrayRef<uint8_t> out) const {
 Simulator::Simulator(Target target, SimMode mode)
     : tgt(std::move(target)), simMode(mode), memory(tgt.org.rowBytes()) {}
 
+Simulator::~Simulator() = default;
+
 Error Simulator::loadProgram(Program program) {
   if (Error e = validateProgram(program, tgt))
     return e;
+  if (simMode == SimMode::Functional)
+    if (Error e = checkFunctionalTarget(tgt))
+      return e;
+  functional.reset();
+  regionData.clear();
   prog = std::make_unique<Program>(std::move(program));
+  if (simMode == SimMode::Functional) {
+    // Regions are sparse too (4 KiB pages that exist once written), so a
+    // program's multi-GB weight regions cost nothing until used.
+    regionData.assign(prog->regions.size(), SparseMemory(4096));
+    functional =
+        std::make_unique<FunctionalModel>(tgt, *prog, memory, regionData);
+  }
   return Error::success();
+}
+
+Expected<int64_t> Simulator::regionIndex(StringRef region, uint64_t offset,
+                                         size_t bytes, StringRef what) const {
+  if (simMode != SimMode::Functional)
+    return createStringError("regions hold no data in timing mode");
+  if (!prog)
+    return createStringError("no program loaded");
+  for (size_t i = 0; i < prog->regions.size(); ++i) {
+    const Region &r = prog->regions[i];
+    if (r.name != region)
+      continue;
+    if (offset > static_cast<uint64_t>(r.bytes) ||
+        bytes > static_cast<uint64_t>(r.bytes) - offset)
+      return createStringError(formatv(
+          "{0} of {1} bytes at offset {2} is outside region '{3}' ({4} bytes)",
+          what, bytes, offset, r.name, r.bytes));
+    return static_cast<int64_t>(i);
+  }
+  return createStringError(
+      formatv("program has no region '{0}'", region));
+}
+
+Error Simulator::writeRegion(StringRef region, uint64_t offset,
+                             ArrayRef<uint8_t> bytes) {
+  auto index = regionIndex(region, offset, bytes.size(), "write");
+  if (!index)
+    return index.takeError();
+  regionData[*index].write(offset, bytes);
+  return Error::success();
+}
+
+Expected<std::vector<uint8_t>>
+Simulator::readRegion(StringRef region, uint64_t offset, size_t bytes) const {
+  auto index = regionIndex(region, offset, bytes, "read");
+  if (!index)
+    return index.takeError();
+  std::vector<uint8_t> out(bytes);
+  regionData[*index].read(offset, out);
+  return out;
 }
 
 Error Simulator::writeMemory(uint64_t addr, ArrayRef<uint8_t> bytes) {
@@ -84,9 +139,10 @@ namespace {
 class StreamExpander {
 public:
   StreamExpander(const Target &target, int64_t channel, int64_t channelIndex,
-                 std::vector<Request> &out)
+                 std::vector<Request> &out,
+                 std::vector<RequestOperand> *operands)
       : tgt(target), org(target.org), channel(channel),
-        channelIndex(channelIndex), out(out) {}
+        channelIndex(channelIndex), out(out), operands(operands) {}
 
   Error expand(ArrayRef<Instruction> body) {
     for (const Instruction &inst : body)
@@ -113,19 +169,39 @@ private:
       loopIndices.pop_back();
       return Error::success();
     }
+    // Functional mode: the data operand of each request (burst i of the
+    // op), recorded in the side table indexed by Request::tag.
+    if (operands)
+      if (Error e = checkFunctional(inst, f))
+        return e;
+    auto operand = [&](int64_t i) {
+      if (!operands)
+        return;
+      RequestOperand o;
+      o.region = inst.dataRegion;
+      o.offset = f(Field::Data) + i * org.accessBytes;
+      if (inst.op == Opcode::WrGB)
+        o.gbOffset = f(Field::Offset) + i * org.accessBytes;
+      else if (inst.op == Opcode::RdAcc)
+        o.gbOffset = i * (org.accessBytes / 4); // first PIM unit
+      pending = o;
+    };
     // Consecutive columns of one op may run past the end of a row into the
     // next one (a weight tile spanning rows).
     auto columns = [&](RequestType type, int64_t bank, int64_t row,
                        int64_t col, int64_t count) {
       for (int64_t i = 0; i < count; ++i) {
         int64_t linear = col + i;
+        operand(i);
         emit(type, bank, row + linear / org.columns, linear % org.columns);
       }
     };
     auto repeat = [&](RequestType type, int64_t bank, int64_t row,
                       int64_t count) {
-      for (int64_t i = 0; i < count; ++i)
+      for (int64_t i = 0; i < count; ++i) {
+        operand(i);
         emit(type, bank, row, 0);
+      }
     };
     int64_t bursts = std::max<int64_t>(
         1, (f(Field::Bytes) + org.accessBytes - 1) / org.accessBytes);
@@ -203,10 +279,51 @@ private:
                                      opcodeName(inst.op)));
   }
 
+  /// Functional mode rejects ops whose data semantics are not modelled and
+  /// data ops without a `data=` operand.
+  template <typename F> Error checkFunctional(const Instruction &inst, F &f) {
+    switch (inst.op) {
+    case Opcode::Sfm:
+    case Opcode::MvSB:
+    case Opcode::MvGB:
+    case Opcode::EwMul:
+    case Opcode::Af:
+    case Opcode::WrBias:
+    case Opcode::RdAf:
+      return createStringError(formatv(
+          "functional mode does not model '{0}' yet", opcodeName(inst.op)));
+    case Opcode::WrGB:
+    case Opcode::RdAcc:
+    case Opcode::Ld:
+    case Opcode::St:
+      if (inst.dataRegion < 0)
+        return createStringError(formatv(
+            "'{0}' needs 'data=' in functional mode", opcodeName(inst.op)));
+      break;
+    default:
+      break;
+    }
+    if (inst.op == Opcode::RdAcc) {
+      int64_t units = org.banksPerChannel() / tgt.pim.banksPerUnit;
+      int64_t n = f(Field::Count) * (org.accessBytes / 4);
+      if (n > units)
+        return createStringError(formatv(
+            "rd_acc count={0} reads {1} accumulators, but a channel has {2} "
+            "PIM units",
+            f(Field::Count), n, units));
+    }
+    return Error::success();
+  }
+
   void emit(RequestType type, int64_t bank, int64_t row, int64_t col) {
     Request r;
     r.type = type;
     r.addr = encodeAddress(tgt, bankAddress(org, channel, bank, row, col));
+    if (operands) {
+      r.tag = static_cast<uint32_t>(operands->size());
+      operands->push_back(pending);
+      pending = RequestOperand();
+    }
     out.push_back(r);
   }
 
@@ -215,7 +332,24 @@ private:
   int64_t channel;
   int64_t channelIndex; // position of `channel` in the stream's channel set
   std::vector<Request> &out;
+  std::vector<RequestOperand> *operands; // functional mode only
+  RequestOperand pending;                // the next request's operand
   std::vector<int64_t> loopIndices;
+};
+
+/// Sends every command to the functional model and then to the caller's
+/// observer.
+class TeeObserver : public CommandObserver {
+public:
+  TeeObserver(CommandObserver *a, CommandObserver *b) : a(a), b(b) {}
+  void onCommand(int64_t cycle, Command cmd, const DecodedAddress &addr,
+                 const Request *req) override {
+    a->onCommand(cycle, cmd, addr, req);
+    b->onCommand(cycle, cmd, addr, req);
+  }
+
+private:
+  CommandObserver *a, *b;
 };
 
 double hostKernelSeconds(const HostModel &host, const HostKernel &k) {
@@ -255,6 +389,12 @@ void addPhaseStats(Stats &total, const Stats &s) {
 
 Error Simulator::expandStream(const Stream &stream, int64_t channel,
                               std::vector<Request> &out) const {
+  return expandStream(stream, channel, out, nullptr);
+}
+
+Error Simulator::expandStream(const Stream &stream, int64_t channel,
+                              std::vector<Request> &out,
+                              std::vector<RequestOperand> *operands) const {
   int64_t index = 0, position = -1;
   for (const Range &r : stream.channels) {
     if (r.contains(channel))
@@ -264,7 +404,7 @@ Error Simulator::expandStream(const Stream &stream, int64_t channel,
   if (position < 0)
     return createStringError(formatv("stream '{0}' does not run on channel {1}",
                                      stream.name, channel));
-  StreamExpander expander(tgt, channel, position, out);
+  StreamExpander expander(tgt, channel, position, out, operands);
   if (Error e = expander.expand(stream.body))
     return createStringError(formatv("stream '{0}', channel {1}: {2}",
                                      stream.name, channel,
@@ -276,9 +416,6 @@ Expected<RunReport> Simulator::run(StringRef entryName,
                                    CommandObserver *observer) {
   if (!prog)
     return createStringError("no program loaded");
-  if (simMode == SimMode::Functional)
-    return createStringError("functional mode is not implemented yet; run "
-                             "with --mode timing");
   const Entry *entry = nullptr;
   for (const Entry &e : prog->entries)
     if (e.name == entryName)
@@ -294,6 +431,19 @@ Expected<RunReport> Simulator::run(StringRef entryName,
   RunReport report;
   report.entry = entryName.str();
   int64_t channels = tgt.org.totalChannels();
+  // Functional mode: the phase's side table of request operands (indexed by
+  // Request::tag) and the observer chain. Timing mode has neither.
+  std::vector<RequestOperand> phaseOperands;
+  std::vector<RequestOperand> *operands =
+      functional ? &phaseOperands : nullptr;
+  std::unique_ptr<TeeObserver> tee;
+  CommandObserver *engineObserver = observer;
+  if (functional) {
+    if (observer)
+      tee = std::make_unique<TeeObserver>(functional.get(), observer);
+    engineObserver = tee ? static_cast<CommandObserver *>(tee.get())
+                         : functional.get();
+  }
   auto runPhase = [&](std::vector<std::vector<Request>> &streams,
                       double hostSeconds, int64_t kernels) -> Error {
     PhaseReport phase;
@@ -303,11 +453,22 @@ Expected<RunReport> Simulator::run(StringRef entryName,
       phase.requests += s.size();
     if (phase.requests) {
       EngineOptions options;
-      options.observer = observer;
+      options.observer = engineObserver;
+      if (functional) {
+        if (phaseOperands.size() > UINT32_MAX)
+          return createStringError(
+              "functional mode: more than 2^32 requests in one phase");
+        functional->setOperands(&phaseOperands);
+      }
       Engine engine(tgt, options);
       auto stats = engine.runStreams(streams);
+      if (functional)
+        functional->setOperands(nullptr);
       if (!stats)
         return stats.takeError();
+      if (functional)
+        if (Error e = functional->takeError())
+          return e;
       phase.pimCycles = stats->cycles;
       phase.pimSeconds = stats->seconds;
       addPhaseStats(report.pim, *stats);
@@ -317,6 +478,7 @@ Expected<RunReport> Simulator::run(StringRef entryName,
     report.phases.push_back(phase);
     for (auto &s : streams)
       s.clear();
+    phaseOperands.clear();
     return Error::success();
   };
 
@@ -329,7 +491,7 @@ Expected<RunReport> Simulator::run(StringRef entryName,
       const Stream &stream = prog->streams[step.index];
       for (const Range &r : stream.channels)
         for (int64_t c = r.first; c < r.end(); ++c)
-          if (Error e = expandStream(stream, c, streams[c]))
+          if (Error e = expandStream(stream, c, streams[c], operands))
             return std::move(e);
       break;
     }

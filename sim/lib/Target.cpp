@@ -873,7 +873,8 @@ Error TargetReader::readPimUnit(const json::Object &root) {
           checkKeys(o, p,
                     {"banks_per_unit", "lanes", "input_format",
                      "accumulate_format", "native_formats", "accumulators",
-                     "global_buffer_bytes", "activation_functions"}))
+                     "global_buffer_bytes", "activation_functions",
+                     "reduction"}))
     return e;
   PimUnit &pim = target.pim;
   const Organization &org = target.org;
@@ -913,6 +914,16 @@ Error TargetReader::readPimUnit(const json::Object &root) {
                          "column access (organization.access_bytes) is {3}",
                          pim.lanes, pim.inputFormat, pim.lanes * 2,
                          org.accessBytes));
+
+  {
+    auto s = string(o, p, "reduction");
+    if (!s)
+      return s.takeError();
+    if (**s != "lanes" && **s != "tree")
+      return error(key(p, "reduction"), "unknown reduction '" + **s +
+                                            "' (expected one of: lanes, tree)");
+    pim.reduction = **s;
+  }
 
   auto native = array(o, p, "native_formats");
   if (!native)

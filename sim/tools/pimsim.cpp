@@ -1,6 +1,7 @@
 //===- pimsim.cpp - the PIM simulator's command line ----------------------===//
 //
-//   pimsim run <program.pimb> --target <file> [--mode timing] [--stats f]
+//   pimsim run <program.pimb> --target <file> [--mode timing|functional]
+//              [--stats f]
 //   pimsim trace <requests.trace> --target <file> [--stats f] [--trace f]
 //   pimsim asm <program.s> -o <program.pimb>
 //   pimsim disasm <program.pimb> [-o <program.s>]

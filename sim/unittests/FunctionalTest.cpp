@@ -1,1 +1,436 @@
+//===- FunctionalTest.cpp - pimsim functional mode ------------------------===//
+//
+// GEMV and attention-score kernels run functionally on both shipped targets
+// and compared bit for bit with naive C++ references that follow the
+// numerics of docs/pimsim-isa.md ("Functional model"); functional and timing
+// runs give identical cycles and statistics; repeated runs are identical.
+//
+//===----------------------------------------------------------------------===//
+#include "pimsim/Functional.h"
+#include "pimsim/Simulator.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace llvm;
+using namespace pimsim;
+
+namespace {
+
+Target loadShipped(StringRef name) {
+  auto t = loadTarget((Twine(PIMSIM_TARGETS_DIR) + "/" + name).str());
+  if (!t) {
+    ADD_FAILURE() << toString(t.takeError());
+    return Target();
+  }
+  return std::move(*t);
+}
+
+std::string header(const Target &t) {
+  const Organization &o = t.org;
+  return formatv(".version 1.0\n.target {0} hash=sha256:0\n"
+                 ".org stacks={1} channels={2} pseudo_channels={3} sids={4} "
+                 "bank_groups={5} banks={6} rows={7} columns={8} "
+                 "access_bytes={9}\n",
+                 t.name, o.stacks, o.channels, o.pseudoChannels, o.sids,
+                 o.bankGroups, o.banks, o.rows, o.columns, o.accessBytes)
+      .str();
+}
+
+Program assemble(const std::string &text) {
+  auto p = parseProgramText(text, "test.pimasm");
+  if (!p) {
+    ADD_FAILURE() << toString(p.takeError());
+    return Program();
+  }
+  return std::move(*p);
+}
+
+// Naive reference numerics, independent of the library's helpers.
+float refHalf(uint16_t h, bool bf16) {
+  if (bf16) {
+    uint32_t bits = uint32_t(h) << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  }
+  int exp = (h >> 10) & 0x1f, man = h & 0x3ff; // normal numbers only
+  float v = std::ldexp(1.0f + man / 1024.0f, exp - 15);
+  return (h & 0x8000) ? -v : v;
+}
+
+// ((a0+a1)+(a2+a3))+... for a power-of-two count.
+float refTree(const float *v, int n) {
+  if (n == 1)
+    return v[0];
+  return refTree(v, n / 2) + refTree(v + n / 2, n / 2);
+}
+
+/// Random normal fp16 / bf16 values of magnitude about 2^-6 .. 2^2.
+std::vector<uint16_t> randomHalves(size_t n, bool bf16, std::mt19937 &rng) {
+  std::vector<uint16_t> v(n);
+  for (uint16_t &h : v) {
+    uint32_t sign = rng() & 1;
+    if (bf16)
+      h = uint16_t(sign << 15 | (121 + rng() % 8) << 7 | (rng() & 0x7f));
+    else
+      h = uint16_t(sign << 15 | (9 + rng() % 8) << 10 | (rng() & 0x3ff));
+  }
+  return v;
+}
+
+std::vector<uint8_t> bytesOf(ArrayRef<uint16_t> halves) {
+  std::vector<uint8_t> out;
+  for (uint16_t h : halves) {
+    out.push_back(uint8_t(h));
+    out.push_back(uint8_t(h >> 8));
+  }
+  return out;
+}
+
+std::vector<float> floatsOf(ArrayRef<uint8_t> bytes) {
+  std::vector<float> out(bytes.size() / 4);
+  std::memcpy(out.data(), bytes.data(), out.size() * 4);
+  return out;
+}
+
+uint32_t bitsOf(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+
+/// Writes one 32 B column (16 halves) of bank `bank`, row, col.
+void writeColumn(Simulator &sim, int64_t channel, int64_t bank, int64_t row,
+                 int64_t col, ArrayRef<uint16_t> lanes) {
+  const Target &t = sim.target();
+  uint64_t addr = encodeAddress(t, bankAddress(t.org, channel, bank, row, col));
+  ASSERT_FALSE(bool(sim.writeMemory(addr, bytesOf(lanes))));
+}
+
+std::string statsText(const RunReport &r, const Target &t) {
+  std::string s;
+  raw_string_ostream os(s);
+  os << r.toJSON(t);
+  return s;
+}
+
+/// Runs `program` in timing mode and checks it matches the functional run's
+/// cycles and statistics.
+void expectSameTiming(const Target &t, const Program &program,
+                      const RunReport &functional) {
+  Simulator timing(t, SimMode::Timing);
+  ASSERT_FALSE(bool(timing.loadProgram(program)));
+  auto r = timing.run("decode");
+  ASSERT_TRUE(bool(r)) << toString(r.takeError());
+  EXPECT_EQ(r->pim.cycles, functional.pim.cycles);
+  EXPECT_EQ(statsText(*r, t), statsText(functional, t));
+  EXPECT_GT(r->pim.cycles, 0);
+}
+
+// GEMV y = W x, W [128 x 1024] fp16, on one hbm3-pim channel ("lanes").
+// Placement: output n in flat bank n % 64, DRAM rows 2 * (n / 64) + j for
+// K chunk j (512 elements = one 1 KB row each); element k of the chunk in
+// column k / 16, lane k % 16. Each chunk of x is written to the global
+// buffer at offset 0 (the MAC of column c reads GB elements 16 c ..).
+TEST(FunctionalTest, GemvHbm3PimMatchesReferenceBitForBit) {
+  Target t = loadShipped("hbm3-pim.json");
+  ASSERT_EQ(t.pim.reduction, "lanes");
+  const int N = 128, K = 1024, banks = 64, chunk = 512;
+  std::string text = header(t) + R"(
+.region w kind=weights channels=0 banks=0-63 rows=0-3 bytes=262144
+.region x kind=activations channels=0 banks=0-63 rows=100 bytes=2048
+.region y kind=activations channels=0 banks=0-63 rows=101 bytes=512
+.stream gemv channels=0
+  loop i 2 {
+    loop j 2 {
+      wr_gb offset=0 bytes=1024 data=x+1024*j
+      barrier
+      mac_ab row=2*i+j col=0 count=32
+      barrier
+    }
+    rd_acc count=8 data=y+256*i
+    barrier
+  }
+.entry decode = gemv
+)";
+  Program program = assemble(text);
+  std::mt19937 rng(42);
+  std::vector<uint16_t> W = randomHalves(N * K, false, rng);
+  std::vector<uint16_t> x = randomHalves(K, false, rng);
+
+  Simulator sim(t, SimMode::Functional);
+  ASSERT_FALSE(bool(sim.loadProgram(program)));
+  for (int n = 0; n < N; ++n)
+    for (int k = 0; k < K; k += 16)
+      writeColumn(sim, 0, n % banks, 2 * (n / banks) + k / chunk,
+                  (k % chunk) / 16, ArrayRef(&W[n * K + k], 16));
+  ASSERT_FALSE(bool(sim.writeRegion("x", 0, bytesOf(x))));
+
+  // Reference: per-lane fp32 accumulation in program order, then the tree.
+  std::vector<float> ref(N);
+  for (int n = 0; n < N; ++n) {
+    float acc[16] = {};
+    for (int k = 0; k < K; k += 16)
+      for (int l = 0; l < 16; ++l)
+        acc[l] += refHalf(W[n * K + k + l], false) * refHalf(x[k + l], false);
+    ref[n] = refTree(acc, 16);
+  }
+
+  auto first = sim.run("decode");
+  ASSERT_TRUE(bool(first)) << toString(first.takeError());
+  auto y = sim.readRegion("y", 0, 4 * N);
+  ASSERT_TRUE(bool(y));
+  std::vector<float> got = floatsOf(*y);
+  for (int n = 0; n < N; ++n)
+    ASSERT_EQ(bitsOf(got[n]), bitsOf(ref[n]))
+        << "y[" << n << "] = " << got[n] << ", reference " << ref[n];
+
+  // Repeated runs: same cycles, same results (rd_acc cleared the
+  // accumulators).
+  ASSERT_FALSE(bool(sim.writeRegion("y", 0, std::vector<uint8_t>(4 * N))));
+  auto second = sim.run("decode");
+  ASSERT_TRUE(bool(second));
+  EXPECT_EQ(second->pim.cycles, first->pim.cycles);
+  EXPECT_EQ(statsText(*second, t), statsText(*first, t));
+  EXPECT_EQ(*sim.readRegion("y", 0, 4 * N), *y);
+  expectSameTiming(t, program, *first);
+}
+
+// GEMV y = W x, W [128 x 1024] bf16, on gddr6-aim channels 0-1 ("tree").
+// Placement: output n on channel n / 64; m = n % 64 in flat bank m % 16,
+// DRAM row m / 16 (one 2 KB row = all 1024 elements; element k in column
+// k / 16, lane k % 16). x fills the 2 KB global buffer.
+TEST(FunctionalTest, GemvGddr6AimMatchesReferenceBitForBit) {
+  Target t = loadShipped("gddr6-aim.json");
+  ASSERT_EQ(t.pim.reduction, "tree");
+  const int N = 128, K = 1024, banks = 16, perChannel = 64;
+  std::string text = header(t) + R"(
+.region w kind=weights channels=0-1 banks=0-15 rows=0-3 bytes=131072
+.region x kind=activations channels=0-1 banks=0-15 rows=100 bytes=2048
+.region y kind=activations channels=0-1 banks=0-15 rows=101 bytes=512
+.stream gemv channels=0-1
+  wr_gb offset=0 bytes=2048 data=x
+  barrier
+  loop i 4 {
+    mac_ab row=i col=0 count=64
+    barrier
+    rd_acc count=2 data=y+256*ch+64*i
+    barrier
+  }
+.entry decode = gemv
+)";
+  Program program = assemble(text);
+  std::mt19937 rng(7);
+  std::vector<uint16_t> W = randomHalves(N * K, true, rng);
+  std::vector<uint16_t> x = randomHalves(K, true, rng);
+
+  Simulator sim(t, SimMode::Functional);
+  ASSERT_FALSE(bool(sim.loadProgram(program)));
+  for (int n = 0; n < N; ++n) {
+    int m = n % perChannel;
+    for (int k = 0; k < K; k += 16)
+      writeColumn(sim, n / perChannel, m % banks, m / banks, k / 16,
+                  ArrayRef(&W[n * K + k], 16));
+  }
+  ASSERT_FALSE(bool(sim.writeRegion("x", 0, bytesOf(x))));
+
+  // Reference: each MAC's 16 products through the tree, then one fp32 sum.
+  std::vector<float> ref(N);
+  for (int n = 0; n < N; ++n) {
+    float acc = 0;
+    for (int k = 0; k < K; k += 16) {
+      float p[16];
+      for (int l = 0; l < 16; ++l)
+        p[l] = refHalf(W[n * K + k + l], true) * refHalf(x[k + l], true);
+      acc += refTree(p, 16);
+    }
+    ref[n] = acc;
+  }
+
+  auto first = sim.run("decode");
+  ASSERT_TRUE(bool(first)) << toString(first.takeError());
+  auto y = sim.readRegion("y", 0, 4 * N);
+  ASSERT_TRUE(bool(y));
+  std::vector<float> got = floatsOf(*y);
+  for (int n = 0; n < N; ++n)
+    ASSERT_EQ(bitsOf(got[n]), bitsOf(ref[n]))
+        << "y[" << n << "] = " << got[n] << ", reference " << ref[n];
+
+  auto second = sim.run("decode");
+  ASSERT_TRUE(bool(second));
+  EXPECT_EQ(second->pim.cycles, first->pim.cycles);
+  EXPECT_EQ(*sim.readRegion("y", 0, 4 * N), *y);
+  expectSameTiming(t, program, *first);
+}
+
+// Attention scores s = K q for 128 keys of head dim 128 (fp16), one head
+// per hbm3-pim channel (channels 0-1). Placement: key t of head h on
+// channel h, flat bank t % 64, DRAM row 40, columns 8 (t / 64) .. +7 (16
+// elements each). The global buffer holds q twice (offsets 0 and 256), so
+// columns 8 g .. read q for either key group g.
+TEST(FunctionalTest, AttentionScoreHbm3PimMatchesReferenceBitForBit) {
+  Target t = loadShipped("hbm3-pim.json");
+  const int T = 128, D = 128, H = 2, banks = 64;
+  std::string text = header(t) + R"(
+.region kv kind=kv_cache channels=0-1 banks=0-63 rows=40 bytes=65536
+.region q kind=activations channels=0-1 banks=0-63 rows=100 bytes=512
+.region s kind=activations channels=0-1 banks=0-63 rows=101 bytes=1024
+.stream score channels=0-1
+  set_model
+  set_head value=ch
+  wr_gb offset=0 bytes=256 data=q+256*ch
+  wr_gb offset=256 bytes=256 data=q+256*ch
+  barrier
+  loop g 2 {
+    mac_ab row=40 col=8*g count=8
+    barrier
+    rd_acc count=8 data=s+512*ch+256*g
+    barrier
+  }
+.entry decode = score
+)";
+  Program program = assemble(text);
+  std::mt19937 rng(1234);
+  std::vector<uint16_t> Kc = randomHalves(H * T * D, false, rng);
+  std::vector<uint16_t> q = randomHalves(H * D, false, rng);
+
+  Simulator sim(t, SimMode::Functional);
+  ASSERT_FALSE(bool(sim.loadProgram(program)));
+  for (int h = 0; h < H; ++h)
+    for (int tk = 0; tk < T; ++tk)
+      for (int d = 0; d < D; d += 16)
+        writeColumn(sim, h, tk % banks, 40, 8 * (tk / banks) + d / 16,
+                    ArrayRef(&Kc[(h * T + tk) * D + d], 16));
+  ASSERT_FALSE(bool(sim.writeRegion("q", 0, bytesOf(q))));
+
+  std::vector<float> ref(H * T);
+  for (int h = 0; h < H; ++h)
+    for (int tk = 0; tk < T; ++tk) {
+      float acc[16] = {};
+      for (int d = 0; d < D; d += 16)
+        for (int l = 0; l < 16; ++l)
+          acc[l] += refHalf(Kc[(h * T + tk) * D + d + l], false) *
+                    refHalf(q[h * D + d + l], false);
+      ref[h * T + tk] = refTree(acc, 16);
+    }
+
+  auto first = sim.run("decode");
+  ASSERT_TRUE(bool(first)) << toString(first.takeError());
+  auto s = sim.readRegion("s", 0, 4 * H * T);
+  ASSERT_TRUE(bool(s));
+  std::vector<float> got = floatsOf(*s);
+  for (int i = 0; i < H * T; ++i)
+    ASSERT_EQ(bitsOf(got[i]), bitsOf(ref[i]))
+        << "s[" << i << "] = " << got[i] << ", reference " << ref[i];
+
+  auto second = sim.run("decode");
+  ASSERT_TRUE(bool(second));
+  EXPECT_EQ(second->pim.cycles, first->pim.cycles);
+  EXPECT_EQ(*sim.readRegion("s", 0, 4 * H * T), *s);
+  expectSameTiming(t, program, *first);
+}
+
+// ld / st move columns between DRAM and a region.
+TEST(FunctionalTest, LoadStoreCopyBetweenDramAndRegions) {
+  Target t = loadShipped("gddr6-aim.json");
+  std::string text = header(t) + R"(
+.region a kind=scratch channels=0 banks=0-15 rows=200 bytes=256
+.region b kind=scratch channels=0 banks=0-15 rows=201 bytes=256
+.stream s channels=0
+  st bank=3 row=300 col=5 count=4 data=a+64
+.stream l channels=0
+  ld bank=3 row=300 col=5 count=4 data=b
+.entry decode = s, barrier, l
+)";
+  Program program = assemble(text);
+  Simulator sim(t, SimMode::Functional);
+  ASSERT_FALSE(bool(sim.loadProgram(program)));
+  std::vector<uint8_t> data(128);
+  for (size_t i = 0; i < data.size(); ++i)
+    data[i] = uint8_t(i * 7 + 1);
+  ASSERT_FALSE(bool(sim.writeRegion("a", 64, data)));
+  auto r = sim.run("decode");
+  ASSERT_TRUE(bool(r)) << toString(r.takeError());
+  EXPECT_EQ(*sim.readRegion("b", 0, 128), data);
+  uint64_t addr = encodeAddress(t, bankAddress(t.org, 0, 3, 300, 5));
+  EXPECT_EQ(*sim.readMemory(addr, 32),
+            std::vector<uint8_t>(data.begin(), data.begin() + 32));
+  expectSameTiming(t, program, *r);
+}
+
+TEST(FunctionalTest, UnmodelledOpsAreRejected) {
+  Target t = loadShipped("hbm3-pim.json");
+  std::string text = header(t) + R"(
+.stream s channels=0
+  sfm length=128
+.entry decode = s
+)";
+  Program program = assemble(text);
+  Simulator sim(t, SimMode::Functional);
+  ASSERT_FALSE(bool(sim.loadProgram(program)));
+  auto r = sim.run("decode");
+  ASSERT_FALSE(bool(r));
+  std::string msg = toString(r.takeError());
+  EXPECT_NE(msg.find("functional mode does not model 'sfm' yet"),
+            std::string::npos)
+      << msg;
+
+  // The same program runs in timing mode.
+  Simulator timing(t, SimMode::Timing);
+  ASSERT_FALSE(bool(timing.loadProgram(program)));
+  auto tr = timing.run("decode");
+  EXPECT_TRUE(bool(tr)) << (tr ? "" : toString(tr.takeError()));
+}
+
+TEST(FunctionalTest, RegionAccessErrors) {
+  Target t = loadShipped("hbm3-pim.json");
+  std::string text = header(t) + R"(
+.region act kind=activations channels=0 banks=0-63 rows=100 bytes=1024
+.stream s channels=0
+  barrier
+.entry decode = s
+)";
+  Program program = assemble(text);
+  Simulator sim(t, SimMode::Functional);
+  ASSERT_FALSE(bool(sim.loadProgram(program)));
+  Error e = sim.writeRegion("act", 1000, std::vector<uint8_t>(32));
+  ASSERT_TRUE(bool(e));
+  std::string msg = toString(std::move(e));
+  EXPECT_NE(msg.find("region 'act'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("1024 bytes"), std::string::npos) << msg;
+  auto rd = sim.readRegion("act", 1024, 1);
+  ASSERT_FALSE(bool(rd));
+  EXPECT_NE(toString(rd.takeError()).find("region 'act'"), std::string::npos);
+  Error nope = sim.writeRegion("nope", 0, std::vector<uint8_t>(1));
+  EXPECT_NE(toString(std::move(nope)).find("no region 'nope'"),
+            std::string::npos);
+  // Fresh regions read as zero; timing mode holds no data.
+  EXPECT_EQ(*sim.readRegion("act", 0, 16), std::vector<uint8_t>(16));
+  Simulator timing(t, SimMode::Timing);
+  ASSERT_FALSE(bool(timing.loadProgram(program)));
+  Error te = timing.writeRegion("act", 0, std::vector<uint8_t>(1));
+  EXPECT_TRUE(bool(te));
+  consumeError(std::move(te));
+}
+
+TEST(FunctionalTest, Numerics) {
+  EXPECT_EQ(fp16ToFloat(0x3c00), 1.0f);
+  EXPECT_EQ(fp16ToFloat(0xc000), -2.0f);
+  EXPECT_EQ(fp16ToFloat(0x0001), std::ldexp(1.0f, -24));
+  EXPECT_EQ(fp16ToFloat(0x7bff), 65504.0f);
+  EXPECT_TRUE(std::isinf(fp16ToFloat(0x7c00)));
+  EXPECT_EQ(bf16ToFloat(0x3f80), 1.0f);
+  EXPECT_EQ(bf16ToFloat(0xc040), -3.0f);
+  float v[4] = {1e8f, 1.0f, -1e8f, 1.0f};
+  // (1e8 + 1) + (-1e8 + 1) = 1e8 + -1e8 = 0 in fp32.
+  EXPECT_EQ(pairwiseSum(v), 0.0f);
+}
+
+} // namespace

@@ -897,6 +897,16 @@ TEST(TargetValidation, PimUnitAndNearMemory) {
                             section(o, "pim_unit")["input_format"] = "fp8";
                           }),
                "pim_unit.input_format: unknown format 'fp8'");
+  EXPECT_ERROR(errorAfter("gddr6-aim.json",
+                          [](Object &o) {
+                            section(o, "pim_unit")["reduction"] = "serial";
+                          }),
+               "pim_unit.reduction: unknown reduction 'serial'");
+  EXPECT_ERROR(errorAfter("hbm3-pim.json",
+                          [](Object &o) {
+                            section(o, "pim_unit").erase("reduction");
+                          }),
+               "pim_unit.reduction: missing");
   EXPECT_ERROR(
       errorAfter(
           "hbm3-pim.json",

@@ -24,6 +24,9 @@
 
 namespace pimsim {
 
+class FunctionalModel;
+struct RequestOperand;
+
 enum class SimMode { Functional, Timing };
 
 struct PhaseReport {
@@ -57,11 +60,16 @@ private:
 class Simulator {
 public:
   Simulator(Target target, SimMode mode);
+  ~Simulator();
+  Simulator(const Simulator &) = delete;
+  Simulator &operator=(const Simulator &) = delete;
 
   const Target &target() const { return tgt; }
   SimMode mode() const { return simMode; }
 
   /// Checks the program against the target (validateProgram) and keeps it.
+  /// Functional mode: also checks that the target's PIM unit is modelled,
+  /// and resets the regions (all zero), global buffers and accumulators.
   llvm::Error loadProgram(Program program);
   const Program *program() const { return prog.get(); }
 
@@ -69,6 +77,14 @@ public:
   llvm::Error writeMemory(uint64_t addr, llvm::ArrayRef<uint8_t> bytes);
   llvm::Expected<std::vector<uint8_t>> readMemory(uint64_t addr,
                                                   size_t bytes) const;
+
+  /// Host-visible data of the loaded program's region `region` (functional
+  /// mode only): a flat byte buffer of region.bytes, zero after loadProgram.
+  /// Errors name the region when the range is outside it.
+  llvm::Error writeRegion(llvm::StringRef region, uint64_t offset,
+                          llvm::ArrayRef<uint8_t> bytes);
+  llvm::Expected<std::vector<uint8_t>>
+  readRegion(llvm::StringRef region, uint64_t offset, size_t bytes) const;
 
   /// Runs entry point `entry` of the loaded program.
   llvm::Expected<RunReport> run(llvm::StringRef entry,
@@ -80,10 +96,19 @@ public:
                            std::vector<Request> &out) const;
 
 private:
+  llvm::Error expandStream(const Stream &stream, int64_t channel,
+                           std::vector<Request> &out,
+                           std::vector<RequestOperand> *operands) const;
+  llvm::Expected<int64_t> regionIndex(llvm::StringRef region, uint64_t offset,
+                                      size_t bytes, llvm::StringRef what) const;
+
   Target tgt;
   SimMode simMode;
   std::unique_ptr<Program> prog;
   SparseMemory memory;
+  // Functional mode only: region data (one per program region) and the model.
+  std::vector<SparseMemory> regionData;
+  std::unique_ptr<FunctionalModel> functional;
 };
 
 } // namespace pimsim

@@ -95,6 +95,12 @@ struct PimUnit {
   int64_t lanes = 16;           // MAC lanes per unit (elements per column)
   std::string inputFormat;      // "bf16" | "fp16": multiplicand format
   std::string accumulateFormat; // "fp32"
+  /// How a MAC's lane products are reduced (functional mode):
+  /// "lanes": acc[l] += p_l per lane, the lanes summed by a pairwise fp32
+  /// adder tree only when the accumulators are read (AttAcc / HBM-PIM SIMD);
+  /// "tree": each MAC sums its products with the pairwise tree and adds the
+  /// sum to one fp32 accumulator (AiM).
+  std::string reduction;
   std::vector<std::string> nativeFormats; // weight formats the unit reads
   int64_t accumulators = 1;     // accumulator registers per unit
   int64_t globalBufferBytes = 0; // input (GEMV) buffer per channel

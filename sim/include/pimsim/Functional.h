@@ -1,0 +1,87 @@
+//===- Functional.h - pimsim's functional (data) model ----------*- C++ -*-===//
+//
+// The functional mode's data model: DRAM contents (a SparseMemory), the
+// host-visible regions, one global buffer per channel and one accumulator of
+// `lanes` fp32 values per PIM unit. It is a CommandObserver: the Simulator
+// attaches it to the engine and it applies each command's effect when the
+// command issues (WRGB, MACAB / MACSB / MACPB, RDACC, RD, WR), so the data
+// follows the engine's issue order. Each request's data operand comes from a
+// side table indexed by Request::tag that the executor fills in functional
+// mode only. Semantics: docs/pimsim-isa.md, "Functional model".
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIMSIM_FUNCTIONAL_H
+#define PIMSIM_FUNCTIONAL_H
+
+#include "pimsim/Engine.h"
+#include "pimsim/Program.h"
+#include "pimsim/Target.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pimsim {
+
+class SparseMemory;
+
+/// What the functional model needs of one request beyond its address.
+struct RequestOperand {
+  int64_t region = -1; // data region (-1: none)
+  int64_t offset = 0;  // byte offset in the region
+  int64_t gbOffset = 0; // WRGB: byte offset in the global buffer;
+                        // RDACC: first PIM unit of the burst
+};
+
+/// IEEE binary16 / bfloat16 to fp32 (exact).
+float fp16ToFloat(uint16_t bits);
+float bf16ToFloat(uint16_t bits);
+/// The PIM unit's pairwise fp32 adder tree: ((v0+v1)+(v2+v3))+... (recursive
+/// halves; an odd element is carried to the next level).
+float pairwiseSum(llvm::ArrayRef<float> values);
+
+/// Checks that functional mode supports the target's PIM unit.
+llvm::Error checkFunctionalTarget(const Target &target);
+
+class FunctionalModel : public CommandObserver {
+public:
+  /// `regions`: one sparse buffer per program region (host-visible data).
+  FunctionalModel(const Target &target, const Program &program,
+                  SparseMemory &dram, std::vector<SparseMemory> &regions);
+  ~FunctionalModel() override;
+
+  /// The side table of the phase about to run (indexed by Request::tag).
+  void setOperands(const std::vector<RequestOperand> *ops) { operands = ops; }
+  void onCommand(int64_t cycle, Command cmd, const DecodedAddress &addr,
+                 const Request *req) override;
+  /// The first problem met while applying commands (success if none).
+  llvm::Error takeError();
+
+private:
+  struct ChannelState {
+    std::vector<uint8_t> globalBuffer; // allocated on first use
+    std::vector<float> acc;            // units x lanes
+  };
+  ChannelState &state(int64_t channel);
+  void fail(std::string message);
+  void mac(int64_t channel, llvm::ArrayRef<int64_t> banks, int64_t row,
+           int64_t col);
+  float element(const uint8_t *p) const;
+
+  const Target &tgt;
+  const Program &prog;
+  SparseMemory &dram;
+  std::vector<SparseMemory> &regions;
+  const std::vector<RequestOperand> *operands = nullptr;
+  std::vector<ChannelState> channels;
+  int64_t units = 0; // PIM units per channel
+  bool bf16 = false, treeReduction = false;
+  std::string error;
+};
+
+} // namespace pimsim
+
+#endif // PIMSIM_FUNCTIONAL_H
