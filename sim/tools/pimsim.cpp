@@ -206,13 +206,22 @@ int runProgramCommand() {
   if (Error e = sim.loadProgram(std::move(*program)))
     return fail(formatv("{0}: {1}", runInput, toString(std::move(e))));
   TraceRecorder recorder(sim.target());
+  auto start = std::chrono::steady_clock::now();
   auto report =
       sim.run(entryName, tracePath.empty() ? nullptr : &recorder);
+  double host = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                              start)
+                    .count();
   if (!report)
     return fail(formatv("{0}: {1}", runInput, toString(report.takeError())));
   printSummary(sim.target(), report->pim, report->hostSeconds);
   outs() << formatv("total:      {0:F3} us over {1} phase(s)\n",
                     report->seconds * 1e6, report->phases.size());
+  int64_t commands = 0;
+  for (int64_t n : report->pim.commandCounts)
+    commands += n;
+  outs() << formatv("simulator:  {0:F3} s host time, {1:F2} M DRAM commands/s\n",
+                    host, host > 0 ? commands / host / 1e6 : 0.0);
   if (!statsPath.empty())
     if (Error e = writeJSON(statsPath, report->toJSON(sim.target())))
       return fail(toString(std::move(e)));
