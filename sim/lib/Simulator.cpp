@@ -86,8 +86,7 @@ Expected<int64_t> Simulator::regionIndex(StringRef region, uint64_t offset,
           what, bytes, offset, r.name, r.bytes));
     return static_cast<int64_t>(i);
   }
-  return createStringError(
-      formatv("program has no region '{0}'", region));
+  return createStringError(formatv("program has no region '{0}'", region));
 }
 
 Error Simulator::writeRegion(StringRef region, uint64_t offset,
@@ -113,9 +112,9 @@ Error Simulator::writeMemory(uint64_t addr, ArrayRef<uint8_t> bytes) {
   if (simMode != SimMode::Functional)
     return createStringError("device memory holds no data in timing mode");
   if (addr + bytes.size() > static_cast<uint64_t>(tgt.org.totalBytes()))
-    return createStringError(formatv(
-        "write of {0} bytes at {1:x} is outside the device ({2} bytes)",
-        bytes.size(), addr, tgt.org.totalBytes()));
+    return createStringError(
+        formatv("write of {0} bytes at {1:x} is outside the device ({2} bytes)",
+                bytes.size(), addr, tgt.org.totalBytes()));
   memory.write(addr, bytes);
   return Error::success();
 }
@@ -125,9 +124,9 @@ Expected<std::vector<uint8_t>> Simulator::readMemory(uint64_t addr,
   if (simMode != SimMode::Functional)
     return createStringError("device memory holds no data in timing mode");
   if (addr + bytes > static_cast<uint64_t>(tgt.org.totalBytes()))
-    return createStringError(formatv(
-        "read of {0} bytes at {1:x} is outside the device ({2} bytes)", bytes,
-        addr, tgt.org.totalBytes()));
+    return createStringError(
+        formatv("read of {0} bytes at {1:x} is outside the device ({2} bytes)",
+                bytes, addr, tgt.org.totalBytes()));
   std::vector<uint8_t> out(bytes);
   memory.read(addr, out);
   return out;
@@ -188,8 +187,8 @@ private:
     };
     // Consecutive columns of one op may run past the end of a row into the
     // next one (a weight tile spanning rows).
-    auto columns = [&](RequestType type, int64_t bank, int64_t row,
-                       int64_t col, int64_t count) {
+    auto columns = [&](RequestType type, int64_t bank, int64_t row, int64_t col,
+                       int64_t count) {
       for (int64_t i = 0; i < count; ++i) {
         int64_t linear = col + i;
         operand(i);
@@ -211,12 +210,12 @@ private:
               f(Field::Count));
       return Error::success();
     case Opcode::MacSB:
-      columns(RequestType::MacSB, f(Field::Bank), f(Field::Row),
-              f(Field::Col), f(Field::Count));
+      columns(RequestType::MacSB, f(Field::Bank), f(Field::Row), f(Field::Col),
+              f(Field::Count));
       return Error::success();
     case Opcode::MacPB:
-      columns(RequestType::MacPB, f(Field::Bank), f(Field::Row),
-              f(Field::Col), f(Field::Count));
+      columns(RequestType::MacPB, f(Field::Bank), f(Field::Row), f(Field::Col),
+              f(Field::Count));
       return Error::success();
     case Opcode::WrGB:
       repeat(RequestType::WrGB, f(Field::Bank), f(Field::Row), bursts);
@@ -251,8 +250,8 @@ private:
               f(Field::Count));
       return Error::success();
     case Opcode::St:
-      columns(RequestType::Write, f(Field::Bank), f(Field::Row),
-              f(Field::Col), f(Field::Count));
+      columns(RequestType::Write, f(Field::Bank), f(Field::Row), f(Field::Col),
+              f(Field::Count));
       return Error::success();
     case Opcode::Barrier:
     case Opcode::Sync: // a per-channel ordering point until streams can
@@ -434,15 +433,14 @@ Expected<RunReport> Simulator::run(StringRef entryName,
   // Functional mode: the phase's side table of request operands (indexed by
   // Request::tag) and the observer chain. Timing mode has neither.
   std::vector<RequestOperand> phaseOperands;
-  std::vector<RequestOperand> *operands =
-      functional ? &phaseOperands : nullptr;
+  std::vector<RequestOperand> *operands = functional ? &phaseOperands : nullptr;
   std::unique_ptr<TeeObserver> tee;
   CommandObserver *engineObserver = observer;
   if (functional) {
     if (observer)
       tee = std::make_unique<TeeObserver>(functional.get(), observer);
-    engineObserver = tee ? static_cast<CommandObserver *>(tee.get())
-                         : functional.get();
+    engineObserver =
+        tee ? static_cast<CommandObserver *>(tee.get()) : functional.get();
   }
   auto runPhase = [&](std::vector<std::vector<Request>> &streams,
                       double hostSeconds, int64_t kernels) -> Error {

@@ -37,8 +37,8 @@ cl::SubCommand disasmCmd("disasm", "Print a .pimb program as text");
 
 cl::opt<std::string> runInput(cl::Positional, cl::sub(runCmd), cl::Required,
                               cl::desc("<program.pimb>"), cl::cat(category));
-cl::opt<std::string> traceInput(cl::Positional, cl::sub(traceCmd),
-                                cl::Required, cl::desc("<requests.trace>"),
+cl::opt<std::string> traceInput(cl::Positional, cl::sub(traceCmd), cl::Required,
+                                cl::desc("<requests.trace>"),
                                 cl::cat(category));
 cl::opt<std::string> asmInput(cl::Positional, cl::sub(asmCmd), cl::Required,
                               cl::desc("<program.s>"), cl::cat(category));
@@ -93,14 +93,14 @@ public:
         {"dur", tgt.tCKps * 1e-6},
         {"pid", a.stack},
         {"tid", a.channel},
-        {"args", json::Object{{"row", a.row},
-                              {"col", a.column},
-                              {"bank", ((a.pseudoChannel * tgt.org.sids +
-                                         a.sid) *
-                                            tgt.org.bankGroups +
-                                        a.bankGroup) *
-                                           tgt.org.banks +
-                                       a.bank}}}});
+        {"args",
+         json::Object{{"row", a.row},
+                      {"col", a.column},
+                      {"bank", ((a.pseudoChannel * tgt.org.sids + a.sid) *
+                                    tgt.org.bankGroups +
+                                a.bankGroup) *
+                                       tgt.org.banks +
+                                   a.bank}}}});
   }
   json::Array events;
 
@@ -151,6 +151,26 @@ void printSummary(const Target &t, const Stats &s, double hostSeconds) {
                       hostSeconds * 1e3);
 }
 
+/// The end of `trace` and `run`: simulator speed, then --stats / --trace.
+int finishRun(const Stats &stats, double hostSeconds, json::Value statsJSON,
+              TraceRecorder &recorder) {
+  int64_t commands = 0;
+  for (int64_t n : stats.commandCounts)
+    commands += n;
+  outs() << formatv(
+      "simulator:  {0:F3} s host time, {1:F2} M DRAM commands/s\n", hostSeconds,
+      hostSeconds > 0 ? commands / hostSeconds / 1e6 : 0.0);
+  if (!statsPath.empty())
+    if (Error e = writeJSON(statsPath, std::move(statsJSON)))
+      return fail(toString(std::move(e)));
+  if (!tracePath.empty())
+    if (Error e = writeJSON(
+            tracePath, json::Object{{"traceEvents", std::move(recorder.events)},
+                                    {"displayTimeUnit", "ns"}}))
+      return fail(toString(std::move(e)));
+  return 0;
+}
+
 int runTraceCommand() {
   auto target = loadTarget(targetPath);
   if (!target)
@@ -166,26 +186,13 @@ int runTraceCommand() {
   Engine engine(*target, options);
   auto start = std::chrono::steady_clock::now();
   auto stats = engine.runTrace(*requests);
-  double host = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                              start)
-                    .count();
+  double host =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   if (!stats)
     return fail(formatv("{0}: {1}", traceInput, toString(stats.takeError())));
   printSummary(*target, *stats, 0);
-  int64_t commands = 0;
-  for (int64_t n : stats->commandCounts)
-    commands += n;
-  outs() << formatv("simulator:  {0:F3} s host time, {1:F2} M DRAM commands/s\n",
-                    host, host > 0 ? commands / host / 1e6 : 0.0);
-  if (!statsPath.empty())
-    if (Error e = writeJSON(statsPath, stats->toJSON(*target)))
-      return fail(toString(std::move(e)));
-  if (!tracePath.empty())
-    if (Error e = writeJSON(tracePath, json::Object{{"traceEvents",
-                                                     std::move(recorder.events)},
-                                                    {"displayTimeUnit", "ns"}}))
-      return fail(toString(std::move(e)));
-  return 0;
+  return finishRun(*stats, host, stats->toJSON(*target), recorder);
 }
 
 int runProgramCommand() {
@@ -207,30 +214,16 @@ int runProgramCommand() {
     return fail(formatv("{0}: {1}", runInput, toString(std::move(e))));
   TraceRecorder recorder(sim.target());
   auto start = std::chrono::steady_clock::now();
-  auto report =
-      sim.run(entryName, tracePath.empty() ? nullptr : &recorder);
-  double host = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                              start)
-                    .count();
+  auto report = sim.run(entryName, tracePath.empty() ? nullptr : &recorder);
+  double host =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   if (!report)
     return fail(formatv("{0}: {1}", runInput, toString(report.takeError())));
   printSummary(sim.target(), report->pim, report->hostSeconds);
   outs() << formatv("total:      {0:F3} us over {1} phase(s)\n",
                     report->seconds * 1e6, report->phases.size());
-  int64_t commands = 0;
-  for (int64_t n : report->pim.commandCounts)
-    commands += n;
-  outs() << formatv("simulator:  {0:F3} s host time, {1:F2} M DRAM commands/s\n",
-                    host, host > 0 ? commands / host / 1e6 : 0.0);
-  if (!statsPath.empty())
-    if (Error e = writeJSON(statsPath, report->toJSON(sim.target())))
-      return fail(toString(std::move(e)));
-  if (!tracePath.empty())
-    if (Error e = writeJSON(tracePath, json::Object{{"traceEvents",
-                                                     std::move(recorder.events)},
-                                                    {"displayTimeUnit", "ns"}}))
-      return fail(toString(std::move(e)));
-  return 0;
+  return finishRun(report->pim, host, report->toJSON(sim.target()), recorder);
 }
 
 int runAsmCommand() {

@@ -37,7 +37,7 @@ struct PhaseReport {
 
 struct RunReport {
   std::string entry;
-  Stats pim;          // summed over phases
+  Stats pim; // summed over phases
   double hostSeconds = 0;
   double seconds = 0; // sum over phases of max(PIM, host)
   std::vector<PhaseReport> phases;
