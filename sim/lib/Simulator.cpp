@@ -5,6 +5,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 using namespace llvm;
@@ -351,6 +352,21 @@ private:
   CommandObserver *a, *b;
 };
 
+/// Shifts each phase's cycles (which restart at 0) to the run's timeline,
+/// so a caller's trace shows phases one after another.
+class OffsetObserver : public CommandObserver {
+public:
+  explicit OffsetObserver(CommandObserver *inner) : inner(inner) {}
+  void onCommand(int64_t cycle, Command cmd, const DecodedAddress &addr,
+                 const Request *req) override {
+    inner->onCommand(cycle + offset, cmd, addr, req);
+  }
+  int64_t offset = 0;
+
+private:
+  CommandObserver *inner;
+};
+
 double hostKernelSeconds(const HostModel &host, const HostKernel &k) {
   double compute = host.flops > 0 ? double(k.flops) / host.flops : 0;
   double memory =
@@ -434,6 +450,11 @@ Expected<RunReport> Simulator::run(StringRef entryName,
   // Request::tag) and the observer chain. Timing mode has neither.
   std::vector<RequestOperand> phaseOperands;
   std::vector<RequestOperand> *operands = functional ? &phaseOperands : nullptr;
+  std::unique_ptr<OffsetObserver> shifted;
+  if (observer) {
+    shifted = std::make_unique<OffsetObserver>(observer);
+    observer = shifted.get();
+  }
   std::unique_ptr<TeeObserver> tee;
   CommandObserver *engineObserver = observer;
   if (functional) {
@@ -445,6 +466,9 @@ Expected<RunReport> Simulator::run(StringRef entryName,
   auto runPhase = [&](std::vector<std::vector<Request>> &streams,
                       double hostSeconds, int64_t kernels) -> Error {
     PhaseReport phase;
+    phase.startSeconds = report.seconds;
+    if (shifted)
+      shifted->offset = std::llround(report.seconds * 1e12 / tgt.tCKps);
     phase.hostSeconds = hostSeconds;
     phase.hostKernels = kernels;
     for (auto &s : streams)
@@ -513,7 +537,8 @@ Expected<RunReport> Simulator::run(StringRef entryName,
 json::Value RunReport::toJSON(const Target &target) const {
   json::Array phaseList;
   for (const PhaseReport &p : phases)
-    phaseList.push_back(json::Object{{"pim_cycles", p.pimCycles},
+    phaseList.push_back(json::Object{{"start_seconds", p.startSeconds},
+                                     {"pim_cycles", p.pimCycles},
                                      {"pim_seconds", p.pimSeconds},
                                      {"host_seconds", p.hostSeconds},
                                      {"requests", p.requests},

@@ -223,6 +223,22 @@ int runProgramCommand() {
   printSummary(sim.target(), report->pim, report->hostSeconds);
   outs() << formatv("total:      {0:F3} us over {1} phase(s)\n",
                     report->seconds * 1e6, report->phases.size());
+  // The host's track: one span per phase with host kernels.
+  int64_t hostPid = sim.target().org.stacks;
+  recorder.events.push_back(
+      json::Object{{"name", "process_name"},
+                   {"ph", "M"},
+                   {"pid", hostPid},
+                   {"args", json::Object{{"name", "host"}}}});
+  for (const PhaseReport &p : report->phases)
+    if (p.hostKernels)
+      recorder.events.push_back(json::Object{
+          {"name", formatv("{0} host kernel(s)", p.hostKernels).str()},
+          {"ph", "X"},
+          {"ts", p.startSeconds * 1e6},
+          {"dur", p.hostSeconds * 1e6},
+          {"pid", hostPid},
+          {"tid", 0}});
   return finishRun(report->pim, host, report->toJSON(sim.target()), recorder);
 }
 

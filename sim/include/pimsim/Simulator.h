@@ -30,6 +30,7 @@ struct RequestOperand;
 enum class SimMode { Functional, Timing };
 
 struct PhaseReport {
+  double startSeconds = 0; // when the phase starts on the run's timeline
   int64_t pimCycles = 0;
   double pimSeconds = 0, hostSeconds = 0;
   int64_t requests = 0, hostKernels = 0;
