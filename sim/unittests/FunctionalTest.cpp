@@ -337,6 +337,81 @@ TEST(FunctionalTest, AttentionScoreHbm3PimMatchesReferenceBitForBit) {
   expectSameTiming(t, program, *first);
 }
 
+// Attention scores s = K q for 64 keys of head dim 128 (bf16, "tree"), one
+// head per gddr6-aim channel (channels 0-1). Placement: key t of head h on
+// channel h, flat bank t % 16, DRAM row 40, columns 8 (t / 16) .. +7 (16
+// elements each). Column c reads global-buffer elements 16 c .. (mod 1024),
+// so q is written four times (offsets 0, 256, 512, 768) and columns 8 g ..
+// read q for every key group g.
+TEST(FunctionalTest, AttentionScoreGddr6AimMatchesReferenceBitForBit) {
+  Target t = loadShipped("gddr6-aim.json");
+  ASSERT_EQ(t.pim.reduction, "tree");
+  const int T = 64, D = 128, H = 2, banks = 16;
+  std::string text = header(t) + R"(
+.region kv kind=kv_cache channels=0-1 banks=0-15 rows=40 bytes=65536
+.region q kind=activations channels=0-1 banks=0-15 rows=100 bytes=512
+.region s kind=activations channels=0-1 banks=0-15 rows=101 bytes=512
+.stream score channels=0-1
+  set_model
+  set_head value=ch
+  wr_gb offset=0 bytes=256 data=q+256*ch
+  wr_gb offset=256 bytes=256 data=q+256*ch
+  wr_gb offset=512 bytes=256 data=q+256*ch
+  wr_gb offset=768 bytes=256 data=q+256*ch
+  barrier
+  loop g 4 {
+    mac_ab row=40 col=8*g count=8
+    barrier
+    rd_acc count=2 data=s+256*ch+64*g
+    barrier
+  }
+.entry decode = score
+)";
+  Program program = assemble(text);
+  std::mt19937 rng(4321);
+  std::vector<uint16_t> Kc = randomHalves(H * T * D, true, rng);
+  std::vector<uint16_t> q = randomHalves(H * D, true, rng);
+
+  Simulator sim(t, SimMode::Functional);
+  ASSERT_FALSE(bool(sim.loadProgram(program)));
+  for (int h = 0; h < H; ++h)
+    for (int tk = 0; tk < T; ++tk)
+      for (int d = 0; d < D; d += 16)
+        writeColumn(sim, h, tk % banks, 40, 8 * (tk / banks) + d / 16,
+                    ArrayRef(&Kc[(h * T + tk) * D + d], 16));
+  ASSERT_FALSE(bool(sim.writeRegion("q", 0, bytesOf(q))));
+
+  // Reference: each MAC's 16 products through the tree, then one fp32 sum.
+  std::vector<float> ref(H * T);
+  for (int h = 0; h < H; ++h)
+    for (int tk = 0; tk < T; ++tk) {
+      float acc = 0;
+      for (int d = 0; d < D; d += 16) {
+        float p[16];
+        for (int l = 0; l < 16; ++l)
+          p[l] = refHalf(Kc[(h * T + tk) * D + d + l], true) *
+                 refHalf(q[h * D + d + l], true);
+        acc += refTree(p, 16);
+      }
+      ref[h * T + tk] = acc;
+    }
+
+  auto first = sim.run("decode");
+  ASSERT_TRUE(bool(first)) << toString(first.takeError());
+  auto s = sim.readRegion("s", 0, 4 * H * T);
+  ASSERT_TRUE(bool(s));
+  std::vector<float> got = floatsOf(*s);
+  for (int i = 0; i < H * T; ++i)
+    ASSERT_EQ(bitsOf(got[i]), bitsOf(ref[i]))
+        << "s[" << i << "] = " << got[i] << ", reference " << ref[i];
+
+  auto second = sim.run("decode");
+  ASSERT_TRUE(bool(second));
+  EXPECT_EQ(second->pim.cycles, first->pim.cycles);
+  EXPECT_EQ(*sim.readRegion("s", 0, 4 * H * T), *s);
+  expectSameTiming(t, program, *first);
+}
+
 // ld / st move columns between DRAM and a region.
 TEST(FunctionalTest, LoadStoreCopyBetweenDramAndRegions) {
   Target t = loadShipped("gddr6-aim.json");
