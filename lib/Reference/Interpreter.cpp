@@ -33,8 +33,8 @@ namespace {
 
 struct Tensor {
   SmallVector<int64_t, 4> shape;
-  std::vector<float> f;     // f32 tensors
-  std::vector<int64_t> i;   // integer tensors
+  std::vector<float> f;   // f32 tensors
+  std::vector<int64_t> i; // integer tensors
   bool isInt = false;
   int64_t numel() const {
     return std::accumulate(shape.begin(), shape.end(), int64_t(1),
@@ -52,8 +52,8 @@ TensorPtr makeF32(ArrayRef<int64_t> shape) {
 
 /// A checkpoint tensor bound to an llm.weight.
 struct WeightBinding {
-  DenseMatrix dense;          // 2-D dense weights (data stays in the file)
-  std::vector<float> vector;  // 1-D weights (norm scales, biases), widened
+  DenseMatrix dense;         // 2-D dense weights (data stays in the file)
+  std::vector<float> vector; // 1-D weights (norm scales, biases), widened
   std::unique_ptr<QuantMatrix> quant;
   int64_t rank = 0;
 };
@@ -87,9 +87,9 @@ std::string locString(Operation *op) {
 }
 
 Error opError(Operation *op, const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::formatv(
-      "'{0}' at {1}: {2}", op->getName().getStringRef(), locString(op),
-      msg.str()));
+  return llvm::createStringError(llvm::formatv("'{0}' at {1}: {2}",
+                                               op->getName().getStringRef(),
+                                               locString(op), msg.str()));
 }
 
 std::string shapeStr(ArrayRef<int64_t> shape) {
@@ -233,10 +233,10 @@ Error Interpreter::Impl::bindWeights() {
                               name, shapeStr(qt.getShape())));
         return;
       }
-      auto q = unpackGptq(reinterpret_cast<const int32_t *>(qw->data),
-                          reinterpret_cast<const int32_t *>(qz->data),
-                          sc->data, *scaleStorage, N, K, G, bits,
-                          qt.getPacking() == "gptq");
+      auto q =
+          unpackGptq(reinterpret_cast<const int32_t *>(qw->data),
+                     reinterpret_cast<const int32_t *>(qz->data), sc->data,
+                     *scaleStorage, N, K, G, bits, qt.getPacking() == "gptq");
       if (!q) {
         problem(llvm::formatv("quantized weight '{0}': {1}", name,
                               llvm::toString(q.takeError())));
@@ -330,8 +330,7 @@ Interpreter::create(ModuleOp module, const hf::WeightStore &weights,
     return llvm::createStringError(
         llvm::formatv("module has no function '@{0}' to run", entryName));
   FunctionType type = impl->entry.getFunctionType();
-  if (type.getNumInputs() < 2 ||
-      !isa<RankedTensorType>(type.getInput(0)) ||
+  if (type.getNumInputs() < 2 || !isa<RankedTensorType>(type.getInput(0)) ||
       !type.getInput(1).isIndex() || type.getNumResults() < 1)
     return llvm::createStringError(
         "entry function must take (tokens: tensor<?xi64>, offset: index, "
@@ -370,17 +369,17 @@ Expected<std::vector<float>> Interpreter::forward(ArrayRef<int64_t> tokens,
   return impl->run(tokens, offset);
 }
 
-Expected<std::vector<float>>
-Interpreter::Impl::run(ArrayRef<int64_t> tokens, int64_t offset) {
+Expected<std::vector<float>> Interpreter::Impl::run(ArrayRef<int64_t> tokens,
+                                                    int64_t offset) {
   if (tokens.empty())
     return llvm::createStringError("forward needs at least one token");
   auto idsType = cast<RankedTensorType>(entry.getArgument(0).getType());
   if (idsType.getRank() != 1 ||
       (!idsType.isDynamicDim(0) &&
        idsType.getDimSize(0) != static_cast<int64_t>(tokens.size())))
-    return llvm::createStringError(llvm::formatv(
-        "entry takes tokens of type {0}, got {1} tokens", idsType,
-        tokens.size()));
+    return llvm::createStringError(
+        llvm::formatv("entry takes tokens of type {0}, got {1} tokens", idsType,
+                      tokens.size()));
   llvm::DenseMap<Value, RTValue> env;
   Block &body = entry.front();
   auto ids = std::make_shared<Tensor>();
@@ -444,7 +443,8 @@ Error Interpreter::Impl::execute(Operation *op,
           .Case([&](tensor::DimOp d) -> Error {
             auto idx = d.getConstantIndex();
             Tensor &t = tensorOf(d.getSource());
-            if (!idx || *idx < 0 || *idx >= static_cast<int64_t>(t.shape.size()))
+            if (!idx || *idx < 0 ||
+                *idx >= static_cast<int64_t>(t.shape.size()))
               return opError(op, "needs a constant, in-range dimension");
             env[d.getResult()].index = t.shape[*idx];
             return Error::success();
@@ -460,8 +460,8 @@ Error Interpreter::Impl::execute(Operation *op,
             const WeightBinding *table = env[e.getTable()].weight;
             Tensor &ids = tensorOf(e.getIds());
             auto out = makeF32({ids.shape[0], table->dense.cols});
-            if (Error err = embedding(table->dense, ids.i.data(),
-                                      ids.shape[0], out->f.data()))
+            if (Error err = embedding(table->dense, ids.i.data(), ids.shape[0],
+                                      out->f.data()))
               return opError(op, llvm::toString(std::move(err)));
             setTensor(e.getResult(), out);
             return Error::success();
@@ -512,8 +512,8 @@ Error Interpreter::Impl::execute(Operation *op,
             RopeParams p = ropeParams(r);
             if (p.rotaryDim > x.shape[2])
               return opError(op, "rotary_dim exceeds head_dim");
-            applyRope(out->f.data(), x.shape[0], x.shape[1], x.shape[2],
-                      offset, p);
+            applyRope(out->f.data(), x.shape[0], x.shape[1], x.shape[2], offset,
+                      p);
             setTensor(r.getResult(), out);
             return Error::success();
           })
@@ -524,8 +524,8 @@ Error Interpreter::Impl::execute(Operation *op,
             int64_t T = q.shape[0], nh = q.shape[1], hd = q.shape[2];
             int64_t S = k.shape[0], nkv = k.shape[1], hdv = v.shape[2];
             if (S < T)
-              return opError(op, llvm::formatv("{0} queries but only {1} keys",
-                                               T, S));
+              return opError(
+                  op, llvm::formatv("{0} queries but only {1} keys", T, S));
             if (nkv == 0 || nh % nkv != 0 || k.shape[2] != hd ||
                 v.shape[0] != S || v.shape[1] != nkv)
               return opError(op, "query/key/value shapes disagree");
@@ -549,21 +549,21 @@ Error Interpreter::Impl::execute(Operation *op,
             int64_t T = k.shape[0];
             if (k.shape != v.shape || k.shape.size() != 3 ||
                 k.shape[1] != c->heads || k.shape[2] != c->headDim)
-              return opError(op, llvm::formatv(
-                                     "key {0} and value {1} must both be "
-                                     "[T, {2}, {3}] for this cache",
-                                     shapeStr(k.shape), shapeStr(v.shape),
-                                     c->heads, c->headDim));
+              return opError(op,
+                             llvm::formatv("key {0} and value {1} must both be "
+                                           "[T, {2}, {3}] for this cache",
+                                           shapeStr(k.shape), shapeStr(v.shape),
+                                           c->heads, c->headDim));
             if (offset < 0 || offset + T > c->maxLength)
-              return opError(op, llvm::formatv(
-                                     "positions [{0}, {1}) exceed the cache's "
-                                     "max_length {2}",
-                                     offset, offset + T, c->maxLength));
+              return opError(
+                  op, llvm::formatv("positions [{0}, {1}) exceed the cache's "
+                                    "max_length {2}",
+                                    offset, offset + T, c->maxLength));
             if (offset > c->filled)
-              return opError(op, llvm::formatv(
-                                     "append at {0} would leave a gap after "
-                                     "the {1} cached positions",
-                                     offset, c->filled));
+              return opError(
+                  op, llvm::formatv("append at {0} would leave a gap after "
+                                    "the {1} cached positions",
+                                    offset, c->filled));
             int64_t row = c->heads * c->headDim;
             c->keys.resize((offset + T) * row);
             c->values.resize((offset + T) * row);
@@ -628,62 +628,62 @@ Error Interpreter::Impl::execute(Operation *op,
             setTensor(m.getResult(), out);
             return Error::success();
           })
-          .Case<llm::AddOp, llm::SubOp, llm::MulOp, llm::DivOp,
-                llm::MaximumOp>([&](auto bin) -> Error {
-            Tensor &a = tensorOf(bin.getLhs());
-            Tensor &b = tensorOf(bin.getRhs());
-            if (a.shape != b.shape)
-              return opError(op, "operand shapes differ at run time");
-            auto out = makeF32(a.shape);
-            using OpT = decltype(bin);
-            for (size_t i = 0; i < a.f.size(); ++i) {
-              float x = a.f[i], y = b.f[i];
-              float r;
-              if constexpr (std::is_same_v<OpT, llm::AddOp>)
-                r = x + y;
-              else if constexpr (std::is_same_v<OpT, llm::SubOp>)
-                r = x - y;
-              else if constexpr (std::is_same_v<OpT, llm::MulOp>)
-                r = x * y;
-              else if constexpr (std::is_same_v<OpT, llm::DivOp>)
-                r = x / y;
-              else
-                r = std::max(x, y);
-              out->f[i] = r;
-            }
-            setTensor(bin.getResult(), out);
-            return Error::success();
-          })
+          .Case<llm::AddOp, llm::SubOp, llm::MulOp, llm::DivOp, llm::MaximumOp>(
+              [&](auto bin) -> Error {
+                Tensor &a = tensorOf(bin.getLhs());
+                Tensor &b = tensorOf(bin.getRhs());
+                if (a.shape != b.shape)
+                  return opError(op, "operand shapes differ at run time");
+                auto out = makeF32(a.shape);
+                using OpT = decltype(bin);
+                for (size_t i = 0; i < a.f.size(); ++i) {
+                  float x = a.f[i], y = b.f[i];
+                  float r;
+                  if constexpr (std::is_same_v<OpT, llm::AddOp>)
+                    r = x + y;
+                  else if constexpr (std::is_same_v<OpT, llm::SubOp>)
+                    r = x - y;
+                  else if constexpr (std::is_same_v<OpT, llm::MulOp>)
+                    r = x * y;
+                  else if constexpr (std::is_same_v<OpT, llm::DivOp>)
+                    r = x / y;
+                  else
+                    r = std::max(x, y);
+                  out->f[i] = r;
+                }
+                setTensor(bin.getResult(), out);
+                return Error::success();
+              })
           .Case<llm::NegOp, llm::ExpOp, llm::TanhOp, llm::RsqrtOp,
-                llm::SigmoidOp, llm::SiluOp, llm::GeluOp,
-                llm::ScaleOp>([&](auto un) -> Error {
-            Tensor &x = tensorOf(un.getInput());
-            auto out = makeF32(x.shape);
-            using OpT = decltype(un);
-            for (size_t i = 0; i < x.f.size(); ++i) {
-              float v = x.f[i];
-              float r;
-              if constexpr (std::is_same_v<OpT, llm::NegOp>)
-                r = -v;
-              else if constexpr (std::is_same_v<OpT, llm::ExpOp>)
-                r = std::exp(v);
-              else if constexpr (std::is_same_v<OpT, llm::TanhOp>)
-                r = std::tanh(v);
-              else if constexpr (std::is_same_v<OpT, llm::RsqrtOp>)
-                r = 1.0f / std::sqrt(v);
-              else if constexpr (std::is_same_v<OpT, llm::SigmoidOp>)
-                r = sigmoid(v);
-              else if constexpr (std::is_same_v<OpT, llm::SiluOp>)
-                r = silu(v);
-              else if constexpr (std::is_same_v<OpT, llm::GeluOp>)
-                r = un.getApproximate() ? geluTanh(v) : geluErf(v);
-              else
-                r = v * un.getFactor().convertToFloat();
-              out->f[i] = r;
-            }
-            setTensor(un.getResult(), out);
-            return Error::success();
-          })
+                llm::SigmoidOp, llm::SiluOp, llm::GeluOp, llm::ScaleOp>(
+              [&](auto un) -> Error {
+                Tensor &x = tensorOf(un.getInput());
+                auto out = makeF32(x.shape);
+                using OpT = decltype(un);
+                for (size_t i = 0; i < x.f.size(); ++i) {
+                  float v = x.f[i];
+                  float r;
+                  if constexpr (std::is_same_v<OpT, llm::NegOp>)
+                    r = -v;
+                  else if constexpr (std::is_same_v<OpT, llm::ExpOp>)
+                    r = std::exp(v);
+                  else if constexpr (std::is_same_v<OpT, llm::TanhOp>)
+                    r = std::tanh(v);
+                  else if constexpr (std::is_same_v<OpT, llm::RsqrtOp>)
+                    r = 1.0f / std::sqrt(v);
+                  else if constexpr (std::is_same_v<OpT, llm::SigmoidOp>)
+                    r = sigmoid(v);
+                  else if constexpr (std::is_same_v<OpT, llm::SiluOp>)
+                    r = silu(v);
+                  else if constexpr (std::is_same_v<OpT, llm::GeluOp>)
+                    r = un.getApproximate() ? geluTanh(v) : geluErf(v);
+                  else
+                    r = v * un.getFactor().convertToFloat();
+                  out->f[i] = r;
+                }
+                setTensor(un.getResult(), out);
+                return Error::success();
+              })
           .Case([&](llm::CastOp c) -> Error {
             Tensor &x = tensorOf(c.getInput());
             auto out = std::make_shared<Tensor>(x);
@@ -829,7 +829,8 @@ Error Interpreter::Impl::execute(Operation *op,
             Tensor &x = tensorOf(s.getInput());
             int64_t axis = s.getAxis();
             int64_t dim = x.shape[axis];
-            int64_t start = s.getStart() < 0 ? dim + s.getStart() : s.getStart();
+            int64_t start =
+                s.getStart() < 0 ? dim + s.getStart() : s.getStart();
             if (start < 0 || start + s.getSize() > dim)
               return opError(op, llvm::formatv("slice [{0}, +{1}) out of range "
                                                "for size {2}",
@@ -916,8 +917,8 @@ Expected<GenerationResult> pimc::ref::generateGreedy(Interpreter &interp,
       return logits.takeError();
     double secs = std::chrono::duration<double>(Clock::now() - start).count();
     (i == 0 ? result.prefillSeconds : result.decodeSeconds) += secs;
-    int64_t next = std::max_element(logits->begin(), logits->end()) -
-                   logits->begin();
+    int64_t next =
+        std::max_element(logits->begin(), logits->end()) - logits->begin();
     offset += step.size();
     result.tokens.push_back(next);
     if (keepLogits)

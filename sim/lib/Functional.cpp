@@ -60,18 +60,18 @@ float pimsim::pairwiseSum(ArrayRef<float> values) {
 Error pimsim::checkFunctionalTarget(const Target &t) {
   const PimUnit &p = t.pim;
   if (p.inputFormat != "fp16" && p.inputFormat != "bf16")
-    return createStringError(formatv(
-        "functional mode does not model pim_unit.input_format '{0}'",
-        p.inputFormat));
+    return createStringError(
+        formatv("functional mode does not model pim_unit.input_format '{0}'",
+                p.inputFormat));
   if (p.accumulateFormat != "fp32")
     return createStringError(formatv(
         "functional mode does not model pim_unit.accumulate_format '{0}' "
         "(only fp32)",
         p.accumulateFormat));
   if (p.reduction != "lanes" && p.reduction != "tree")
-    return createStringError(formatv(
-        "functional mode does not model pim_unit.reduction '{0}'",
-        p.reduction));
+    return createStringError(
+        formatv("functional mode does not model pim_unit.reduction '{0}'",
+                p.reduction));
   if (p.lanes * 2 != t.org.accessBytes || t.org.accessBytes % 4 != 0)
     return createStringError("functional mode needs pim_unit.lanes * 2 == "
                              "organization.access_bytes");
@@ -116,8 +116,8 @@ float FunctionalModel::element(const uint8_t *p) const {
   return bf16 ? bf16ToFloat(bits) : fp16ToFloat(bits);
 }
 
-void FunctionalModel::mac(int64_t channel, ArrayRef<int64_t> banks,
-                          int64_t row, int64_t col) {
+void FunctionalModel::mac(int64_t channel, ArrayRef<int64_t> banks, int64_t row,
+                          int64_t col) {
   ChannelState &s = state(channel);
   const Organization &org = tgt.org;
   int64_t lanes = tgt.pim.lanes;

@@ -869,12 +869,11 @@ Error TargetReader::readPimUnit(const json::Object &root) {
     return obj.takeError();
   const json::Object &o = **obj;
   constexpr StringRef p = "pim_unit";
-  if (Error e =
-          checkKeys(o, p,
-                    {"banks_per_unit", "lanes", "input_format",
-                     "accumulate_format", "native_formats", "accumulators",
-                     "global_buffer_bytes", "activation_functions",
-                     "reduction"}))
+  if (Error e = checkKeys(o, p,
+                          {"banks_per_unit", "lanes", "input_format",
+                           "accumulate_format", "native_formats",
+                           "accumulators", "global_buffer_bytes",
+                           "activation_functions", "reduction"}))
     return e;
   PimUnit &pim = target.pim;
   const Organization &org = target.org;

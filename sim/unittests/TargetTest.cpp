@@ -902,11 +902,10 @@ TEST(TargetValidation, PimUnitAndNearMemory) {
                             section(o, "pim_unit")["reduction"] = "serial";
                           }),
                "pim_unit.reduction: unknown reduction 'serial'");
-  EXPECT_ERROR(errorAfter("hbm3-pim.json",
-                          [](Object &o) {
-                            section(o, "pim_unit").erase("reduction");
-                          }),
-               "pim_unit.reduction: missing");
+  EXPECT_ERROR(
+      errorAfter("hbm3-pim.json",
+                 [](Object &o) { section(o, "pim_unit").erase("reduction"); }),
+      "pim_unit.reduction: missing");
   EXPECT_ERROR(
       errorAfter(
           "hbm3-pim.json",

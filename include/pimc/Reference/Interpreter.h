@@ -52,8 +52,8 @@ private:
 };
 
 struct GenerationResult {
-  std::vector<int64_t> tokens;             // newly generated ids
-  std::vector<std::vector<float>> logits;  // logits that produced each token
+  std::vector<int64_t> tokens;            // newly generated ids
+  std::vector<std::vector<float>> logits; // logits that produced each token
   double prefillSeconds = 0, decodeSeconds = 0;
 };
 

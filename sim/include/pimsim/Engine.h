@@ -50,17 +50,17 @@ std::optional<RequestType> parseRequestType(llvm::StringRef name);
 
 struct Request {
   RequestType type = RequestType::Read;
-  uint64_t addr = 0;    // byte address (decoded with the target's mapping)
-  int64_t arrival = 0;  // earliest cycle the request may enter its queue
-  uint32_t tag = 0;     // caller's id, passed back to observers
+  uint64_t addr = 0;   // byte address (decoded with the target's mapping)
+  int64_t arrival = 0; // earliest cycle the request may enter its queue
+  uint32_t tag = 0;    // caller's id, passed back to observers
 };
 
 /// Told about every command as it issues (tests, functional model, traces).
 class CommandObserver {
 public:
   virtual ~CommandObserver();
-  virtual void onCommand(int64_t cycle, Command cmd,
-                         const DecodedAddress &addr, const Request *req) = 0;
+  virtual void onCommand(int64_t cycle, Command cmd, const DecodedAddress &addr,
+                         const Request *req) = 0;
 };
 
 struct ChannelStats {
@@ -75,10 +75,12 @@ struct Stats {
   std::array<int64_t, kNumCommands> commandCounts{};
   int64_t requests = 0;
   int64_t rowHits = 0, rowMisses = 0; // RD/WR/MAC*: addressed row already open?
-  int64_t bytesRead = 0, bytesWritten = 0; // over the pins (RD, WR, WRGB, RDACC)
-  int64_t bytesMac = 0;                    // read inside the banks by MAC*
+  int64_t bytesRead = 0,
+          bytesWritten = 0; // over the pins (RD, WR, WRGB, RDACC)
+  int64_t bytesMac = 0;     // read inside the banks by MAC*
   std::vector<ChannelStats> channels;
-  std::vector<int64_t> bankBusyCycles; // per bank (global bank index): cycles with a row open
+  std::vector<int64_t>
+      bankBusyCycles; // per bank (global bank index): cycles with a row open
   double energyPj = 0;
 
   double externalBandwidth() const; // bytes/s over the pins

@@ -30,8 +30,8 @@ class SparseMemory;
 
 /// What the functional model needs of one request beyond its address.
 struct RequestOperand {
-  int64_t region = -1; // data region (-1: none)
-  int64_t offset = 0;  // byte offset in the region
+  int64_t region = -1;  // data region (-1: none)
+  int64_t offset = 0;   // byte offset in the region
   int64_t gbOffset = 0; // WRGB: byte offset in the global buffer;
                         // RDACC: first PIM unit of the burst
 };

@@ -34,7 +34,14 @@ std::optional<Level> parseLevel(llvm::StringRef name);
 /// Address fields a byte address decodes into (plus the discarded offset
 /// within one access).
 enum class AddrField : uint8_t {
-  Stack, Channel, PseudoChannel, Sid, BankGroup, Bank, Row, Column
+  Stack,
+  Channel,
+  PseudoChannel,
+  Sid,
+  BankGroup,
+  Bank,
+  Row,
+  Column
 };
 llvm::StringRef addrFieldName(AddrField field); // "stack", "channel", ...
 std::optional<AddrField> parseAddrField(llvm::StringRef name);
@@ -43,12 +50,30 @@ std::optional<AddrField> parseAddrField(llvm::StringRef name);
 /// it changes bank state) are fixed in the engine; timing between commands
 /// comes from the target's constraint table.
 enum class Command : uint8_t {
-  ACT, PRE, PREA, PRESB, PREPB, RD, WR, REFab, REFsb,
-  ACTAB, ACTSB, ACTPB, MACAB, MACSB, MACPB, WRGB, MVSB, MVGB, SFM,
+  ACT,
+  PRE,
+  PREA,
+  PRESB,
+  PREPB,
+  RD,
+  WR,
+  REFab,
+  REFsb,
+  ACTAB,
+  ACTSB,
+  ACTPB,
+  MACAB,
+  MACSB,
+  MACPB,
+  WRGB,
+  MVSB,
+  MVGB,
+  SFM,
   RDACC, // read PIM accumulators out to the host (AiM RD_MAC / RDCP)
   EWMUL, // element-wise multiply in the PIM units (AiM EWMUL)
   AF,    // activation function lookup in the PIM units (AiM AF)
-  SETM, SETH
+  SETM,
+  SETH
 };
 constexpr unsigned kNumCommands = 24;
 llvm::StringRef commandName(Command cmd); // "ACT", "MACAB", ...
@@ -102,8 +127,8 @@ struct PimUnit {
   /// sum to one fp32 accumulator (AiM).
   std::string reduction;
   std::vector<std::string> nativeFormats; // weight formats the unit reads
-  int64_t accumulators = 1;     // accumulator registers per unit
-  int64_t globalBufferBytes = 0; // input (GEMV) buffer per channel
+  int64_t accumulators = 1;               // accumulator registers per unit
+  int64_t globalBufferBytes = 0;          // input (GEMV) buffer per channel
   /// Functions of the per-bank activation-function (AF) unit ("gelu", ...);
   /// empty: the device has no AF unit (AiM AF / AF16).
   std::vector<std::string> activationFunctions;
@@ -136,7 +161,7 @@ struct Target {
   std::string description;
   double tCKps = 0; // memory clock period, picoseconds
   Organization org;
-  std::vector<AddrField> mapping; // most significant field first
+  std::vector<AddrField> mapping;   // most significant field first
   llvm::StringMap<int64_t> timings; // every named timing, in cycles
   std::vector<TimingConstraint> constraints;
   PimUnit pim;
