@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <set>
 
 using namespace llvm;
 using namespace pimsim;
@@ -144,6 +145,13 @@ public:
       : tgt(target), org(target.org), channel(channel),
         channelIndex(channelIndex), out(out), operands(operands) {}
 
+  /// Records `sync` / `call` as rendezvous cuts instead of per-channel
+  /// barriers (used by Simulator::run).
+  void setCuts(std::vector<Simulator::StreamCut> *c, int64_t stream) {
+    cuts = c;
+    streamIndex = stream;
+  }
+
   Error expand(ArrayRef<Instruction> body) {
     for (const Instruction &inst : body)
       if (Error e = expandOne(inst))
@@ -255,9 +263,24 @@ private:
               f(Field::Count));
       return Error::success();
     case Opcode::Barrier:
-    case Opcode::Sync: // a per-channel ordering point until streams can
-                       // rendezvous across channels
       emit(RequestType::Barrier, 0, 0, 0);
+      return Error::success();
+    case Opcode::Sync:
+    case Opcode::Call:
+      // A rendezvous of all of the stream's channels; without a cut list
+      // (expandStream's public form) it orders like a barrier.
+      if (!inst.channels.empty())
+        return createStringError(formatv(
+            "'{0}' is a rendezvous of the whole stream and cannot be narrowed "
+            "with channels=",
+            opcodeName(inst.op)));
+      if (!cuts) {
+        emit(RequestType::Barrier, 0, 0, 0);
+        return Error::success();
+      }
+      cuts->push_back({out.size(),
+                       inst.op == Opcode::Call ? f(Field::Kernel) : -1,
+                       streamIndex, cutOrdinal++});
       return Error::success();
     case Opcode::SetModel:
       emit(RequestType::SetModel, 0, 0, 0);
@@ -270,7 +293,6 @@ private:
     case Opcode::CopyGbBk:
     case Opcode::EwAdd:
     case Opcode::SetCfr:
-    case Opcode::Call:
     case Opcode::Loop:
       break;
     }
@@ -335,6 +357,8 @@ private:
   std::vector<RequestOperand> *operands; // functional mode only
   RequestOperand pending;                // the next request's operand
   std::vector<int64_t> loopIndices;
+  std::vector<Simulator::StreamCut> *cuts = nullptr;
+  int64_t streamIndex = 0, cutOrdinal = 0;
 };
 
 /// Sends every command to the functional model and then to the caller's
@@ -409,7 +433,9 @@ Error Simulator::expandStream(const Stream &stream, int64_t channel,
 
 Error Simulator::expandStream(const Stream &stream, int64_t channel,
                               std::vector<Request> &out,
-                              std::vector<RequestOperand> *operands) const {
+                              std::vector<RequestOperand> *operands,
+                              std::vector<StreamCut> *cuts,
+                              int64_t streamIndex) const {
   int64_t index = 0, position = -1;
   for (const Range &r : stream.channels) {
     if (r.contains(channel))
@@ -420,6 +446,8 @@ Error Simulator::expandStream(const Stream &stream, int64_t channel,
     return createStringError(formatv("stream '{0}' does not run on channel {1}",
                                      stream.name, channel));
   StreamExpander expander(tgt, channel, position, out, operands);
+  if (cuts)
+    expander.setCuts(cuts, streamIndex);
   if (Error e = expander.expand(stream.body))
     return createStringError(formatv("stream '{0}', channel {1}: {2}",
                                      stream.name, channel,
@@ -463,43 +491,88 @@ Expected<RunReport> Simulator::run(StringRef entryName,
     engineObserver =
         tee ? static_cast<CommandObserver *>(tee.get()) : functional.get();
   }
+  // Runs the requests of one sub-phase (everything between two rendezvous
+  // cuts) on a fresh engine; returns its PIM seconds.
+  auto runRequests = [&](std::vector<std::vector<Request>> &work,
+                         PhaseReport &phase, double startSeconds) -> Error {
+    int64_t requests = 0;
+    for (auto &w : work)
+      requests += w.size();
+    if (!requests)
+      return Error::success();
+    phase.requests += requests;
+    if (shifted)
+      shifted->offset = std::llround(startSeconds * 1e12 / tgt.tCKps);
+    EngineOptions options;
+    options.observer = engineObserver;
+    if (functional) {
+      if (phaseOperands.size() > UINT32_MAX)
+        return createStringError(
+            "functional mode: more than 2^32 requests in one phase");
+      functional->setOperands(&phaseOperands);
+    }
+    Engine engine(tgt, options);
+    auto stats = engine.runStreams(work);
+    if (functional)
+      functional->setOperands(nullptr);
+    if (!stats)
+      return stats.takeError();
+    if (functional)
+      if (Error e = functional->takeError())
+        return e;
+    phase.pimCycles += stats->cycles;
+    phase.pimSeconds += stats->seconds;
+    addPhaseStats(report.pim, *stats);
+    return Error::success();
+  };
+
+  std::vector<std::vector<StreamCut>> cuts(channels);
   auto runPhase = [&](std::vector<std::vector<Request>> &streams,
                       double hostSeconds, int64_t kernels) -> Error {
     PhaseReport phase;
     phase.startSeconds = report.seconds;
-    if (shifted)
-      shifted->offset = std::llround(report.seconds * 1e12 / tgt.tCKps);
     phase.hostSeconds = hostSeconds;
     phase.hostKernels = kernels;
-    for (auto &s : streams)
-      phase.requests += s.size();
-    if (phase.requests) {
-      EngineOptions options;
-      options.observer = engineObserver;
-      if (functional) {
-        if (phaseOperands.size() > UINT32_MAX)
-          return createStringError(
-              "functional mode: more than 2^32 requests in one phase");
-        functional->setOperands(&phaseOperands);
+    // Sub-phase k runs every channel's requests up to its k-th cut; the
+    // channels then meet, and the host kernels `call`ed there run before any
+    // channel goes on. Each call runs once however many channels reach it.
+    size_t subPhases = 1;
+    for (const auto &c : cuts)
+      subPhases = std::max(subPhases, c.size() + 1);
+    std::set<std::pair<int64_t, int64_t>> called;
+    double pimSeconds = 0;
+    std::vector<std::vector<Request>> work(channels);
+    for (size_t k = 0; k < subPhases; ++k) {
+      for (int64_t c = 0; c < channels; ++c) {
+        size_t begin = k == 0 ? 0
+                       : k - 1 < cuts[c].size() ? cuts[c][k - 1].position
+                                                : streams[c].size();
+        size_t end =
+            k < cuts[c].size() ? cuts[c][k].position : streams[c].size();
+        work[c].assign(streams[c].begin() + begin, streams[c].begin() + end);
       }
-      Engine engine(tgt, options);
-      auto stats = engine.runStreams(streams);
-      if (functional)
-        functional->setOperands(nullptr);
-      if (!stats)
-        return stats.takeError();
-      if (functional)
-        if (Error e = functional->takeError())
-          return e;
-      phase.pimCycles = stats->cycles;
-      phase.pimSeconds = stats->seconds;
-      addPhaseStats(report.pim, *stats);
+      double before = phase.pimSeconds;
+      if (Error e = runRequests(work, phase, phase.startSeconds + pimSeconds))
+        return e;
+      pimSeconds += phase.pimSeconds - before;
+      for (int64_t c = 0; c < channels; ++c)
+        if (k < cuts[c].size() && cuts[c][k].kernel >= 0 &&
+            called.insert({cuts[c][k].stream, cuts[c][k].ordinal}).second) {
+          double t =
+              hostKernelSeconds(tgt.host, prog->kernels[cuts[c][k].kernel]);
+          pimSeconds += t;
+          phase.hostSeconds += t;
+          ++phase.hostKernels;
+        }
     }
-    report.hostSeconds += hostSeconds;
-    report.seconds += std::max(phase.pimSeconds, hostSeconds);
+    report.hostSeconds += phase.hostSeconds;
+    // Kernels launched by the entry overlap the streams; calls do not.
+    report.seconds += std::max(pimSeconds, hostSeconds);
     report.phases.push_back(phase);
     for (auto &s : streams)
       s.clear();
+    for (auto &c : cuts)
+      c.clear();
     phaseOperands.clear();
     return Error::success();
   };
@@ -513,7 +586,8 @@ Expected<RunReport> Simulator::run(StringRef entryName,
       const Stream &stream = prog->streams[step.index];
       for (const Range &r : stream.channels)
         for (int64_t c = r.first; c < r.end(); ++c)
-          if (Error e = expandStream(stream, c, streams[c], operands))
+          if (Error e = expandStream(stream, c, streams[c], operands,
+                                     &cuts[c], step.index))
             return std::move(e);
       break;
     }

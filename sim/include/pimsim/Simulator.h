@@ -96,10 +96,20 @@ public:
   llvm::Error expandStream(const Stream &stream, int64_t channel,
                            std::vector<Request> &out) const;
 
+  /// A rendezvous point of a stream's channels (`sync`, or `call` of a host
+  /// kernel) at `position` in a channel's request list.
+  struct StreamCut {
+    size_t position = 0;
+    int64_t kernel = -1; // host kernel of a `call`, -1 for `sync`
+    int64_t stream = 0, ordinal = 0; // which cut of which stream
+  };
+
 private:
   llvm::Error expandStream(const Stream &stream, int64_t channel,
                            std::vector<Request> &out,
-                           std::vector<RequestOperand> *operands) const;
+                           std::vector<RequestOperand> *operands,
+                           std::vector<StreamCut> *cuts = nullptr,
+                           int64_t streamIndex = 0) const;
   llvm::Expected<int64_t> regionIndex(llvm::StringRef region, uint64_t offset,
                                       size_t bytes, llvm::StringRef what) const;
 
