@@ -4,8 +4,10 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 using namespace llvm;
 using namespace pimsim;
@@ -31,6 +33,39 @@ float pimsim::bf16ToFloat(uint16_t b) {
   float f;
   std::memcpy(&f, &bits, 4);
   return f;
+}
+
+uint16_t pimsim::floatToFp16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
+  uint32_t abs = x & 0x7fffffffu;
+  if (abs > 0x7f800000u) // NaN: keep the top payload bits, quiet
+    return sign | 0x7e00 | ((abs >> 13) & 0x3ff);
+  if (abs >= 0x477ff000u) // >= 65520 (the tie above 65504) rounds to inf
+    return sign | 0x7c00;
+  int exp = static_cast<int>(abs >> 23) - 127;
+  if (exp < -25) // below 2^-25 (fp32 subnormals included): rounds to zero
+    return sign;
+  uint32_t sig = (abs & 0x7fffffu) | 0x800000u; // 24 bits, value sig*2^(exp-23)
+  // fp16 normal: keep 11 bits (shift 13); subnormal: units of 2^-24.
+  int shift = exp >= -14 ? 13 : -(exp + 1);
+  uint32_t h = sig >> shift, rem = sig & ((1u << shift) - 1),
+           half = 1u << (shift - 1);
+  if (exp >= -14)
+    h = (static_cast<uint32_t>(exp + 15) << 10) | (h & 0x3ff);
+  if (rem > half || (rem == half && (h & 1)))
+    ++h; // a carry moves into the exponent (or to the smallest normal)
+  return sign | static_cast<uint16_t>(h);
+}
+
+uint16_t pimsim::floatToBf16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((x >> 16) | 0x40); // quiet NaN
+  x += 0x7fffu + ((x >> 16) & 1);
+  return static_cast<uint16_t>(x >> 16);
 }
 
 float pimsim::pairwiseSum(ArrayRef<float> values) {
@@ -85,7 +120,21 @@ FunctionalModel::FunctionalModel(const Target &target, const Program &program,
       channels(target.org.totalChannels()),
       units(target.org.banksPerChannel() / target.pim.banksPerUnit),
       bf16(target.pim.inputFormat == "bf16"),
-      treeReduction(target.pim.reduction == "tree") {}
+      treeReduction(target.pim.reduction == "tree") {
+  // The softmax buffer holds a channel's full accumulator width (units x
+  // lanes values) or the longest sfm of the program, whichever is larger.
+  softmaxCapacity = units * target.pim.lanes;
+  std::function<void(ArrayRef<Instruction>)> walk =
+      [&](ArrayRef<Instruction> body) {
+        for (const Instruction &inst : body) {
+          if (inst.op == Opcode::Sfm)
+            softmaxCapacity = std::max(softmaxCapacity, inst.length);
+          walk(inst.body);
+        }
+      };
+  for (const Stream &s : program.streams)
+    walk(s.body);
+}
 
 FunctionalModel::~FunctionalModel() = default;
 
@@ -107,8 +156,100 @@ FunctionalModel::ChannelState &FunctionalModel::state(int64_t channel) {
   if (s.globalBuffer.empty()) {
     s.globalBuffer.assign(tgt.pim.globalBufferBytes, 0);
     s.acc.assign(units * tgt.pim.lanes, 0.0f);
+    s.softmax.assign(softmaxCapacity, 0.0f);
   }
   return s;
+}
+
+float FunctionalModel::takeAccumulator(ChannelState &s, int64_t unit) {
+  int64_t lanes = tgt.pim.lanes;
+  float *acc = &s.acc[unit * lanes];
+  float v = treeReduction ? acc[0] : pairwiseSum(ArrayRef(acc, lanes));
+  std::fill(acc, acc + lanes, 0.0f);
+  return v;
+}
+
+void FunctionalModel::moveToSoftmax(int64_t channel, int64_t firstUnit) {
+  ChannelState &s = state(channel);
+  int64_t n = tgt.org.accessBytes / 4;
+  if (firstUnit < 0 || firstUnit + n > units) {
+    fail(formatv("functional model: mv_sb moves PIM units {0}..{1}, but a "
+                 "channel has {2}",
+                 firstUnit, firstUnit + n - 1, units));
+    return;
+  }
+  if (s.sbReset) { // the first mv_sb after an sfm starts a new buffer
+    std::fill(s.softmax.begin(), s.softmax.end(), 0.0f);
+    s.sbFill = s.sbRead = 0;
+    s.sbReset = false;
+  }
+  if (s.sbFill + n > softmaxCapacity) {
+    fail(formatv("functional model: mv_sb overflows the {0}-value softmax "
+                 "buffer of channel {1}",
+                 softmaxCapacity, channel));
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    s.softmax[s.sbFill++] = takeAccumulator(s, firstUnit + i);
+}
+
+void FunctionalModel::softmaxUnit(int64_t channel, int64_t length,
+                                  Function fn) {
+  ChannelState &s = state(channel);
+  if (length <= 0 || length > s.sbFill) {
+    fail(formatv("functional model: sfm length={0}, but the softmax buffer "
+                 "of channel {1} holds {2} values (moved in by mv_sb)",
+                 length, channel, s.sbFill));
+    return;
+  }
+  float *v = s.softmax.data();
+  if (fn == Function::Exp) {
+    for (int64_t i = 0; i < length; ++i)
+      v[i] = std::exp(v[i]);
+  } else if (fn == Function::Softmax) {
+    float m = v[0];
+    for (int64_t i = 1; i < length; ++i)
+      m = std::max(m, v[i]);
+    float sum = 0.0f;
+    for (int64_t i = 0; i < length; ++i) {
+      v[i] = std::exp(v[i] - m);
+      sum += v[i]; // in index order
+    }
+    for (int64_t i = 0; i < length; ++i)
+      v[i] = v[i] / sum;
+  } else {
+    fail(formatv("functional model: sfm does not run '{0}'", functionName(fn)));
+    return;
+  }
+  s.sbRead = 0;
+  s.gbCursor = 0;
+  s.sbReset = true;
+}
+
+void FunctionalModel::moveToGlobalBuffer(int64_t channel) {
+  ChannelState &s = state(channel);
+  int64_t access = tgt.org.accessBytes, n = access / 2;
+  if (s.sbRead + n > softmaxCapacity) {
+    fail(formatv("functional model: mv_gb reads softmax-buffer values "
+                 "{0}..{1}, but the buffer holds {2}",
+                 s.sbRead, s.sbRead + n - 1, softmaxCapacity));
+    return;
+  }
+  if (s.gbCursor + access > static_cast<int64_t>(s.globalBuffer.size())) {
+    fail(formatv("functional model: mv_gb writes global-buffer offset {0}, "
+                 "outside the {1}-byte buffer",
+                 s.gbCursor, s.globalBuffer.size()));
+    return;
+  }
+  uint8_t *out = &s.globalBuffer[s.gbCursor];
+  for (int64_t i = 0; i < n; ++i) {
+    float v = s.softmax[s.sbRead + i];
+    uint16_t h = bf16 ? floatToBf16(v) : floatToFp16(v);
+    out[2 * i] = static_cast<uint8_t>(h);
+    out[2 * i + 1] = static_cast<uint8_t>(h >> 8);
+  }
+  s.sbRead += n;
+  s.gbCursor += access;
 }
 
 float FunctionalModel::element(const uint8_t *p) const {
@@ -213,7 +354,7 @@ void FunctionalModel::onCommand(int64_t, Command cmd, const DecodedAddress &,
     if (req->type != RequestType::RdAcc)
       return;
     ChannelState &s = state(channel);
-    int64_t n = access / 4, lanes = tgt.pim.lanes;
+    int64_t n = access / 4;
     if (op.gbOffset < 0 || op.gbOffset + n > units) {
       fail(formatv("functional model: rd_acc reads PIM units {0}..{1}, but "
                    "a channel has {2}",
@@ -222,18 +363,28 @@ void FunctionalModel::onCommand(int64_t, Command cmd, const DecodedAddress &,
     }
     std::vector<uint8_t> out(access);
     for (int64_t i = 0; i < n; ++i) {
-      float *acc = &s.acc[(op.gbOffset + i) * lanes];
-      float v = treeReduction ? acc[0] : pairwiseSum(ArrayRef(acc, lanes));
+      float v = takeAccumulator(s, op.gbOffset + i);
       uint32_t bits;
       std::memcpy(&bits, &v, 4);
       for (int k = 0; k < 4; ++k)
         out[4 * i + k] = static_cast<uint8_t>(bits >> (8 * k));
-      std::fill(acc, acc + lanes, 0.0f);
     }
     if (SparseMemory *r = regionRange(access))
       r->write(op.offset, out);
     return;
   }
+  case Command::MVSB:
+    if (req->type == RequestType::MvSB)
+      moveToSoftmax(channel, op.gbOffset);
+    return;
+  case Command::SFM:
+    if (req->type == RequestType::Sfm)
+      softmaxUnit(channel, op.length, op.fn);
+    return;
+  case Command::MVGB:
+    if (req->type == RequestType::MvGB)
+      moveToGlobalBuffer(channel);
+    return;
   case Command::RD: {
     if (req->type != RequestType::Read)
       return;

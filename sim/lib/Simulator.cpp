@@ -192,6 +192,13 @@ private:
         o.gbOffset = f(Field::Offset) + i * org.accessBytes;
       else if (inst.op == Opcode::RdAcc)
         o.gbOffset = i * (org.accessBytes / 4); // first PIM unit
+      else if (inst.op == Opcode::MvSB)         // its first PIM unit
+        o.gbOffset =
+            f(Field::Bank) / tgt.pim.banksPerUnit + i * (org.accessBytes / 4);
+      else if (inst.op == Opcode::Sfm) {
+        o.length = f(Field::Length);
+        o.fn = inst.fn;
+      }
       pending = o;
     };
     // Consecutive columns of one op may run past the end of a row into the
@@ -245,6 +252,7 @@ private:
              std::max<int64_t>(1, f(Field::Count)));
       return Error::success();
     case Opcode::Sfm:
+      operand(0);
       emit(RequestType::Sfm, 0, 0, 0);
       return Error::success();
     case Opcode::EwMul:
@@ -305,9 +313,6 @@ private:
   /// data ops without a `data=` operand.
   template <typename F> Error checkFunctional(const Instruction &inst, F &f) {
     switch (inst.op) {
-    case Opcode::Sfm:
-    case Opcode::MvSB:
-    case Opcode::MvGB:
     case Opcode::EwMul:
     case Opcode::Af:
     case Opcode::WrBias:
@@ -324,6 +329,16 @@ private:
       break;
     default:
       break;
+    }
+    if (inst.op == Opcode::MvSB) {
+      int64_t units = org.banksPerChannel() / tgt.pim.banksPerUnit;
+      int64_t first = f(Field::Bank) / tgt.pim.banksPerUnit;
+      int64_t n = std::max<int64_t>(1, f(Field::Count)) * (org.accessBytes / 4);
+      if (first + n > units)
+        return createStringError(formatv(
+            "mv_sb bank={0} count={1} moves PIM units {2}..{3}, but a channel "
+            "has {4}",
+            f(Field::Bank), f(Field::Count), first, first + n - 1, units));
     }
     if (inst.op == Opcode::RdAcc) {
       int64_t units = org.banksPerChannel() / tgt.pim.banksPerUnit;

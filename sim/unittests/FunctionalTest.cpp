@@ -1,9 +1,11 @@
 //===- FunctionalTest.cpp - pimsim functional mode ------------------------===//
 //
-// GEMV and attention-score kernels run functionally on both shipped targets
-// and compared bit for bit with naive C++ references that follow the
-// numerics of docs/pimsim-isa.md ("Functional model"); functional and timing
-// runs give identical cycles and statistics; repeated runs are identical.
+// GEMV, attention-score and whole attention-head kernels (score GEMV ->
+// mv_sb -> sfm -> mv_gb -> context GEMV) run functionally on the shipped
+// targets and are compared bit for bit with naive C++ references that follow
+// the numerics of docs/pimsim-isa.md ("Functional model"); functional and
+// timing runs give identical cycles and statistics; repeated runs are
+// identical.
 //
 //===----------------------------------------------------------------------===//
 #include "pimsim/Functional.h"
@@ -412,6 +414,212 @@ TEST(FunctionalTest, AttentionScoreGddr6AimMatchesReferenceBitForBit) {
   expectSameTiming(t, program, *first);
 }
 
+// fp32 -> fp16 round to nearest even, by scaling to an integer in double
+// (exact) and rounding with nearbyint (the default mode: ties to even).
+float refRoundFp16(float x) {
+  if (x == 0 || std::isnan(x) || std::isinf(x))
+    return x;
+  double a = std::fabs(double(x));
+  int e;
+  std::frexp(a, &e);             // a in [2^(e-1), 2^e)
+  int ex = std::max(e - 1, -14); // fp16 subnormals: quantum 2^-24
+  double quantum = std::ldexp(1.0, ex - 10);
+  double r = std::nearbyint(a / quantum) * quantum;
+  if (r >= 65536.0)
+    r = INFINITY;
+  return float(std::copysign(r, double(x)));
+}
+
+/// One attention head per hbm3-pim channel (channels 0-1): T = 64 keys,
+/// head dim D = 64, value head dim 64, fp16. Placement: key t in flat bank
+/// t, DRAM row 40, columns 0..3 (element d in column d / 16, lane d % 16);
+/// V: output dim d in flat bank d, row 41, column c lane l = V[16 c + l][d].
+/// q goes to global-buffer offset 0; the score GEMV leaves score t in PIM
+/// unit t; `mv_sb count=8` moves units 0..63 in order into the softmax
+/// buffer; `sfm` runs over the 64 values; `mv_gb count=4` writes the 64
+/// probabilities (fp16) to global-buffer bytes 0..127, which the context
+/// GEMV (columns 0..3 of row 41) reads as its input.
+void runAttentionHead(StringRef fn, unsigned seed, int qExpBase) {
+  Target t = loadShipped("hbm3-pim.json");
+  ASSERT_EQ(t.pim.inputFormat, "fp16");
+  const int T = 64, D = 64, H = 2;
+  std::string text = header(t) + R"(
+.region kv kind=kv_cache channels=0-1 banks=0-63 rows=40-41 bytes=262144
+.region q kind=activations channels=0-1 banks=0-63 rows=100 bytes=256
+.region o kind=activations channels=0-1 banks=0-63 rows=101 bytes=512
+.stream head channels=0-1
+  set_model
+  set_head value=ch
+  wr_gb offset=0 bytes=128 data=q+128*ch
+  barrier
+  mac_ab row=40 col=0 count=4
+  barrier
+  mv_sb bank=0 row=40 count=8
+  barrier
+  sfm length=64 fn=)" +
+                     fn.str() + R"(
+  barrier
+  mv_gb row=41 count=4
+  barrier
+  mac_ab row=41 col=0 count=4
+  barrier
+  rd_acc count=8 data=o+256*ch
+.entry decode = head
+)";
+  Program program = assemble(text);
+  std::mt19937 rng(seed);
+  std::vector<uint16_t> Kc = randomHalves(H * T * D, false, rng);
+  std::vector<uint16_t> V = randomHalves(H * T * D, false, rng); // [h][t][d]
+  std::vector<uint16_t> q(H * D);
+  for (uint16_t &h : q) // magnitude 2^(qExpBase-15) .. x8
+    h = uint16_t((rng() & 1) << 15 | (qExpBase + rng() % 4) << 10 |
+                 (rng() & 0x3ff));
+
+  Simulator sim(t, SimMode::Functional);
+  ASSERT_FALSE(bool(sim.loadProgram(program)));
+  for (int h = 0; h < H; ++h)
+    for (int tk = 0; tk < T; ++tk)
+      for (int d = 0; d < D; d += 16)
+        writeColumn(sim, h, tk, 40, d / 16,
+                    ArrayRef(&Kc[(h * T + tk) * D + d], 16));
+  for (int h = 0; h < H; ++h)
+    for (int d = 0; d < D; ++d)
+      for (int c = 0; c < T / 16; ++c) {
+        uint16_t col[16];
+        for (int l = 0; l < 16; ++l)
+          col[l] = V[(h * T + 16 * c + l) * D + d];
+        writeColumn(sim, h, d, 41, c, col);
+      }
+  ASSERT_FALSE(bool(sim.writeRegion("q", 0, bytesOf(q))));
+
+  // Reference, following docs/pimsim-isa.md: per-lane scores, tree; softmax
+  // (max-subtracted, sum in index order) or exp in fp32; fp16 round to
+  // nearest even; per-lane context, tree.
+  std::vector<float> ref(H * D);
+  for (int h = 0; h < H; ++h) {
+    float s[T];
+    for (int tk = 0; tk < T; ++tk) {
+      float acc[16] = {};
+      for (int d = 0; d < D; d += 16)
+        for (int l = 0; l < 16; ++l)
+          acc[l] += refHalf(Kc[(h * T + tk) * D + d + l], false) *
+                    refHalf(q[h * D + d + l], false);
+      s[tk] = refTree(acc, 16);
+    }
+    float p[T];
+    if (fn == "exp") {
+      for (int i = 0; i < T; ++i)
+        p[i] = expf(s[i]);
+    } else {
+      float m = s[0];
+      for (int i = 1; i < T; ++i)
+        m = s[i] > m ? s[i] : m;
+      float sum = 0;
+      for (int i = 0; i < T; ++i) {
+        p[i] = expf(s[i] - m);
+        sum += p[i];
+      }
+      for (int i = 0; i < T; ++i)
+        p[i] = p[i] / sum;
+    }
+    int spread = 0; // the data exercise the unit: no one-hot softmax
+    for (int i = 0; i < T; ++i) {
+      p[i] = refRoundFp16(p[i]);
+      spread += fn == "exp" ? std::fabs(p[i] - 1.0f) > 0.05f
+                            : p[i] > 1e-3f && p[i] < 0.5f;
+    }
+    EXPECT_GE(spread, 8) << "head " << h;
+    for (int d = 0; d < D; ++d) {
+      float acc[16] = {};
+      for (int c = 0; c < T / 16; ++c)
+        for (int l = 0; l < 16; ++l)
+          acc[l] +=
+              refHalf(V[(h * T + 16 * c + l) * D + d], false) * p[16 * c + l];
+      ref[h * D + d] = refTree(acc, 16);
+    }
+  }
+
+  auto first = sim.run("decode");
+  ASSERT_TRUE(bool(first)) << toString(first.takeError());
+  auto o = sim.readRegion("o", 0, 4 * H * D);
+  ASSERT_TRUE(bool(o));
+  std::vector<float> got = floatsOf(*o);
+  for (int i = 0; i < H * D; ++i) {
+    ASSERT_TRUE(std::isfinite(ref[i])) << i;
+    ASSERT_EQ(bitsOf(got[i]), bitsOf(ref[i]))
+        << "o[" << i << "] = " << got[i] << ", reference " << ref[i];
+  }
+
+  // A second run starts a fresh softmax buffer (the first mv_sb after an
+  // sfm) and mv_gb writes from offset 0 again (reset by sfm): same results.
+  ASSERT_FALSE(bool(sim.writeRegion("o", 0, std::vector<uint8_t>(4 * H * D))));
+  auto second = sim.run("decode");
+  ASSERT_TRUE(bool(second)) << toString(second.takeError());
+  EXPECT_EQ(second->pim.cycles, first->pim.cycles);
+  EXPECT_EQ(statsText(*second, t), statsText(*first, t));
+  EXPECT_EQ(*sim.readRegion("o", 0, 4 * H * D), *o);
+  expectSameTiming(t, program, *first);
+}
+
+TEST(FunctionalTest, AttentionHeadSoftmaxHbm3PimMatchesReferenceBitForBit) {
+  runAttentionHead("softmax", 2024, 9); // q about 2^-6 .. 2^-2
+}
+
+TEST(FunctionalTest, AttentionHeadExpHbm3PimMatchesReferenceBitForBit) {
+  // Small scores (q about 2^-9 .. 2^-5) so exp stays well inside fp16.
+  runAttentionHead("exp", 77, 6);
+}
+
+TEST(FunctionalTest, SoftmaxBufferErrors) {
+  Target t = loadShipped("hbm3-pim.json");
+  auto runText = [&](const std::string &body) -> std::string {
+    Program program = assemble(header(t) + body);
+    Simulator sim(t, SimMode::Functional);
+    if (Error e = sim.loadProgram(program))
+      return toString(std::move(e));
+    auto r = sim.run("decode");
+    return r ? std::string() : toString(r.takeError());
+  };
+  // sfm over more values than mv_sb moved in.
+  std::string msg = runText(R"(
+.stream s channels=0
+  mv_sb count=2
+  barrier
+  sfm length=32
+.entry decode = s
+)");
+  EXPECT_NE(msg.find("sfm length=32, but the softmax buffer of channel 0 "
+                     "holds 16 values"),
+            std::string::npos)
+      << msg;
+  // mv_sb past the channel's PIM units (64 on hbm3-pim).
+  msg = runText(R"(
+.stream s channels=0
+  mv_sb bank=60 count=1
+.entry decode = s
+)");
+  EXPECT_NE(msg.find("moves PIM units 60..67, but a channel has 64"),
+            std::string::npos)
+      << msg;
+  // mv_gb past the end of the global buffer (4096 B = 128 bursts).
+  msg = runText(R"(
+.stream s channels=0
+  mv_sb count=8
+  barrier
+  sfm length=64
+  barrier
+  mv_gb count=64
+  barrier
+  mv_gb count=65
+.entry decode = s
+)");
+  EXPECT_NE(msg.find("mv_gb"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("softmax-buffer values 1024..1039, but the buffer holds "
+                     "1024"),
+            std::string::npos)
+      << msg;
+}
+
 // ld / st move columns between DRAM and a region.
 TEST(FunctionalTest, LoadStoreCopyBetweenDramAndRegions) {
   Target t = loadShipped("gddr6-aim.json");
@@ -444,7 +652,7 @@ TEST(FunctionalTest, UnmodelledOpsAreRejected) {
   Target t = loadShipped("hbm3-pim.json");
   std::string text = header(t) + R"(
 .stream s channels=0
-  sfm length=128
+  ew_mul row=0 col=0 count=1
 .entry decode = s
 )";
   Program program = assemble(text);
@@ -453,7 +661,7 @@ TEST(FunctionalTest, UnmodelledOpsAreRejected) {
   auto r = sim.run("decode");
   ASSERT_FALSE(bool(r));
   std::string msg = toString(r.takeError());
-  EXPECT_NE(msg.find("functional mode does not model 'sfm' yet"),
+  EXPECT_NE(msg.find("functional mode does not model 'ew_mul' yet"),
             std::string::npos)
       << msg;
 
@@ -506,6 +714,30 @@ TEST(FunctionalTest, Numerics) {
   float v[4] = {1e8f, 1.0f, -1e8f, 1.0f};
   // (1e8 + 1) + (-1e8 + 1) = 1e8 + -1e8 = 0 in fp32.
   EXPECT_EQ(pairwiseSum(v), 0.0f);
+
+  // fp32 -> fp16 / bf16, round to nearest even.
+  EXPECT_EQ(floatToFp16(1.0f), 0x3c00);
+  EXPECT_EQ(floatToFp16(-2.0f), 0xc000);
+  EXPECT_EQ(floatToFp16(1.0f + std::ldexp(1.0f, -11)), 0x3c00); // tie, even
+  EXPECT_EQ(floatToFp16(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);
+  EXPECT_EQ(floatToFp16(65504.0f), 0x7bff);
+  EXPECT_EQ(floatToFp16(65519.0f), 0x7bff);
+  EXPECT_EQ(floatToFp16(65520.0f), 0x7c00); // tie above the largest: inf
+  EXPECT_EQ(floatToFp16(std::ldexp(1.0f, -24)), 0x0001);
+  EXPECT_EQ(floatToFp16(std::ldexp(1.0f, -25)), 0x0000); // tie, even
+  EXPECT_EQ(floatToFp16(std::ldexp(1.5f, -25)), 0x0001);
+  EXPECT_EQ(floatToFp16(std::ldexp(1023.5f, -24)), 0x0400); // to normal
+  EXPECT_EQ(floatToFp16(1e-30f), 0x0000);
+  EXPECT_EQ(floatToFp16(-INFINITY), 0xfc00);
+  EXPECT_EQ(floatToFp16(NAN) & 0x7e00, 0x7e00);
+  for (uint32_t h = 0; h < 0x10000; ++h) // every non-NaN half round-trips
+    if ((h & 0x7c00) != 0x7c00 || (h & 0x3ff) == 0)
+      ASSERT_EQ(floatToFp16(fp16ToFloat(uint16_t(h))), h) << h;
+  EXPECT_EQ(floatToBf16(1.0f), 0x3f80);
+  EXPECT_EQ(floatToBf16(1.0f + std::ldexp(1.0f, -8)), 0x3f80); // tie, even
+  EXPECT_EQ(floatToBf16(1.0f + 3 * std::ldexp(1.0f, -8)), 0x3f82);
+  EXPECT_EQ(floatToBf16(3.4e38f), 0x7f80); // rounds past the largest: inf
+  EXPECT_EQ(floatToBf16(NAN) & 0x7fc0, 0x7fc0);
 }
 
 } // namespace

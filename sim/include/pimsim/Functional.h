@@ -1,13 +1,14 @@
 //===- Functional.h - pimsim's functional (data) model ----------*- C++ -*-===//
 //
 // The functional mode's data model: DRAM contents (a SparseMemory), the
-// host-visible regions, one global buffer per channel and one accumulator of
-// `lanes` fp32 values per PIM unit. It is a CommandObserver: the Simulator
-// attaches it to the engine and it applies each command's effect when the
-// command issues (WRGB, MACAB / MACSB / MACPB, RDACC, RD, WR), so the data
-// follows the engine's issue order. Each request's data operand comes from a
-// side table indexed by Request::tag that the executor fills in functional
-// mode only. Semantics: docs/pimsim-isa.md, "Functional model".
+// host-visible regions, one global buffer and one fp32 softmax buffer per
+// channel, and one accumulator of `lanes` fp32 values per PIM unit. It is a
+// CommandObserver: the Simulator attaches it to the engine and it applies
+// each command's effect when the command issues (WRGB, MACAB / MACSB /
+// MACPB, RDACC, RD, WR, MVSB, SFM, MVGB), so the data follows the engine's
+// issue order. Each request's operand comes from a side table indexed by
+// Request::tag that the executor fills in functional mode only. Semantics:
+// docs/pimsim-isa.md, "Functional model".
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIMSIM_FUNCTIONAL_H
@@ -30,15 +31,21 @@ class SparseMemory;
 
 /// What the functional model needs of one request beyond its address.
 struct RequestOperand {
-  int64_t region = -1;  // data region (-1: none)
-  int64_t offset = 0;   // byte offset in the region
-  int64_t gbOffset = 0; // WRGB: byte offset in the global buffer;
-                        // RDACC: first PIM unit of the burst
+  int64_t region = -1;             // data region (-1: none)
+  int64_t offset = 0;              // byte offset in the region
+  int64_t gbOffset = 0;            // WRGB: byte offset in the global buffer;
+                                   // RDACC / MVSB: first PIM unit of the burst
+  int64_t length = 0;              // SFM: elements
+  Function fn = Function::Softmax; // SFM: softmax or exp
 };
 
 /// IEEE binary16 / bfloat16 to fp32 (exact).
 float fp16ToFloat(uint16_t bits);
 float bf16ToFloat(uint16_t bits);
+/// fp32 to IEEE binary16 / bfloat16, round to nearest even (overflow to
+/// infinity, NaN stays a quiet NaN).
+uint16_t floatToFp16(float value);
+uint16_t floatToBf16(float value);
 /// The PIM unit's pairwise fp32 adder tree: ((v0+v1)+(v2+v3))+... (recursive
 /// halves; an odd element is carried to the next level).
 float pairwiseSum(llvm::ArrayRef<float> values);
@@ -64,12 +71,22 @@ private:
   struct ChannelState {
     std::vector<uint8_t> globalBuffer; // allocated on first use
     std::vector<float> acc;            // units x lanes
+    std::vector<float> softmax;        // softmaxCapacity fp32 values
+    int64_t sbFill = 0;   // values appended by mv_sb since the last reset
+    int64_t sbRead = 0;   // next softmax-buffer value mv_gb moves
+    int64_t gbCursor = 0; // global-buffer byte offset of the next mv_gb
+    bool sbReset = false; // an sfm ran: the next mv_sb starts a new buffer
   };
   ChannelState &state(int64_t channel);
   void fail(std::string message);
   void mac(int64_t channel, llvm::ArrayRef<int64_t> banks, int64_t row,
            int64_t col);
   float element(const uint8_t *p) const;
+  /// The reduced result of PIM unit `unit` (rd_acc, mv_sb); clears it.
+  float takeAccumulator(ChannelState &s, int64_t unit);
+  void moveToSoftmax(int64_t channel, int64_t firstUnit);
+  void softmaxUnit(int64_t channel, int64_t length, Function fn);
+  void moveToGlobalBuffer(int64_t channel);
 
   const Target &tgt;
   const Program &prog;
@@ -77,7 +94,8 @@ private:
   std::vector<SparseMemory> &regions;
   const std::vector<RequestOperand> *operands = nullptr;
   std::vector<ChannelState> channels;
-  int64_t units = 0; // PIM units per channel
+  int64_t units = 0;           // PIM units per channel
+  int64_t softmaxCapacity = 0; // softmax-buffer values per channel
   bool bf16 = false, treeReduction = false;
   std::string error;
 };
