@@ -559,7 +559,7 @@ Expected<RunReport> Simulator::run(StringRef entryName,
     std::vector<std::vector<Request>> work(channels);
     for (size_t k = 0; k < subPhases; ++k) {
       for (int64_t c = 0; c < channels; ++c) {
-        size_t begin = k == 0 ? 0
+        size_t begin = k == 0                   ? 0
                        : k - 1 < cuts[c].size() ? cuts[c][k - 1].position
                                                 : streams[c].size();
         size_t end =
@@ -601,8 +601,8 @@ Expected<RunReport> Simulator::run(StringRef entryName,
       const Stream &stream = prog->streams[step.index];
       for (const Range &r : stream.channels)
         for (int64_t c = r.first; c < r.end(); ++c)
-          if (Error e = expandStream(stream, c, streams[c], operands,
-                                     &cuts[c], step.index))
+          if (Error e = expandStream(stream, c, streams[c], operands, &cuts[c],
+                                     step.index))
             return std::move(e);
       break;
     }

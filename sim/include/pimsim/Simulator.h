@@ -100,7 +100,7 @@ public:
   /// kernel) at `position` in a channel's request list.
   struct StreamCut {
     size_t position = 0;
-    int64_t kernel = -1; // host kernel of a `call`, -1 for `sync`
+    int64_t kernel = -1;             // host kernel of a `call`, -1 for `sync`
     int64_t stream = 0, ordinal = 0; // which cut of which stream
   };
 
