@@ -8,6 +8,8 @@
 
 #include "pimsim/Program.h"
 
+#include "EnumNames.h"
+
 #include "pimsim/program_generated.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -30,18 +32,8 @@ namespace pimsim {
 //===----------------------------------------------------------------------===//
 
 namespace {
-template <typename E, size_t N>
-StringRef nameOf(const StringRef (&names)[N], E value) {
-  auto i = static_cast<size_t>(value);
-  return i < N ? names[i] : StringRef("<unknown>");
-}
-template <typename E, size_t N>
-std::optional<E> parseName(const StringRef (&names)[N], StringRef name) {
-  for (size_t i = 0; i < N; ++i)
-    if (names[i] == name)
-      return static_cast<E>(i);
-  return std::nullopt;
-}
+using detail::nameOf;
+using detail::parseName;
 
 const StringRef kRegionKindNames[] = {"weights", "kv_cache", "activations",
                                       "scratch"};

@@ -11,6 +11,8 @@
 
 #include "pimsim/Target.h"
 
+#include "EnumNames.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -50,37 +52,26 @@ constexpr StringLiteral kCommandNames[kNumCommands] = {
 
 } // namespace
 
-StringRef levelName(Level level) {
-  return kLevelNames[static_cast<unsigned>(level)];
-}
+StringRef levelName(Level level) { return detail::nameOf(kLevelNames, level); }
 
 std::optional<Level> parseLevel(StringRef name) {
-  for (unsigned i = 0; i < kNumLevels; ++i)
-    if (kLevelNames[i] == name)
-      return static_cast<Level>(i);
-  return std::nullopt;
+  return detail::parseName<Level>(kLevelNames, name);
 }
 
 StringRef addrFieldName(AddrField field) {
-  return kAddrFieldNames[static_cast<unsigned>(field)];
+  return detail::nameOf(kAddrFieldNames, field);
 }
 
 std::optional<AddrField> parseAddrField(StringRef name) {
-  for (unsigned i = 0; i < kNumAddrFields; ++i)
-    if (kAddrFieldNames[i] == name)
-      return static_cast<AddrField>(i);
-  return std::nullopt;
+  return detail::parseName<AddrField>(kAddrFieldNames, name);
 }
 
 StringRef commandName(Command cmd) {
-  return kCommandNames[static_cast<unsigned>(cmd)];
+  return detail::nameOf(kCommandNames, cmd);
 }
 
 std::optional<Command> parseCommand(StringRef name) {
-  for (unsigned i = 0; i < kNumCommands; ++i)
-    if (kCommandNames[i] == name)
-      return static_cast<Command>(i);
-  return std::nullopt;
+  return detail::parseName<Command>(kCommandNames, name);
 }
 
 bool isRowCommand(Command cmd) {
