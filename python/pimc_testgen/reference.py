@@ -1,7 +1,7 @@
 """Plain-PyTorch reference for Llama-architecture HF checkpoints (llama, mistral, qwen2, qwen3, GPTQ;
 RoPE default / linear / dynamic / yarn / llama3).
 
-Written from /work/shared/specs/llm-architectures.md (1.1, 1.3, 2.3-2.7, 3.1-3.6, 5.2), not from
+Written from ../shared/specs/llm-architectures.md (1.1, 1.3, 2.3-2.7, 3.1-3.6, 5.2), not from
 transformers. It reads a checkpoint *from disk* (config.json + safetensors, sharded or not) with the
 strict reader in safetensors_io, upcasts every stored value to the compute dtype (float32 by default)
 and runs the whole sequence at every step (no KV cache). For `dynamic` RoPE, whose frequencies depend
