@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The demo: builds pimc, writes a small Llama-architecture checkpoint with
 # seeded random weights, imports it into llm IR and generates tokens with the
-# reference interpreter.
+# reference interpreter, then runs a PIM attention kernel on pimsim.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -26,3 +26,12 @@ else
   echo "MISMATCH between the interpreter and PyTorch" >&2
   exit 1
 fi
+
+# pimsim on its own: AttAcc's bank-level attention (one head group per
+# channel, 16 channels) as macro-ops, on the default target.
+echo
+echo "== pimsim run examples/attacc-attention.s on targets/hbm3-pim.json"
+build/sim/pimsim asm examples/attacc-attention.s -o "$out/attacc-attention.pimb"
+build/sim/pimsim run "$out/attacc-attention.pimb" --target targets/hbm3-pim.json \
+  --stats "$out/attacc-attention.stats.json" --trace "$out/attacc-attention.perfetto.json"
+echo "(stats: $out/attacc-attention.stats.json; Perfetto trace: $out/attacc-attention.perfetto.json)"
