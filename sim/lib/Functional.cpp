@@ -121,14 +121,24 @@ FunctionalModel::FunctionalModel(const Target &target, const Program &program,
       units(target.org.banksPerChannel() / target.pim.banksPerUnit),
       bf16(target.pim.inputFormat == "bf16"),
       treeReduction(target.pim.reduction == "tree") {
-  // The softmax buffer holds a channel's full accumulator width (units x
-  // lanes values) or the longest sfm of the program, whichever is larger.
-  softmaxCapacity = units * target.pim.lanes;
+  // The softmax buffer holds the largest of a channel's full accumulator
+  // width (units x lanes values), the longest sfm of the program (at the
+  // parameters' extremes) and the global buffer's elements.
+  softmaxCapacity = std::max<int64_t>(units * target.pim.lanes,
+                                      target.pim.globalBufferBytes / 2);
   std::function<void(ArrayRef<Instruction>)> walk =
       [&](ArrayRef<Instruction> body) {
         for (const Instruction &inst : body) {
-          if (inst.op == Opcode::Sfm)
-            softmaxCapacity = std::max(softmaxCapacity, inst.length);
+          if (inst.op == Opcode::Sfm) {
+            int64_t length = inst.length;
+            for (const Stride &st : inst.strides)
+              if (st.field == Field::Length && isParamStride(st.loop) &&
+                  st.loop - kParamBase < program.params.size()) {
+                const Param &p = program.params[st.loop - kParamBase];
+                length += st.step * (st.step > 0 ? p.max : p.min);
+              }
+            softmaxCapacity = std::max(softmaxCapacity, length);
+          }
           walk(inst.body);
         }
       };
@@ -221,6 +231,9 @@ void FunctionalModel::softmaxUnit(int64_t channel, int64_t length,
     fail(formatv("functional model: sfm does not run '{0}'", functionName(fn)));
     return;
   }
+  // Masking (1.1): values past the length are zero from here on.
+  std::fill(v + length, v + s.sbFill, 0.0f);
+  s.sbFill = length;
   s.sbRead = 0;
   s.gbCursor = 0;
   s.sbReset = true;
@@ -258,7 +271,7 @@ float FunctionalModel::element(const uint8_t *p) const {
 }
 
 void FunctionalModel::mac(int64_t channel, ArrayRef<int64_t> banks, int64_t row,
-                          int64_t col) {
+                          int64_t col, int64_t gbOffset) {
   ChannelState &s = state(channel);
   const Organization &org = tgt.org;
   int64_t lanes = tgt.pim.lanes;
@@ -266,7 +279,8 @@ void FunctionalModel::mac(int64_t channel, ArrayRef<int64_t> banks, int64_t row,
   std::vector<uint8_t> w(org.accessBytes);
   std::vector<float> x(lanes), p(lanes);
   for (int64_t l = 0; l < lanes; ++l)
-    x[l] = element(&s.globalBuffer[2 * ((col * lanes + l) % gbElems)]);
+    x[l] = element(
+        &s.globalBuffer[2 * ((gbOffset / 2 + col * lanes + l) % gbElems)]);
   for (int64_t b : banks) {
     dram.read(encodeAddress(tgt, bankAddress(org, channel, b, row, col)), w);
     for (int64_t l = 0; l < lanes; ++l)
@@ -347,7 +361,7 @@ void FunctionalModel::onCommand(int64_t, Command cmd, const DecodedAddress &,
         if (b % perPch == bank % perPch)
           banks.push_back(b);
     }
-    mac(channel, banks, a.row, a.column);
+    mac(channel, banks, a.row, a.column, op.gbOffset);
     return;
   }
   case Command::RDACC: {

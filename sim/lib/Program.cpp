@@ -102,6 +102,11 @@ bool isStridable(Field field) {
   }
 }
 
+bool isParamStridable(Field field) {
+  return isStridable(field) || field == Field::Count ||
+         field == Field::Length || field == Field::Bytes;
+}
+
 //===----------------------------------------------------------------------===//
 // Operands of each op
 //===----------------------------------------------------------------------===//
@@ -113,10 +118,11 @@ constexpr OperandSpec O(Field f) { return {f, false}; }
 
 // Channels is optional on every op but call (a call is a rendezvous of the
 // whole stream, so it cannot be narrowed).
-const OperandSpec kMacAB[] = {R(F::Row), R(F::Col), R(F::Count),
+// Offset of a MAC (1.1) is the byte base of its global-buffer input.
+const OperandSpec kMacAB[] = {R(F::Row), R(F::Col), R(F::Count), O(F::Offset),
                               O(F::Channels)};
-const OperandSpec kMacBank[] = {R(F::Bank), R(F::Row), R(F::Col), R(F::Count),
-                                O(F::Channels)};
+const OperandSpec kMacBank[] = {R(F::Bank),  R(F::Row),    R(F::Col),
+                                R(F::Count), O(F::Offset), O(F::Channels)};
 // Bank and row of wr_gb / mv_sb / mv_gb only place the request on a bank
 // path (bus timing, AttAcc's address fields); no bank state is involved.
 const OperandSpec kWrGB[] = {R(F::Offset), R(F::Bytes), O(F::Bank),
@@ -281,14 +287,17 @@ void Instruction::set(Field field, int64_t v) {
 }
 
 int64_t Instruction::at(Field field, ArrayRef<int64_t> loopIndices,
-                        int64_t channelIndex) const {
+                        int64_t channelIndex, ArrayRef<int64_t> params) const {
   int64_t v = get(field);
   for (const Stride &s : strides) {
     if (s.field != field)
       continue;
     if (s.loop == kChannelIndex)
       v += s.step * channelIndex;
-    else if (s.loop < loopIndices.size())
+    else if (isParamStride(s.loop)) {
+      if (s.loop - kParamBase < params.size())
+        v += s.step * params[s.loop - kParamBase];
+    } else if (s.loop < loopIndices.size())
       v += s.step * loopIndices[s.loop];
   }
   return v;
@@ -429,7 +438,7 @@ bool WeightBinding::operator==(const WeightBinding &b) const {
   return tensor == b.tensor && region == b.region && format == b.format &&
          shape == b.shape && axis == b.axis && tile == b.tile &&
          interleave == b.interleave && rows == b.rows && offset == b.offset &&
-         bytes == b.bytes;
+         bytes == b.bytes && layout == b.layout && params == b.params;
 }
 bool KernelOperand::operator==(const KernelOperand &b) const {
   return role == b.role && region == b.region && offset == b.offset &&
@@ -437,7 +446,8 @@ bool KernelOperand::operator==(const KernelOperand &b) const {
 }
 bool HostKernel::operator==(const HostKernel &b) const {
   return name == b.name && kind == b.kind && m == b.m && n == b.n && k == b.k &&
-         flops == b.flops && bytes == b.bytes && operands == b.operands;
+         flops == b.flops && bytes == b.bytes && operands == b.operands &&
+         params == b.params;
 }
 bool Stream::operator==(const Stream &b) const {
   return name == b.name && channels == b.channels && body == b.body;
@@ -449,7 +459,78 @@ bool Entry::operator==(const Entry &b) const {
 bool Program::operator==(const Program &o) const {
   return version.major == o.version.major && version.minor == o.version.minor &&
          target == o.target && regions == o.regions && weights == o.weights &&
-         kernels == o.kernels && streams == o.streams && entries == o.entries;
+         kernels == o.kernels && streams == o.streams && entries == o.entries &&
+         params == o.params;
+}
+
+int64_t Program::paramIndex(StringRef name) const {
+  for (size_t i = 0; i < params.size(); ++i)
+    if (params[i].name == name)
+      return static_cast<int64_t>(i);
+  return -1;
+}
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+namespace {
+int64_t floorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+int64_t saturatingAddParam(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  return AddOverflow(a, b, sum) ? (b > 0 ? INT64_MAX : INT64_MIN) : sum;
+}
+} // namespace
+
+Expected<std::vector<int64_t>>
+resolveParams(const Program &program,
+              const std::map<std::string, int64_t> &inputs) {
+  for (const auto &[name, value] : inputs) {
+    int64_t i = program.paramIndex(name);
+    if (i < 0)
+      return createStringError(inconvertibleErrorCode(),
+                               "program has no parameter '%s'", name.c_str());
+    if (!program.params[i].isInput())
+      return createStringError(
+          inconvertibleErrorCode(),
+          "parameter '%s' is derived from '%s', not an input", name.c_str(),
+          program.params[program.params[i].src].name.c_str());
+  }
+  std::vector<int64_t> values;
+  values.reserve(program.params.size());
+  for (const Param &p : program.params) {
+    int64_t v = 0;
+    if (p.isInput()) {
+      auto it = inputs.find(p.name);
+      if (it == inputs.end())
+        return createStringError(inconvertibleErrorCode(),
+                                 "entry needs parameter '%s'", p.name.c_str());
+      v = it->second;
+      if (v < p.min || v > p.max)
+        return createStringError(
+            inconvertibleErrorCode(),
+            "parameter '%s' = %lld is out of range [%lld, %lld]",
+            p.name.c_str(), static_cast<long long>(v),
+            static_cast<long long>(p.min), static_cast<long long>(p.max));
+    } else {
+      if (p.src < 0 || p.src >= static_cast<int64_t>(values.size()) ||
+          p.div < 1)
+        return createStringError(inconvertibleErrorCode(),
+                                 "parameter '%s' is malformed", p.name.c_str());
+      v = floorDiv(saturatingAddParam(values[p.src], p.add), p.div);
+      if (p.mod > 0) {
+        v %= p.mod;
+        if (v < 0)
+          v += p.mod;
+      }
+      v = std::clamp(v, p.min, std::max(p.min, p.max));
+    }
+    values.push_back(v);
+  }
+  return values;
 }
 
 DecodedAddress bankAddress(const Organization &org, int64_t channel,
@@ -560,7 +641,27 @@ public:
       : p(p), problems(problems) {}
 
   void run() {
-    StringSet<> regionNames, launchNames, entryNames;
+    StringSet<> regionNames, launchNames, entryNames, paramNames;
+    if (p.params.size() > kMaxParams)
+      problems.add("program has " + Twine(p.params.size()) +
+                   " parameters, at most " + Twine(kMaxParams) +
+                   " are allowed");
+    for (auto [i, prm] : enumerate(p.params)) {
+      std::string ctx = ("parameter " + Twine(i) + " (" + prm.name + ")").str();
+      checkParamName(ctx, prm.name, paramNames);
+      if (prm.min > prm.max)
+        problems.add(ctx + ": min " + Twine(prm.min) + " is above max " +
+                     Twine(prm.max));
+      if (prm.src != -1 && (prm.src < 0 || prm.src >= static_cast<int64_t>(i)))
+        problems.add(ctx + ": derived from parameter " + Twine(prm.src) +
+                     ", which is not an earlier parameter");
+      if (prm.div < 1)
+        problems.add(ctx + ": div " + Twine(prm.div) + " must be >= 1");
+      if (prm.mod < 0)
+        problems.add(ctx + ": mod " + Twine(prm.mod) + " must be >= 0");
+      if (prm.src == -1 && (prm.add != 0 || prm.div != 1 || prm.mod != 0))
+        problems.add(ctx + ": an input parameter has no add, div or mod");
+    }
     for (auto [i, r] : enumerate(p.regions)) {
       std::string ctx = ("region " + Twine(i) + " (" + r.name + ")").str();
       checkName(ctx, r.name, regionNames);
@@ -651,6 +752,25 @@ public:
   }
 
 private:
+  /// Parameter names appear in affine expressions next to loop variables,
+  /// so they have no dots and are not a canonical loop variable name.
+  void checkParamName(const std::string &ctx, StringRef name,
+                      StringSet<> &seen) {
+    if (!isIdentifier(name) || name.contains('.')) {
+      problems.add(ctx + ": name '" + name +
+                   "' is not a parameter name ([A-Za-z_][A-Za-z0-9_]*)");
+      return;
+    }
+    StringRef digits = name.drop_front();
+    if (name == "ch" || name == "i" || name == "j" || name == "k" ||
+        name == "l" ||
+        (name.size() > 1 && name[0] == 'i' && all_of(digits, isDigit)))
+      problems.add(ctx + ": '" + name +
+                   "' is reserved for loop variables and the channel index");
+    if (!seen.insert(name).second)
+      problems.add(ctx + ": name '" + name + "' is used twice");
+  }
+
   void checkName(const std::string &ctx, StringRef name, StringSet<> &seen) {
     if (!isIdentifier(name)) {
       problems.add(ctx + ": name '" + name +
@@ -720,10 +840,18 @@ private:
                    ", but the program has " + Twine(p.kernels.size()) +
                    " kernels");
     for (auto [j, st] : enumerate(inst.strides)) {
-      if (!isStridable(st.field) || !opcodeHasField(inst.op, st.field))
+      if (isParamStride(st.loop)) {
+        if (!isParamStridable(st.field) || !opcodeHasField(inst.op, st.field))
+          problems.add(ctx + ": field '" + fieldName(st.field) +
+                       "' cannot take a parameter stride");
+        if (st.loop - kParamBase >= p.params.size())
+          problems.add(ctx + ": stride refers to parameter " +
+                       Twine(st.loop - kParamBase) + ", but the program has " +
+                       Twine(p.params.size()) + " parameters");
+      } else if (!isStridable(st.field) || !opcodeHasField(inst.op, st.field))
         problems.add(ctx + ": field '" + fieldName(st.field) +
                      "' cannot take a loop stride");
-      if (st.loop >= depth && st.loop != kChannelIndex)
+      else if (st.loop >= depth && st.loop != kChannelIndex)
         problems.add(ctx + ": stride refers to loop depth " + Twine(st.loop) +
                      ", but the instruction is inside " + Twine(depth) +
                      " loops");
@@ -812,7 +940,8 @@ public:
                        " are out of range (target has " +
                        Twine(org.totalChannels()) + " channels)");
       size_t counter = 0;
-      loopCounts.clear();
+      loops.clear();
+      cornerValues.assign(p.params.size(), 0);
       streamChannels = 0;
       for (const Range &r : s.channels)
         streamChannels += r.count;
@@ -891,9 +1020,9 @@ private:
                    int64_t hi, StringRef what) {
     const Region &r = p.regions[region];
     if (lo < 0 || hi > r.bytes)
-      problems.add(ctx + ": " + what + " [" + Twine(lo) + ", " + Twine(hi) +
-                   ") is outside region '" + r.name + "' (" + Twine(r.bytes) +
-                   " bytes)");
+      report(ctx + ": " + what + " [" + Twine(lo) + ", " + Twine(hi) +
+             ") is outside region '" + r.name + "' (" + Twine(r.bytes) +
+             " bytes)");
   }
 
   void checkWeights() {
@@ -927,15 +1056,40 @@ private:
             op.region, op.offset, op.offset + op.bytes, "bytes");
   }
 
+  /// A field's value with every parameter at the current corner.
+  int64_t valueAt(const Instruction &inst, Field field) {
+    int64_t v = inst.get(field);
+    for (const Stride &st : inst.strides)
+      if (st.field == field && isParamStride(st.loop)) {
+        int64_t term = 0;
+        if (MulOverflow(st.step, cornerValues[st.loop - kParamBase], term))
+          term = st.step > 0 ? INT64_MAX : INT64_MIN;
+        v = saturatingAdd(v, term);
+      }
+    return v;
+  }
+
+  /// The span of `field` over every loop iteration and channel, with the
+  /// parameters at the current corner.
   Span span(const Instruction &inst, Field field) {
     Span s;
     s.lo = s.hi = inst.get(field);
     for (const Stride &st : inst.strides) {
       if (st.field != field)
         continue;
-      int64_t n = st.loop == kChannelIndex      ? streamChannels
-                  : st.loop < loopCounts.size() ? loopCounts[st.loop]
-                                                : 1;
+      int64_t n = 1;
+      if (isParamStride(st.loop)) {
+        // A fixed value at this corner: moves both ends.
+        int64_t term = 0;
+        if (MulOverflow(st.step, cornerValues[st.loop - kParamBase], term) ||
+            AddOverflow(s.lo, term, s.lo) || AddOverflow(s.hi, term, s.hi))
+          s.overflow = true;
+        continue;
+      }
+      if (st.loop == kChannelIndex)
+        n = streamChannels;
+      else if (st.loop < loops.size())
+        n = valueAt(*loops[st.loop], Field::Count);
       // A positive step stretches the top of the span, a negative one the
       // bottom.
       int64_t reach = 0;
@@ -947,19 +1101,36 @@ private:
     return s;
   }
 
+  /// Reports a problem of the current instruction once, however many
+  /// parameter corners show it, naming the first corner that does.
+  void report(const Twine &msg) {
+    std::string text = msg.str();
+    if (!reported.insert(text).second)
+      return;
+    problems.add(text + cornerText);
+  }
+
   /// lo..hi within [0, limit).
   void checkIndex(const std::string &ctx, const Instruction &inst, Field field,
                   int64_t limit, StringRef unit) {
     Span s = span(inst, field);
     if (s.overflow) {
-      problems.add(ctx + ": " + fieldName(field) + " overflows");
+      report(ctx + ": " + fieldName(field) + " overflows");
       return;
     }
     int64_t bad = s.lo < 0 ? s.lo : s.hi;
     if (s.lo < 0 || s.hi >= limit)
-      problems.add(ctx + ": " + fieldName(field) + " " + Twine(bad) +
-                   " is out of range (target has " + Twine(limit) + " " + unit +
-                   ")");
+      report(ctx + ": " + fieldName(field) + " " + Twine(bad) +
+             " is out of range (target has " + Twine(limit) + " " + unit + ")");
+  }
+
+  /// The base and every stride step of `field` are multiples of `unit`.
+  static bool aligned(const Instruction &inst, Field field, int64_t unit) {
+    bool ok = inst.get(field) % unit == 0;
+    for (const Stride &st : inst.strides)
+      if (st.field == field)
+        ok &= st.step % unit == 0;
+    return ok;
   }
 
   /// A byte extent [lo, hi + size) within [0, limit), aligned to accesses.
@@ -967,36 +1138,79 @@ private:
                    int64_t size) {
     Span s = span(inst, field);
     if (s.overflow) {
-      problems.add(ctx + ": " + fieldName(field) + " overflows");
+      report(ctx + ": " + fieldName(field) + " overflows");
       return;
     }
     int64_t gb = t.pim.globalBufferBytes;
     int64_t end = saturatingAdd(s.hi, size);
     if (s.lo < 0 || (gb > 0 && end > gb))
-      problems.add(ctx + ": global-buffer bytes [" + Twine(s.lo) + ", " +
-                   Twine(end) + ") are out of range (target has " + Twine(gb) +
-                   " bytes)");
-    bool aligned = inst.get(field) % org.accessBytes == 0;
-    for (const Stride &st : inst.strides)
-      if (st.field == field)
-        aligned &= st.step % org.accessBytes == 0;
-    if (!aligned)
-      problems.add(ctx + ": " + fieldName(field) + " is not a multiple of " +
-                   Twine(org.accessBytes) + " bytes");
+      report(ctx + ": global-buffer bytes [" + Twine(s.lo) + ", " + Twine(end) +
+             ") are out of range (target has " + Twine(gb) + " bytes)");
+    if (!aligned(inst, field, org.accessBytes))
+      report(ctx + ": " + fieldName(field) + " is not a multiple of " +
+             Twine(org.accessBytes) + " bytes");
   }
 
+  /// Checks `inst` at every corner of the parameters it (or an enclosing
+  /// loop's count) refers to: every field is affine in each parameter, so
+  /// its extremes are at the ends of the parameters' ranges.
   void checkInstruction(size_t streamIndex, const Stream &s,
                         const Instruction &inst, size_t &counter) {
     std::string ctx = instContext(streamIndex, s, counter++, inst);
+    SmallVector<unsigned, 8> used;
+    auto collect = [&](const Instruction &in, bool countOnly) {
+      for (const Stride &st : in.strides)
+        if (isParamStride(st.loop) && (!countOnly || st.field == Field::Count))
+          if (!is_contained(used, st.loop - kParamBase))
+            used.push_back(st.loop - kParamBase);
+    };
+    collect(inst, false);
+    for (const Instruction *l : loops)
+      collect(*l, true);
+    llvm::sort(used);
+    // 2^n corners; past 12 parameters, only all-min and all-max.
+    bool allCorners = used.size() <= 12;
+    uint64_t corners = allCorners ? uint64_t(1) << used.size() : 2;
+    reported.clear();
+    for (uint64_t c = 0; c < corners; ++c) {
+      cornerText.clear();
+      for (auto [b, pi] : enumerate(used)) {
+        const Param &prm = p.params[pi];
+        bool high = allCorners ? (c >> b) & 1 : c == 1;
+        cornerValues[pi] = high ? prm.max : prm.min;
+        cornerText += (cornerText.empty() ? " (at " : ", ") + prm.name + "=" +
+                      std::to_string(cornerValues[pi]);
+      }
+      if (!cornerText.empty())
+        cornerText += ")";
+      checkAtCorner(s, inst, ctx);
+    }
+    cornerText.clear();
+    reported.clear();
+    if (inst.op != Opcode::Loop)
+      return;
+    if (inst.body.empty())
+      problems.add(ctx + ": empty loop body");
+    loops.push_back(&inst);
+    for (const Instruction &child : inst.body)
+      checkInstruction(streamIndex, s, child, counter);
+    loops.pop_back();
+  }
+
+  void checkAtCorner(const Stream &s, const Instruction &inst,
+                     const std::string &ctx) {
     for (const Range &r : inst.channels)
       if (int64_t c = firstChannelOutside(r, s.channels); c >= 0)
-        problems.add(ctx + ": channel " + Twine(c) +
-                     " is not one of the stream's channels");
+        report(ctx + ": channel " + Twine(c) +
+               " is not one of the stream's channels");
     bool hasCol = opcodeHasField(inst.op, Field::Col);
-    if (opcodeHasField(inst.op, Field::Count) && inst.count < 1)
-      problems.add(ctx + ": " +
-                   (inst.op == Opcode::Loop ? "loop count " : "count ") +
-                   Twine(inst.count) + " must be positive");
+    int64_t count = valueAt(inst, Field::Count);
+    if (opcodeHasField(inst.op, Field::Count) && count < 1)
+      report(ctx + ": " + (inst.op == Opcode::Loop ? "loop count " : "count ") +
+             Twine(count) + " must be positive");
+    for (const Instruction *l : loops)
+      if (valueAt(*l, Field::Count) < 1)
+        return; // the body does not run (reported at the loop)
     if (opcodeHasField(inst.op, Field::Row))
       checkIndex(ctx, inst, Field::Row, org.rows, "rows");
     if (opcodeHasField(inst.op, Field::Bank))
@@ -1005,24 +1219,29 @@ private:
     if (hasCol) {
       checkIndex(ctx, inst, Field::Col, org.columns, "columns");
       Span c = span(inst, Field::Col);
-      if (!c.overflow && c.hi < org.columns && inst.count >= 1 &&
-          saturatingAdd(c.hi, inst.count) > org.columns)
-        problems.add(ctx + ": columns " + Twine(c.hi) + ".." +
-                     Twine(saturatingAdd(c.hi, inst.count) - 1) +
-                     " are out of range (target has " + Twine(org.columns) +
-                     " columns)");
+      if (!c.overflow && c.hi < org.columns && count >= 1 &&
+          saturatingAdd(c.hi, count) > org.columns)
+        report(ctx + ": columns " + Twine(c.hi) + ".." +
+               Twine(saturatingAdd(c.hi, count) - 1) +
+               " are out of range (target has " + Twine(org.columns) +
+               " columns)");
     }
     int64_t burstBytes = 0;
-    if (MulOverflow(std::max<int64_t>(inst.count, 0), org.accessBytes,
-                    burstBytes))
+    if (MulOverflow(std::max<int64_t>(count, 0), org.accessBytes, burstBytes))
       burstBytes = INT64_MAX;
+    int64_t bytes = valueAt(inst, Field::Bytes);
     switch (inst.op) {
+    case Opcode::MacAB:
+    case Opcode::MacSB:
+    case Opcode::MacPB:
+      // The base of the MAC's input: one access within the buffer.
+      checkBuffer(ctx, inst, Field::Offset, org.accessBytes);
+      break;
     case Opcode::WrGB:
-      if (inst.bytes <= 0 || inst.bytes % org.accessBytes != 0)
-        problems.add(ctx + ": bytes " + Twine(inst.bytes) +
-                     " must be a positive multiple of " +
-                     Twine(org.accessBytes));
-      checkBuffer(ctx, inst, Field::Offset, std::max<int64_t>(inst.bytes, 0));
+      if (bytes <= 0 || !aligned(inst, Field::Bytes, org.accessBytes))
+        report(ctx + ": bytes " + Twine(bytes) +
+               " must be a positive multiple of " + Twine(org.accessBytes));
+      checkBuffer(ctx, inst, Field::Offset, std::max<int64_t>(bytes, 0));
       break;
     case Opcode::CopyBkGb:
     case Opcode::CopyGbBk:
@@ -1032,26 +1251,26 @@ private:
       checkBuffer(ctx, inst, Field::Offset, burstBytes);
       checkBuffer(ctx, inst, Field::Src, burstBytes);
       break;
-    case Opcode::Sfm:
-      if (inst.length <= 0)
-        problems.add(ctx + ": length " + Twine(inst.length) +
-                     " must be positive");
+    case Opcode::Sfm: {
+      int64_t length = valueAt(inst, Field::Length);
+      if (length <= 0)
+        report(ctx + ": length " + Twine(length) + " must be positive");
       if (inst.fn != Function::Softmax && inst.fn != Function::Exp)
-        problems.add(ctx + ": the near-memory unit runs softmax or exp, not " +
-                     functionName(inst.fn));
+        report(ctx + ": the near-memory unit runs softmax or exp, not " +
+               functionName(inst.fn));
       else if (none_of(t.nearMemory, [](const NearMemoryUnit &u) {
                  return u.name == "softmax";
                }))
-        problems.add(ctx + ": target '" + t.name +
-                     "' has no softmax near-memory unit");
+        report(ctx + ": target '" + t.name +
+               "' has no softmax near-memory unit");
       break;
+    }
     case Opcode::Af:
       if (inst.fn == Function::Softmax)
-        problems.add(ctx + ": softmax is not an activation function (use "
-                           "sfm)");
+        report(ctx + ": softmax is not an activation function (use sfm)");
       else if (!is_contained(t.pim.activationFunctions,
                              functionName(inst.fn).str()))
-        problems.add(
+        report(
             ctx + ": target '" + t.name + "' has no activation function " +
             functionName(inst.fn) +
             (t.pim.activationFunctions.empty()
@@ -1060,36 +1279,32 @@ private:
       break;
     case Opcode::SetCfr:
       if (inst.reg < 0)
-        problems.add(ctx + ": negative register " + Twine(inst.reg));
+        report(ctx + ": negative register " + Twine(inst.reg));
       break;
     default:
       break;
     }
     if (opcodeHasField(inst.op, Field::Data) && inst.dataRegion >= 0) {
       Span d = span(inst, Field::Data);
-      int64_t size = inst.op == Opcode::WrGB ? inst.bytes : burstBytes;
+      int64_t size =
+          inst.op == Opcode::WrGB ? std::max<int64_t>(bytes, 0) : burstBytes;
       if (d.overflow)
-        problems.add(ctx + ": data offset overflows");
+        report(ctx + ": data offset overflows");
       else
         checkExtent(ctx, inst.dataRegion, d.lo, saturatingAdd(d.hi, size),
                     "data bytes");
     }
-    if (inst.op != Opcode::Loop)
-      return;
-    if (inst.body.empty())
-      problems.add(ctx + ": empty loop body");
-    loopCounts.push_back(inst.count);
-    for (const Instruction &child : inst.body)
-      checkInstruction(streamIndex, s, child, counter);
-    loopCounts.pop_back();
   }
 
   const Program &p;
   const Target &t;
   const Organization &org;
   Problems &problems;
-  std::vector<int64_t> loopCounts; // of the enclosing loops, outermost first
-  int64_t streamChannels = 0;      // channels of the current stream
+  std::vector<const Instruction *> loops; // enclosing loops, outermost first
+  int64_t streamChannels = 0;             // channels of the current stream
+  std::vector<int64_t> cornerValues;      // parameter values at the corner
+  std::string cornerText;                 // " (at kv_len=4096)"
+  StringSet<> reported;                   // this instruction's problems
 };
 } // namespace
 
@@ -1143,11 +1358,13 @@ public:
       auto format = fbb.CreateString(w.format);
       auto shape = fbb.CreateVector(w.shape);
       auto tile = fbb.CreateVector(w.tile);
+      auto layout = optionalString(w.layout);
+      auto params = optionalString(w.params);
       fb::Range rows = range(w.rows);
       weights.push_back(fb::CreateWeightBinding(
           fbb, tensor, static_cast<uint32_t>(w.region), format, shape, w.axis,
           tile, static_cast<fb::Interleave>(w.interleave), &rows, w.offset,
-          w.bytes));
+          w.bytes, layout, params));
     }
     std::vector<Offset<fb::HostKernel>> kernels;
     for (const HostKernel &k : p.kernels) {
@@ -1157,9 +1374,10 @@ public:
         ops.emplace_back(op.offset, op.bytes, static_cast<uint32_t>(op.region),
                          static_cast<fb::OperandRole>(op.role));
       auto operands = fbb.CreateVectorOfStructs(ops);
-      kernels.push_back(
-          fb::CreateHostKernel(fbb, name, static_cast<fb::KernelKind>(k.kind),
-                               k.m, k.n, k.k, k.flops, k.bytes, operands));
+      auto params = optionalString(k.params);
+      kernels.push_back(fb::CreateHostKernel(
+          fbb, name, static_cast<fb::KernelKind>(k.kind), k.m, k.n, k.k,
+          k.flops, k.bytes, operands, params));
     }
     std::vector<Offset<fb::Stream>> streams;
     for (const Stream &s : p.streams) {
@@ -1178,11 +1396,21 @@ public:
       entries.push_back(
           fb::CreateEntry(fbb, name, fbb.CreateVectorOfStructs(steps)));
     }
+    Offset<flatbuffers::Vector<Offset<fb::Param>>> params = 0;
+    if (!p.params.empty()) {
+      std::vector<Offset<fb::Param>> list;
+      for (const Param &prm : p.params) {
+        auto name = fbb.CreateString(prm.name);
+        list.push_back(fb::CreateParam(fbb, name, prm.min, prm.max, prm.src,
+                                       prm.add, prm.div, prm.mod));
+      }
+      params = fbb.CreateVector(list);
+    }
     fb::Version version(kProgramVersion.major, kProgramVersion.minor);
-    auto root =
-        fb::CreateProgram(fbb, &version, target, fbb.CreateVector(regions),
-                          fbb.CreateVector(weights), fbb.CreateVector(kernels),
-                          fbb.CreateVector(streams), fbb.CreateVector(entries));
+    auto root = fb::CreateProgram(
+        fbb, &version, target, fbb.CreateVector(regions),
+        fbb.CreateVector(weights), fbb.CreateVector(kernels),
+        fbb.CreateVector(streams), fbb.CreateVector(entries), params);
     fb::FinishProgramBuffer(fbb, root);
     return std::vector<uint8_t>(fbb.GetBufferPointer(),
                                 fbb.GetBufferPointer() + fbb.GetSize());
@@ -1190,6 +1418,11 @@ public:
 
 private:
   static fb::Range range(const Range &r) { return fb::Range(r.first, r.count); }
+
+  /// Empty strings are left out (the 1.0 layout).
+  Offset<flatbuffers::String> optionalString(const std::string &s) {
+    return s.empty() ? 0 : fbb.CreateString(s);
+  }
 
   Offset<flatbuffers::Vector<const fb::Range *>>
   channelSet(const ChannelSet &set) {
@@ -1369,6 +1602,8 @@ Program convert(const fb::Program &in) {
       b.rows = range(w->rows());
       b.offset = w->offset();
       b.bytes = w->bytes();
+      b.layout = str(w->layout());
+      b.params = str(w->params());
       p.weights.push_back(std::move(b));
     }
   if (in.kernels())
@@ -1381,6 +1616,7 @@ Program convert(const fb::Program &in) {
       h.k = k->k();
       h.flops = k->flops();
       h.bytes = k->bytes();
+      h.params = str(k->params());
       if (k->operands())
         for (const fb::KernelOperand *ptr : *k->operands()) {
           fb::KernelOperand op = load<fb::KernelOperand>(ptr);
@@ -1405,6 +1641,10 @@ Program convert(const fb::Program &in) {
         }
       p.entries.push_back(std::move(entry));
     }
+  if (in.params())
+    for (const fb::Param *prm : *in.params())
+      p.params.push_back({str(prm->name()), prm->min(), prm->max(), prm->src(),
+                          prm->add(), prm->div(), prm->mod()});
   return p;
 }
 

@@ -1,9 +1,10 @@
 //===- ProgramText.cpp - pimsim program text form (asm / disasm) ----------===//
 //
-// The text form is line based: directives (.version, .target, .org, .region,
-// .weight, .kernel, .stream, .entry) and, after a .stream, one macro-op per
-// line: a mnemonic and key=value fields. Loops nest with braces. Integer
-// fields may add multiples of enclosing loop variables ("row=8+i"). `#`
+// The text form is line based: directives (.version, .target, .org, .param,
+// .region, .weight, .kernel, .stream, .entry) and, after a .stream, one
+// macro-op per line: a mnemonic and key=value fields. Loops nest with braces. Integer
+// fields may add multiples of enclosing loop variables and of runtime
+// parameters (.param, format 1.1): "row=8+i", "length=kv_len". `#`
 // starts a comment. The printer emits one canonical spelling, so
 // print -> parse -> print is the identity. Syntax: docs/pimsim-isa.md.
 //
@@ -95,8 +96,20 @@ std::string dimsText(ArrayRef<int64_t> dims) {
   return out;
 }
 
-/// base + sum(step * var): "8", "8+i", "2*i-j", "0".
-std::string affineText(int64_t base, ArrayRef<Stride> strides, Field field) {
+/// The name a stride's variable prints as: a loop variable, `ch` or a
+/// parameter.
+std::string strideVarName(const Program &p, unsigned loop) {
+  if (isParamStride(loop)) {
+    unsigned i = loop - kParamBase;
+    return i < p.params.size() ? p.params[i].name
+                               : "<param?" + std::to_string(i) + ">";
+  }
+  return loopVarName(loop);
+}
+
+/// base + sum(step * var): "8", "8+i", "2*i-j", "0", "32*kv_len".
+std::string affineText(const Program &p, int64_t base, ArrayRef<Stride> strides,
+                       Field field) {
   std::string out;
   bool any = false;
   bool hasStride =
@@ -117,7 +130,7 @@ std::string affineText(int64_t base, ArrayRef<Stride> strides, Field field) {
       out += "+";
     if (magnitude != 1)
       out += std::to_string(magnitude) + "*";
-    out += loopVarName(s.loop);
+    out += strideVarName(p, s.loop);
     any = true;
   }
   return out;
@@ -139,6 +152,22 @@ public:
        << " rows=" << o.rows << " columns=" << o.columns
        << " access_bytes=" << o.accessBytes << "\n";
 
+    if (!p.params.empty())
+      os << "\n";
+    for (const Param &prm : p.params) {
+      os << ".param " << prm.name;
+      if (!prm.isInput()) {
+        os << " src=" << name(p.params, prm.src, "param");
+        if (prm.add != 0)
+          os << " add=" << prm.add;
+        if (prm.div != 1)
+          os << " div=" << prm.div;
+        if (prm.mod != 0)
+          os << " mod=" << prm.mod;
+      }
+      os << " min=" << prm.min << " max=" << prm.max << "\n";
+    }
+
     if (!p.regions.empty())
       os << "\n";
     for (const Region &r : p.regions)
@@ -157,7 +186,12 @@ public:
         os << " tile=" << dimsText(w.tile);
       os << " interleave=" << interleaveName(w.interleave)
          << " rows=" << rangeText(w.rows) << " offset=" << w.offset
-         << " bytes=" << w.bytes << "\n";
+         << " bytes=" << w.bytes;
+      if (!w.layout.empty())
+        os << " layout=" << word(w.layout);
+      if (!w.params.empty())
+        os << " params=" << quoted(w.params);
+      os << "\n";
     }
 
     if (!p.kernels.empty())
@@ -170,6 +204,8 @@ public:
         os << (op.role == OperandRole::Input ? " in=" : " out=")
            << regionName(op.region) << "[" << op.offset << ":"
            << op.offset + op.bytes << "]";
+      if (!k.params.empty())
+        os << " params=" << quoted(k.params);
       os << "\n";
     }
 
@@ -229,7 +265,7 @@ private:
           os << " data=" << regionName(inst.dataRegion);
           if (inst.dataOffset != 0 || hasStride) {
             std::string off =
-                affineText(inst.dataOffset, inst.strides, Field::Data);
+                affineText(p, inst.dataOffset, inst.strides, Field::Data);
             os << (off[0] == '-' ? "" : "+") << off;
           }
         }
@@ -243,14 +279,15 @@ private:
         break;
       case Field::Count:
         if (inst.op == Opcode::Loop) {
-          os << " " << loopVarName(depth - 1) << " " << inst.count;
+          os << " " << loopVarName(depth - 1) << " "
+             << affineText(p, inst.count, inst.strides, Field::Count);
           break;
         }
         [[fallthrough]];
       default:
         if (spec.required || hasStride || inst.get(f) != defaults.get(f))
           os << " " << fieldName(f) << "="
-             << affineText(inst.get(f), inst.strides, f);
+             << affineText(p, inst.get(f), inst.strides, f);
       }
     }
     if (inst.op != Opcode::Loop) {
@@ -466,6 +503,8 @@ private:
         return parseTarget(toks);
       if (d == ".org")
         return parseOrg(toks);
+      if (d == ".param")
+        return parseParam(toks);
       if (d == ".region")
         return parseRegion(toks);
       if (d == ".weight")
@@ -569,19 +608,24 @@ private:
     return Error::success();
   }
 
-  /// The loop variable `name` names: its nesting depth.
+  /// The loop variable or parameter `name` names: its Stride::loop value
+  /// (nesting depth, kChannelIndex or kParamBase + index).
   std::optional<unsigned> loopDepth(StringRef name) {
     if (name == "ch")
       return kChannelIndex;
     for (size_t i = loops.size(); i-- > 0;)
       if (loops[i].var == name)
         return i;
+    if (int64_t i = p.paramIndex(name); i >= 0)
+      return kParamBase + static_cast<unsigned>(i);
     return std::nullopt;
   }
 
-  /// base (+|-) [n*]var ...; strides go to `inst` for `field`.
+  /// base (+|-) [n*]var ...; strides go to `inst` for `field`. Loop
+  /// variables are allowed on isStridable fields, parameters on
+  /// isParamStridable ones.
   Error parseAffine(const Token &tok, StringRef s, unsigned offset, Field field,
-                    bool stridable, int64_t &base, Instruction *inst) {
+                    int64_t &base, Instruction *inst) {
     base = 0;
     bool first = true;
     StringRef all = s;
@@ -627,9 +671,11 @@ private:
       std::optional<unsigned> depth = loopDepth(var);
       if (!depth)
         return bad(termAt, "unknown loop variable '" + var + "'");
-      if (!stridable)
-        return bad(termAt, "'" + fieldName(field) +
-                               "' cannot depend on a loop variable");
+      if (isParamStride(*depth) ? !isParamStridable(field)
+                                : !isStridable(field))
+        return bad(termAt,
+                   "'" + fieldName(field) + "' cannot depend on a " +
+                       (isParamStride(*depth) ? "parameter" : "loop variable"));
       int64_t step = static_cast<int64_t>(coeff);
       inst->addStride(field, *depth, negative ? -step : step);
     }
@@ -737,6 +783,49 @@ private:
     return Error::success();
   }
 
+  /// .param NAME [src=OTHER [add=N] [div=N] [mod=N]] min=A max=B
+  Error parseParam(std::vector<Token> &toks) {
+    Param prm;
+    if (toks.size() < 2 || toks[1].hasKey || toks[1].quoted)
+      return error(toks[0], ".param needs a parameter name");
+    if (!isLoopVariable(toks[1].value))
+      return error(toks[1], "'" + toks[1].value +
+                                "' is not a parameter name "
+                                "([A-Za-z_][A-Za-z0-9_]*)");
+    prm.name = toks[1].value;
+    if (p.paramIndex(prm.name) >= 0)
+      return error(toks[1], "parameter '" + prm.name + "' is defined twice");
+    StringMap<const Token *> kv;
+    const StringRef keys[] = {"src", "add", "div", "mod", "min", "max"};
+    if (Error err = collect(toks, 2, ".param", keys, kv))
+      return err;
+    if (Error err = require(toks[0], kv, {"min", "max"}))
+      return err;
+    if (kv.count("src")) {
+      prm.src = p.paramIndex(kv["src"]->value);
+      if (prm.src < 0)
+        return errorAtValue(*kv["src"], 0,
+                            "unknown parameter '" + kv["src"]->value + "'");
+    } else {
+      for (StringRef k : {"add", "div", "mod"})
+        if (kv.count(k))
+          return error(*kv[k], "'" + k + "' needs 'src='");
+    }
+    std::pair<StringRef, int64_t *> ints[] = {{"add", &prm.add},
+                                              {"div", &prm.div},
+                                              {"mod", &prm.mod},
+                                              {"min", &prm.min},
+                                              {"max", &prm.max}};
+    for (auto &f : ints)
+      if (kv.count(f.first))
+        if (Error err = parseInt(*kv[f.first], *f.second))
+          return err;
+    if (p.params.size() >= kMaxParams)
+      return error(toks[0], "more than " + Twine(kMaxParams) + " parameters");
+    p.params.push_back(std::move(prm));
+    return Error::success();
+  }
+
   Error lookupRegion(const Token &tok, StringRef name, unsigned offset,
                      int64_t &out) {
     auto it = regionIndex.find(name);
@@ -785,8 +874,9 @@ private:
       return error(toks[0], ".weight needs a tensor name");
     w.tensor = toks[1].value;
     StringMap<const Token *> kv;
-    const StringRef keys[] = {"region",     "format", "shape",  "axis", "tile",
-                              "interleave", "rows",   "offset", "bytes"};
+    const StringRef keys[] = {"region", "format",     "shape", "axis",
+                              "tile",   "interleave", "rows",  "offset",
+                              "bytes",  "layout",     "params"};
     if (Error err = collect(toks, 2, ".weight", keys, kv))
       return err;
     if (Error err = require(toks[0], kv,
@@ -819,6 +909,10 @@ private:
         return err;
     if (Error err = parseInt(*kv["bytes"], w.bytes))
       return err;
+    if (kv.count("layout"))
+      w.layout = kv["layout"]->value;
+    if (kv.count("params"))
+      w.params = kv["params"]->value;
     p.weights.push_back(std::move(w));
     return Error::success();
   }
@@ -862,8 +956,8 @@ private:
     if (Error err = declareLaunchName(toks[1], k.name))
       return err;
     StringMap<const Token *> kv;
-    const StringRef keys[] = {"kind",  "m",     "n",  "k",
-                              "flops", "bytes", "in", "out"};
+    const StringRef keys[] = {"kind",  "m",  "n",   "k",     "flops",
+                              "bytes", "in", "out", "params"};
     if (Error err = collect(toks, 2, ".kernel", keys, kv, {"in", "out"}))
       return err;
     if (Error err = require(toks[0], kv, {"kind"}))
@@ -891,6 +985,8 @@ private:
         return err;
       k.operands.push_back(op);
     }
+    if (kv.count("params"))
+      k.params = kv["params"]->value;
     kernelIndex[k.name] = p.kernels.size();
     p.kernels.push_back(std::move(k));
     return Error::success();
@@ -1006,17 +1102,33 @@ private:
       if (toks.back().is("{") == false)
         return error(toks.back(), "expected '{' at the end of the loop line");
       toks.pop_back();
-      if (next < toks.size() && !toks[next].hasKey && !toks[next].quoted &&
-          isLoopVariable(toks[next].value)) {
+      // `loop [VAR] COUNT`: the count is the last positional operand.
+      size_t positional = 0;
+      while (next + positional < toks.size() && !toks[next + positional].hasKey)
+        ++positional;
+      if (positional == 2) {
+        if (toks[next].quoted || !isLoopVariable(toks[next].value))
+          return error(toks[next], "expected a loop variable name, found '" +
+                                       toks[next].value + "'");
         loopVar = toks[next].value;
         if (loopVar == "ch")
           return error(toks[next], "'ch' is the channel index, not a loop "
                                    "variable name");
+        if (p.paramIndex(loopVar) >= 0)
+          return error(toks[next], "'" + loopVar +
+                                       "' is a parameter, not a loop "
+                                       "variable name");
         ++next;
+      } else if (positional != 1) {
+        return error(positional ? toks[next + 2] : head,
+                     positional ? Twine("expected key=value, found '") +
+                                      toks[next + 2].value + "'"
+                                : Twine("loop needs an iteration count"));
       }
-      if (next >= toks.size() || toks[next].hasKey)
-        return error(head, "loop needs an iteration count");
-      if (Error err = parseInt(toks[next], inst.count))
+      if (toks[next].quoted)
+        return error(toks[next], "expected an iteration count");
+      if (Error err = parseAffine(toks[next], toks[next].value, 0, Field::Count,
+                                  inst.count, &inst))
         return err;
       ++next;
     } else if (*op == Opcode::Call) {
@@ -1093,12 +1205,11 @@ private:
       StringRef off = s.drop_front(cut);
       off.consume_front("+");
       unsigned at = s.size() - off.size();
-      return parseAffine(t, off, at, Field::Data, true, inst.dataOffset, &inst);
+      return parseAffine(t, off, at, Field::Data, inst.dataOffset, &inst);
     }
     default: {
       int64_t base = 0;
-      if (Error err = parseAffine(t, t.value, 0, field, isStridable(field),
-                                  base, &inst))
+      if (Error err = parseAffine(t, t.value, 0, field, base, &inst))
         return err;
       inst.set(field, base);
       return Error::success();

@@ -140,10 +140,11 @@ namespace {
 class StreamExpander {
 public:
   StreamExpander(const Target &target, int64_t channel, int64_t channelIndex,
-                 std::vector<Request> &out,
+                 ArrayRef<int64_t> params, std::vector<Request> &out,
                  std::vector<RequestOperand> *operands)
       : tgt(target), org(target.org), channel(channel),
-        channelIndex(channelIndex), out(out), operands(operands) {}
+        channelIndex(channelIndex), params(params), out(out),
+        operands(operands) {}
 
   /// Records `sync` / `call` as rendezvous cuts instead of per-channel
   /// barriers (used by Simulator::run).
@@ -164,7 +165,7 @@ private:
     if (!inst.channels.empty() && !channelSetContains(inst.channels, channel))
       return Error::success();
     auto f = [&](Field field) {
-      return inst.at(field, loopIndices, channelIndex);
+      return inst.at(field, loopIndices, channelIndex, params);
     };
     if (inst.op == Opcode::Loop) {
       int64_t count = f(Field::Count);
@@ -190,6 +191,9 @@ private:
       o.offset = f(Field::Data) + i * org.accessBytes;
       if (inst.op == Opcode::WrGB)
         o.gbOffset = f(Field::Offset) + i * org.accessBytes;
+      else if (inst.op == Opcode::MacAB || inst.op == Opcode::MacSB ||
+               inst.op == Opcode::MacPB)
+        o.gbOffset = f(Field::Offset); // base of the MAC's input
       else if (inst.op == Opcode::RdAcc)
         o.gbOffset = i * (org.accessBytes / 4); // first PIM unit
       else if (inst.op == Opcode::MvSB)         // its first PIM unit
@@ -367,7 +371,8 @@ private:
   const Target &tgt;
   const Organization &org;
   int64_t channel;
-  int64_t channelIndex; // position of `channel` in the stream's channel set
+  int64_t channelIndex;     // position of `channel` in the stream's channel set
+  ArrayRef<int64_t> params; // parameter values
   std::vector<Request> &out;
   std::vector<RequestOperand> *operands; // functional mode only
   RequestOperand pending;                // the next request's operand
@@ -376,19 +381,75 @@ private:
   int64_t streamIndex = 0, cutOrdinal = 0;
 };
 
-/// Sends every command to the functional model and then to the caller's
-/// observer.
-class TeeObserver : public CommandObserver {
+/// Sends every command to each observer of a list, in order.
+class FanOutObserver : public CommandObserver {
 public:
-  TeeObserver(CommandObserver *a, CommandObserver *b) : a(a), b(b) {}
+  explicit FanOutObserver(std::vector<CommandObserver *> list)
+      : list(std::move(list)) {}
   void onCommand(int64_t cycle, Command cmd, const DecodedAddress &addr,
                  const Request *req) override {
-    a->onCommand(cycle, cmd, addr, req);
-    b->onCommand(cycle, cmd, addr, req);
+    for (CommandObserver *o : list)
+      o->onCommand(cycle, cmd, addr, req);
   }
 
 private:
-  CommandObserver *a, *b;
+  std::vector<CommandObserver *> list;
+};
+
+/// Records, per stream of the phase, the cycle of its last command relative
+/// to the phase start. A request is found by its position in its channel's
+/// request list (the engine passes pointers into the sub-phase's lists), and
+/// the stream by the segments of that list.
+class StreamCycleObserver : public CommandObserver {
+public:
+  explicit StreamCycleObserver(int64_t channels)
+      : channels(channels), base(channels), first(channels),
+        segments(channels) {}
+  void startPhase(size_t streams) { last.assign(streams, 0); }
+  void addSegment(int64_t channel, size_t start, int64_t slot) {
+    segments[channel].push_back({start, slot});
+  }
+  void clearSegments() {
+    for (auto &s : segments)
+      s.clear();
+  }
+  /// Sub-phase work of `channel` starts at request `start` of its list.
+  void setWork(int64_t channel, const Request *data, size_t start) {
+    base[channel] = data;
+    first[channel] = start;
+  }
+  void onCommand(int64_t cycle, Command, const DecodedAddress &addr,
+                 const Request *req) override {
+    if (!req)
+      return;
+    int64_t c = addr.stack * perStack() + addr.channel;
+    if (c < 0 || c >= channels || !base[c] || segments[c].empty())
+      return;
+    size_t index = static_cast<size_t>(req - base[c]) + first[c];
+    const auto &seg = segments[c];
+    auto it =
+        std::upper_bound(seg.begin(), seg.end(), index,
+                         [](size_t i, const std::pair<size_t, int64_t> &s) {
+                           return i < s.first;
+                         });
+    if (it == seg.begin())
+      return;
+    int64_t slot = std::prev(it)->second;
+    last[slot] = std::max(last[slot], cycle + cycleOffset);
+  }
+  std::vector<int64_t> lastCycles() const { return last; }
+  void setChannelsPerStack(int64_t n) { channelsPerStack = n; }
+  int64_t cycleOffset = 0; // the sub-phase's start, in cycles
+
+private:
+  int64_t perStack() const { return channelsPerStack; }
+  int64_t channels;
+  int64_t channelsPerStack = 1;
+  std::vector<const Request *> base;
+  std::vector<size_t> first;
+  // Per channel: (first request index, stream slot), by index.
+  std::vector<std::vector<std::pair<size_t, int64_t>>> segments;
+  std::vector<int64_t> last;
 };
 
 /// Shifts each phase's cycles (which restart at 0) to the run's timeline,
@@ -442,12 +503,14 @@ void addPhaseStats(Stats &total, const Stats &s) {
 } // namespace
 
 Error Simulator::expandStream(const Stream &stream, int64_t channel,
-                              std::vector<Request> &out) const {
-  return expandStream(stream, channel, out, nullptr);
+                              std::vector<Request> &out,
+                              ArrayRef<int64_t> params) const {
+  return expandStream(stream, channel, out, params, nullptr);
 }
 
 Error Simulator::expandStream(const Stream &stream, int64_t channel,
                               std::vector<Request> &out,
+                              ArrayRef<int64_t> params,
                               std::vector<RequestOperand> *operands,
                               std::vector<StreamCut> *cuts,
                               int64_t streamIndex) const {
@@ -460,7 +523,7 @@ Error Simulator::expandStream(const Stream &stream, int64_t channel,
   if (position < 0)
     return createStringError(formatv("stream '{0}' does not run on channel {1}",
                                      stream.name, channel));
-  StreamExpander expander(tgt, channel, position, out, operands);
+  StreamExpander expander(tgt, channel, position, params, out, operands);
   if (cuts)
     expander.setCuts(cuts, streamIndex);
   if (Error e = expander.expand(stream.body))
@@ -471,6 +534,13 @@ Error Simulator::expandStream(const Stream &stream, int64_t channel,
 }
 
 Expected<RunReport> Simulator::run(StringRef entryName,
+                                   CommandObserver *observer) {
+  return run(entryName, {}, nullptr, observer);
+}
+
+Expected<RunReport> Simulator::run(StringRef entryName,
+                                   const std::map<std::string, int64_t> &inputs,
+                                   const HostKernelRunner &runner,
                                    CommandObserver *observer) {
   if (!prog)
     return createStringError("no program loaded");
@@ -485,6 +555,10 @@ Expected<RunReport> Simulator::run(StringRef entryName,
     return createStringError(formatv(
         "program has no entry point '{0}' (it has: {1})", entryName, known));
   }
+  auto resolved = resolveParams(*prog, inputs);
+  if (!resolved)
+    return resolved.takeError();
+  const std::vector<int64_t> &params = *resolved;
 
   RunReport report;
   report.entry = entryName.str();
@@ -498,16 +572,29 @@ Expected<RunReport> Simulator::run(StringRef entryName,
     shifted = std::make_unique<OffsetObserver>(observer);
     observer = shifted.get();
   }
-  std::unique_ptr<TeeObserver> tee;
-  CommandObserver *engineObserver = observer;
-  if (functional) {
-    if (observer)
-      tee = std::make_unique<TeeObserver>(functional.get(), observer);
-    engineObserver =
-        tee ? static_cast<CommandObserver *>(tee.get()) : functional.get();
-  }
+  // Every run records each stream's last command (PhaseReport::
+  // streamCycles); the functional model and the caller's observer follow.
+  StreamCycleObserver streamCycles(channels);
+  streamCycles.setChannelsPerStack(tgt.org.channels);
+  std::vector<CommandObserver *> chain = {&streamCycles};
+  if (functional)
+    chain.push_back(functional.get());
+  if (observer)
+    chain.push_back(observer);
+  FanOutObserver engineObserver(chain);
+
+  auto callRunner = [&](int64_t kernel) -> Error {
+    if (!runner)
+      return Error::success();
+    if (Error e = runner(kernel, prog->kernels[kernel], params))
+      return createStringError(formatv("host kernel '{0}': {1}",
+                                       prog->kernels[kernel].name,
+                                       toString(std::move(e))));
+    return Error::success();
+  };
+
   // Runs the requests of one sub-phase (everything between two rendezvous
-  // cuts) on a fresh engine; returns its PIM seconds.
+  // cuts) on a fresh engine.
   auto runRequests = [&](std::vector<std::vector<Request>> &work,
                          PhaseReport &phase, double startSeconds) -> Error {
     int64_t requests = 0;
@@ -519,7 +606,7 @@ Expected<RunReport> Simulator::run(StringRef entryName,
     if (shifted)
       shifted->offset = std::llround(startSeconds * 1e12 / tgt.tCKps);
     EngineOptions options;
-    options.observer = engineObserver;
+    options.observer = &engineObserver;
     if (functional) {
       if (phaseOperands.size() > UINT32_MAX)
         return createStringError(
@@ -542,12 +629,13 @@ Expected<RunReport> Simulator::run(StringRef entryName,
   };
 
   std::vector<std::vector<StreamCut>> cuts(channels);
-  auto runPhase = [&](std::vector<std::vector<Request>> &streams,
-                      double hostSeconds, int64_t kernels) -> Error {
+  std::vector<int64_t> phaseStreams, phaseKernels;
+  auto runPhase = [&](std::vector<std::vector<Request>> &streams) -> Error {
     PhaseReport phase;
     phase.startSeconds = report.seconds;
-    phase.hostSeconds = hostSeconds;
-    phase.hostKernels = kernels;
+    phase.streams = phaseStreams;
+    streamCycles.startPhase(phaseStreams.size());
+    double hostSeconds = 0; // of the entry's kernel steps
     // Sub-phase k runs every channel's requests up to its k-th cut; the
     // channels then meet, and the host kernels `call`ed there run before any
     // channel goes on. Each call runs once however many channels reach it.
@@ -565,7 +653,9 @@ Expected<RunReport> Simulator::run(StringRef entryName,
         size_t end =
             k < cuts[c].size() ? cuts[c][k].position : streams[c].size();
         work[c].assign(streams[c].begin() + begin, streams[c].begin() + end);
+        streamCycles.setWork(c, work[c].data(), begin);
       }
+      streamCycles.cycleOffset = std::llround(pimSeconds * 1e12 / tgt.tCKps);
       double before = phase.pimSeconds;
       if (Error e = runRequests(work, phase, phase.startSeconds + pimSeconds))
         return e;
@@ -573,65 +663,89 @@ Expected<RunReport> Simulator::run(StringRef entryName,
       for (int64_t c = 0; c < channels; ++c)
         if (k < cuts[c].size() && cuts[c][k].kernel >= 0 &&
             called.insert({cuts[c][k].stream, cuts[c][k].ordinal}).second) {
-          double t =
-              hostKernelSeconds(tgt.host, prog->kernels[cuts[c][k].kernel]);
+          int64_t kernel = cuts[c][k].kernel;
+          double t = hostKernelSeconds(tgt.host, prog->kernels[kernel]);
           pimSeconds += t;
           phase.hostSeconds += t;
           ++phase.hostKernels;
+          phase.kernels.push_back(kernel);
+          phase.kernelSeconds.push_back(t);
+          if (Error e = callRunner(kernel))
+            return e;
         }
     }
+    // The entry's kernels: timed as overlapping the streams, run (by the
+    // runner) after them.
+    for (int64_t kernel : phaseKernels) {
+      double t = hostKernelSeconds(tgt.host, prog->kernels[kernel]);
+      hostSeconds += t;
+      phase.hostSeconds += t;
+      ++phase.hostKernels;
+      phase.kernels.push_back(kernel);
+      phase.kernelSeconds.push_back(t);
+      if (Error e = callRunner(kernel))
+        return e;
+    }
+    phase.streamCycles = streamCycles.lastCycles();
     report.hostSeconds += phase.hostSeconds;
     // Kernels launched by the entry overlap the streams; calls do not.
     report.seconds += std::max(pimSeconds, hostSeconds);
-    report.phases.push_back(phase);
+    report.phases.push_back(std::move(phase));
     for (auto &s : streams)
       s.clear();
     for (auto &c : cuts)
       c.clear();
     phaseOperands.clear();
+    phaseStreams.clear();
+    phaseKernels.clear();
+    streamCycles.clearSegments();
     return Error::success();
   };
 
   std::vector<std::vector<Request>> streams(channels);
-  double hostSeconds = 0;
-  int64_t kernels = 0;
   for (const EntryStep &step : entry->steps) {
     switch (step.kind) {
     case StepKind::Stream: {
       const Stream &stream = prog->streams[step.index];
+      int64_t slot = phaseStreams.size();
+      phaseStreams.push_back(step.index);
       for (const Range &r : stream.channels)
-        for (int64_t c = r.first; c < r.end(); ++c)
-          if (Error e = expandStream(stream, c, streams[c], operands, &cuts[c],
-                                     step.index))
-            return std::move(e);
+        for (int64_t c = r.first; c < r.end(); ++c) {
+          streamCycles.addSegment(c, streams[c].size(), slot);
+          if (Error e = expandStream(stream, c, streams[c], params, operands,
+                                     &cuts[c], step.index))
+            return e;
+        }
       break;
     }
     case StepKind::Kernel:
-      hostSeconds += hostKernelSeconds(tgt.host, prog->kernels[step.index]);
-      ++kernels;
+      phaseKernels.push_back(step.index);
       break;
     case StepKind::Barrier:
-      if (Error e = runPhase(streams, hostSeconds, kernels))
-        return std::move(e);
-      hostSeconds = 0;
-      kernels = 0;
+      if (Error e = runPhase(streams))
+        return e;
       break;
     }
   }
-  if (Error e = runPhase(streams, hostSeconds, kernels))
-    return std::move(e);
+  if (Error e = runPhase(streams))
+    return e;
   return report;
 }
 
 json::Value RunReport::toJSON(const Target &target) const {
   json::Array phaseList;
   for (const PhaseReport &p : phases)
-    phaseList.push_back(json::Object{{"start_seconds", p.startSeconds},
-                                     {"pim_cycles", p.pimCycles},
-                                     {"pim_seconds", p.pimSeconds},
-                                     {"host_seconds", p.hostSeconds},
-                                     {"requests", p.requests},
-                                     {"host_kernels", p.hostKernels}});
+    phaseList.push_back(
+        json::Object{{"start_seconds", p.startSeconds},
+                     {"pim_cycles", p.pimCycles},
+                     {"pim_seconds", p.pimSeconds},
+                     {"host_seconds", p.hostSeconds},
+                     {"requests", p.requests},
+                     {"host_kernels", p.hostKernels},
+                     {"streams", json::Array(p.streams)},
+                     {"stream_cycles", json::Array(p.streamCycles)},
+                     {"kernels", json::Array(p.kernels)},
+                     {"kernel_seconds", json::Array(p.kernelSeconds)}});
   return json::Object{{"entry", entry},
                       {"seconds", seconds},
                       {"host_seconds", hostSeconds},

@@ -1,7 +1,7 @@
 //===- pimsim.cpp - the PIM simulator's command line ----------------------===//
 //
 //   pimsim run <program.pimb> --target <file> [--mode timing|functional]
-//              [--stats f]
+//              [--entry name] [--param name=value]... [--stats f]
 //   pimsim trace <requests.trace> --target <file> [--stats f] [--trace f]
 //   pimsim asm <program.s> -o <program.pimb>
 //   pimsim disasm <program.pimb> [-o <program.s>]
@@ -69,6 +69,10 @@ cl::opt<std::string> entryName("entry", cl::sub(runCmd), cl::init("decode"),
                                cl::value_desc("name"),
                                cl::desc("Entry point to run (default: decode)"),
                                cl::cat(category));
+cl::list<std::string>
+    paramValues("param", cl::sub(runCmd), cl::value_desc("name=value"),
+                cl::desc("Input parameter of the entry (repeatable)"),
+                cl::cat(category));
 cl::opt<std::string> outputPath("o", cl::sub(asmCmd), cl::sub(disasmCmd),
                                 cl::value_desc("file"), cl::init("-"),
                                 cl::desc("Output file (default: stdout)"),
@@ -209,12 +213,22 @@ int runProgramCommand() {
   auto program = readProgram(runInput);
   if (!program)
     return fail(toString(program.takeError()));
+  std::map<std::string, int64_t> inputs;
+  for (StringRef kv : paramValues) {
+    auto [name, text] = kv.split('=');
+    int64_t value = 0;
+    if (name.empty() || !kv.contains('=') || text.getAsInteger(0, value))
+      return fail(formatv("--param: expected name=value, found '{0}'", kv));
+    if (!inputs.try_emplace(name.str(), value).second)
+      return fail(formatv("--param: '{0}' given twice", name));
+  }
   Simulator sim(std::move(*target), mode);
   if (Error e = sim.loadProgram(std::move(*program)))
     return fail(formatv("{0}: {1}", runInput, toString(std::move(e))));
   TraceRecorder recorder(sim.target());
   auto start = std::chrono::steady_clock::now();
-  auto report = sim.run(entryName, tracePath.empty() ? nullptr : &recorder);
+  auto report = sim.run(entryName, inputs, nullptr,
+                        tracePath.empty() ? nullptr : &recorder);
   double host =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

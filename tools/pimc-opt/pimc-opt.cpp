@@ -1,5 +1,6 @@
 //===- pimc-opt.cpp - MLIR optimizer driver over pimc dialects ------------===//
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
+#include "pimc/Dialect/PIM/IR/PIMDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -10,7 +11,7 @@
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  registry.insert<pimc::llm::LLMDialect, mlir::func::FuncDialect,
+  registry.insert<pimc::llm::LLMDialect, pimc::pim::PIMDialect, mlir::func::FuncDialect,
                   mlir::arith::ArithDialect, mlir::tensor::TensorDialect>();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();

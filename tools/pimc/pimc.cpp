@@ -2,13 +2,17 @@
 //
 //   pimc import <checkpoint-dir> -o model.mlir
 //   pimc run-ref <checkpoint-dir> --prompt-ids 1,2,3 --max-new-tokens N
+//   pimc compile <checkpoint-dir | model.mlir> --target t.json -o model.pimb
 //
 //===----------------------------------------------------------------------===//
+#include "pimc/Backend/Backend.h"
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
+#include "pimc/Dialect/PIM/IR/PIMDialect.h"
 #include "pimc/Frontend/HF/HFImporter.h"
 #include "pimc/Reference/Interpreter.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
@@ -16,6 +20,10 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "mlir/IR/Verifier.h"
+
+#include <chrono>
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -34,6 +42,9 @@ cl::SubCommand importCmd("import",
 cl::SubCommand
     runRefCmd("run-ref",
               "Run a model greedily on the CPU reference interpreter");
+
+cl::SubCommand compileCmd("compile",
+                          "Compile a model for a PIM target (.pimb program)");
 
 // import
 cl::opt<std::string> importInput(cl::Positional, cl::sub(importCmd),
@@ -70,9 +81,51 @@ cl::opt<std::string>
 cl::opt<bool> jsonOutput("json", cl::sub(runRefCmd), cl::cat(pimcCategory),
                          cl::desc("Print the result as JSON"));
 
+// compile
+cl::opt<std::string> compileInput(cl::Positional, cl::sub(compileCmd),
+                                  cl::cat(pimcCategory),
+                                  cl::desc("<checkpoint-dir | model.mlir>"),
+                                  cl::Required);
+cl::opt<std::string> compileTarget(
+    "target", cl::sub(compileCmd), cl::cat(pimcCategory),
+    cl::desc("Target description (default: targets/hbm3-pim.json)"),
+    cl::value_desc("target.json"), cl::init("targets/hbm3-pim.json"));
+cl::opt<std::string>
+    compileOutput("o", cl::sub(compileCmd), cl::cat(pimcCategory),
+                  cl::desc("Output file (.pimb program; .mlir or text for "
+                           "--compile-to=llm|pim; '-' for stdout)"),
+                  cl::value_desc("file"), cl::Required);
+cl::opt<std::string> compileTo(
+    "compile-to", cl::sub(compileCmd), cl::cat(pimcCategory),
+    cl::desc("Stop after a phase: llm (dispatch-annotated llm IR), pim (the "
+             "placed pim.program), asm (program assembly text), program "
+             "(binary, the default)"),
+    cl::init("program"));
+cl::opt<std::string> dumpPhases(
+    "dump-phases-to", cl::sub(compileCmd), cl::cat(pimcCategory),
+    cl::desc("Write every phase (llm.mlir, llm-dispatched.mlir, pim.mlir, "
+             "program.pimasm) into this directory"),
+    cl::value_desc("dir"));
+cl::list<std::string> dispatchForce(
+    "dispatch", cl::sub(compileCmd), cl::cat(pimcCategory),
+    cl::desc("Force a placement per op class: linear=pim|host, "
+             "attention=pim|host, elementwise=host (repeatable)"),
+    cl::value_desc("class=unit"), cl::CommaSeparated);
+cl::opt<bool> printIRAfterAll(
+    "mlir-print-ir-after-all", cl::sub(compileCmd), cl::cat(pimcCategory),
+    cl::desc("Print the IR after each compiler pass (MLIR)"));
+cl::opt<bool> printIRBeforeAll(
+    "mlir-print-ir-before-all", cl::sub(compileCmd), cl::cat(pimcCategory),
+    cl::desc("Print the IR before each compiler pass (MLIR)"));
+cl::opt<bool> mlirTiming("mlir-timing", cl::sub(compileCmd),
+                         cl::cat(pimcCategory),
+                         cl::desc("Report the time of each pass (MLIR)"));
+cl::opt<bool> compileQuiet("quiet", cl::sub(compileCmd), cl::cat(pimcCategory),
+                           cl::desc("Do not print the compile summary"));
+
 // shared
 cl::opt<int64_t> maxContext(
-    "max-context", cl::sub(importCmd), cl::sub(runRefCmd),
+    "max-context", cl::sub(importCmd), cl::sub(runRefCmd), cl::sub(compileCmd),
     cl::cat(pimcCategory),
     cl::desc("KV-cache capacity in positions (default: "
              "min(max_position_embeddings, 4096); 4096 for dynamic RoPE)"),
@@ -212,6 +265,190 @@ int runReference(mlir::MLIRContext &ctx) {
   return 0;
 }
 
+Error writeText(StringRef path, function_ref<void(raw_ostream &)> fn) {
+  return writeToOutput(path, [&](raw_ostream &os) -> Error {
+    fn(os);
+    return Error::success();
+  });
+}
+
+int runCompile(mlir::MLIRContext &ctx) {
+  if (compileTo != "llm" && compileTo != "pim" && compileTo != "asm" &&
+      compileTo != "program")
+    return fail(formatv("--compile-to={0}: expected llm, pim, asm or program",
+                        compileTo));
+  auto targetBuf = MemoryBuffer::getFile(compileTarget);
+  if (!targetBuf)
+    return fail(formatv("cannot read target '{0}': {1}", compileTarget,
+                        targetBuf.getError().message()));
+  auto target = pimsim::parseTarget((*targetBuf)->getBuffer(), compileTarget);
+  if (!target)
+    return fail(toString(target.takeError()));
+
+  backend::BackendOptions options;
+  options.maxContext = maxContext;
+  options.targetName = target->name;
+  options.targetHash = pimsim::targetContentHash((*targetBuf)->getBuffer());
+  for (const std::string &d : dispatchForce) {
+    auto [cls, unit] = StringRef(d).split('=');
+    if (cls.empty() || unit.empty())
+      return fail(formatv("--dispatch {0}: expected class=unit", d));
+    if (cls != "linear" && cls != "attention" && cls != "elementwise")
+      return fail(formatv("--dispatch {0}: unknown op class '{1}' (linear, "
+                          "attention, elementwise)",
+                          d, cls));
+    options.dispatch[cls.str()] = unit.str();
+  }
+
+  auto start = std::chrono::steady_clock::now();
+  hf::registerImportDialects(ctx);
+  ctx.loadDialect<pim::PIMDialect>();
+  // Diagnostics name the op; printing the whole module with them does not help.
+  ctx.printOpOnDiagnostic(false);
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  if (!sys::fs::exists(compileInput))
+    return fail(formatv("'{0}': no such checkpoint directory or IR file",
+                        compileInput));
+  if (sys::fs::is_directory(compileInput)) {
+    hf::ImportOptions io;
+    // The importer's cache capacity follows the model; the backend decides
+    // what it provisions.
+    auto model = hf::importCheckpointDir(ctx, compileInput, io);
+    if (!model)
+      return fail(toString(model.takeError()));
+    module = std::move(model->module);
+  } else {
+    module = mlir::parseSourceFile<mlir::ModuleOp>(compileInput, sourceMgr,
+                                                   mlir::ParserConfig(&ctx));
+    if (!module)
+      return fail(formatv("cannot parse '{0}'", compileInput));
+  }
+  if (!dumpPhases.empty()) {
+    if (std::error_code ec = sys::fs::create_directories(dumpPhases))
+      return fail(formatv("cannot create '{0}': {1}", dumpPhases,
+                          ec.message()));
+    if (Error e = writeText(dumpPhases + "/llm.mlir",
+                            [&](raw_ostream &os) { module->print(os); }))
+      return fail(toString(std::move(e)));
+  }
+
+  auto runPass = [&](std::unique_ptr<mlir::Pass> pass) -> bool {
+    mlir::PassManager pm(&ctx);
+    if (printIRAfterAll || printIRBeforeAll)
+      pm.enableIRPrinting(
+          [&](mlir::Pass *, mlir::Operation *) { return printIRBeforeAll.getValue(); },
+          [&](mlir::Pass *, mlir::Operation *) { return printIRAfterAll.getValue(); },
+          /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false);
+    if (mlirTiming)
+      pm.enableTiming();
+    pm.addPass(std::move(pass));
+    return succeeded(pm.run(*module));
+  };
+  if (!runPass(backend::createDispatchPass(*target, options)))
+    return fail(formatv("'{0}' cannot be compiled for target '{1}' (errors "
+                        "above)",
+                        compileInput, target->name));
+  if (!dumpPhases.empty())
+    if (Error e = writeText(dumpPhases + "/llm-dispatched.mlir",
+                            [&](raw_ostream &os) { module->print(os); }))
+      return fail(toString(std::move(e)));
+  if (compileTo == "llm") {
+    if (Error e = writeText(compileOutput,
+                            [&](raw_ostream &os) { module->print(os); }))
+      return fail(toString(std::move(e)));
+    return 0;
+  }
+  if (!runPass(backend::createLowerToPIMPass(*target, options)))
+    return fail(formatv("'{0}' cannot be compiled for target '{1}' (errors "
+                        "above)",
+                        compileInput, target->name));
+  pim::ProgramOp program;
+  module->walk([&](pim::ProgramOp p) { program = p; });
+  if (failed(mlir::verify(program)))
+    return fail("the lowered pim.program does not verify (errors above)");
+  if (!dumpPhases.empty())
+    if (Error e = writeText(dumpPhases + "/pim.mlir",
+                            [&](raw_ostream &os) { program->print(os); }))
+      return fail(toString(std::move(e)));
+  if (compileTo == "pim") {
+    if (Error e = writeText(compileOutput,
+                            [&](raw_ostream &os) { program->print(os); }))
+      return fail(toString(std::move(e)));
+    return 0;
+  }
+  auto text = backend::toAssembly(program, *target);
+  if (!text)
+    return fail(toString(text.takeError()));
+  if (!dumpPhases.empty())
+    if (Error e = writeText(dumpPhases + "/program.pimasm",
+                            [&](raw_ostream &os) { os << *text; }))
+      return fail(toString(std::move(e)));
+  auto prog = backend::serialize(program, *target);
+  if (!prog)
+    return fail(formatv("internal error: the compiled program is invalid: {0}",
+                        toString(prog.takeError())));
+  if (compileTo == "asm") {
+    if (Error e = writeText(compileOutput, [&](raw_ostream &os) {
+          pimsim::printProgram(*prog, os);
+        }))
+      return fail(toString(std::move(e)));
+  } else if (Error e = pimsim::writeProgram(*prog, compileOutput)) {
+    return fail(formatv("cannot write '{0}': {1}", compileOutput,
+                        toString(std::move(e))));
+  }
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  if (compileQuiet || compileOutput == "-")
+    return 0;
+
+  // Summary: placement, memory use, estimated time per token.
+  auto i64 = [&](StringRef k) {
+    auto a = program->getAttrOfType<mlir::IntegerAttr>(k);
+    return a ? a.getInt() : 0;
+  };
+  double pimNs = 0, hostNs = 0;
+  int64_t gemvs = 0, attn = 0;
+  program.walk([&](pim::StreamOp s) {
+    if (auto d = s.getDispatchAttr())
+      if (auto c = d.getAs<mlir::FloatAttr>("pim_ns")) {
+        if (s.getSymName().ends_with("kv_append"))
+          return;
+        pimNs += c.getValueAsDouble();
+        (s.getSymName().ends_with("attention") ? attn : gemvs)++;
+      }
+  });
+  int64_t kernels = 0;
+  program.walk([&](pim::KernelOp k) {
+    ++kernels;
+    if (auto c = k.getCostNsAttr())
+      hostNs += c.getValueAsDouble();
+  });
+  int64_t rowsUsed = 0;
+  program.walk([&](pim::RegionOp r) {
+    rowsUsed = std::max(rowsUsed, r.getRows()[0] + r.getRows()[1]);
+  });
+  outs() << formatv("compiled {0} for {1} in {2:F2} s -> {3}\n", compileInput,
+                    target->name, seconds, compileOutput);
+  outs() << formatv("  placement: {0} fused GEMVs and {1} attention layers on "
+                    "the PIM units, {2} host kernels; max context {3}\n",
+                    gemvs, attn, kernels, i64("pim.max_context"));
+  double devGB = target->org.totalBytes() / 1e9;
+  outs() << formatv("  memory:    weights {0:F3} GB, KV cache {1:F3} GB, "
+                    "activations {2:F1} KB; {3} of {4} rows per bank "
+                    "({5:F1}% of {6:F0} GB)\n",
+                    i64("pim.weight_bytes") / 1e9, i64("pim.kv_bytes") / 1e9,
+                    i64("pim.act_bytes") / 1e3, rowsUsed, target->org.rows,
+                    100.0 * rowsUsed / target->org.rows, devGB);
+  outs() << formatv("  estimate:  {0:F1} us per token ({1:F1} us PIM at "
+                    "the capped internal peak + {2:F1} us host); simulate "
+                    "with 'pimc run'\n",
+                    (pimNs + hostNs) / 1e3, pimNs / 1e3, hostNs / 1e3);
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -222,12 +459,15 @@ int main(int argc, char **argv) {
       "pimc: compile large language models for processing-in-memory\n\n"
       "  pimc import <checkpoint-dir> -o model.mlir\n"
       "  pimc run-ref <checkpoint-dir> --prompt-ids 1,2,3 --max-new-tokens N\n"
+      "  pimc compile <checkpoint-dir | model.mlir> --target t.json -o m.pimb\n"
       "\nRun 'pimc <subcommand> --help' for a subcommand's options.\n");
   mlir::MLIRContext ctx;
   if (importCmd)
     return runImport(ctx);
   if (runRefCmd)
     return runReference(ctx);
+  if (compileCmd)
+    return runCompile(ctx);
   errs() << "pimc: no subcommand given; run 'pimc --help'\n";
   return 1;
 }

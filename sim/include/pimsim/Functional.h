@@ -34,6 +34,7 @@ struct RequestOperand {
   int64_t region = -1;             // data region (-1: none)
   int64_t offset = 0;              // byte offset in the region
   int64_t gbOffset = 0;            // WRGB: byte offset in the global buffer;
+                                   // MAC*: byte base of the input in it;
                                    // RDACC / MVSB: first PIM unit of the burst
   int64_t length = 0;              // SFM: elements
   Function fn = Function::Softmax; // SFM: softmax or exp
@@ -80,7 +81,7 @@ private:
   ChannelState &state(int64_t channel);
   void fail(std::string message);
   void mac(int64_t channel, llvm::ArrayRef<int64_t> banks, int64_t row,
-           int64_t col);
+           int64_t col, int64_t gbOffset);
   float element(const uint8_t *p) const;
   /// The reduced result of PIM unit `unit` (rd_acc, mv_sb); clears it.
   float takeAccumulator(ChannelState &s, int64_t unit);

@@ -21,6 +21,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,8 +32,10 @@ struct ProgramVersion {
   uint16_t major = 1;
   uint16_t minor = 0;
 };
-/// The version this pimsim reads (any 1.x) and writes.
-constexpr ProgramVersion kProgramVersion{1, 0};
+/// The version this pimsim reads (any 1.x) and writes. 1.1 added runtime
+/// parameters, `offset` on mac_*, masking sfm and the opaque `params` /
+/// `layout` strings of kernels and weight bindings.
+constexpr ProgramVersion kProgramVersion{1, 1};
 
 /// Half-open [first, first + count). Printed inclusive: "0-15".
 struct Range {
@@ -103,6 +106,8 @@ struct WeightBinding {
   Interleave interleave = Interleave::Channel;
   Range rows;
   int64_t offset = 0, bytes = 0; // byte extent within the region
+  std::string layout; // (1.1) opaque to pimsim: the compiler's layout name
+  std::string params; // (1.1) opaque to pimsim: JSON by convention
 
   bool operator==(const WeightBinding &o) const;
 };
@@ -147,6 +152,7 @@ struct HostKernel {
   int64_t flops = 0;
   int64_t bytes = 0; // host memory traffic
   std::vector<KernelOperand> operands;
+  std::string params; // (1.1) opaque to pimsim: JSON by convention
 
   bool operator==(const HostKernel &o) const;
 };
@@ -221,6 +227,9 @@ constexpr unsigned kNumFields = 14;
 llvm::StringRef fieldName(Field field); // "row", "data", ...
 /// Fields a loop stride may advance (Data: the data offset).
 bool isStridable(Field field);
+/// Fields a parameter stride may advance: the stridable ones plus count,
+/// length and bytes.
+bool isParamStridable(Field field);
 
 /// The fields an opcode takes, in print order. Every other field must keep
 /// its default value.
@@ -236,9 +245,34 @@ bool opcodeHasField(Opcode op, Field field);
 /// data ("data=act+256*ch" in the text form).
 constexpr unsigned kChannelIndex = 255;
 
+/// Stride::loop values kParamBase + p (p < kMaxParams) name runtime
+/// parameter p (Program::params) instead of a loop.
+constexpr unsigned kParamBase = 128;
+constexpr unsigned kMaxParams = 64;
+inline bool isParamStride(unsigned loop) {
+  return loop >= kParamBase && loop < kParamBase + kMaxParams;
+}
+
+/// A runtime parameter (1.1). `src == -1`: an input the caller supplies
+/// (resolveParams), within [min, max]. Otherwise derived from parameter
+/// `src` (< its own index): clamp(((value(src) + add) floordiv div) % mod
+/// (the modulo only if mod > 0, and non-negative), min, max).
+struct Param {
+  std::string name;
+  int64_t min = 0, max = 0;
+  int64_t src = -1;
+  int64_t add = 0, div = 1, mod = 0;
+
+  bool isInput() const { return src < 0; }
+  bool operator==(const Param &o) const {
+    return name == o.name && min == o.min && max == o.max && src == o.src &&
+           add == o.add && div == o.div && mod == o.mod;
+  }
+};
+
 /// `field` advances by `step` per iteration of the enclosing loop at nesting
-/// depth `loop` (0: the outermost loop of the stream), or per channel when
-/// `loop` is kChannelIndex.
+/// depth `loop` (0: the outermost loop of the stream), per channel when
+/// `loop` is kChannelIndex, or per unit of parameter `loop - kParamBase`.
 struct Stride {
   Field field = Field::Row;
   unsigned loop = 0;
@@ -256,7 +290,7 @@ struct Instruction {
   int64_t row = 0, col = 0;
   int64_t count = 1;  // op size: columns, bursts, or loop iterations
   int64_t bank = 0;   // flat bank index within the channel
-  int64_t offset = 0; // global-buffer byte offset
+  int64_t offset = 0; // global-buffer byte offset (mac_*: input base)
   int64_t src = 0;    // second global-buffer byte offset (ew_add)
   int64_t bytes = 0;
   int64_t length = 0; // elements (sfm)
@@ -273,9 +307,11 @@ struct Instruction {
   void set(Field field, int64_t value);
   /// The field's value in the iteration given by the enclosing loops'
   /// indices (outermost first), on the channel at position `channelIndex`
-  /// of the stream's channel set.
+  /// of the stream's channel set, with parameter values `params` (one per
+  /// Program::params, from resolveParams; a missing value counts as 0).
   int64_t at(Field field, llvm::ArrayRef<int64_t> loopIndices,
-             int64_t channelIndex = 0) const;
+             int64_t channelIndex = 0,
+             llvm::ArrayRef<int64_t> params = {}) const;
   /// Adds a stride, keeping `strides` sorted; steps for the same
   /// (field, loop) add up, and a zero sum removes the stride.
   Instruction &addStride(Field field, unsigned loop, int64_t step);
@@ -333,13 +369,17 @@ struct Entry {
 };
 
 struct Program {
-  ProgramVersion version = kProgramVersion; // as read; writers stamp 1.0
+  ProgramVersion version = kProgramVersion; // as read; writers stamp 1.1
   TargetIdentity target;
   std::vector<Region> regions;
   std::vector<WeightBinding> weights;
   std::vector<HostKernel> kernels;
   std::vector<Stream> streams;
   std::vector<Entry> entries;
+  std::vector<Param> params; // (1.1) at most kMaxParams
+
+  /// Index of the parameter named `name`, or -1.
+  int64_t paramIndex(llvm::StringRef name) const;
 
   bool operator==(const Program &o) const;
   bool operator!=(const Program &o) const { return !(*this == o); }
@@ -365,6 +405,14 @@ llvm::Error checkProgram(const Program &program);
 /// extents are in range for every loop iteration, loop counts are positive,
 /// regions do not overlap, entries are non-empty.
 llvm::Error validateProgram(const Program &program, const Target &target);
+
+/// The value of every parameter (one per Program::params, in order) from
+/// the caller's input parameters. Errors: an input parameter missing from
+/// `inputs` ("entry needs parameter 'pos'"), a name in `inputs` that is not
+/// an input parameter, a value outside [min, max].
+llvm::Expected<std::vector<int64_t>>
+resolveParams(const Program &program,
+              const std::map<std::string, int64_t> &inputs);
 
 /// Text form (ProgramText.cpp). printProgram is the disassembler;
 /// parseProgramText the assembler, with errors "file:line:col: message".

@@ -18,8 +18,10 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace pimsim {
@@ -34,6 +36,16 @@ struct PhaseReport {
   int64_t pimCycles = 0;
   double pimSeconds = 0, hostSeconds = 0;
   int64_t requests = 0, hostKernels = 0;
+  /// Streams launched in the phase (Program::streams indices, step order)
+  /// and, per stream, the cycle of its last command relative to the phase
+  /// start (0 for a stream that issued nothing).
+  std::vector<int64_t> streams, streamCycles;
+  /// Kernels run in the phase (Program::kernels indices) in the order the
+  /// runner sees them: the `call`s, as their rendezvous are reached, then
+  /// the entry's kernel steps in step order; and the host model's time of
+  /// each (same order).
+  std::vector<int64_t> kernels;
+  std::vector<double> kernelSeconds;
 };
 
 struct RunReport {
@@ -57,6 +69,14 @@ private:
   int64_t rowBytes;
   std::map<uint64_t, std::vector<uint8_t>> rows; // keyed by addr / rowBytes
 };
+
+/// Runs a host kernel's work (e.g. on the region data, in functional mode).
+/// Called with the kernel's index in Program::kernels, the kernel, and the
+/// run's parameter values (one per Program::params). An error aborts the
+/// run.
+using HostKernelRunner =
+    std::function<llvm::Error(int64_t kernelIndex, const HostKernel &kernel,
+                              llvm::ArrayRef<int64_t> paramValues)>;
 
 class Simulator {
 public:
@@ -87,14 +107,29 @@ public:
   llvm::Expected<std::vector<uint8_t>>
   readRegion(llvm::StringRef region, uint64_t offset, size_t bytes) const;
 
-  /// Runs entry point `entry` of the loaded program.
+  /// Runs entry point `entry` of the loaded program with no input
+  /// parameters (a program with input parameters needs the form below).
   llvm::Expected<RunReport> run(llvm::StringRef entry,
                                 CommandObserver *observer = nullptr);
 
+  /// Runs entry point `entry` with input parameters `inputs`
+  /// (resolveParams). Each phase runs its streams on the engine; then
+  /// `runner` (if set, in either mode) is called for each of the phase's
+  /// kernel steps, in step order. A `call K` in a stream calls `runner` at
+  /// the rendezvous, before any channel goes on. The runner may use
+  /// writeRegion / readRegion. An error from it aborts the run and is
+  /// returned.
+  llvm::Expected<RunReport> run(llvm::StringRef entry,
+                                const std::map<std::string, int64_t> &inputs,
+                                const HostKernelRunner &runner = nullptr,
+                                CommandObserver *observer = nullptr);
+
   /// The requests one channel runs for a stream (macro-op expansion with
-  /// loops and strides unrolled), in issue order.
+  /// loops and strides unrolled), in issue order, with parameter values
+  /// `params` (one per Program::params).
   llvm::Error expandStream(const Stream &stream, int64_t channel,
-                           std::vector<Request> &out) const;
+                           std::vector<Request> &out,
+                           llvm::ArrayRef<int64_t> params = {}) const;
 
   /// A rendezvous point of a stream's channels (`sync`, or `call` of a host
   /// kernel) at `position` in a channel's request list.
@@ -107,6 +142,7 @@ public:
 private:
   llvm::Error expandStream(const Stream &stream, int64_t channel,
                            std::vector<Request> &out,
+                           llvm::ArrayRef<int64_t> params,
                            std::vector<RequestOperand> *operands,
                            std::vector<StreamCut> *cuts = nullptr,
                            int64_t streamIndex = 0) const;

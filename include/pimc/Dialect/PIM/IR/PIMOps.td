@@ -1,0 +1,154 @@
+//===- PIMOps.td - the pim dialect ---------------------------*- tablegen -*-===//
+//
+// Device level: a placed program for one PIM target. Mirrors the pimsim
+// program (docs/pimsim-isa.md) one to one so that serialization is a
+// translation, not a decision: parameters, regions (placed DRAM ranges),
+// weight bindings, host kernels (lists of host ops), per-channel streams of
+// ISA macro-ops with loops, and entry points (ordered steps).
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIMC_PIM_OPS
+#define PIMC_PIM_OPS
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/RegionKindInterface.td"
+
+def PIM_Dialect : Dialect {
+  let name = "pim";
+  let cppNamespace = "::pimc::pim";
+  let summary = "Placed PIM programs: regions, bindings, macro-op streams";
+  let description = [{
+    The backend's device-level IR. Everything is placed: regions name
+    channel/bank/row ranges, weight bindings say where each tensor lives,
+    streams hold the macro-ops of the target ISA (`pim.macro`, verified
+    against pimsim's opcode table) with explicit ordering (`barrier`), and
+    entries sequence streams and host kernels. Integer fields of macro-ops
+    are either integers or affine expressions (strings) over the enclosing
+    `pim.loop` variables, `ch` (the channel's index in its stream) and
+    `pim.param` names, e.g. `"40+krow"`, `"8*i+j"`; a `data` field is
+    `"region+expr"`.
+  }];
+}
+
+class PIM_Op<string mnemonic, list<Trait> traits = []>
+    : Op<PIM_Dialect, mnemonic, traits>;
+
+def PIM_I64 : TypedSignlessIntegerAttrBase<I64, "int64_t",
+    "64-bit signless integer attribute">;
+
+def PIM_ProgramOp : PIM_Op<"program", [SymbolTable, IsolatedFromAbove,
+    NoTerminator, SingleBlock]> {
+  let summary = "a placed program for one target";
+  let arguments = (ins StrAttr:$target, StrAttr:$target_hash);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+}
+
+def PIM_ParamOp : PIM_Op<"param", [Symbol, HasParent<"ProgramOp">]> {
+  let summary = "a runtime parameter (input, or derived from another)";
+  let description = [{
+    Input (no `src`): supplied per run, within [min, max]. Derived:
+    `clamp(((src + add) floordiv div) % mod, min, max)` (`mod = 0`: none).
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, PIM_I64:$min, PIM_I64:$max,
+                   OptionalAttr<FlatSymbolRefAttr>:$src,
+                   DefaultValuedAttr<PIM_I64, "0">:$add,
+                   DefaultValuedAttr<PIM_I64, "1">:$div,
+                   DefaultValuedAttr<PIM_I64, "0">:$mod);
+  let assemblyFormat = "$sym_name attr-dict";
+  let hasVerifier = 1;
+}
+
+def PIM_RegionOp : PIM_Op<"region", [Symbol, HasParent<"ProgramOp">]> {
+  let summary = "a placed block of device memory";
+  let description = [{
+    The same banks and rows in each channel of `channels`. Ranges are
+    [first, count]. `kind`: weights, kv_cache, activations or scratch.
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$kind,
+                   DenseI64ArrayAttr:$channels, DenseI64ArrayAttr:$banks,
+                   DenseI64ArrayAttr:$rows, PIM_I64:$bytes);
+  let assemblyFormat = "$sym_name attr-dict";
+  let hasVerifier = 1;
+}
+
+def PIM_WeightOp : PIM_Op<"weight", [HasParent<"ProgramOp">]> {
+  let summary = "where a weight tensor is placed";
+  let description = [{
+    `tensor` is the llm IR's weight name; `layout` (e.g. `gemv_rows`) with
+    its `params` is documented in docs/backend-abi.md.
+  }];
+  let arguments = (ins StrAttr:$tensor, FlatSymbolRefAttr:$region,
+                   StrAttr:$format, DenseI64ArrayAttr:$shape, StrAttr:$layout,
+                   DictionaryAttr:$params, DenseI64ArrayAttr:$rows,
+                   PIM_I64:$bytes);
+  let assemblyFormat = "$tensor attr-dict";
+  let hasVerifier = 1;
+}
+
+def PIM_KernelOp : PIM_Op<"kernel", [Symbol, HasParent<"ProgramOp">,
+    NoTerminator, SingleBlock]> {
+  let summary = "a host kernel: host ops run in order on the act region";
+  let description = [{
+    `kind` is the pimsim kernel kind; `flops` and `bytes` drive the host
+    model; `cost_ns` is the estimate the dispatch recorded.
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$kind, PIM_I64:$flops,
+                   PIM_I64:$bytes, OptionalAttr<F64Attr>:$cost_ns);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+}
+
+def PIM_HostOp : PIM_Op<"host_op", [HasParent<"KernelOp">]> {
+  let summary = "one host op (docs/backend-abi.md)";
+  let arguments = (ins StrAttr:$name, DictionaryAttr:$args);
+  let assemblyFormat = "$name $args attr-dict";
+  let hasVerifier = 1;
+}
+
+def PIM_StreamOp : PIM_Op<"stream", [Symbol, HasParent<"ProgramOp">,
+    NoTerminator, SingleBlock]> {
+  let summary = "macro-ops run by every channel of a channel range";
+  let description = [{
+    `channels` is [first, count]. Optional `dispatch` records why this
+    work runs on PIM (op class, estimated PIM and host nanoseconds).
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, DenseI64ArrayAttr:$channels,
+                   OptionalAttr<DictionaryAttr>:$dispatch);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+}
+
+def PIM_LoopOp : PIM_Op<"loop", [NoTerminator, SingleBlock]> {
+  let summary = "repeat the body; `var` names the iteration in expressions";
+  let arguments = (ins StrAttr:$var, AnyAttr:$count);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$var `,` $count attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+}
+
+def PIM_MacroOp : PIM_Op<"macro"> {
+  let summary = "one ISA macro-op (docs/pimsim-isa.md)";
+  let description = [{
+    `op` is the mnemonic (`mac_ab`, `wr_gb`, `rd_acc`, `mv_sb`, `sfm`,
+    `mv_gb`, `st`, `barrier`, ...); `fields` holds the op's fields, each an
+    integer or an expression string (`fn` is a function name). The
+    verifier checks the fields against pimsim's table of the opcode.
+  }];
+  let arguments = (ins StrAttr:$op, DictionaryAttr:$fields);
+  let assemblyFormat = "$op $fields attr-dict";
+  let hasVerifier = 1;
+}
+
+def PIM_EntryOp : PIM_Op<"entry", [Symbol, HasParent<"ProgramOp">]> {
+  let summary = "an entry point: streams, kernels and barriers in order";
+  let arguments = (ins SymbolNameAttr:$sym_name, ArrayAttr:$steps);
+  let assemblyFormat = "$sym_name $steps attr-dict";
+  let hasVerifier = 1;
+}
+
+#endif // PIMC_PIM_OPS

@@ -1,0 +1,1152 @@
+//===- LowerToPIM.cpp - dispatch and llm -> pim lowering ------------------===//
+//
+// Decode (one token per call of entry `decode`) of a llm @forward function:
+//   * GEMVs (llm.linear, llm.gated_mlp projections, llm.lm_head) run on the
+//     PIM units in the `gemv_rows` layout; linears that share an input are
+//     one fused GEMV (one input broadcast: Q/K/V, gate/up);
+//   * attention runs on the PIM units over the KV cache (K rows, V^T rows),
+//     softmax on the near-memory unit, one KV head per channel;
+//   * everything else (embedding, norms, RoPE, residual adds, the gate
+//     activation, format conversion) is host ops, fused into one host
+//     kernel per gap between PIM phases.
+// Strategy, layouts and limits: docs/backend.md; ABI: docs/backend-abi.md.
+//
+//===----------------------------------------------------------------------===//
+#include "pimc/Backend/Backend.h"
+#include "pimc/Dialect/LLM/IR/LLMDialect.h"
+#include "pimc/Dialect/PIM/IR/PIMDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Pass/Pass.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace pimc;
+using namespace pimc::backend;
+
+namespace {
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Elements of an activation tensor for one token (dynamic dims are T = 1).
+int64_t tokenElements(Type type) {
+  auto t = cast<ShapedType>(type);
+  int64_t n = 1;
+  for (int64_t d : t.getShape())
+    n *= ShapedType::isDynamic(d) ? 1 : d;
+  return n;
+}
+
+/// Bytes a weight occupies as stored in the checkpoint.
+int64_t weightBytes(Type type) {
+  if (auto q = dyn_cast<llm::QuantizedWeightType>(type))
+    return q.getRows() * q.getCols() * q.getBits() / 8;
+  auto t = cast<ShapedType>(type);
+  return t.getNumElements() * t.getElementTypeBitWidth() / 8;
+}
+
+std::pair<int64_t, int64_t> weightShape(Type type) {
+  if (auto q = dyn_cast<llm::QuantizedWeightType>(type))
+    return {q.getRows(), q.getCols()};
+  auto t = cast<ShapedType>(type);
+  return {t.getDimSize(0), t.getDimSize(1)};
+}
+
+/// What the target offers the cost model.
+struct Machine {
+  const pimsim::Target &t;
+  int64_t C, B, lanes, cols, E, gbBytes, gbEl, units, perBurst, rowBytes;
+  std::string fmt;
+  bool softmaxUnit = false;
+  double pimBytesPerSec, hostBytesPerSec, hostFlops, launchNs;
+
+  explicit Machine(const pimsim::Target &t) : t(t) {
+    C = t.org.totalChannels();
+    B = t.org.banksPerChannel();
+    lanes = t.pim.lanes;
+    cols = t.org.columns;
+    E = cols * lanes;
+    gbBytes = t.pim.globalBufferBytes;
+    gbEl = gbBytes / 2;
+    units = B / std::max<int64_t>(1, t.pim.banksPerUnit);
+    perBurst = t.org.accessBytes / 4;
+    rowBytes = t.org.rowBytes();
+    fmt = t.pim.inputFormat;
+    for (const pimsim::NearMemoryUnit &u : t.nearMemory)
+      softmaxUnit |= u.name == "softmax";
+    pimBytesPerSec = t.internalPeakBytesPerSec();
+    hostBytesPerSec = t.host.bandwidthBytes;
+    hostFlops = t.host.flops;
+    launchNs = t.host.launchNs;
+  }
+  /// Estimated time of a memory-bound op on the PIM units: its bytes at the
+  /// internal (power-capped) peak plus one input broadcast over the link.
+  double pimNs(int64_t bytes, int64_t inputBytes) const {
+    double link = t.host.linkBytes > 0 ? inputBytes / t.host.linkBytes : 0;
+    return (bytes / pimBytesPerSec + link) * 1e9;
+  }
+  /// Estimated host time: launch + max(compute, memory).
+  double hostNs(int64_t bytes, int64_t flops) const {
+    return launchNs + std::max(flops / hostFlops, bytes / hostBytesPerSec) * 1e9;
+  }
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Dispatch
+//===----------------------------------------------------------------------===//
+
+static StringRef opClass(Operation *op) {
+  if (isa<llm::LinearOp, llm::GatedMLPOp, llm::LMHeadOp>(op))
+    return "linear";
+  if (isa<llm::AttentionOp, llm::KVCacheAppendOp, llm::KVCacheReadOp>(op))
+    return "attention";
+  return "elementwise";
+}
+
+LogicalResult pimc::backend::annotateDispatch(ModuleOp module,
+                                              const pimsim::Target &target,
+                                              const BackendOptions &options) {
+  Machine m(target);
+  auto forward = module.lookupSymbol<func::FuncOp>("forward");
+  if (!forward)
+    return module.emitError("no func.func @forward to compile");
+  Builder b(module.getContext());
+  bool ok = true;
+  forward.walk([&](Operation *op) {
+    if (!isa<llm::LLMDialect>(op->getDialect()) || isa<llm::WeightOp>(op))
+      return;
+    StringRef cls = opClass(op);
+    int64_t bytes = 0, flops = 0, inBytes = 0;
+    for (Value v : op->getOperands())
+      if (auto w = v.getDefiningOp<llm::WeightOp>())
+        bytes += weightBytes(w.getType());
+      else if (isa<ShapedType>(v.getType()))
+        inBytes += tokenElements(v.getType()) * 4;
+    flops = 2 * std::max<int64_t>(bytes / 2, inBytes / 4);
+    double pimNs = 0, hostNs = m.hostNs(bytes + inBytes, flops);
+    std::string choice = "host";
+    if (cls == "linear" || cls == "attention") {
+      // Decode GEMV / attention: memory bound, the PIM units win.
+      pimNs = m.pimNs(bytes, inBytes);
+      choice = pimNs < hostNs ? "pim" : "host";
+    }
+    auto forced = options.dispatch.find(cls.str());
+    if (forced != options.dispatch.end()) {
+      if (forced->second != "pim" && forced->second != "host") {
+        op->emitError() << "--dispatch " << cls << "=" << forced->second
+                        << ": expected pim or host";
+        ok = false;
+        return;
+      }
+      if (forced->second == "pim" && cls == "elementwise") {
+        op->emitError() << "'" << op->getName()
+                        << "' cannot run on the PIM units of target '"
+                        << target.name << "'";
+        ok = false;
+        return;
+      }
+      choice = forced->second;
+    }
+    if (choice == "host" && cls != "elementwise") {
+      op->emitError() << "'" << op->getName()
+                      << "' placed on the host: the host path for "
+                      << cls << " ops is not implemented yet";
+      ok = false;
+      return;
+    }
+    op->setAttr("pim.dispatch", b.getStringAttr(choice));
+    op->setAttr("pim.cost",
+                b.getDictionaryAttr(
+                    {b.getNamedAttr("pim_ns", b.getF64FloatAttr(pimNs)),
+                     b.getNamedAttr("host_ns", b.getF64FloatAttr(hostNs))}));
+  });
+  return success(ok);
+}
+
+//===----------------------------------------------------------------------===//
+// Lowering
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// An activation buffer in the `act` region. Logical element i of a strided
+/// slot is at element (i / block) * stride + i % block.
+struct Slot {
+  int64_t off = 0, n = 0;
+  std::string fmt = "f32";
+  int64_t block = 0, stride = 0; // 0: contiguous
+  bool contiguous() const { return block == 0 || block == stride; }
+};
+
+/// Attention geometry shared by layers with the same head dim and window.
+struct Geometry {
+  int64_t hd, maxT, window; // window 0: none (linear cache)
+  int64_t cpk, kpr, KR, nd, VR;
+  std::string slot, kvLen, kbank, kgrp, krow, vrow, vcol, kvRows, vrows;
+};
+
+struct CacheInfo {
+  int64_t layer = 0;
+  Value k, v; // appended key/value (after RoPE)
+};
+
+class Lowering {
+public:
+  Lowering(ModuleOp module, const pimsim::Target &t, const BackendOptions &o)
+      : module(module), m(t), opts(o), b(module.getContext()) {}
+
+  FailureOr<pim::ProgramOp> run();
+
+private:
+  // IR construction helpers.
+  NamedAttribute attr(StringRef k, int64_t v) {
+    return b.getNamedAttr(k, b.getI64IntegerAttr(v));
+  }
+  NamedAttribute attr(StringRef k, StringRef v) {
+    return b.getNamedAttr(k, b.getStringAttr(v));
+  }
+  NamedAttribute attr(StringRef k, Attribute v) { return b.getNamedAttr(k, v); }
+  DictionaryAttr buf(const Slot &s) {
+    return b.getDictionaryAttr(
+        {attr("off", s.off), attr("n", s.n), attr("fmt", s.fmt)});
+  }
+  DictionaryAttr tensorRef(llm::WeightOp w) {
+    auto t = cast<ShapedType>(w.getType());
+    return b.getDictionaryAttr(
+        {attr("tensor", w.getName()),
+         attr("shape", b.getI64ArrayAttr(t.getShape()))});
+  }
+  Slot alloc(int64_t n, StringRef fmt = "f32") {
+    Slot s;
+    s.off = actBytes;
+    s.n = n;
+    s.fmt = fmt.str();
+    int64_t bytes = n * (fmt == "f32" ? 4 : 2);
+    actBytes += ceilDiv(bytes, 64) * 64;
+    return s;
+  }
+  void hostOp(StringRef name, ArrayRef<NamedAttribute> args) {
+    pending.push_back({name.str(), b.getDictionaryAttr(args)});
+  }
+  void macro(OpBuilder &sb, StringRef op, ArrayRef<NamedAttribute> fields) {
+    pim::MacroOp::create(sb, loc, sb.getStringAttr(op),
+                         sb.getDictionaryAttr(fields));
+  }
+  void barrier(OpBuilder &sb) { macro(sb, "barrier", {}); }
+  /// Opens a loop and returns a builder positioned in its body.
+  OpBuilder loop(OpBuilder &sb, StringRef var, Attribute count) {
+    auto l = pim::LoopOp::create(sb, loc, sb.getStringAttr(var), count);
+    l.getBody().push_back(new Block);
+    return OpBuilder::atBlockEnd(&l.getBody().front());
+  }
+  pim::StreamOp stream(StringRef name, int64_t ch0, int64_t nch,
+                       DictionaryAttr dispatch) {
+    auto s = pim::StreamOp::create(top, loc, top.getStringAttr(name),
+                                   top.getDenseI64ArrayAttr({ch0, nch}),
+                                   dispatch);
+    s.getBody().push_back(new Block);
+    return s;
+  }
+  void step(StringRef sym) { steps.push_back(FlatSymbolRefAttr::get(b.getContext(), sym)); }
+  void stepBarrier() { steps.push_back(b.getStringAttr("barrier")); }
+  std::string param(StringRef name, int64_t min, int64_t max,
+                    StringRef src = "", int64_t add = 0, int64_t div = 1,
+                    int64_t mod = 0);
+
+  /// Emits the pending host ops as one kernel followed by a barrier.
+  void flush();
+  /// A contiguous f32 view of a slot (packing strided slots).
+  Slot contiguous(const Slot &s);
+  Slot lookup(Value v);
+
+  struct GemvPart {
+    mutable llm::WeightOp weight;
+    Value result;
+    Value bias;
+  };
+  void emitGemv(StringRef name, Value input, ArrayRef<GemvPart> parts,
+                Operation *anchor);
+  LogicalResult lowerAttention(llm::AttentionOp op);
+  Geometry &geometry(int64_t hd, int64_t window);
+  DictionaryAttr dispatchInfo(Operation *op, StringRef cls);
+
+  ModuleOp module;
+  Machine m;
+  const BackendOptions &opts;
+  Builder b;
+  OpBuilder top{module.getContext()};
+  Location loc = UnknownLoc::get(module.getContext());
+  pim::ProgramOp program;
+
+  int64_t maxContext = 0;
+  int64_t actBytes = 0;
+  int64_t weightRow = 0; // next free row (absolute) in the weights region
+  int64_t kvRow = 0;     // next free row of the kv region
+  int64_t kvChannels = 1;
+  int64_t kernelCount = 0, gemvCount = 0;
+  std::vector<std::pair<std::string, DictionaryAttr>> pending;
+  std::vector<std::string> pendingKinds;
+  SmallVector<Attribute> steps;
+  llvm::DenseMap<Value, Slot> slots;
+  llvm::DenseMap<Value, int64_t> cacheOf; // kv_cache values -> cache index
+  llvm::DenseMap<Value, std::pair<int64_t, int>> kvReads; // key/value -> cache
+  std::map<int64_t, CacheInfo> caches;
+  llvm::DenseSet<Operation *> done;
+  std::vector<Geometry> geometries;
+  std::map<std::string, bool> params;
+  int64_t weightBindingBytes = 0, kvBytes = 0;
+  std::string currentLayer = "embed";
+};
+
+std::string Lowering::param(StringRef name, int64_t min, int64_t max,
+                            StringRef src, int64_t add, int64_t div,
+                            int64_t mod) {
+  std::string n = name.str();
+  if (params.count(n))
+    return n;
+  params[n] = true;
+  auto p = pim::ParamOp::create(
+      top, loc, top.getStringAttr(n), top.getI64IntegerAttr(min),
+      top.getI64IntegerAttr(max),
+      src.empty() ? FlatSymbolRefAttr() : FlatSymbolRefAttr::get(top.getContext(), src),
+      top.getI64IntegerAttr(add), top.getI64IntegerAttr(div),
+      top.getI64IntegerAttr(mod));
+  (void)p;
+  return n;
+}
+
+Slot Lowering::lookup(Value v) {
+  auto it = slots.find(v);
+  assert(it != slots.end() && "value has no slot");
+  return it->second;
+}
+
+Slot Lowering::contiguous(const Slot &s) {
+  if (s.contiguous())
+    return s;
+  Slot out = alloc(s.n);
+  int64_t blocks = s.n / s.block;
+  Slot in = s;
+  in.n = (blocks - 1) * s.stride + s.block;
+  hostOp("pack", {attr("in", buf(in)), attr("out", buf(out)),
+                  attr("blocks", blocks), attr("block", s.block),
+                  attr("in_stride", s.stride), attr("out_stride", s.block)});
+  return out;
+}
+
+void Lowering::flush() {
+  if (pending.empty())
+    return;
+  std::string name =
+      llvm::formatv("{0}.host{1}", currentLayer, kernelCount++).str();
+  int64_t elems = 0;
+  std::string kind = "elementwise";
+  auto rank = [](StringRef op) {
+    if (op == "rope")
+      return 6;
+    if (op == "rms_norm")
+      return 5;
+    if (op == "embedding")
+      return 4;
+    if (op == "gated_act")
+      return 3;
+    if (op == "logits")
+      return 2;
+    return 1;
+  };
+  int best = 0;
+  for (auto &[op, args] : pending) {
+    for (StringRef k : {"in", "out", "a", "b", "gate", "up"})
+      if (auto d = args.getAs<DictionaryAttr>(k))
+        if (auto n = d.getAs<IntegerAttr>("n"))
+          elems += n.getInt();
+    if (rank(op) > best) {
+      best = rank(op);
+      kind = op == "rope"        ? "rope"
+             : op == "rms_norm"  ? "rmsnorm"
+             : op == "embedding" ? "embedding"
+             : op == "gated_act" ? "activation"
+             : op == "logits"    ? "sampling"
+                                 : "elementwise";
+    }
+  }
+  int64_t bytes = elems * 4, flops = elems * 4;
+  auto k = pim::KernelOp::create(top, loc, top.getStringAttr(name),
+                                 top.getStringAttr(kind),
+                                 top.getI64IntegerAttr(flops),
+                                 top.getI64IntegerAttr(bytes),
+                                 top.getF64FloatAttr(m.hostNs(bytes, flops)));
+  k.getBody().push_back(new Block);
+  OpBuilder kb = OpBuilder::atBlockEnd(&k.getBody().front());
+  for (auto &[op, args] : pending)
+    pim::HostOp::create(kb, loc, kb.getStringAttr(op), args);
+  pending.clear();
+  step(name);
+  stepBarrier();
+}
+
+DictionaryAttr Lowering::dispatchInfo(Operation *op, StringRef cls) {
+  SmallVector<NamedAttribute> a{attr("op", op->getName().getStringRef()),
+                                attr("class", cls), attr("unit", "pim")};
+  if (auto cost = op->getAttrOfType<DictionaryAttr>("pim.cost"))
+    for (NamedAttribute n : cost)
+      a.push_back(n);
+  return b.getDictionaryAttr(a);
+}
+
+/// One fused GEMV: parts' weights stacked along N, one input broadcast.
+void Lowering::emitGemv(StringRef name, Value input, ArrayRef<GemvPart> parts,
+                        Operation *anchor) {
+  int64_t K = weightShape(parts[0].weight.getType()).second;
+  int64_t N = 0;
+  for (const GemvPart &p : parts)
+    N += weightShape(p.weight.getType()).first;
+  int64_t kRows = ceilDiv(K, m.E);
+  int64_t nch = std::min(m.C, ceilDiv(N, m.B));
+  int64_t I = ceilDiv(N, nch * m.B);
+  int64_t row0 = weightRow;
+  weightRow += I * kRows;
+
+  // Host: the input in the PIM input format, zero-padded to whole rows.
+  Slot in = lookup(input);
+  Slot xin = alloc(kRows * m.E, m.fmt);
+  {
+    Slot src = in;
+    int64_t blocks = 1, block = in.n, stride = in.n;
+    if (!in.contiguous()) {
+      blocks = in.n / in.block;
+      block = in.block;
+      stride = in.stride;
+      src.n = (blocks - 1) * stride + block;
+    }
+    Slot dst = xin;
+    dst.n = blocks * block;
+    hostOp("pack", {attr("in", buf(src)), attr("out", buf(dst)),
+                    attr("blocks", blocks), attr("block", block),
+                    attr("in_stride", stride), attr("out_stride", block)});
+  }
+  flush();
+
+  // Weight bindings.
+  int64_t n0 = 0;
+  for (const GemvPart &p : parts) {
+    auto [pn, pk] = weightShape(p.weight.getType());
+    SmallVector<NamedAttribute> src;
+    if (auto q = dyn_cast<llm::QuantizedWeightType>(p.weight.getType())) {
+      std::string scale = q.getScaleType().isF16()    ? "f16"
+                          : q.getScaleType().isBF16() ? "bf16"
+                                                      : "f32";
+      src = {attr("kind", "gptq"), attr("bits", int64_t(q.getBits())),
+             attr("group_size", q.getGroupSize()),
+             attr("sym", b.getBoolAttr(q.isSymmetric())),
+             attr("packing", q.getPacking()), attr("scale_type", scale)};
+    } else {
+      src = {attr("kind", "dense")};
+    }
+    pim::WeightOp::create(
+        top, loc, top.getStringAttr(p.weight.getName()),
+        FlatSymbolRefAttr::get(top.getContext(), "weights"),
+        top.getStringAttr(m.fmt), top.getDenseI64ArrayAttr({pn, pk}),
+        top.getStringAttr("gemv_rows"),
+        top.getDictionaryAttr({attr("n0", n0), attr("ch0", int64_t(0)),
+                               attr("nch", nch), attr("row0", row0),
+                               attr("k_rows", kRows),
+                               attr("source", b.getDictionaryAttr(src))}),
+        top.getDenseI64ArrayAttr({row0, I * kRows}),
+        top.getI64IntegerAttr(nch * m.B * I * kRows * m.rowBytes));
+    weightBindingBytes += pn * pk * 2;
+    n0 += pn;
+  }
+
+  // The stream: per output group i, MACs over the K rows (reloading the
+  // global buffer per buffer-sized chunk of x when K does not fit), then the
+  // accumulators out to the host.
+  Slot out = alloc(I * nch * m.B);
+  std::string sname = llvm::formatv("{0}.{1}", currentLayer, name).str();
+  auto s = stream(sname, 0, nch, dispatchInfo(anchor, "linear"));
+  OpBuilder sb = OpBuilder::atBlockEnd(&s.getBody().front());
+  int64_t rowsPerChunk = std::max<int64_t>(1, m.gbEl / m.E);
+  int64_t chunks = ceilDiv(kRows, rowsPerChunk);
+  auto wrgb = [&](OpBuilder &ob, int64_t c) {
+    int64_t rowsHere = std::min(rowsPerChunk, kRows - c * rowsPerChunk);
+    macro(ob, "wr_gb",
+          {attr("offset", int64_t(0)), attr("bytes", rowsHere * m.E * 2),
+           attr("data", llvm::formatv("act+{0}", xin.off + c * m.gbBytes).str())});
+    barrier(ob);
+  };
+  if (chunks == 1)
+    wrgb(sb, 0);
+  Attribute iCount = b.getI64IntegerAttr(I);
+  OpBuilder lb = I > 1 ? loop(sb, "i", iCount) : sb;
+  std::string iterm = I > 1 ? llvm::formatv("+{0}*i", kRows).str() : "";
+  for (int64_t c = 0; c < chunks; ++c) {
+    if (chunks > 1)
+      wrgb(lb, c);
+    for (int64_t j = 0; j < rowsPerChunk && c * rowsPerChunk + j < kRows; ++j) {
+      int64_t r = c * rowsPerChunk + j;
+      int64_t colsHere = std::min(m.cols, ceilDiv(K - r * m.E, m.lanes));
+      SmallVector<NamedAttribute> f{
+          attr("row", llvm::formatv("{0}{1}", row0 + r, iterm).str()),
+          attr("col", int64_t(0)), attr("count", colsHere)};
+      if (j > 0)
+        f.push_back(attr("offset", j * m.E * 2));
+      macro(lb, "mac_ab", f);
+    }
+    barrier(lb);
+  }
+  std::string data =
+      I > 1 ? llvm::formatv("act+{0}+{1}*i+{2}*ch", out.off, 4 * m.B * nch,
+                            4 * m.B)
+                  .str()
+            : llvm::formatv("act+{0}+{1}*ch", out.off, 4 * m.B).str();
+  macro(lb, "rd_acc",
+        {attr("count", m.units / m.perBurst), attr("data", data)});
+  barrier(lb);
+  step(sname);
+  stepBarrier();
+
+  // Results: slices of the output; biases are host adds.
+  n0 = 0;
+  for (const GemvPart &p : parts) {
+    int64_t pn = weightShape(p.weight.getType()).first;
+    Slot r;
+    r.off = out.off + 4 * n0;
+    r.n = pn;
+    if (p.bias) {
+      auto bw = p.bias.getDefiningOp<llm::WeightOp>();
+      hostOp("add", {attr("a", buf(r)), attr("b", tensorRef(bw)),
+                     attr("out", buf(r))});
+    }
+    slots[p.result] = r;
+    n0 += pn;
+  }
+}
+
+Geometry &Lowering::geometry(int64_t hd, int64_t window) {
+  int64_t maxT = maxContext;
+  int64_t ring = 0;
+  if (window > 0 && window < maxContext) {
+    maxT = window;
+    ring = window;
+  }
+  for (Geometry &g : geometries)
+    if (g.hd == hd && g.maxT == maxT && g.window == ring)
+      return g;
+  Geometry g;
+  g.hd = hd;
+  g.maxT = maxT;
+  g.window = ring;
+  g.cpk = hd / m.lanes;
+  g.kpr = m.cols / g.cpk;
+  g.KR = ceilDiv(ceilDiv(maxT, m.B), g.kpr);
+  g.nd = ceilDiv(hd, m.B);
+  g.VR = ceilDiv(maxT, m.E);
+  std::string sfx = "_" + std::to_string(geometries.size());
+  int64_t maxPos = maxContext - 1;
+  (void)maxPos;
+  g.slot = ring ? param("slot" + sfx, 0, maxT - 1, "pos", 0, 1, ring)
+                : std::string("pos");
+  g.kvLen = param("kv_len" + sfx, 1, maxT, "pos", 1, 1, 0);
+  g.kbank = param("kbank" + sfx, 0, m.B - 1, g.slot, 0, 1, m.B);
+  g.kgrp = param("kgrp" + sfx, 0, g.kpr - 1, g.slot, 0, m.B, g.kpr);
+  g.krow = param("krow" + sfx, 0, g.KR - 1, g.slot, 0, m.B * g.kpr, 0);
+  g.vrow = param("vrow" + sfx, 0, g.VR - 1, g.slot, 0, m.E, 0);
+  g.vcol = param("vcol" + sfx, 0, m.cols - 1, g.slot, 0, m.lanes, m.cols);
+  g.kvRows = param("kv_rows" + sfx, 1, g.KR, g.kvLen, m.B * g.kpr - 1,
+                   m.B * g.kpr, 0);
+  g.vrows = param("vrows" + sfx, 1, g.VR, g.kvLen, m.E - 1, m.E, 0);
+  geometries.push_back(g);
+  return geometries.back();
+}
+
+LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
+  auto key = kvReads.find(op.getKey());
+  auto value = kvReads.find(op.getValue());
+  if (key == kvReads.end() || value == kvReads.end() ||
+      key->second.first != value->second.first)
+    return op.emitError("PIM lowering: attention key and value must come "
+                        "from one llm.kv_cache_read");
+  if (op.getLogitSoftcap())
+    return op.emitError("PIM lowering: attention logit softcapping is not "
+                        "supported on the PIM units yet");
+  if (!op.getCausal())
+    return op.emitError("PIM lowering: non-causal attention is not supported "
+                        "in decode");
+  auto qt = cast<ShapedType>(op.getQuery().getType());
+  auto kt = cast<ShapedType>(op.getKey().getType());
+  auto vt = cast<ShapedType>(op.getValue().getType());
+  int64_t H = qt.getDimSize(1), hd = qt.getDimSize(2);
+  int64_t KVH = kt.getDimSize(1);
+  if (vt.getDimSize(2) != hd)
+    return op.emitError("PIM lowering: value head dim must equal key head "
+                        "dim");
+  if (hd % m.lanes != 0 || hd / m.lanes > m.cols)
+    return op.emitError() << "PIM lowering: head dim " << hd
+                          << " must be a multiple of the PIM lanes ("
+                          << m.lanes << ") and at most one DRAM row";
+  if (KVH > m.C)
+    return op.emitError() << "PIM lowering: " << KVH
+                          << " KV heads need one channel each, target has "
+                          << m.C;
+  if (!m.softmaxUnit)
+    return op.emitError() << "PIM lowering: target '" << m.t.name
+                          << "' has no softmax near-memory unit (the host "
+                             "softmax path is not implemented yet)";
+  int64_t G = H / KVH;
+  int64_t window = op.getSlidingWindow() ? *op.getSlidingWindow() : 0;
+  Geometry &g = geometry(hd, window);
+  if (g.VR * m.E > m.gbEl || 2 * m.E > m.gbBytes)
+    return op.emitError() << "PIM lowering: a context of " << g.maxT
+                          << " keys needs " << g.VR * m.E * 2
+                          << " bytes of probabilities in the global buffer; "
+                             "the target has "
+                          << m.gbBytes << " (use --max-context "
+                          << m.gbEl << " or less)";
+  int64_t cacheIdx = key->second.first;
+  CacheInfo &ci = caches[cacheIdx];
+  kvChannels = std::max(kvChannels, KVH);
+  int64_t kbase = kvRow, vbase = kvRow + g.KR;
+  kvRow += g.KR + g.nd * g.VR;
+  kvBytes += 2 * g.maxT * KVH * hd * 2;
+  // KV region rows start at 0 (the weights region follows it).
+
+  // Host: K in the PIM format, V into the per-layer staging columns, q
+  // scaled and replicated to fill one DRAM row's worth of global buffer.
+  Slot kin = contiguous(lookup(ci.k));
+  Slot vin = contiguous(lookup(ci.v));
+  Slot qin = contiguous(lookup(op.getQuery()));
+  Slot kslot = alloc(KVH * hd, m.fmt);
+  Slot stage = alloc(KVH * hd * m.lanes, m.fmt);
+  Slot qimg = alloc(H * m.E, m.fmt);
+  hostOp("pack", {attr("in", buf(kin)), attr("out", buf(kslot)),
+                  attr("blocks", int64_t(1)), attr("block", KVH * hd),
+                  attr("in_stride", KVH * hd), attr("out_stride", KVH * hd)});
+  hostOp("v_stage", {attr("in", buf(vin)), attr("out", buf(stage)),
+                     attr("heads", KVH), attr("head_dim", hd),
+                     attr("lanes", m.lanes), attr("param", g.slot)});
+  Slot qdst = qimg;
+  hostOp("pack", {attr("in", buf(qin)), attr("out", buf(qdst)),
+                  attr("blocks", H), attr("block", hd),
+                  attr("in_stride", hd), attr("out_stride", m.E),
+                  attr("replicate", g.kpr),
+                  attr("scale", b.getF64FloatAttr(op.getScale().convertToFloat()))});
+  flush();
+
+  // Stream 1: append K (one key = cpk columns of bank slot % B) and V^T
+  // (dim d of head ch: one lane of column vcol in bank d % B).
+  std::string kvName = currentLayer + ".kv_append";
+  auto kvs = stream(kvName, 0, KVH, dispatchInfo(op, "attention"));
+  {
+    OpBuilder sb = OpBuilder::atBlockEnd(&kvs.getBody().front());
+    macro(sb, "st",
+          {attr("bank", g.kbank),
+           attr("row", llvm::formatv("{0}+{1}", kbase, g.krow).str()),
+           attr("col", llvm::formatv("{0}*{1}", g.cpk, g.kgrp).str()),
+           attr("count", g.cpk),
+           attr("data",
+                llvm::formatv("act+{0}+{1}*ch", kslot.off, hd * 2).str())});
+    for (int64_t dh = 0; dh < g.nd; ++dh) {
+      int64_t dims = std::min(m.B, hd - dh * m.B);
+      OpBuilder lb = loop(sb, "d", b.getI64IntegerAttr(dims));
+      macro(lb, "st",
+            {attr("bank", "d"),
+             attr("row",
+                  llvm::formatv("{0}+{1}", vbase + dh * g.VR, g.vrow).str()),
+             attr("col", g.vcol), attr("count", int64_t(1)),
+             attr("data", llvm::formatv("act+{0}+{1}*ch+32*d", stage.off +
+                                                                   32 * dh * m.B,
+                                        32 * hd)
+                              .str())});
+    }
+  }
+  step(kvName);
+  stepBarrier();
+
+  // Stream 2: per q head of the channel's KV head: scores K q (all banks,
+  // 64-key groups) into the softmax buffer, softmax over kv_len keys,
+  // probabilities back to the global buffer, then V^T p.
+  Slot ctx = alloc(H * g.nd * m.B);
+  std::string atName = currentLayer + ".attention";
+  auto ats = stream(atName, 0, KVH, dispatchInfo(op, "attention"));
+  {
+    OpBuilder sb = OpBuilder::atBlockEnd(&ats.getBody().front());
+    OpBuilder qb = G > 1 ? loop(sb, "q", b.getI64IntegerAttr(G)) : sb;
+    std::string qterm = G > 1 ? "+" + std::to_string(2 * m.E) + "*q" : "";
+    macro(qb, "wr_gb",
+          {attr("offset", int64_t(0)), attr("bytes", 2 * m.E),
+           attr("data", llvm::formatv("act+{0}+{1}*ch{2}", qimg.off,
+                                      2 * m.E * G, qterm)
+                            .str())});
+    barrier(qb);
+    OpBuilder rb = loop(qb, "r", b.getStringAttr(g.kvRows));
+    OpBuilder cb = g.kpr > 1 ? loop(rb, "c", b.getI64IntegerAttr(g.kpr)) : rb;
+    macro(cb, "mac_ab",
+          {attr("row", llvm::formatv("{0}+r", kbase).str()),
+           attr("col", g.kpr > 1 ? Attribute(b.getStringAttr(
+                                       llvm::formatv("{0}*c", g.cpk).str()))
+                                 : Attribute(b.getI64IntegerAttr(0))),
+           attr("count", g.cpk)});
+    barrier(cb);
+    macro(cb, "mv_sb",
+          {attr("bank", int64_t(0)), attr("count", m.units / m.perBurst)});
+    barrier(cb);
+    macro(qb, "sfm", {attr("length", g.kvLen)});
+    barrier(qb);
+    macro(qb, "mv_gb",
+          {attr("count", llvm::formatv("{0}*{1}", m.cols, g.vrows).str())});
+    barrier(qb);
+    for (int64_t dh = 0; dh < g.nd; ++dh) {
+      OpBuilder vb = loop(qb, "v", b.getStringAttr(g.vrows));
+      macro(vb, "mac_ab",
+            {attr("row", llvm::formatv("{0}+v", vbase + dh * g.VR).str()),
+             attr("col", int64_t(0)), attr("count", m.cols),
+             attr("offset", llvm::formatv("{0}*v", 2 * m.E).str())});
+      barrier(qb);
+      std::string qd = G > 1 ? "+" + std::to_string(4 * g.nd * m.B) + "*q" : "";
+      macro(qb, "rd_acc",
+            {attr("count", m.units / m.perBurst),
+             attr("data", llvm::formatv("act+{0}+{1}*ch{2}", ctx.off + 4 * dh * m.B,
+                                        4 * g.nd * m.B * G, qd)
+                              .str())});
+      barrier(qb);
+    }
+  }
+  step(atName);
+  stepBarrier();
+
+  Slot r = ctx;
+  r.n = H * hd;
+  r.block = hd;
+  r.stride = g.nd * m.B;
+  slots[op.getResult()] = r;
+  return success();
+}
+
+FailureOr<pim::ProgramOp> Lowering::run() {
+  auto forward = module.lookupSymbol<func::FuncOp>("forward");
+  if (!forward)
+    return module.emitError("no func.func @forward to compile"), failure();
+  int64_t modelContext = 2048;
+  if (auto mc = module->getAttrOfType<IntegerAttr>("llm.max_context"))
+    modelContext = mc.getInt();
+  maxContext = opts.maxContext > 0 ? opts.maxContext
+                                   : std::min<int64_t>(modelContext, m.gbEl);
+  if (maxContext > modelContext)
+    return module.emitError() << "--max-context " << maxContext
+                              << " exceeds the model's maximum context "
+                              << modelContext,
+           failure();
+
+  top.setInsertionPointToEnd(module.getBody());
+  program = pim::ProgramOp::create(top, loc, top.getStringAttr(m.t.name),
+                                   top.getStringAttr(opts.targetHash));
+  program.getBody().push_back(new Block);
+  top.setInsertionPointToEnd(&program.getBody().front());
+
+  // Inputs: position and token. The vocabulary comes from the embedding.
+  param("pos", 0, maxContext - 1);
+  int64_t vocab = 1;
+  forward.walk([&](llm::EmbeddingOp e) {
+    vocab = cast<ShapedType>(e.getTable().getType()).getDimSize(0);
+  });
+  param("token", 0, vocab - 1);
+
+  Block &body = forward.getBody().front();
+  for (auto [i, arg] : llvm::enumerate(body.getArguments()))
+    if (isa<llm::KVCacheType>(arg.getType()))
+      cacheOf[arg] = i;
+
+  // Collect every unsupported op first: one error lists them all.
+  std::map<std::string, std::pair<int, Operation *>> unsupported;
+  for (Operation &op : body) {
+    if (isa<arith::ConstantOp, arith::AddIOp, tensor::DimOp, func::ReturnOp,
+            llm::WeightOp, llm::EmbeddingOp, llm::RMSNormOp, llm::LinearOp,
+            llm::LMHeadOp, llm::GatedMLPOp, llm::ReshapeOp, llm::RopeOp,
+            llm::KVCacheAppendOp, llm::KVCacheReadOp, llm::AttentionOp,
+            llm::AddOp, llm::SliceOp>(op))
+      continue;
+    auto &u = unsupported[op.getName().getStringRef().str()];
+    if (u.first++ == 0)
+      u.second = &op;
+  }
+  if (!unsupported.empty()) {
+    std::string list;
+    for (auto &[name, u] : unsupported)
+      list += llvm::formatv("{0}'{1}' x{2}", list.empty() ? "" : ", ", name,
+                            u.first)
+                  .str();
+    InFlightDiagnostic d = unsupported.begin()->second.second->emitError()
+                           << "PIM lowering does not support: " << list;
+    return failure();
+  }
+
+  for (Operation &opRef : body) {
+    Operation *op = &opRef;
+    if (done.count(op))
+      continue;
+    if (auto w = dyn_cast<llm::WeightOp>(op)) {
+      StringRef n = w.getName();
+      if (n.consume_front("model.layers.")) {
+        std::string layer = "L" + n.split('.').first.str();
+        if (layer != currentLayer)
+          currentLayer = layer;
+      } else if (!n.starts_with("model.embed")) {
+        currentLayer = "head";
+      }
+      continue;
+    }
+    if (auto e = dyn_cast<llm::EmbeddingOp>(op)) {
+      auto table = e.getTable().getDefiningOp<llm::WeightOp>();
+      if (!table)
+        return e.emitError("PIM lowering: embedding table must be a weight"),
+               failure();
+      Slot out = alloc(tokenElements(e.getType()));
+      hostOp("embedding", {attr("table", tensorRef(table)),
+                           attr("out", buf(out))});
+      slots[e.getResult()] = out;
+      continue;
+    }
+    if (auto n = dyn_cast<llm::RMSNormOp>(op)) {
+      Slot in = contiguous(lookup(n.getInput()));
+      auto w = n.getWeight().getDefiningOp<llm::WeightOp>();
+      int64_t D = cast<ShapedType>(w.getType()).getDimSize(0);
+      Slot out = alloc(in.n);
+      hostOp("rms_norm",
+             {attr("in", buf(in)), attr("out", buf(out)),
+              attr("weight", tensorRef(w)),
+              attr("eps", b.getF64FloatAttr(n.getEpsilon().convertToFloat())),
+              attr("groups", in.n / D),
+              attr("gemma", b.getBoolAttr(n.getStyle() ==
+                                          llm::NormStyle::Gemma))});
+      slots[n.getResult()] = out;
+      continue;
+    }
+    if (auto l = dyn_cast<llm::LinearOp>(op)) {
+      // Fuse the following linears that read the same input (Q/K/V).
+      SmallVector<GemvPart> parts;
+      int64_t K = weightShape(l.getWeight().getType()).second;
+      for (Operation *p = op; p; p = p->getNextNode()) {
+        if (isa<llm::WeightOp>(p))
+          continue;
+        auto pl = dyn_cast<llm::LinearOp>(p);
+        if (!pl || pl.getInput() != l.getInput() ||
+            weightShape(pl.getWeight().getType()).second != K)
+          break;
+        parts.push_back({pl.getWeight().getDefiningOp<llm::WeightOp>(),
+                         pl.getResult(), pl.getBias()});
+        done.insert(p);
+      }
+      for (GemvPart &p : parts)
+        if (!p.weight)
+          return l.emitError("PIM lowering: linear weight must be an "
+                             "llm.weight"),
+                 failure();
+      std::string name = parts.size() == 3   ? "qkv"
+                         : parts.size() == 1 ? "linear" + std::to_string(gemvCount)
+                                             : "fused" + std::to_string(gemvCount);
+      if (parts.size() == 1 &&
+          parts[0].weight.getName().contains("o_proj"))
+        name = "o_proj";
+      ++gemvCount;
+      emitGemv(name, l.getInput(), parts, op);
+      continue;
+    }
+    if (auto g = dyn_cast<llm::GatedMLPOp>(op)) {
+      auto gw = g.getGate().getDefiningOp<llm::WeightOp>();
+      auto uw = g.getUp().getDefiningOp<llm::WeightOp>();
+      auto dw = g.getDown().getDefiningOp<llm::WeightOp>();
+      // gate and up share one broadcast; the activation is a host op.
+      Value gateV = g.getGate(), upV = g.getUp(); // placeholders as keys
+      emitGemv("gate_up", g.getInput(), {{gw, gateV, {}}, {uw, upV, {}}}, op);
+      Slot gs = lookup(gateV), us = lookup(upV);
+      slots.erase(gateV);
+      slots.erase(upV);
+      Slot act = alloc(gs.n);
+      StringRef fn = g.getActivation() == llm::Activation::Silu   ? "silu"
+                     : g.getActivation() == llm::Activation::Gelu ? "gelu"
+                                                                  : "gelu_tanh";
+      hostOp("gated_act", {attr("gate", buf(gs)), attr("up", buf(us)),
+                           attr("out", buf(act)), attr("act", fn)});
+      slots[g.getGate()] = act; // temporary key for the down projection
+      emitGemv("down", g.getGate(), {{dw, g.getResult(), {}}}, op);
+      slots.erase(g.getGate());
+      continue;
+    }
+    if (auto h = dyn_cast<llm::LMHeadOp>(op)) {
+      auto w = h.getWeight().getDefiningOp<llm::WeightOp>();
+      currentLayer = "head";
+      emitGemv("lm_head", h.getInput(), {{w, h.getResult(), {}}}, op);
+      continue;
+    }
+    if (auto sl = dyn_cast<llm::SliceOp>(op)) {
+      // Decode has one token: taking the last token along axis 0 is a no-op.
+      if (sl.getAxis() != 0 || sl.getSize() != 1 ||
+          (sl.getStart() != -1 && sl.getStart() != 0))
+        return sl.emitError("PIM lowering: only the last-token slice along "
+                            "the sequence axis is supported in decode"),
+               failure();
+      slots[sl.getResult()] = lookup(sl.getInput());
+      continue;
+    }
+    if (auto r = dyn_cast<llm::ReshapeOp>(op)) {
+      slots[r.getResult()] = lookup(r.getInput());
+      continue;
+    }
+    if (auto r = dyn_cast<llm::RopeOp>(op)) {
+      Slot in = contiguous(lookup(r.getInput()));
+      auto t = cast<ShapedType>(r.getInput().getType());
+      Slot out = alloc(in.n);
+      SmallVector<NamedAttribute> ro{
+          attr("kind", llm::stringifyRopeKind(r.getKind())),
+          attr("interleaved",
+               b.getBoolAttr(r.getLayout() == llm::RopeLayout::Interleaved)),
+          attr("rotary_dim", r.getRotaryDim()),
+          attr("theta", b.getF64FloatAttr(r.getTheta().convertToDouble()))};
+      auto f64 = [&](StringRef k, std::optional<APFloat> v) {
+        if (v)
+          ro.push_back(attr(k, b.getF64FloatAttr(v->convertToDouble())));
+      };
+      auto i64 = [&](StringRef k, std::optional<int64_t> v) {
+        if (v)
+          ro.push_back(attr(k, *v));
+      };
+      f64("factor", r.getFactorAttr() ? std::optional<APFloat>(r.getFactorAttr().getValue()) : std::nullopt);
+      i64("original_max_position_embeddings",
+          r.getOriginalMaxPositionEmbeddings());
+      i64("max_position_embeddings", r.getMaxPositionEmbeddings());
+      auto opt = [&](StringRef k, FloatAttr a) {
+        if (a)
+          ro.push_back(attr(k, b.getF64FloatAttr(a.getValueAsDouble())));
+      };
+      opt("low_freq_factor", r.getLowFreqFactorAttr());
+      opt("high_freq_factor", r.getHighFreqFactorAttr());
+      opt("beta_fast", r.getBetaFastAttr());
+      opt("beta_slow", r.getBetaSlowAttr());
+      opt("attention_factor", r.getAttentionFactorAttr());
+      opt("mscale", r.getMscaleAttr());
+      opt("mscale_all_dim", r.getMscaleAllDimAttr());
+      if (auto tr = r.getTruncateAttr())
+        ro.push_back(attr("truncate", tr));
+      hostOp("rope", {attr("in", buf(in)), attr("out", buf(out)),
+                      attr("heads", t.getDimSize(1)),
+                      attr("head_dim", t.getDimSize(2)),
+                      attr("rope", b.getDictionaryAttr(ro))});
+      slots[r.getResult()] = out;
+      continue;
+    }
+    if (auto a = dyn_cast<llm::KVCacheAppendOp>(op)) {
+      auto it = cacheOf.find(a.getCache());
+      if (it == cacheOf.end())
+        return a.emitError("PIM lowering: each KV cache must be appended "
+                           "once, from a function argument"),
+               failure();
+      CacheInfo &ci = caches[it->second];
+      ci.layer = it->second;
+      ci.k = a.getKey();
+      ci.v = a.getValue();
+      cacheOf[a.getResult()] = it->second;
+      continue;
+    }
+    if (auto rd = dyn_cast<llm::KVCacheReadOp>(op)) {
+      auto it = cacheOf.find(rd.getCache());
+      if (it == cacheOf.end() || !caches.count(it->second))
+        return rd.emitError("PIM lowering: KV cache read before append"),
+               failure();
+      kvReads[rd.getKey()] = {it->second, 0};
+      kvReads[rd.getValue()] = {it->second, 1};
+      continue;
+    }
+    if (auto at = dyn_cast<llm::AttentionOp>(op)) {
+      if (failed(lowerAttention(at)))
+        return failure();
+      continue;
+    }
+    if (auto add = dyn_cast<llm::AddOp>(op)) {
+      Slot x = contiguous(lookup(add.getLhs()));
+      Slot y = contiguous(lookup(add.getRhs()));
+      Slot out = alloc(x.n);
+      hostOp("add", {attr("a", buf(x)), attr("b", buf(y)),
+                     attr("out", buf(out))});
+      slots[add.getResult()] = out;
+      continue;
+    }
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      Slot logits = contiguous(lookup(ret.getOperand(0)));
+      currentLayer = "head";
+      hostOp("logits", {attr("in", buf(logits))});
+      flush();
+      continue;
+    }
+    // arith / tensor index computations: the position is parameter `pos`.
+  }
+
+  // Memory plan: kv rows [0, kvRow) on the KV-head channels, weights after
+  // them on every channel, then the activations.
+  int64_t rows = m.t.org.rows;
+  int64_t kvRows = kvRow;
+  int64_t wRows = weightRow;
+  int64_t actRowBytes = m.C * m.B * m.rowBytes;
+  int64_t aRows = ceilDiv(std::max<int64_t>(actBytes, 64), actRowBytes);
+  int64_t need = kvRows + wRows + aRows;
+  if (need > rows) {
+    double perRow = double(m.C * m.B * m.rowBytes);
+    return module.emitError()
+               << "model does not fit target '" << m.t.name << "': it needs "
+               << need << " DRAM rows per bank, the target has " << rows
+               << " (short by " << need - rows << " rows = "
+               << llvm::formatv("{0:F1}", (need - rows) * perRow / 1e6)
+               << " MB); weights take " << wRows << " rows ("
+               << llvm::formatv("{0:F1}", wRows * perRow / 1e6)
+               << " MB placed), the KV cache " << kvRows << " rows ("
+               << maxContext << " positions; --max-context lowers it), "
+               << "activations " << aRows << " rows",
+           failure();
+  }
+  // Shift the weights region (and every stream row that names it) is not
+  // needed: weights were placed from row 0 of their own numbering, so
+  // offset them now by the KV rows.
+  OpBuilder rb(program.getContext());
+  rb.setInsertionPointToStart(&program.getBody().front());
+  // Parameters first (in creation order), then the regions.
+  Block &pb = program.getBody().front();
+  SmallVector<Operation *> paramOps;
+  for (Operation &op : pb)
+    if (isa<pim::ParamOp>(op))
+      paramOps.push_back(&op);
+  for (Operation *op : llvm::reverse(paramOps))
+    op->moveBefore(&pb, pb.begin());
+  if (!paramOps.empty())
+    rb.setInsertionPointAfter(paramOps.back());
+  if (kvRows > 0)
+    pim::RegionOp::create(rb, loc, rb.getStringAttr("kv"),
+                          rb.getStringAttr("kv_cache"),
+                          rb.getDenseI64ArrayAttr({0, kvChannels}),
+                          rb.getDenseI64ArrayAttr({0, m.B}),
+                          rb.getDenseI64ArrayAttr({0, kvRows}),
+                          rb.getI64IntegerAttr(kvChannels * m.B * kvRows *
+                                               m.rowBytes));
+  pim::RegionOp::create(rb, loc, rb.getStringAttr("weights"),
+                        rb.getStringAttr("weights"),
+                        rb.getDenseI64ArrayAttr({0, m.C}),
+                        rb.getDenseI64ArrayAttr({0, m.B}),
+                        rb.getDenseI64ArrayAttr({kvRows, std::max<int64_t>(1, wRows)}),
+                        rb.getI64IntegerAttr(m.C * m.B * std::max<int64_t>(1, wRows) *
+                                             m.rowBytes));
+  pim::RegionOp::create(rb, loc, rb.getStringAttr("act"),
+                        rb.getStringAttr("activations"),
+                        rb.getDenseI64ArrayAttr({0, m.C}),
+                        rb.getDenseI64ArrayAttr({0, m.B}),
+                        rb.getDenseI64ArrayAttr({kvRows + wRows, aRows}),
+                        rb.getI64IntegerAttr(ceilDiv(actBytes, 64) * 64));
+  // Weight rows were numbered from 0: move them (bindings and MAC rows)
+  // past the KV rows.
+  if (kvRows > 0) {
+    program.walk([&](pim::WeightOp w) {
+      auto r = w.getRows();
+      w.setRowsAttr(rb.getDenseI64ArrayAttr({r[0] + kvRows, r[1]}));
+      NamedAttrList p(w.getParams());
+      p.set("row0", rb.getI64IntegerAttr(r[0] + kvRows));
+      w.setParamsAttr(p.getDictionary(program.getContext()));
+    });
+    program.walk([&](pim::StreamOp s) {
+      if (!s.getSymName().ends_with("attention") &&
+          !s.getSymName().ends_with("kv_append"))
+        s.walk([&](pim::MacroOp mop) {
+          if (mop.getOp() != "mac_ab")
+            return;
+          NamedAttrList f(mop.getFields());
+          std::string err;
+          auto row = f.get("row");
+          if (auto i = dyn_cast<IntegerAttr>(row))
+            f.set("row", rb.getI64IntegerAttr(i.getInt() + kvRows));
+          else {
+            auto e = pim::parseExpr(cast<StringAttr>(row).getValue(), err);
+            e->constant += kvRows;
+            f.set("row", rb.getStringAttr(pim::printExpr(*e)));
+          }
+          mop.setFieldsAttr(f.getDictionary(program.getContext()));
+        });
+    });
+  }
+  top.setInsertionPointToEnd(&program.getBody().front());
+  pim::EntryOp::create(top, loc, top.getStringAttr("decode"),
+                       top.getArrayAttr(steps));
+  program->setAttr("pim.max_context", b.getI64IntegerAttr(maxContext));
+  program->setAttr("pim.weight_bytes", b.getI64IntegerAttr(weightBindingBytes));
+  program->setAttr("pim.kv_bytes", b.getI64IntegerAttr(kvBytes));
+  program->setAttr("pim.act_bytes", b.getI64IntegerAttr(actBytes));
+  return program;
+}
+
+} // namespace
+
+FailureOr<pim::ProgramOp> pimc::backend::lowerToPIM(
+    ModuleOp module, const pimsim::Target &target,
+    const BackendOptions &options) {
+  Lowering l(module, target, options);
+  return l.run();
+}
+
+//===----------------------------------------------------------------------===//
+// Passes
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct DispatchPass
+    : public PassWrapper<DispatchPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DispatchPass)
+  DispatchPass(const pimsim::Target &t, const BackendOptions &o)
+      : target(t), options(o) {}
+  StringRef getArgument() const override { return "pimc-dispatch"; }
+  StringRef getDescription() const override {
+    return "Annotate llm ops with their placement (PIM or host) and costs";
+  }
+  void runOnOperation() override {
+    if (failed(annotateDispatch(getOperation(), target, options)))
+      signalPassFailure();
+  }
+  const pimsim::Target &target;
+  const BackendOptions &options;
+};
+
+struct LowerToPIMPass
+    : public PassWrapper<LowerToPIMPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerToPIMPass)
+  LowerToPIMPass(const pimsim::Target &t, const BackendOptions &o)
+      : target(t), options(o) {}
+  StringRef getArgument() const override { return "pimc-lower-to-pim"; }
+  StringRef getDescription() const override {
+    return "Place, fuse, schedule and lower llm @forward to a pim.program";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<pim::PIMDialect>();
+  }
+  void runOnOperation() override {
+    if (failed(lowerToPIM(getOperation(), target, options)))
+      signalPassFailure();
+  }
+  const pimsim::Target &target;
+  const BackendOptions &options;
+};
+} // namespace
+
+std::unique_ptr<Pass>
+pimc::backend::createDispatchPass(const pimsim::Target &target,
+                                  const BackendOptions &options) {
+  return std::make_unique<DispatchPass>(target, options);
+}
+std::unique_ptr<Pass>
+pimc::backend::createLowerToPIMPass(const pimsim::Target &target,
+                                    const BackendOptions &options) {
+  return std::make_unique<LowerToPIMPass>(target, options);
+}

@@ -1,0 +1,404 @@
+//===- PIMDialect.cpp - the pim dialect: ops and verifiers ----------------===//
+#include "pimc/Dialect/PIM/IR/PIMDialect.h"
+
+#include "pimsim/Program.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace pimc::pim;
+
+#include "pimc/Dialect/PIM/IR/PIMDialect.cpp.inc"
+
+void PIMDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "pimc/Dialect/PIM/IR/PIMOps.cpp.inc"
+      >();
+}
+
+#define GET_OP_CLASSES
+#include "pimc/Dialect/PIM/IR/PIMOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+static bool isIdentStart(char c) { return std::isalpha(c) || c == '_'; }
+static bool isIdent(char c) { return std::isalnum(c) || c == '_' || c == '.'; }
+
+FailureOr<Expr> pimc::pim::parseExpr(StringRef text, std::string &error) {
+  Expr e;
+  size_t i = 0, n = text.size();
+  if (n == 0) {
+    error = "empty expression";
+    return failure();
+  }
+  bool first = true;
+  while (i < n) {
+    int64_t sign = 1;
+    if (text[i] == '+' || text[i] == '-') {
+      sign = text[i] == '-' ? -1 : 1;
+      ++i;
+    } else if (!first) {
+      error = ("expected '+' or '-' at '" + text.substr(i) + "'").str();
+      return failure();
+    }
+    first = false;
+    int64_t coeff = 1;
+    bool haveNumber = false;
+    if (i < n && std::isdigit(text[i])) {
+      size_t j = i;
+      while (j < n && std::isdigit(text[j]))
+        ++j;
+      if (text.substr(i, j - i).getAsInteger(10, coeff)) {
+        error = "integer out of range";
+        return failure();
+      }
+      haveNumber = true;
+      i = j;
+      if (i < n && text[i] == '*')
+        ++i;
+      else {
+        e.constant += sign * coeff;
+        continue;
+      }
+    }
+    if (i >= n || !isIdentStart(text[i])) {
+      error = ("expected a number or a name in '" + text + "'").str();
+      return failure();
+    }
+    size_t j = i;
+    while (j < n && isIdent(text[j]))
+      ++j;
+    std::string name = text.substr(i, j - i).str();
+    i = j;
+    if (!haveNumber && i < n && text[i] == '*') {
+      size_t k = i + 1, m = k;
+      while (m < n && std::isdigit(text[m]))
+        ++m;
+      if (m == k || text.substr(k, m - k).getAsInteger(10, coeff)) {
+        error = "expected an integer after '*'";
+        return failure();
+      }
+      i = m;
+    }
+    bool merged = false;
+    for (auto &t : e.terms)
+      if (t.first == name) {
+        t.second += sign * coeff;
+        merged = true;
+      }
+    if (!merged)
+      e.terms.push_back({name, sign * coeff});
+  }
+  return e;
+}
+
+std::string pimc::pim::printExpr(const Expr &e) {
+  std::string s;
+  bool any = false;
+  if (e.constant != 0 || e.terms.empty()) {
+    s = std::to_string(e.constant);
+    any = true;
+  }
+  for (auto &[name, c] : e.terms) {
+    if (c == 0)
+      continue;
+    if (c < 0)
+      s += "-";
+    else if (any)
+      s += "+";
+    int64_t a = c < 0 ? -c : c;
+    if (a != 1)
+      s += std::to_string(a) + "*";
+    s += name;
+    any = true;
+  }
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Verifiers
+//===----------------------------------------------------------------------===//
+
+static LogicalResult checkRange(Operation *op, StringRef what,
+                                ArrayRef<int64_t> r) {
+  if (r.size() != 2 || r[0] < 0 || r[1] < 1)
+    return op->emitOpError() << "'" << what
+                             << "' must be [first, count] with first >= 0 "
+                                "and count >= 1";
+  return success();
+}
+
+LogicalResult ProgramOp::verify() {
+  if (getTarget().empty())
+    return emitOpError("needs a target name");
+  return success();
+}
+
+LogicalResult ParamOp::verify() {
+  if (getMin() > getMax())
+    return emitOpError() << "min " << getMin() << " > max " << getMax();
+  if (getDiv() < 1)
+    return emitOpError("div must be >= 1");
+  if (getMod() < 0)
+    return emitOpError("mod must be >= 0");
+  if (auto src = getSrcAttr()) {
+    // The source must be a parameter defined earlier in the program.
+    bool found = false;
+    for (Operation *p = getOperation()->getPrevNode(); p; p = p->getPrevNode())
+      if (auto param = dyn_cast<ParamOp>(p))
+        if (param.getSymName() == src.getValue())
+          found = true;
+    if (!found)
+      return emitOpError() << "source parameter '" << src.getValue()
+                           << "' is not defined before it";
+  }
+  return success();
+}
+
+LogicalResult RegionOp::verify() {
+  if (!pimsim::parseRegionKind(getKind()))
+    return emitOpError() << "unknown region kind '" << getKind()
+                         << "' (weights, kv_cache, activations, scratch)";
+  if (failed(checkRange(*this, "channels", getChannels())) ||
+      failed(checkRange(*this, "banks", getBanks())) ||
+      failed(checkRange(*this, "rows", getRows())))
+    return failure();
+  if (getBytes() < 1)
+    return emitOpError("bytes must be positive");
+  return success();
+}
+
+LogicalResult WeightOp::verify() {
+  auto program = (*this)->getParentOfType<ProgramOp>();
+  auto region = dyn_cast_or_null<RegionOp>(
+      SymbolTable::lookupSymbolIn(program, getRegionAttr()));
+  if (!region)
+    return emitOpError() << "region '" << getRegion() << "' is not defined";
+  if (getShape().size() != 2 || getShape()[0] < 1 || getShape()[1] < 1)
+    return emitOpError("shape must be [N, K] with positive sizes");
+  if (getLayout() != "gemv_rows")
+    return emitOpError() << "unknown layout '" << getLayout()
+                         << "' (known: gemv_rows)";
+  for (StringRef key : {"n0", "ch0", "nch", "row0", "k_rows"})
+    if (!getParams().getAs<IntegerAttr>(key))
+      return emitOpError() << "layout gemv_rows needs integer param '" << key
+                           << "'";
+  if (!getParams().getAs<DictionaryAttr>("source"))
+    return emitOpError("params need a 'source' dictionary");
+  if (failed(checkRange(*this, "rows", getRows())))
+    return failure();
+  return success();
+}
+
+LogicalResult KernelOp::verify() {
+  if (!pimsim::parseKernelKind(getKind()))
+    return emitOpError() << "unknown kernel kind '" << getKind() << "'";
+  if (getFlops() < 0 || getBytes() < 0)
+    return emitOpError("flops and bytes must be >= 0");
+  if (getBody().front().empty())
+    return emitOpError("has no host ops");
+  for (Operation &op : getBody().front())
+    if (!isa<HostOp>(op))
+      return op.emitOpError("is not allowed in a host kernel");
+  return success();
+}
+
+namespace {
+struct HostOpSpec {
+  StringRef name;
+  std::vector<StringRef> required;
+};
+} // namespace
+
+static const std::vector<HostOpSpec> &hostOpSpecs() {
+  static const std::vector<HostOpSpec> specs = {
+      {"embedding", {"table", "out"}},
+      {"rms_norm", {"in", "out", "weight", "eps"}},
+      {"add", {"a", "b", "out"}},
+      {"rope", {"in", "out", "heads", "head_dim", "rope"}},
+      {"gated_act", {"gate", "up", "out", "act"}},
+      {"pack",
+       {"in", "out", "blocks", "block", "in_stride", "out_stride"}},
+      {"v_stage", {"in", "out", "heads", "head_dim", "lanes", "param"}},
+      {"logits", {"in"}},
+  };
+  return specs;
+}
+
+static LogicalResult checkBuffer(Operation *op, StringRef key,
+                                 Attribute attr) {
+  auto d = dyn_cast<DictionaryAttr>(attr);
+  if (!d)
+    return op->emitOpError() << "'" << key << "' must be a dictionary";
+  if (d.get("tensor"))
+    return success();
+  auto off = d.getAs<IntegerAttr>("off");
+  auto n = d.getAs<IntegerAttr>("n");
+  auto fmt = d.getAs<StringAttr>("fmt");
+  if (!off || !n || !fmt || off.getInt() < 0 || n.getInt() < 1)
+    return op->emitOpError()
+           << "buffer '" << key
+           << "' needs off >= 0, n >= 1 and fmt (or a tensor)";
+  if (fmt.getValue() != "f32" && fmt.getValue() != "fp16" &&
+      fmt.getValue() != "bf16")
+    return op->emitOpError() << "buffer '" << key << "' has unknown format '"
+                             << fmt.getValue() << "' (f32, fp16, bf16)";
+  return success();
+}
+
+LogicalResult HostOp::verify() {
+  const HostOpSpec *spec = nullptr;
+  for (const HostOpSpec &s : hostOpSpecs())
+    if (s.name == getName())
+      spec = &s;
+  if (!spec) {
+    std::string known;
+    for (const HostOpSpec &s : hostOpSpecs())
+      known += (known.empty() ? "" : ", ") + s.name.str();
+    return emitOpError() << "unknown host op '" << getName()
+                         << "' (known: " << known << ")";
+  }
+  for (StringRef key : spec->required)
+    if (!getArgs().get(key))
+      return emitOpError() << "host op '" << getName() << "' needs '" << key
+                           << "'";
+  for (StringRef key : {"in", "out", "a", "b", "gate", "up"})
+    if (Attribute a = getArgs().get(key))
+      if (failed(checkBuffer(*this, key, a)))
+        return failure();
+  return success();
+}
+
+LogicalResult StreamOp::verify() {
+  return checkRange(*this, "channels", getChannels());
+}
+
+/// The names an expression inside `op` may use: enclosing loop variables,
+/// `ch`, and the program's parameters.
+static LogicalResult checkExprNames(Operation *op, StringRef key,
+                                    const Expr &e) {
+  for (auto &[name, c] : e.terms) {
+    if (name == "ch")
+      continue;
+    bool ok = false;
+    for (Operation *p = op->getParentOp(); p && !ok; p = p->getParentOp())
+      if (auto loop = dyn_cast<LoopOp>(p))
+        ok = loop.getVar() == name;
+    if (!ok)
+      if (auto program = op->getParentOfType<ProgramOp>())
+        ok = isa_and_nonnull<ParamOp>(
+            SymbolTable::lookupSymbolIn(program, name));
+    if (!ok)
+      return op->emitOpError()
+             << "field '" << key << "' uses '" << name
+             << "', which is not an enclosing loop variable, 'ch' or a "
+                "parameter";
+  }
+  return success();
+}
+
+static LogicalResult checkIntField(Operation *op, StringRef key,
+                                   Attribute value) {
+  if (isa<IntegerAttr>(value))
+    return success();
+  auto s = dyn_cast<StringAttr>(value);
+  if (!s)
+    return op->emitOpError() << "field '" << key
+                             << "' must be an integer or an expression";
+  std::string error;
+  FailureOr<Expr> e = parseExpr(s.getValue(), error);
+  if (failed(e))
+    return op->emitOpError() << "field '" << key << "': " << error;
+  return checkExprNames(op, key, *e);
+}
+
+LogicalResult LoopOp::verify() {
+  if (getVar().empty() || getVar() == "ch")
+    return emitOpError("needs a variable name other than 'ch'");
+  if (auto c = dyn_cast<IntegerAttr>(getCount()); c && c.getInt() < 1)
+    return emitOpError("count must be >= 1");
+  if (getBody().front().empty())
+    return emitOpError("has an empty body");
+  for (Operation &op : getBody().front())
+    if (!isa<MacroOp, LoopOp>(op))
+      return op.emitOpError("is not allowed in a loop");
+  return checkIntField(*this, "count", getCount());
+}
+
+LogicalResult MacroOp::verify() {
+  std::optional<pimsim::Opcode> opc = pimsim::parseOpcode(getOp());
+  if (!opc || *opc == pimsim::Opcode::Loop || *opc == pimsim::Opcode::Call)
+    return emitOpError() << "unknown macro-op '" << getOp() << "'";
+  if (!(*this)->getParentOfType<StreamOp>())
+    return emitOpError("must be inside a pim.stream");
+  for (const pimsim::OperandSpec &spec : pimsim::opcodeOperands(*opc))
+    if (spec.required && spec.field != pimsim::Field::Channels &&
+        !getFields().get(pimsim::fieldName(spec.field)))
+      return emitOpError() << "'" << getOp() << "' needs field '"
+                           << pimsim::fieldName(spec.field) << "'";
+  for (NamedAttribute f : getFields()) {
+    StringRef key = f.getName().getValue();
+    std::optional<pimsim::Field> field;
+    for (unsigned i = 0; i < pimsim::kNumFields; ++i)
+      if (pimsim::fieldName(pimsim::Field(i)) == key)
+        field = pimsim::Field(i);
+    if (!field || !pimsim::opcodeHasField(*opc, *field) ||
+        *field == pimsim::Field::Channels)
+      return emitOpError() << "'" << getOp() << "' has no field '" << key
+                           << "'";
+    if (*field == pimsim::Field::Fn) {
+      auto s = dyn_cast<StringAttr>(f.getValue());
+      if (!s || !pimsim::parseFunction(s.getValue()))
+        return emitOpError() << "field 'fn' must name a function";
+      continue;
+    }
+    if (*field == pimsim::Field::Data) {
+      auto s = dyn_cast<StringAttr>(f.getValue());
+      if (!s)
+        return emitOpError("field 'data' must be \"region\" or "
+                           "\"region+expr\"");
+      auto [region, rest] = s.getValue().split('+');
+      auto program = (*this)->getParentOfType<ProgramOp>();
+      if (!program || !isa_and_nonnull<RegionOp>(
+                          SymbolTable::lookupSymbolIn(program, region)))
+        return emitOpError() << "field 'data' names unknown region '"
+                             << region << "'";
+      if (!rest.empty() &&
+          failed(checkIntField(*this, "data", StringAttr::get(getContext(),
+                                                              rest))))
+        return failure();
+      continue;
+    }
+    if (failed(checkIntField(*this, key, f.getValue())))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult EntryOp::verify() {
+  if (getSteps().empty())
+    return emitOpError("has no steps");
+  auto program = (*this)->getParentOfType<ProgramOp>();
+  for (Attribute step : getSteps()) {
+    if (auto s = dyn_cast<StringAttr>(step)) {
+      if (s.getValue() != "barrier")
+        return emitOpError() << "step \"" << s.getValue()
+                             << "\" is not a symbol or \"barrier\"";
+      continue;
+    }
+    auto ref = dyn_cast<FlatSymbolRefAttr>(step);
+    if (!ref)
+      return emitOpError("steps are symbols or \"barrier\"");
+    Operation *target = SymbolTable::lookupSymbolIn(program, ref.getAttr());
+    if (!isa_and_nonnull<StreamOp, KernelOp>(target))
+      return emitOpError() << "step @" << ref.getValue()
+                           << " is not a stream or kernel";
+  }
+  return success();
+}

@@ -1,0 +1,260 @@
+// RUN: pimc-opt %s --split-input-file --verify-diagnostics
+
+// Every diagnostic of the pim verifiers (lib/Dialect/PIM/IR/PIMDialect.cpp).
+
+pim.program attributes {target = "", target_hash = ""} {
+// expected-error@-1 {{needs a target name}}
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  // expected-error@+1 {{min 5 > max 4}}
+  pim.param @p {min = 5 : i64, max = 4 : i64}
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  // expected-error@+1 {{div must be >= 1}}
+  pim.param @p {min = 0 : i64, max = 4 : i64, div = 0 : i64}
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  // expected-error@+1 {{mod must be >= 0}}
+  pim.param @p {min = 0 : i64, max = 4 : i64, mod = -1 : i64}
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  // expected-error@+1 {{source parameter 'q' is not defined before it}}
+  pim.param @p {min = 0 : i64, max = 4 : i64, src = @q}
+  pim.param @q {min = 0 : i64, max = 4 : i64}
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  // expected-error@+1 {{unknown region kind 'dram'}}
+  pim.region @r {kind = "dram", channels = array<i64: 0, 1>, banks = array<i64: 0, 1>, rows = array<i64: 0, 1>, bytes = 1 : i64}
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  // expected-error@+1 {{'banks' must be [first, count]}}
+  pim.region @r {kind = "weights", channels = array<i64: 0, 1>, banks = array<i64: 0, 0>, rows = array<i64: 0, 1>, bytes = 1 : i64}
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  // expected-error@+1 {{bytes must be positive}}
+  pim.region @r {kind = "weights", channels = array<i64: 0, 1>, banks = array<i64: 0, 1>, rows = array<i64: 0, 1>, bytes = 0 : i64}
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  // expected-error@+1 {{region 'nowhere' is not defined}}
+  pim.weight "w" {region = @nowhere, format = "fp16", shape = array<i64: 2, 2>, layout = "gemv_rows", params = {}, rows = array<i64: 0, 1>, bytes = 1 : i64}
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.region @r {kind = "weights", channels = array<i64: 0, 1>, banks = array<i64: 0, 1>, rows = array<i64: 0, 1>, bytes = 1 : i64}
+  // expected-error@+1 {{shape must be [N, K]}}
+  pim.weight "w" {region = @r, format = "fp16", shape = array<i64: 2>, layout = "gemv_rows", params = {}, rows = array<i64: 0, 1>, bytes = 1 : i64}
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.region @r {kind = "weights", channels = array<i64: 0, 1>, banks = array<i64: 0, 1>, rows = array<i64: 0, 1>, bytes = 1 : i64}
+  // expected-error@+1 {{unknown layout 'tiles'}}
+  pim.weight "w" {region = @r, format = "fp16", shape = array<i64: 2, 2>, layout = "tiles", params = {}, rows = array<i64: 0, 1>, bytes = 1 : i64}
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.region @r {kind = "weights", channels = array<i64: 0, 1>, banks = array<i64: 0, 1>, rows = array<i64: 0, 1>, bytes = 1 : i64}
+  // expected-error@+1 {{layout gemv_rows needs integer param 'row0'}}
+  pim.weight "w" {region = @r, format = "fp16", shape = array<i64: 2, 2>, layout = "gemv_rows", params = {n0 = 0 : i64, ch0 = 0 : i64, nch = 1 : i64, k_rows = 1 : i64}, rows = array<i64: 0, 1>, bytes = 1 : i64}
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.region @r {kind = "weights", channels = array<i64: 0, 1>, banks = array<i64: 0, 1>, rows = array<i64: 0, 1>, bytes = 1 : i64}
+  // expected-error@+1 {{params need a 'source' dictionary}}
+  pim.weight "w" {region = @r, format = "fp16", shape = array<i64: 2, 2>, layout = "gemv_rows", params = {n0 = 0 : i64, ch0 = 0 : i64, nch = 1 : i64, row0 = 0 : i64, k_rows = 1 : i64}, rows = array<i64: 0, 1>, bytes = 1 : i64}
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  // expected-error@+1 {{unknown kernel kind 'magic'}}
+  pim.kernel @k attributes {kind = "magic", flops = 0 : i64, bytes = 0 : i64} {
+    pim.host_op "logits" {in = {off = 0 : i64, n = 4 : i64, fmt = "f32"}}
+  }
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  // expected-error@+1 {{flops and bytes must be >= 0}}
+  pim.kernel @k attributes {kind = "other", flops = -1 : i64, bytes = 0 : i64} {
+    pim.host_op "logits" {in = {off = 0 : i64, n = 4 : i64, fmt = "f32"}}
+  }
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  // expected-error@+1 {{has no host ops}}
+  pim.kernel @k attributes {kind = "other", flops = 0 : i64, bytes = 0 : i64} {
+  }
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.kernel @k attributes {kind = "other", flops = 0 : i64, bytes = 0 : i64} {
+    // expected-error@+1 {{unknown host op 'fft' (known: embedding, rms_norm, add, rope, gated_act, pack, v_stage, logits}}
+    pim.host_op "fft" {}
+  }
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.kernel @k attributes {kind = "other", flops = 0 : i64, bytes = 0 : i64} {
+    // expected-error@+1 {{host op 'add' needs 'out'}}
+    pim.host_op "add" {a = {off = 0 : i64, n = 4 : i64, fmt = "f32"}, b = {off = 0 : i64, n = 4 : i64, fmt = "f32"}}
+  }
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.kernel @k attributes {kind = "other", flops = 0 : i64, bytes = 0 : i64} {
+    // expected-error@+1 {{buffer 'in' needs off >= 0, n >= 1 and fmt}}
+    pim.host_op "logits" {in = {off = 0 : i64, fmt = "f32"}}
+  }
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.kernel @k attributes {kind = "other", flops = 0 : i64, bytes = 0 : i64} {
+    // expected-error@+1 {{buffer 'in' has unknown format 'int3'}}
+    pim.host_op "logits" {in = {off = 0 : i64, n = 4 : i64, fmt = "int3"}}
+  }
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  // expected-error@+1 {{'channels' must be [first, count]}}
+  pim.stream @s attributes {channels = array<i64: 0>} {
+  }
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.stream @s attributes {channels = array<i64: 0, 1>} {
+    // expected-error@+1 {{unknown macro-op 'fly'}}
+    pim.macro "fly" {}
+  }
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.stream @s attributes {channels = array<i64: 0, 1>} {
+    // expected-error@+1 {{'mac_ab' needs field 'count'}}
+    pim.macro "mac_ab" {row = 0 : i64, col = 0 : i64}
+  }
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.stream @s attributes {channels = array<i64: 0, 1>} {
+    // expected-error@+1 {{'mac_ab' has no field 'bytes'}}
+    pim.macro "mac_ab" {row = 0 : i64, col = 0 : i64, count = 1 : i64, bytes = 2 : i64}
+  }
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.stream @s attributes {channels = array<i64: 0, 1>} {
+    // expected-error@+1 {{field 'fn' must name a function}}
+    pim.macro "sfm" {length = 4 : i64, fn = "cosh"}
+  }
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.stream @s attributes {channels = array<i64: 0, 1>} {
+    // expected-error@+1 {{field 'data' names unknown region 'act'}}
+    pim.macro "rd_acc" {count = 1 : i64, data = "act+0"}
+  }
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.stream @s attributes {channels = array<i64: 0, 1>} {
+    // expected-error@+1 {{field 'row' uses 'j', which is not an enclosing loop variable, 'ch' or a parameter}}
+    pim.macro "mac_ab" {row = "2*j", col = 0 : i64, count = 1 : i64}
+  }
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.stream @s attributes {channels = array<i64: 0, 1>} {
+    // expected-error@+1 {{field 'row': expected a number or a name}}
+    pim.macro "mac_ab" {row = "2*", col = 0 : i64, count = 1 : i64}
+  }
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.stream @s attributes {channels = array<i64: 0, 1>} {
+    // expected-error@+1 {{field 'col' must be an integer or an expression}}
+    pim.macro "mac_ab" {row = 0 : i64, col = 1.0 : f32, count = 1 : i64}
+  }
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.stream @s attributes {channels = array<i64: 0, 1>} {
+    // expected-error@+1 {{needs a variable name other than 'ch'}}
+    pim.loop "ch", 2 : i64 {
+      pim.macro "barrier" {}
+    }
+  }
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.stream @s attributes {channels = array<i64: 0, 1>} {
+    // expected-error@+1 {{count must be >= 1}}
+    pim.loop "i", 0 : i64 {
+      pim.macro "barrier" {}
+    }
+  }
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.stream @s attributes {channels = array<i64: 0, 1>} {
+    // expected-error@+1 {{has an empty body}}
+    pim.loop "i", 2 : i64 {
+    }
+  }
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.stream @s attributes {channels = array<i64: 0, 1>} {
+  }
+  // expected-error@+1 {{has no steps}}
+  pim.entry @decode []
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  // expected-error@+1 {{step "wait" is not a symbol or "barrier"}}
+  pim.entry @decode ["wait"]
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.param @p {min = 0 : i64, max = 1 : i64}
+  // expected-error@+1 {{step @p is not a stream or kernel}}
+  pim.entry @decode [@p]
+}
