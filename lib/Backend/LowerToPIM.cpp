@@ -67,6 +67,11 @@ struct Machine {
   std::string fmt;
   bool softmaxUnit = false;
   double pimBytesPerSec, hostBytesPerSec, hostFlops, launchNs;
+  int64_t ccdab = 4;
+  // Cycle estimates of the fixed costs of the GEMV schedule (calibrated on
+  // pimsim runs of hbm3-pim GEMVs): a row switch, a group's readout and a
+  // buffer segment's barrier.
+  double rowSwitch = 45, readout = 80, segment = 30;
 
   explicit Machine(const pimsim::Target &t) : t(t) {
     C = t.org.totalChannels();
@@ -86,6 +91,8 @@ struct Machine {
     hostBytesPerSec = t.host.bandwidthBytes;
     hostFlops = t.host.flops;
     launchNs = t.host.launchNs;
+    if (auto it = t.timings.find("nCCDAB"); it != t.timings.end())
+      ccdab = it->second;
   }
   /// Estimated time of a memory-bound op on the PIM units: its bytes at the
   /// internal (power-capped) peak plus one input broadcast over the link.
@@ -243,6 +250,11 @@ private:
                          sb.getDictionaryAttr(fields));
   }
   void barrier(OpBuilder &sb) { macro(sb, "barrier", {}); }
+  /// wr_gb of `bytes` from act+dataOff to global-buffer byte gbOff, spread
+  /// over the pseudo-channel x bank-group data paths so the bursts are not
+  /// serialized on one bank group's column spacing.
+  void broadcast(OpBuilder &sb, int64_t gbOff, int64_t dataOff, int64_t bytes,
+                 StringRef dataTerms = "");
   /// Opens a loop and returns a builder positioned in its body.
   OpBuilder loop(OpBuilder &sb, StringRef var, Attribute count) {
     auto l = pim::LoopOp::create(sb, loc, sb.getStringAttr(var), count);
@@ -263,6 +275,15 @@ private:
                     StringRef src = "", int64_t add = 0, int64_t div = 1,
                     int64_t mod = 0);
 
+  /// The near-memory unit that runs vector ops (sum, add, ...), if any.
+  const pimsim::NearMemoryUnit *vectorUnit() const {
+    if (opts.dispatch.count("elementwise"))
+      return nullptr;
+    for (const pimsim::NearMemoryUnit &u : m.t.nearMemory)
+      if (llvm::is_contained(u.functions, "add"))
+        return &u;
+    return nullptr;
+  }
   /// Emits the pending host ops as one kernel followed by a barrier.
   void flush();
   /// A contiguous f32 view of a slot (packing strided slots).
@@ -307,6 +328,41 @@ private:
   int64_t weightBindingBytes = 0, kvBytes = 0;
   std::string currentLayer = "embed";
 };
+
+void Lowering::broadcast(OpBuilder &sb, int64_t gbOff, int64_t dataOff,
+                         int64_t bytes, StringRef dataTerms) {
+  const pimsim::Organization &o = m.t.org;
+  int64_t bursts = bytes / o.accessBytes;
+  int64_t pch = o.pseudoChannels, bgs = o.bankGroups;
+  while (pch * bgs > 1 && bursts % (pch * bgs) != 0)
+    pch > 1 ? pch /= 2 : bgs /= 2;
+  int64_t chunk = bytes / (pch * bgs);
+  int64_t pchStride = o.sids * o.bankGroups * o.banks, bgStride = o.banks;
+  if (pch * bgs == 1) {
+    macro(sb, "wr_gb",
+          {attr("offset", gbOff), attr("bytes", bytes),
+           attr("data", llvm::formatv("act+{0}{1}", dataOff, dataTerms).str())});
+    return;
+  }
+  OpBuilder pb = pch > 1 ? loop(sb, "p", b.getI64IntegerAttr(pch)) : sb;
+  OpBuilder gb = bgs > 1 ? loop(pb, "g", b.getI64IntegerAttr(bgs)) : pb;
+  std::string pt = pch > 1 ? "p" : "", gt = bgs > 1 ? "g" : "";
+  auto term = [](int64_t c, StringRef v) {
+    return v.empty() ? std::string() : llvm::formatv("+{0}*{1}", c, v).str();
+  };
+  macro(gb, "wr_gb",
+        {attr("offset", llvm::formatv("{0}{1}{2}", gbOff, term(chunk * bgs, pt),
+                                      term(chunk, gt))
+                            .str()),
+         attr("bytes", chunk),
+         attr("bank", llvm::formatv("0{0}{1}", term(pchStride, pt),
+                                    term(bgStride, gt))
+                          .str()),
+         attr("data", llvm::formatv("act+{0}{1}{2}{3}", dataOff,
+                                    term(chunk * bgs, pt), term(chunk, gt),
+                                    dataTerms)
+                          .str())});
+}
 
 std::string Lowering::param(StringRef name, int64_t min, int64_t max,
                             StringRef src, int64_t add, int64_t div,
@@ -381,11 +437,33 @@ void Lowering::flush() {
     }
   }
   int64_t bytes = elems * 4, flops = elems * 4;
-  auto k = pim::KernelOp::create(top, loc, top.getStringAttr(name),
-                                 top.getStringAttr(kind),
-                                 top.getI64IntegerAttr(flops),
-                                 top.getI64IntegerAttr(bytes),
-                                 top.getF64FloatAttr(m.hostNs(bytes, flops)));
+  // A near-memory unit that runs every op of the kernel takes it, unless it
+  // exchanges data with the host (the token in, the logits out).
+  const pimsim::NearMemoryUnit *unit = nullptr;
+  bool hostIO = false;
+  for (auto &[op, args] : pending)
+    hostIO |= op == "embedding" || op == "logits";
+  if (!hostIO && opts.dispatch.count("elementwise") == 0)
+    for (const pimsim::NearMemoryUnit &u : m.t.nearMemory) {
+      bool all = !u.functions.empty();
+      for (auto &[op, args] : pending)
+        all &= llvm::is_contained(u.functions, op);
+      if (all) {
+        unit = &u;
+        break;
+      }
+    }
+  double costNs = m.hostNs(bytes, flops);
+  if (unit)
+    costNs = (unit->latencyCycles +
+              std::ceil(elems / unit->elementsPerCycle)) *
+             m.t.tCKps * 1e-3;
+  auto k = pim::KernelOp::create(
+      top, loc, top.getStringAttr(name), top.getStringAttr(kind),
+      top.getI64IntegerAttr(flops), top.getI64IntegerAttr(bytes),
+      top.getF64FloatAttr(costNs),
+      unit ? top.getStringAttr(unit->name) : StringAttr(),
+      top.getI64IntegerAttr(unit ? elems : 0));
   k.getBody().push_back(new Block);
   OpBuilder kb = OpBuilder::atBlockEnd(&k.getBody().front());
   for (auto &[op, args] : pending)
@@ -412,10 +490,42 @@ void Lowering::emitGemv(StringRef name, Value input, ArrayRef<GemvPart> parts,
   for (const GemvPart &p : parts)
     N += weightShape(p.weight.getType()).first;
   int64_t kRows = ceilDiv(K, m.E);
-  int64_t nch = std::min(m.C, ceilDiv(N, m.B));
+  // Tiling: K is split into P parts on P disjoint channel sets (C / P
+  // channels each) when that balances the work better than spreading N
+  // alone: the cost is I * rows-per-part MAC rows per channel, I =
+  // ceil(N / (channels per part * banks)). Partial sums are added on the host.
+  // Costs in memory cycles: a DRAM row of MACs is columns * nCCDAB plus the
+  // row switch (PREA + ACTAB); a group adds the readout round trip; a
+  // buffer segment adds a barrier; the partial sums cost the near-memory
+  // unit (or host) (P + 1) * N element passes.
+  int64_t P = 1;
+  double best = -1;
+  const pimsim::NearMemoryUnit *vec = vectorUnit();
+  for (int64_t cand = 1; cand <= std::min(m.C, kRows); ++cand) {
+    if (m.C % cand)
+      continue;
+    int64_t cp = m.C / cand;
+    int64_t nchC = std::min(cp, ceilDiv(N, m.B));
+    int64_t rowsC = ceilDiv(kRows, cand);
+    int64_t segsC = rowsC * m.E <= m.gbEl ? 1 : ceilDiv(rowsC, std::max<int64_t>(1, m.gbEl / 2 / m.E));
+    double cost = double(ceilDiv(N, nchC * m.B)) *
+                  (rowsC * (m.cols * m.ccdab + m.rowSwitch) + m.readout +
+                   segsC * m.segment);
+    if (cand > 1)
+      cost += vec ? vec->latencyCycles + (cand + 1) * N / vec->elementsPerCycle
+                  : (cand + 1) * N * 4.0 / m.hostBytesPerSec / (m.t.tCKps * 1e-12);
+    if (best < 0 || cost < best) {
+      best = cost;
+      P = cand;
+    }
+  }
+  int64_t Cp = m.C / P;
+  int64_t nch = std::min(Cp, ceilDiv(N, m.B));
   int64_t I = ceilDiv(N, nch * m.B);
+  int64_t partRows = ceilDiv(kRows, P);
+  P = ceilDiv(kRows, partRows); // drop parts that would be empty
   int64_t row0 = weightRow;
-  weightRow += I * kRows;
+  weightRow += I * partRows;
 
   // Host: the input in the PIM input format, zero-padded to whole rows.
   Slot in = lookup(input);
@@ -438,6 +548,12 @@ void Lowering::emitGemv(StringRef name, Value input, ArrayRef<GemvPart> parts,
   flush();
 
   // Weight bindings.
+  std::vector<Slot> partOut;
+  for (int64_t part = 0; part < P; ++part) {
+  int64_t ch0 = part * Cp;
+  int64_t k0 = part * partRows * m.E;
+  int64_t kLen = std::min(K - k0, partRows * m.E);
+  int64_t pRows = ceilDiv(kLen, m.E);
   int64_t n0 = 0;
   for (const GemvPart &p : parts) {
     auto [pn, pk] = weightShape(p.weight.getType());
@@ -458,13 +574,15 @@ void Lowering::emitGemv(StringRef name, Value input, ArrayRef<GemvPart> parts,
         FlatSymbolRefAttr::get(top.getContext(), "weights"),
         top.getStringAttr(m.fmt), top.getDenseI64ArrayAttr({pn, pk}),
         top.getStringAttr("gemv_rows"),
-        top.getDictionaryAttr({attr("n0", n0), attr("ch0", int64_t(0)),
+        top.getDictionaryAttr({attr("n0", n0), attr("ch0", ch0),
                                attr("nch", nch), attr("row0", row0),
-                               attr("k_rows", kRows),
+                               attr("k_rows", partRows), attr("k0", k0),
+                               attr("k_len", kLen),
                                attr("source", b.getDictionaryAttr(src))}),
-        top.getDenseI64ArrayAttr({row0, I * kRows}),
-        top.getI64IntegerAttr(nch * m.B * I * kRows * m.rowBytes));
-    weightBindingBytes += pn * pk * 2;
+        top.getDenseI64ArrayAttr({row0, I * partRows}),
+        top.getI64IntegerAttr(nch * m.B * I * partRows * m.rowBytes));
+    if (part == 0)
+      weightBindingBytes += pn * pk * 2;
     n0 += pn;
   }
 
@@ -472,51 +590,101 @@ void Lowering::emitGemv(StringRef name, Value input, ArrayRef<GemvPart> parts,
   // global buffer per buffer-sized chunk of x when K does not fit), then the
   // accumulators out to the host.
   Slot out = alloc(I * nch * m.B);
-  std::string sname = llvm::formatv("{0}.{1}", currentLayer, name).str();
-  auto s = stream(sname, 0, nch, dispatchInfo(anchor, "linear"));
+  partOut.push_back(out);
+  std::string sname =
+      P == 1 ? llvm::formatv("{0}.{1}", currentLayer, name).str()
+             : llvm::formatv("{0}.{1}.p{2}", currentLayer, name, part).str();
+  auto s = stream(sname, ch0, nch, dispatchInfo(anchor, "linear"));
+  int64_t xoff = xin.off + k0 * 2;
+  int64_t K = kLen, kRows = pRows;
   OpBuilder sb = OpBuilder::atBlockEnd(&s.getBody().front());
-  int64_t rowsPerChunk = std::max<int64_t>(1, m.gbEl / m.E);
-  int64_t chunks = ceilDiv(kRows, rowsPerChunk);
-  auto wrgb = [&](OpBuilder &ob, int64_t c) {
-    int64_t rowsHere = std::min(rowsPerChunk, kRows - c * rowsPerChunk);
-    macro(ob, "wr_gb",
-          {attr("offset", int64_t(0)), attr("bytes", rowsHere * m.E * 2),
-           attr("data", llvm::formatv("act+{0}", xin.off + c * m.gbBytes).str())});
+  // The input broadcast: x is written into the global buffer in segments of
+  // half a buffer, so the next segment's wr_gb overlaps the MACs reading the
+  // other half. When x fits in the buffer it is written once for all groups.
+  auto emitReadout = [&](OpBuilder &ob) {
+    std::string data =
+        I > 1 ? llvm::formatv("act+{0}+{1}*i+{2}*ch", out.off, 4 * m.B * nch,
+                              4 * m.B)
+                    .str()
+              : llvm::formatv("act+{0}+{1}*ch", out.off, 4 * m.B).str();
+    macro(ob, "rd_acc",
+          {attr("count", m.units / m.perBurst), attr("data", data)});
     barrier(ob);
   };
-  if (chunks == 1)
-    wrgb(sb, 0);
+  auto mac = [&](OpBuilder &ob, int64_t r, int64_t gbByte, StringRef iterm) {
+    int64_t colsHere = std::min(m.cols, ceilDiv(K - r * m.E, m.lanes));
+    SmallVector<NamedAttribute> f{
+        attr("row", llvm::formatv("{0}{1}", row0 + r, iterm).str()),
+        attr("col", int64_t(0)), attr("count", colsHere)};
+    if (gbByte > 0)
+      f.push_back(attr("offset", gbByte));
+    macro(ob, "mac_ab", f);
+  };
   Attribute iCount = b.getI64IntegerAttr(I);
-  OpBuilder lb = I > 1 ? loop(sb, "i", iCount) : sb;
   std::string iterm = I > 1 ? llvm::formatv("+{0}*i", kRows).str() : "";
-  for (int64_t c = 0; c < chunks; ++c) {
-    if (chunks > 1)
-      wrgb(lb, c);
-    for (int64_t j = 0; j < rowsPerChunk && c * rowsPerChunk + j < kRows; ++j) {
-      int64_t r = c * rowsPerChunk + j;
-      int64_t colsHere = std::min(m.cols, ceilDiv(K - r * m.E, m.lanes));
-      SmallVector<NamedAttribute> f{
-          attr("row", llvm::formatv("{0}{1}", row0 + r, iterm).str()),
-          attr("col", int64_t(0)), attr("count", colsHere)};
-      if (j > 0)
-        f.push_back(attr("offset", j * m.E * 2));
-      macro(lb, "mac_ab", f);
-    }
+  int64_t halfRows = m.gbEl / 2 / m.E;
+  if (kRows * m.E <= m.gbEl) {
+    broadcast(sb, 0, xoff, kRows * m.E * 2);
+    barrier(sb);
+    OpBuilder lb = I > 1 ? loop(sb, "i", iCount) : sb;
+    for (int64_t r = 0; r < kRows; ++r)
+      mac(lb, r, r * m.E * 2, iterm);
     barrier(lb);
+    emitReadout(lb);
+  } else if (halfRows >= 1) {
+    int64_t segs = ceilDiv(kRows, halfRows);
+    int64_t halfBytes = m.gbBytes / 2;
+    auto segBytes = [&](int64_t sIdx) {
+      return std::min(halfRows, kRows - sIdx * halfRows) * m.E * 2;
+    };
+    OpBuilder lb = I > 1 ? loop(sb, "i", iCount) : sb;
+    broadcast(lb, 0, xoff, segBytes(0));
+    barrier(lb);
+    for (int64_t sIdx = 0; sIdx < segs; ++sIdx) {
+      int64_t half = sIdx % 2;
+      for (int64_t j = 0; j < halfRows && sIdx * halfRows + j < kRows; ++j)
+        mac(lb, sIdx * halfRows + j, half * halfBytes + j * m.E * 2, iterm);
+      if (sIdx + 1 < segs)
+        broadcast(lb, (1 - half) * halfBytes,
+                  xoff + (sIdx + 1) * halfRows * m.E * 2,
+                  segBytes(sIdx + 1));
+      barrier(lb);
+    }
+    emitReadout(lb);
+  } else {
+    // A DRAM row is more than half the buffer (gddr6-aim): one row per
+    // broadcast, no overlap.
+    int64_t rowsPerChunk = std::max<int64_t>(1, m.gbEl / m.E);
+    int64_t chunks = ceilDiv(kRows, rowsPerChunk);
+    OpBuilder lb = I > 1 ? loop(sb, "i", iCount) : sb;
+    for (int64_t c = 0; c < chunks; ++c) {
+      int64_t rowsHere = std::min(rowsPerChunk, kRows - c * rowsPerChunk);
+      broadcast(lb, 0, xoff + c * m.gbBytes, rowsHere * m.E * 2);
+      barrier(lb);
+      for (int64_t j = 0; j < rowsHere; ++j)
+        mac(lb, c * rowsPerChunk + j, j * m.E * 2, iterm);
+      barrier(lb);
+    }
+    emitReadout(lb);
   }
-  std::string data =
-      I > 1 ? llvm::formatv("act+{0}+{1}*i+{2}*ch", out.off, 4 * m.B * nch,
-                            4 * m.B)
-                  .str()
-            : llvm::formatv("act+{0}+{1}*ch", out.off, 4 * m.B).str();
-  macro(lb, "rd_acc",
-        {attr("count", m.units / m.perBurst), attr("data", data)});
-  barrier(lb);
   step(sname);
+  } // parts: their streams run concurrently on disjoint channels
   stepBarrier();
 
-  // Results: slices of the output; biases are host adds.
-  n0 = 0;
+  // Results: slices of the output (partial sums added); biases are host
+  // adds.
+  Slot out = partOut[0];
+  if (P > 1) {
+    // The parts' outputs are consecutive equal-sized slots.
+    Slot all = partOut[0];
+    int64_t stride = partOut[1].off - partOut[0].off;
+    all.n = (P - 1) * stride / 4 + partOut[0].n;
+    Slot sum = alloc(out.n);
+    hostOp("sum", {attr("in", buf(all)), attr("out", buf(sum)),
+                   attr("parts", P), attr("stride", stride / 4)});
+    out = sum;
+  }
+  int64_t n0 = 0;
   for (const GemvPart &p : parts) {
     int64_t pn = weightShape(p.weight.getType()).first;
     Slot r;
@@ -602,7 +770,17 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
     return op.emitError() << "PIM lowering: target '" << m.t.name
                           << "' has no softmax near-memory unit (the host "
                              "softmax path is not implemented yet)";
+  // Each KV head is replicated on R channels (R divides the group size G),
+  // so R q heads of a group run in parallel; channel c holds KV head c / R
+  // and runs q heads c*Gq .. c*Gq+Gq-1 (Gq = G / R) in turn.
   int64_t G = H / KVH;
+  int64_t R = 1;
+  for (int64_t cand = G; cand >= 1; --cand)
+    if (G % cand == 0 && KVH * cand <= m.C) {
+      R = cand;
+      break;
+    }
+  int64_t NC = KVH * R;
   int64_t window = op.getSlidingWindow() ? *op.getSlidingWindow() : 0;
   Geometry &g = geometry(hd, window);
   if (g.VR * m.E > m.gbEl || 2 * m.E > m.gbBytes)
@@ -614,10 +792,10 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
                           << m.gbEl << " or less)";
   int64_t cacheIdx = key->second.first;
   CacheInfo &ci = caches[cacheIdx];
-  kvChannels = std::max(kvChannels, KVH);
+  kvChannels = std::max(kvChannels, NC);
   int64_t kbase = kvRow, vbase = kvRow + g.KR;
   kvRow += g.KR + g.nd * g.VR;
-  kvBytes += 2 * g.maxT * KVH * hd * 2;
+  kvBytes += 2 * g.maxT * KVH * hd * 2; // what must move (one copy)
   // KV region rows start at 0 (the weights region follows it).
 
   // Host: K in the PIM format, V into the per-layer staging columns, q
@@ -625,14 +803,23 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
   Slot kin = contiguous(lookup(ci.k));
   Slot vin = contiguous(lookup(ci.v));
   Slot qin = contiguous(lookup(op.getQuery()));
-  Slot kslot = alloc(KVH * hd, m.fmt);
-  Slot stage = alloc(KVH * hd * m.lanes, m.fmt);
+  Slot kslot = alloc(NC * hd, m.fmt);
+  Slot stage = alloc(NC * hd * m.lanes, m.fmt);
   Slot qimg = alloc(H * m.E, m.fmt);
   hostOp("pack", {attr("in", buf(kin)), attr("out", buf(kslot)),
-                  attr("blocks", int64_t(1)), attr("block", KVH * hd),
-                  attr("in_stride", KVH * hd), attr("out_stride", KVH * hd)});
+                  attr("blocks", KVH), attr("block", hd),
+                  attr("in_stride", hd), attr("out_stride", R * hd),
+                  attr("replicate", R)});
+  if (R > 1) {
+    Slot vrep = alloc(NC * hd);
+    hostOp("pack", {attr("in", buf(vin)), attr("out", buf(vrep)),
+                    attr("blocks", KVH), attr("block", hd),
+                    attr("in_stride", hd), attr("out_stride", R * hd),
+                    attr("replicate", R)});
+    vin = vrep;
+  }
   hostOp("v_stage", {attr("in", buf(vin)), attr("out", buf(stage)),
-                     attr("heads", KVH), attr("head_dim", hd),
+                     attr("heads", NC), attr("head_dim", hd),
                      attr("lanes", m.lanes), attr("param", g.slot)});
   Slot qdst = qimg;
   hostOp("pack", {attr("in", buf(qin)), attr("out", buf(qdst)),
@@ -645,7 +832,7 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
   // Stream 1: append K (one key = cpk columns of bank slot % B) and V^T
   // (dim d of head ch: one lane of column vcol in bank d % B).
   std::string kvName = currentLayer + ".kv_append";
-  auto kvs = stream(kvName, 0, KVH, dispatchInfo(op, "attention"));
+  auto kvs = stream(kvName, 0, NC, dispatchInfo(op, "attention"));
   {
     OpBuilder sb = OpBuilder::atBlockEnd(&kvs.getBody().front());
     macro(sb, "st",
@@ -677,16 +864,14 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
   // probabilities back to the global buffer, then V^T p.
   Slot ctx = alloc(H * g.nd * m.B);
   std::string atName = currentLayer + ".attention";
-  auto ats = stream(atName, 0, KVH, dispatchInfo(op, "attention"));
+  auto ats = stream(atName, 0, NC, dispatchInfo(op, "attention"));
+  G = G / R; // q heads per channel
   {
     OpBuilder sb = OpBuilder::atBlockEnd(&ats.getBody().front());
     OpBuilder qb = G > 1 ? loop(sb, "q", b.getI64IntegerAttr(G)) : sb;
     std::string qterm = G > 1 ? "+" + std::to_string(2 * m.E) + "*q" : "";
-    macro(qb, "wr_gb",
-          {attr("offset", int64_t(0)), attr("bytes", 2 * m.E),
-           attr("data", llvm::formatv("act+{0}+{1}*ch{2}", qimg.off,
-                                      2 * m.E * G, qterm)
-                            .str())});
+    broadcast(qb, 0, qimg.off, 2 * m.E,
+              llvm::formatv("+{0}*ch{1}", 2 * m.E * G, qterm).str());
     barrier(qb);
     OpBuilder rb = loop(qb, "r", b.getStringAttr(g.kvRows));
     OpBuilder cb = g.kpr > 1 ? loop(rb, "c", b.getI64IntegerAttr(g.kpr)) : rb;

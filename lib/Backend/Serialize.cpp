@@ -101,7 +101,7 @@ pimc::backend::toAssembly(pim::ProgramOp program,
   std::string text;
   llvm::raw_string_ostream os(text);
   const pimsim::Organization &o = target.org;
-  os << "# pimc compiled program\n.version 1.1\n";
+  os << "# pimc compiled program\n.version 1.2\n";
   os << ".target " << program.getTarget() << " hash="
      << (program.getTargetHash().empty() ? StringRef("sha256:0")
                                          : program.getTargetHash())
@@ -150,8 +150,10 @@ pimc::backend::toAssembly(pim::ProgramOp program,
     llvm::json::Object params;
     params["ops"] = std::move(ops);
     os << ".kernel " << k.getSymName() << " kind=" << k.getKind()
-       << " flops=" << k.getFlops() << " bytes=" << k.getBytes()
-       << " params=" << quote(jsonText(std::move(params))) << "\n";
+       << " flops=" << k.getFlops() << " bytes=" << k.getBytes();
+    if (auto unit = k.getUnitAttr())
+      os << " unit=" << unit.getValue() << " elements=" << k.getElements();
+    os << " params=" << quote(jsonText(std::move(params))) << "\n";
   }
   for (auto s : body.getOps<pim::StreamOp>()) {
     os << ".stream " << s.getSymName()

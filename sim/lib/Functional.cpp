@@ -119,6 +119,7 @@ FunctionalModel::FunctionalModel(const Target &target, const Program &program,
     : tgt(target), prog(program), dram(dram), regions(regions),
       channels(target.org.totalChannels()),
       units(target.org.banksPerChannel() / target.pim.banksPerUnit),
+      accumulators(std::max<int64_t>(1, target.pim.accumulators)),
       bf16(target.pim.inputFormat == "bf16"),
       treeReduction(target.pim.reduction == "tree") {
   // The softmax buffer holds the largest of a channel's full accumulator
@@ -165,21 +166,34 @@ FunctionalModel::ChannelState &FunctionalModel::state(int64_t channel) {
   ChannelState &s = channels[channel];
   if (s.globalBuffer.empty()) {
     s.globalBuffer.assign(tgt.pim.globalBufferBytes, 0);
-    s.acc.assign(units * tgt.pim.lanes, 0.0f);
+    s.acc.assign(units * accumulators * tgt.pim.lanes, 0.0f);
     s.softmax.assign(softmaxCapacity, 0.0f);
   }
   return s;
 }
 
-float FunctionalModel::takeAccumulator(ChannelState &s, int64_t unit) {
+bool FunctionalModel::checkRegister(StringRef what, int64_t reg) {
+  if (reg >= 0 && reg < accumulators)
+    return true;
+  fail(formatv("functional model: {0} uses accumulator register {1}, but a "
+               "PIM unit has {2}",
+               what, reg, accumulators));
+  return false;
+}
+
+float FunctionalModel::takeAccumulator(ChannelState &s, int64_t unit,
+                                       int64_t reg) {
   int64_t lanes = tgt.pim.lanes;
-  float *acc = &s.acc[unit * lanes];
+  float *acc = &s.acc[(unit * accumulators + reg) * lanes];
   float v = treeReduction ? acc[0] : pairwiseSum(ArrayRef(acc, lanes));
   std::fill(acc, acc + lanes, 0.0f);
   return v;
 }
 
-void FunctionalModel::moveToSoftmax(int64_t channel, int64_t firstUnit) {
+void FunctionalModel::moveToSoftmax(int64_t channel, int64_t firstUnit,
+                                    int64_t reg) {
+  if (!checkRegister("mv_sb", reg))
+    return;
   ChannelState &s = state(channel);
   int64_t n = tgt.org.accessBytes / 4;
   if (firstUnit < 0 || firstUnit + n > units) {
@@ -200,7 +214,7 @@ void FunctionalModel::moveToSoftmax(int64_t channel, int64_t firstUnit) {
     return;
   }
   for (int64_t i = 0; i < n; ++i)
-    s.softmax[s.sbFill++] = takeAccumulator(s, firstUnit + i);
+    s.softmax[s.sbFill++] = takeAccumulator(s, firstUnit + i, reg);
 }
 
 void FunctionalModel::softmaxUnit(int64_t channel, int64_t length,
@@ -271,7 +285,9 @@ float FunctionalModel::element(const uint8_t *p) const {
 }
 
 void FunctionalModel::mac(int64_t channel, ArrayRef<int64_t> banks, int64_t row,
-                          int64_t col, int64_t gbOffset) {
+                          int64_t col, int64_t gbOffset, int64_t reg) {
+  if (!checkRegister("mac", reg))
+    return;
   ChannelState &s = state(channel);
   const Organization &org = tgt.org;
   int64_t lanes = tgt.pim.lanes;
@@ -285,7 +301,8 @@ void FunctionalModel::mac(int64_t channel, ArrayRef<int64_t> banks, int64_t row,
     dram.read(encodeAddress(tgt, bankAddress(org, channel, b, row, col)), w);
     for (int64_t l = 0; l < lanes; ++l)
       p[l] = element(&w[2 * l]) * x[l]; // exact in fp32 for fp16 / bf16
-    float *a = &s.acc[(b / tgt.pim.banksPerUnit) * lanes];
+    float *a =
+        &s.acc[((b / tgt.pim.banksPerUnit) * accumulators + reg) * lanes];
     if (treeReduction) {
       a[0] += pairwiseSum(p);
     } else {
@@ -361,11 +378,11 @@ void FunctionalModel::onCommand(int64_t, Command cmd, const DecodedAddress &,
         if (b % perPch == bank % perPch)
           banks.push_back(b);
     }
-    mac(channel, banks, a.row, a.column, op.gbOffset);
+    mac(channel, banks, a.row, a.column, op.gbOffset, op.reg);
     return;
   }
   case Command::RDACC: {
-    if (req->type != RequestType::RdAcc)
+    if (req->type != RequestType::RdAcc || !checkRegister("rd_acc", op.reg))
       return;
     ChannelState &s = state(channel);
     int64_t n = access / 4;
@@ -377,7 +394,7 @@ void FunctionalModel::onCommand(int64_t, Command cmd, const DecodedAddress &,
     }
     std::vector<uint8_t> out(access);
     for (int64_t i = 0; i < n; ++i) {
-      float v = takeAccumulator(s, op.gbOffset + i);
+      float v = takeAccumulator(s, op.gbOffset + i, op.reg);
       uint32_t bits;
       std::memcpy(&bits, &v, 4);
       for (int k = 0; k < 4; ++k)
@@ -389,7 +406,7 @@ void FunctionalModel::onCommand(int64_t, Command cmd, const DecodedAddress &,
   }
   case Command::MVSB:
     if (req->type == RequestType::MvSB)
-      moveToSoftmax(channel, op.gbOffset);
+      moveToSoftmax(channel, op.gbOffset, op.reg);
     return;
   case Command::SFM:
     if (req->type == RequestType::Sfm)

@@ -94,6 +94,7 @@ bool isStridable(Field field) {
   case Field::Bank:
   case Field::Offset:
   case Field::Src:
+  case Field::Reg:
   case Field::Value:
   case Field::Data:
     return true;
@@ -119,20 +120,27 @@ constexpr OperandSpec O(Field f) { return {f, false}; }
 // Channels is optional on every op but call (a call is a rendezvous of the
 // whole stream, so it cannot be narrowed).
 // Offset of a MAC (1.1) is the byte base of its global-buffer input.
-const OperandSpec kMacAB[] = {R(F::Row), R(F::Col), R(F::Count), O(F::Offset),
-                              O(F::Channels)};
-const OperandSpec kMacBank[] = {R(F::Bank),  R(F::Row),    R(F::Col),
-                                R(F::Count), O(F::Offset), O(F::Channels)};
+// Reg of a MAC, rd_acc and mv_sb (1.3) is the accumulator register of each
+// PIM unit it uses (0 .. pim_unit.accumulators - 1).
+const OperandSpec kMacAB[] = {R(F::Row),    R(F::Col), R(F::Count),
+                              O(F::Offset), O(F::Reg), O(F::Channels)};
+const OperandSpec kMacBank[] = {R(F::Bank),   R(F::Row), R(F::Col),
+                                R(F::Count),  O(F::Offset), O(F::Reg),
+                                O(F::Channels)};
 // Bank and row of wr_gb / mv_sb / mv_gb only place the request on a bank
 // path (bus timing, AttAcc's address fields); no bank state is involved.
 const OperandSpec kWrGB[] = {R(F::Offset), R(F::Bytes), O(F::Bank),
                              O(F::Row),    O(F::Data),  O(F::Channels)};
 const OperandSpec kBursts[] = {O(F::Count), O(F::Data), O(F::Channels)};
+const OperandSpec kRdAcc[] = {O(F::Count), O(F::Data), O(F::Reg),
+                              O(F::Channels)};
 const OperandSpec kWrAB[] = {R(F::Row), R(F::Col), R(F::Count), O(F::Data),
                              O(F::Channels)};
 const OperandSpec kCopy[] = {R(F::Bank),  R(F::Row),    R(F::Col),
                              R(F::Count), O(F::Offset), O(F::Channels)};
 const OperandSpec kMove[] = {O(F::Bank), O(F::Row), O(F::Count),
+                             O(F::Channels)};
+const OperandSpec kMvSB[] = {O(F::Bank), O(F::Row), O(F::Count), O(F::Reg),
                              O(F::Channels)};
 const OperandSpec kSfm[] = {R(F::Length), O(F::Fn), O(F::Channels)};
 const OperandSpec kEwMul[] = {R(F::Row), R(F::Col), R(F::Count),
@@ -158,8 +166,9 @@ ArrayRef<OperandSpec> opcodeOperands(Opcode op) {
     return kMacBank;
   case Opcode::WrGB:
     return kWrGB;
-  case Opcode::WrBias:
   case Opcode::RdAcc:
+    return kRdAcc;
+  case Opcode::WrBias:
   case Opcode::RdAf:
     return kBursts;
   case Opcode::WrAB:
@@ -168,6 +177,7 @@ ArrayRef<OperandSpec> opcodeOperands(Opcode op) {
   case Opcode::CopyGbBk:
     return kCopy;
   case Opcode::MvSB:
+    return kMvSB;
   case Opcode::MvGB:
     return kMove;
   case Opcode::Sfm:
@@ -200,6 +210,16 @@ ArrayRef<OperandSpec> opcodeOperands(Opcode op) {
 bool opcodeHasField(Opcode op, Field field) {
   return any_of(opcodeOperands(op),
                 [&](const OperandSpec &s) { return s.field == field; });
+}
+
+bool isStridable(Opcode op, Field field) {
+  return isStridable(field) && opcodeHasField(op, field) &&
+         !(op == Opcode::SetCfr && field == Field::Reg);
+}
+
+bool isParamStridable(Opcode op, Field field) {
+  return isParamStridable(field) && opcodeHasField(op, field) &&
+         !(op == Opcode::SetCfr && field == Field::Reg);
 }
 
 //===----------------------------------------------------------------------===//
@@ -447,7 +467,7 @@ bool KernelOperand::operator==(const KernelOperand &b) const {
 bool HostKernel::operator==(const HostKernel &b) const {
   return name == b.name && kind == b.kind && m == b.m && n == b.n && k == b.k &&
          flops == b.flops && bytes == b.bytes && operands == b.operands &&
-         params == b.params;
+         params == b.params && unit == b.unit && elements == b.elements;
 }
 bool Stream::operator==(const Stream &b) const {
   return name == b.name && channels == b.channels && body == b.body;
@@ -698,6 +718,11 @@ public:
       if (static_cast<size_t>(k.kind) >= kNumKernelKinds)
         problems.add(ctx + ": unknown kernel kind " +
                      Twine(static_cast<int>(k.kind)));
+      if (!k.unit.empty() && !isIdentifier(k.unit))
+        problems.add(ctx + ": unit '" + k.unit +
+                     "' is not an identifier ([A-Za-z_][A-Za-z0-9_.]*)");
+      if (k.elements < 0)
+        problems.add(ctx + ": negative element count " + Twine(k.elements));
       for (auto [j, op] : enumerate(k.operands)) {
         std::string octx = (ctx + ", operand " + Twine(j)).str();
         if (op.role != OperandRole::Input && op.role != OperandRole::Output)
@@ -841,14 +866,14 @@ private:
                    " kernels");
     for (auto [j, st] : enumerate(inst.strides)) {
       if (isParamStride(st.loop)) {
-        if (!isParamStridable(st.field) || !opcodeHasField(inst.op, st.field))
+        if (!isParamStridable(inst.op, st.field))
           problems.add(ctx + ": field '" + fieldName(st.field) +
                        "' cannot take a parameter stride");
         if (st.loop - kParamBase >= p.params.size())
           problems.add(ctx + ": stride refers to parameter " +
                        Twine(st.loop - kParamBase) + ", but the program has " +
                        Twine(p.params.size()) + " parameters");
-      } else if (!isStridable(st.field) || !opcodeHasField(inst.op, st.field))
+      } else if (!isStridable(inst.op, st.field))
         problems.add(ctx + ": field '" + fieldName(st.field) +
                      "' cannot take a loop stride");
       else if (st.loop >= depth && st.loop != kChannelIndex)
@@ -1049,6 +1074,12 @@ private:
 
   void checkKernels() {
     for (auto [i, k] : enumerate(p.kernels))
+      if (!k.unit.empty() && none_of(t.nearMemory, [&](const NearMemoryUnit &u) {
+            return u.name == k.unit;
+          }))
+        problems.add("kernel " + Twine(i) + " (" + k.name + "): target '" +
+                     t.name + "' has no near-memory unit '" + k.unit + "'");
+    for (auto [i, k] : enumerate(p.kernels))
       for (auto [j, op] : enumerate(k.operands))
         checkExtent(
             ("kernel " + Twine(i) + " (" + k.name + "), operand " + Twine(j))
@@ -1216,6 +1247,9 @@ private:
     if (opcodeHasField(inst.op, Field::Bank))
       checkIndex(ctx, inst, Field::Bank, org.banksPerChannel(),
                  "banks per channel");
+    if (opcodeHasField(inst.op, Field::Reg) && inst.op != Opcode::SetCfr)
+      checkIndex(ctx, inst, Field::Reg, t.pim.accumulators,
+                 "accumulators per PIM unit");
     if (hasCol) {
       checkIndex(ctx, inst, Field::Col, org.columns, "columns");
       Span c = span(inst, Field::Col);
@@ -1375,9 +1409,10 @@ public:
                          static_cast<fb::OperandRole>(op.role));
       auto operands = fbb.CreateVectorOfStructs(ops);
       auto params = optionalString(k.params);
+      auto unit = optionalString(k.unit);
       kernels.push_back(fb::CreateHostKernel(
           fbb, name, static_cast<fb::KernelKind>(k.kind), k.m, k.n, k.k,
-          k.flops, k.bytes, operands, params));
+          k.flops, k.bytes, operands, params, unit, k.elements));
     }
     std::vector<Offset<fb::Stream>> streams;
     for (const Stream &s : p.streams) {
@@ -1617,6 +1652,8 @@ Program convert(const fb::Program &in) {
       h.flops = k->flops();
       h.bytes = k->bytes();
       h.params = str(k->params());
+      h.unit = str(k->unit());
+      h.elements = k->elements();
       if (k->operands())
         for (const fb::KernelOperand *ptr : *k->operands()) {
           fb::KernelOperand op = load<fb::KernelOperand>(ptr);

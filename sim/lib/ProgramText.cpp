@@ -206,6 +206,10 @@ public:
            << op.offset + op.bytes << "]";
       if (!k.params.empty())
         os << " params=" << quoted(k.params);
+      if (!k.unit.empty())
+        os << " unit=" << word(k.unit);
+      if (k.elements != 0)
+        os << " elements=" << k.elements;
       os << "\n";
     }
 
@@ -671,8 +675,8 @@ private:
       std::optional<unsigned> depth = loopDepth(var);
       if (!depth)
         return bad(termAt, "unknown loop variable '" + var + "'");
-      if (isParamStride(*depth) ? !isParamStridable(field)
-                                : !isStridable(field))
+      if (isParamStride(*depth) ? !isParamStridable(inst->op, field)
+                                : !isStridable(inst->op, field))
         return bad(termAt,
                    "'" + fieldName(field) + "' cannot depend on a " +
                        (isParamStride(*depth) ? "parameter" : "loop variable"));
@@ -956,8 +960,9 @@ private:
     if (Error err = declareLaunchName(toks[1], k.name))
       return err;
     StringMap<const Token *> kv;
-    const StringRef keys[] = {"kind",  "m",  "n",   "k",     "flops",
-                              "bytes", "in", "out", "params"};
+    const StringRef keys[] = {"kind", "m",  "n",      "k",    "flops",
+                              "bytes", "in", "out", "params", "unit",
+                              "elements"};
     if (Error err = collect(toks, 2, ".kernel", keys, kv, {"in", "out"}))
       return err;
     if (Error err = require(toks[0], kv, {"kind"}))
@@ -971,7 +976,8 @@ private:
                                               {"n", &k.n},
                                               {"k", &k.k},
                                               {"flops", &k.flops},
-                                              {"bytes", &k.bytes}};
+                                              {"bytes", &k.bytes},
+                                              {"elements", &k.elements}};
     for (auto &f : ints)
       if (kv.count(f.first))
         if (Error err = parseInt(*kv[f.first], *f.second))
@@ -987,6 +993,8 @@ private:
     }
     if (kv.count("params"))
       k.params = kv["params"]->value;
+    if (kv.count("unit"))
+      k.unit = kv["unit"]->value;
     kernelIndex[k.name] = p.kernels.size();
     p.kernels.push_back(std::move(k));
     return Error::success();

@@ -203,6 +203,10 @@ private:
         o.length = f(Field::Length);
         o.fn = inst.fn;
       }
+      if (inst.op == Opcode::MacAB || inst.op == Opcode::MacSB ||
+          inst.op == Opcode::MacPB || inst.op == Opcode::RdAcc ||
+          inst.op == Opcode::MvSB)
+        o.reg = f(Field::Reg); // accumulator register (1.3)
       pending = o;
     };
     // Consecutive columns of one op may run past the end of a row into the
@@ -467,6 +471,23 @@ private:
   CommandObserver *inner;
 };
 
+/// The unit a near-memory kernel runs on (validateProgram checked it).
+const NearMemoryUnit *kernelUnit(const Target &t, const HostKernel &k) {
+  for (const NearMemoryUnit &u : t.nearMemory)
+    if (u.name == k.unit)
+      return &u;
+  return nullptr;
+}
+
+/// latency_cycles + ceil(elements / elements_per_cycle) memory cycles.
+double nearMemoryKernelSeconds(const Target &t, const NearMemoryUnit &u,
+                               const HostKernel &k) {
+  double cycles = double(u.latencyCycles);
+  if (k.elements > 0 && u.elementsPerCycle > 0)
+    cycles += std::ceil(double(k.elements) / u.elementsPerCycle);
+  return cycles * t.tCKps * 1e-12;
+}
+
 double hostKernelSeconds(const HostModel &host, const HostKernel &k) {
   double compute = host.flops > 0 ? double(k.flops) / host.flops : 0;
   double memory =
@@ -628,6 +649,24 @@ Expected<RunReport> Simulator::run(StringRef entryName,
     return Error::success();
   };
 
+  // Times kernel `kernel` on the host model or its near-memory unit and
+  // adds it to the phase's sums.
+  auto timeKernel = [&](PhaseReport &phase, int64_t kernel) -> double {
+    const HostKernel &k = prog->kernels[kernel];
+    double t;
+    if (const NearMemoryUnit *u = k.unit.empty() ? nullptr
+                                                 : kernelUnit(tgt, k)) {
+      t = nearMemoryKernelSeconds(tgt, *u, k);
+      phase.nearMemorySeconds += t;
+      ++phase.nearMemoryKernels;
+    } else {
+      t = hostKernelSeconds(tgt.host, k);
+      phase.hostSeconds += t;
+      ++phase.hostKernels;
+    }
+    return t;
+  };
+
   std::vector<std::vector<StreamCut>> cuts(channels);
   std::vector<int64_t> phaseStreams, phaseKernels;
   auto runPhase = [&](std::vector<std::vector<Request>> &streams) -> Error {
@@ -636,6 +675,8 @@ Expected<RunReport> Simulator::run(StringRef entryName,
     phase.streams = phaseStreams;
     streamCycles.startPhase(phaseStreams.size());
     double hostSeconds = 0; // of the entry's kernel steps
+    // Of the entry's kernel steps, per near-memory unit.
+    std::map<std::string, double> unitSeconds;
     // Sub-phase k runs every channel's requests up to its k-th cut; the
     // channels then meet, and the host kernels `call`ed there run before any
     // channel goes on. Each call runs once however many channels reach it.
@@ -664,10 +705,8 @@ Expected<RunReport> Simulator::run(StringRef entryName,
         if (k < cuts[c].size() && cuts[c][k].kernel >= 0 &&
             called.insert({cuts[c][k].stream, cuts[c][k].ordinal}).second) {
           int64_t kernel = cuts[c][k].kernel;
-          double t = hostKernelSeconds(tgt.host, prog->kernels[kernel]);
+          double t = timeKernel(phase, kernel);
           pimSeconds += t;
-          phase.hostSeconds += t;
-          ++phase.hostKernels;
           phase.kernels.push_back(kernel);
           phase.kernelSeconds.push_back(t);
           if (Error e = callRunner(kernel))
@@ -677,10 +716,11 @@ Expected<RunReport> Simulator::run(StringRef entryName,
     // The entry's kernels: timed as overlapping the streams, run (by the
     // runner) after them.
     for (int64_t kernel : phaseKernels) {
-      double t = hostKernelSeconds(tgt.host, prog->kernels[kernel]);
-      hostSeconds += t;
-      phase.hostSeconds += t;
-      ++phase.hostKernels;
+      double t = timeKernel(phase, kernel);
+      if (const std::string &unit = prog->kernels[kernel].unit; !unit.empty())
+        unitSeconds[unit] += t;
+      else
+        hostSeconds += t;
       phase.kernels.push_back(kernel);
       phase.kernelSeconds.push_back(t);
       if (Error e = callRunner(kernel))
@@ -688,8 +728,14 @@ Expected<RunReport> Simulator::run(StringRef entryName,
     }
     phase.streamCycles = streamCycles.lastCycles();
     report.hostSeconds += phase.hostSeconds;
-    // Kernels launched by the entry overlap the streams; calls do not.
-    report.seconds += std::max(pimSeconds, hostSeconds);
+    report.nearMemorySeconds += phase.nearMemorySeconds;
+    // Kernels launched by the entry overlap the streams (and the host and
+    // each near-memory unit one another); calls do not.
+    double nearMemorySeconds = 0;
+    for (const auto &[unit, t] : unitSeconds)
+      nearMemorySeconds = std::max(nearMemorySeconds, t);
+    report.seconds +=
+        std::max({pimSeconds, hostSeconds, nearMemorySeconds});
     report.phases.push_back(std::move(phase));
     for (auto &s : streams)
       s.clear();
@@ -740,8 +786,10 @@ json::Value RunReport::toJSON(const Target &target) const {
                      {"pim_cycles", p.pimCycles},
                      {"pim_seconds", p.pimSeconds},
                      {"host_seconds", p.hostSeconds},
+                     {"near_memory_seconds", p.nearMemorySeconds},
                      {"requests", p.requests},
                      {"host_kernels", p.hostKernels},
+                     {"near_memory_kernels", p.nearMemoryKernels},
                      {"streams", json::Array(p.streams)},
                      {"stream_cycles", json::Array(p.streamCycles)},
                      {"kernels", json::Array(p.kernels)},
@@ -749,6 +797,7 @@ json::Value RunReport::toJSON(const Target &target) const {
   return json::Object{{"entry", entry},
                       {"seconds", seconds},
                       {"host_seconds", hostSeconds},
+                      {"near_memory_seconds", nearMemorySeconds},
                       {"phases", std::move(phaseList)},
                       {"pim", pim.toJSON(target)}};
 }

@@ -967,7 +967,8 @@ Error TargetReader::readNearMemory(const json::Object &root) {
       return error(p, "expected an object, got " + kindName((**arr)[i]));
     if (Error e = checkKeys(
             *u, p,
-            {"name", "placement", "elements_per_cycle", "latency_cycles"}))
+            {"name", "placement", "elements_per_cycle", "latency_cycles",
+             "functions"}))
       return e;
     NearMemoryUnit unit;
     auto name = string(*u, p, "name");
@@ -998,6 +999,18 @@ Error TargetReader::readNearMemory(const json::Object &root) {
       return error(key(p, "latency_cycles"),
                    formatv("must be non-negative, got {0}", **latency));
     unit.latencyCycles = **latency;
+    auto fns = array(*u, p, "functions", /*required=*/false);
+    if (!fns)
+      return fns.takeError();
+    if (*fns) {
+      auto names = stringList(**fns, key(p, "functions"), {}, "function");
+      if (!names)
+        return names.takeError();
+      for (size_t j = 0; j < names->size(); ++j)
+        if ((*names)[j].empty())
+          return error(index(key(p, "functions"), j), "empty function name");
+      unit.functions = std::move(*names);
+    }
     target.nearMemory.push_back(std::move(unit));
   }
   return Error::success();

@@ -119,7 +119,8 @@ Error writeJSON(StringRef path, json::Value value) {
   });
 }
 
-void printSummary(const Target &t, const Stats &s, double hostSeconds) {
+void printSummary(const Target &t, const Stats &s, double hostSeconds,
+                  double nearMemorySeconds = 0) {
   outs() << formatv("target:     {0}\n", t.name);
   outs() << formatv("requests:   {0}\n", s.requests);
   outs() << formatv("cycles:     {0} ({1:F3} us at tCK {2} ps)\n", s.cycles,
@@ -153,6 +154,9 @@ void printSummary(const Target &t, const Stats &s, double hostSeconds) {
   if (hostSeconds > 0)
     outs() << formatv("host:       {0:F3} ms of simulation time\n",
                       hostSeconds * 1e3);
+  if (nearMemorySeconds > 0)
+    outs() << formatv("near-memory: {0:F3} us of simulation time\n",
+                      nearMemorySeconds * 1e6);
 }
 
 /// The end of `trace` and `run`: simulator speed, then --stats / --trace.
@@ -234,7 +238,8 @@ int runProgramCommand() {
           .count();
   if (!report)
     return fail(formatv("{0}: {1}", runInput, toString(report.takeError())));
-  printSummary(sim.target(), report->pim, report->hostSeconds);
+  printSummary(sim.target(), report->pim, report->hostSeconds,
+               report->nearMemorySeconds);
   outs() << formatv("total:      {0:F3} us over {1} phase(s)\n",
                     report->seconds * 1e6, report->phases.size());
   // The host's track: one span per phase with host kernels.
@@ -253,6 +258,17 @@ int runProgramCommand() {
           {"dur", p.hostSeconds * 1e6},
           {"pid", hostPid},
           {"tid", 0}});
+  // Kernels on near-memory units (1.2): a second thread of that track.
+  for (const PhaseReport &p : report->phases)
+    if (p.nearMemoryKernels)
+      recorder.events.push_back(json::Object{
+          {"name",
+           formatv("{0} near-memory kernel(s)", p.nearMemoryKernels).str()},
+          {"ph", "X"},
+          {"ts", p.startSeconds * 1e6},
+          {"dur", p.nearMemorySeconds * 1e6},
+          {"pid", hostPid},
+          {"tid", 1}});
   return finishRun(report->pim, host, report->toJSON(sim.target()), recorder);
 }
 

@@ -39,7 +39,7 @@ Target hbm3Target() {
   t.org = hbm3Org();
   t.pim.globalBufferBytes = 8192;
   t.pim.activationFunctions = {"gelu", "relu"};
-  t.nearMemory.push_back({"softmax", "buffer_die", 16, 0});
+  t.nearMemory.push_back({"softmax", "buffer_die", 16, 0, {}});
   return t;
 }
 
@@ -321,7 +321,7 @@ TEST(ProgramTest, BinaryTextBinaryIsByteIdentical) {
 TEST(ProgramTest, PrintsReadableText) {
   std::string text = printed(sampleProgram());
   for (StringRef want :
-       {".version 1.1\n",
+       {".version 1.2\n",
         ".target hbm3-pim hash=sha256:",
         ".region kv kind=kv_cache channels=0-15 banks=0-63 rows=8192-16383 "
         "bytes=8589934592\n",

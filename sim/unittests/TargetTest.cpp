@@ -367,12 +367,15 @@ TEST(Hbm3Pim, PimHostEnergy) {
   EXPECT_EQ(t.pim.inputFormat, "fp16");
   EXPECT_EQ(t.pim.accumulateFormat, "fp32");
   EXPECT_EQ(t.pim.nativeFormats, (std::vector<std::string>{"fp16", "bf16"}));
-  EXPECT_EQ(t.pim.accumulators, 1);
+  EXPECT_EQ(t.pim.accumulators, 8); // HBM-PIM GRF_B
   EXPECT_GT(t.pim.globalBufferBytes, 0);
   EXPECT_TRUE(t.pim.activationFunctions.empty());
-  ASSERT_EQ(t.nearMemory.size(), 1u);
+  ASSERT_EQ(t.nearMemory.size(), 2u);
   EXPECT_EQ(t.nearMemory[0].name, "softmax");
   EXPECT_EQ(t.nearMemory[0].placement, "buffer_die");
+  EXPECT_TRUE(t.nearMemory[0].functions.empty());
+  EXPECT_EQ(t.nearMemory[1].name, "vector");
+  EXPECT_EQ(t.nearMemory[1].placement, "controller");
   EXPECT_DOUBLE_EQ(t.host.flops, 312e12);
   EXPECT_DOUBLE_EQ(t.host.bandwidthBytes, 3352e9);
   EXPECT_DOUBLE_EQ(t.host.linkBytes, 600e9);

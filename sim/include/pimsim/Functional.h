@@ -2,7 +2,8 @@
 //
 // The functional mode's data model: DRAM contents (a SparseMemory), the
 // host-visible regions, one global buffer and one fp32 softmax buffer per
-// channel, and one accumulator of `lanes` fp32 values per PIM unit. It is a
+// channel, and pim_unit.accumulators registers of `lanes` fp32 values per
+// PIM unit (program format 1.3: the `reg` of mac_* / rd_acc / mv_sb). It is a
 // CommandObserver: the Simulator attaches it to the engine and it applies
 // each command's effect when the command issues (WRGB, MACAB / MACSB /
 // MACPB, RDACC, RD, WR, MVSB, SFM, MVGB), so the data follows the engine's
@@ -38,6 +39,8 @@ struct RequestOperand {
                                    // RDACC / MVSB: first PIM unit of the burst
   int64_t length = 0;              // SFM: elements
   Function fn = Function::Softmax; // SFM: softmax or exp
+  int64_t reg = 0;                 // MAC* / RDACC / MVSB: accumulator
+                                   // register of each PIM unit (1.3)
 };
 
 /// IEEE binary16 / bfloat16 to fp32 (exact).
@@ -71,7 +74,7 @@ public:
 private:
   struct ChannelState {
     std::vector<uint8_t> globalBuffer; // allocated on first use
-    std::vector<float> acc;            // units x lanes
+    std::vector<float> acc;            // units x accumulators x lanes
     std::vector<float> softmax;        // softmaxCapacity fp32 values
     int64_t sbFill = 0;   // values appended by mv_sb since the last reset
     int64_t sbRead = 0;   // next softmax-buffer value mv_gb moves
@@ -81,11 +84,14 @@ private:
   ChannelState &state(int64_t channel);
   void fail(std::string message);
   void mac(int64_t channel, llvm::ArrayRef<int64_t> banks, int64_t row,
-           int64_t col, int64_t gbOffset);
+           int64_t col, int64_t gbOffset, int64_t reg);
   float element(const uint8_t *p) const;
-  /// The reduced result of PIM unit `unit` (rd_acc, mv_sb); clears it.
-  float takeAccumulator(ChannelState &s, int64_t unit);
-  void moveToSoftmax(int64_t channel, int64_t firstUnit);
+  /// False (and fails) unless `reg` names an accumulator register.
+  bool checkRegister(llvm::StringRef what, int64_t reg);
+  /// The reduced result of register `reg` of PIM unit `unit` (rd_acc,
+  /// mv_sb); clears that register only.
+  float takeAccumulator(ChannelState &s, int64_t unit, int64_t reg);
+  void moveToSoftmax(int64_t channel, int64_t firstUnit, int64_t reg);
   void softmaxUnit(int64_t channel, int64_t length, Function fn);
   void moveToGlobalBuffer(int64_t channel);
 
@@ -96,6 +102,7 @@ private:
   const std::vector<RequestOperand> *operands = nullptr;
   std::vector<ChannelState> channels;
   int64_t units = 0;           // PIM units per channel
+  int64_t accumulators = 1;    // accumulator registers per PIM unit
   int64_t softmaxCapacity = 0; // softmax-buffer values per channel
   bool bf16 = false, treeReduction = false;
   std::string error;

@@ -34,8 +34,10 @@ struct ProgramVersion {
 };
 /// The version this pimsim reads (any 1.x) and writes. 1.1 added runtime
 /// parameters, `offset` on mac_*, masking sfm and the opaque `params` /
-/// `layout` strings of kernels and weight bindings.
-constexpr ProgramVersion kProgramVersion{1, 1};
+/// `layout` strings of kernels and weight bindings; 1.2 host kernels that
+/// run on a near-memory unit (HostKernel::unit / elements); 1.3 the
+/// accumulator register `reg` of mac_ab / mac_sb / mac_pb / rd_acc / mv_sb.
+constexpr ProgramVersion kProgramVersion{1, 3};
 
 /// Half-open [first, first + count). Printed inclusive: "0-15".
 struct Range {
@@ -143,8 +145,10 @@ struct KernelOperand {
   bool operator==(const KernelOperand &o) const;
 };
 
-/// Work done on the host (GEMM and the like); the host model times it from
-/// flops and bytes.
+/// Work done off the PIM units: on the host (GEMM and the like; the host
+/// model times it from flops and bytes) or, when `unit` is set (1.2), on
+/// that near-memory unit of the target (timed as latency_cycles +
+/// ceil(elements / elements_per_cycle) memory cycles, no launch cost).
 struct HostKernel {
   std::string name;
   KernelKind kind = KernelKind::Other;
@@ -153,7 +157,10 @@ struct HostKernel {
   int64_t bytes = 0; // host memory traffic
   std::vector<KernelOperand> operands;
   std::string params; // (1.1) opaque to pimsim: JSON by convention
+  std::string unit;   // (1.2) empty: the host; else a near_memory unit name
+  int64_t elements = 0; // (1.2) elements the unit processes (timing)
 
+  bool onNearMemory() const { return !unit.empty(); }
   bool operator==(const HostKernel &o) const;
 };
 
@@ -225,7 +232,7 @@ enum class Field : uint8_t {
 };
 constexpr unsigned kNumFields = 14;
 llvm::StringRef fieldName(Field field); // "row", "data", ...
-/// Fields a loop stride may advance (Data: the data offset).
+/// Fields a loop stride may advance (Data: the data offset; Reg: 1.3).
 bool isStridable(Field field);
 /// Fields a parameter stride may advance: the stridable ones plus count,
 /// length and bytes.
@@ -239,6 +246,11 @@ struct OperandSpec {
 };
 llvm::ArrayRef<OperandSpec> opcodeOperands(Opcode op);
 bool opcodeHasField(Opcode op, Field field);
+/// Whether `op` takes `field` and a loop (channel) stride / a parameter
+/// stride may advance it there: isStridable / isParamStridable, except
+/// set_cfr's `reg`, which is a fixed register number.
+bool isStridable(Opcode op, Field field);
+bool isParamStridable(Opcode op, Field field);
 
 /// Stride::loop value naming the executing channel's position within its
 /// stream's channel set (0, 1, ...), so each channel can address its own
@@ -295,7 +307,9 @@ struct Instruction {
   int64_t bytes = 0;
   int64_t length = 0; // elements (sfm)
   Function fn = Function::Softmax;
-  int64_t reg = 0, value = 0;
+  int64_t reg = 0;    // set_cfr: CFR number; mac_* / rd_acc / mv_sb (1.3):
+                      // accumulator register of each PIM unit
+  int64_t value = 0;
   int64_t dataRegion = -1;       // host-visible data: region index, -1 none
   int64_t dataOffset = 0;        // byte offset within dataRegion
   int64_t kernel = 0;            // host kernel index (call)
@@ -369,7 +383,7 @@ struct Entry {
 };
 
 struct Program {
-  ProgramVersion version = kProgramVersion; // as read; writers stamp 1.1
+  ProgramVersion version = kProgramVersion; // as read; writers stamp 1.3
   TargetIdentity target;
   std::vector<Region> regions;
   std::vector<WeightBinding> weights;

@@ -5,7 +5,8 @@
 // steps are split into phases at its barrier steps; within a phase every
 // stream's macro-ops are expanded into requests for their channels (which
 // progress independently) while the host model times the phase's host
-// kernels, and the phase takes as long as the slower of the two.
+// kernels and the near-memory units time the kernels placed on them (1.2),
+// and the phase takes as long as the slowest of the three.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIMSIM_SIMULATOR_H
@@ -34,16 +35,21 @@ enum class SimMode { Functional, Timing };
 struct PhaseReport {
   double startSeconds = 0; // when the phase starts on the run's timeline
   int64_t pimCycles = 0;
-  double pimSeconds = 0, hostSeconds = 0;
+  /// hostSeconds: the host model's time of the phase's host kernels;
+  /// nearMemorySeconds (1.2): the summed time of its kernels that run on a
+  /// near-memory unit (HostKernel::unit). Both sums include `call`s.
+  double pimSeconds = 0, hostSeconds = 0, nearMemorySeconds = 0;
   int64_t requests = 0, hostKernels = 0;
+  int64_t nearMemoryKernels = 0; // (1.2) kernels with a unit
   /// Streams launched in the phase (Program::streams indices, step order)
   /// and, per stream, the cycle of its last command relative to the phase
   /// start (0 for a stream that issued nothing).
   std::vector<int64_t> streams, streamCycles;
   /// Kernels run in the phase (Program::kernels indices) in the order the
   /// runner sees them: the `call`s, as their rendezvous are reached, then
-  /// the entry's kernel steps in step order; and the host model's time of
-  /// each (same order).
+  /// the entry's kernel steps in step order; and the time of each (same
+  /// order): the host model's, or for a kernel on a near-memory unit,
+  /// latency_cycles + ceil(elements / elements_per_cycle) memory cycles.
   std::vector<int64_t> kernels;
   std::vector<double> kernelSeconds;
 };
@@ -52,7 +58,13 @@ struct RunReport {
   std::string entry;
   Stats pim; // summed over phases
   double hostSeconds = 0;
-  double seconds = 0; // sum over phases of max(PIM, host)
+  double nearMemorySeconds = 0; // (1.2) summed over phases
+  /// Sum over phases of max(PIM, host, near memory). PIM includes the
+  /// kernels `call`ed from streams (the channels wait for them); host is
+  /// the sum of the entry's host kernel steps; near memory is the busiest
+  /// unit's sum of the entry's kernel steps on it (different units run
+  /// concurrently, kernels on the same unit one after another).
+  double seconds = 0;
   std::vector<PhaseReport> phases;
   llvm::json::Value toJSON(const Target &target) const;
 };
@@ -70,8 +82,9 @@ private:
   std::map<uint64_t, std::vector<uint8_t>> rows; // keyed by addr / rowBytes
 };
 
-/// Runs a host kernel's work (e.g. on the region data, in functional mode).
-/// Called with the kernel's index in Program::kernels, the kernel, and the
+/// Runs a host kernel's work (e.g. on the region data, in functional mode),
+/// also for kernels on a near-memory unit (the caller computes their
+/// numerics; pimsim only times them). Called with the kernel's index in Program::kernels, the kernel, and the
 /// run's parameter values (one per Program::params). An error aborts the
 /// run.
 using HostKernelRunner =

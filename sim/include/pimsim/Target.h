@@ -139,6 +139,11 @@ struct NearMemoryUnit {
   std::string placement;   // "buffer_die" | "controller"
   double elementsPerCycle; // throughput
   int64_t latencyCycles;
+  /// Host ops the unit can run instead of the host (the compiler's host-op
+  /// names: "rms_norm", "add", "rope", ...); empty: none (the unit only
+  /// serves its own macro-ops, e.g. `sfm`). A HostKernel with
+  /// `unit == name` runs here (docs/target-schema.md).
+  std::vector<std::string> functions;
 };
 
 struct HostModel {

@@ -227,6 +227,7 @@ static const std::vector<HostOpSpec> &hostOpSpecs() {
        {"in", "out", "blocks", "block", "in_stride", "out_stride"}},
       {"v_stage", {"in", "out", "heads", "head_dim", "lanes", "param"}},
       {"logits", {"in"}},
+      {"sum", {"in", "out", "parts", "stride"}},
   };
   return specs;
 }

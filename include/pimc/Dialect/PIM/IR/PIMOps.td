@@ -93,10 +93,14 @@ def PIM_KernelOp : PIM_Op<"kernel", [Symbol, HasParent<"ProgramOp">,
   let summary = "a host kernel: host ops run in order on the act region";
   let description = [{
     `kind` is the pimsim kernel kind; `flops` and `bytes` drive the host
-    model; `cost_ns` is the estimate the dispatch recorded.
+    model; `cost_ns` is the estimate the dispatch recorded. With `unit` the
+    kernel runs on that near-memory unit of the target (timed from
+    `elements`), otherwise on the host.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$kind, PIM_I64:$flops,
-                   PIM_I64:$bytes, OptionalAttr<F64Attr>:$cost_ns);
+                   PIM_I64:$bytes, OptionalAttr<F64Attr>:$cost_ns,
+                   OptionalAttr<StrAttr>:$unit,
+                   DefaultValuedAttr<PIM_I64, "0">:$elements);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
   let hasVerifier = 1;
