@@ -199,7 +199,8 @@ struct Slot {
 struct Geometry {
   int64_t hd, maxT, window; // window 0: none (linear cache)
   int64_t cpk, kpr, KR, nd, VR;
-  std::string slot, kvLen, kbank, kgrp, krow, vrow, vcol, kvRows, vrows;
+  std::string slot, kvLen, kbank, kgrp, krow, vrow, vcol, kvRows, vrows,
+      vgroup;
 };
 
 struct CacheInfo {
@@ -733,6 +734,9 @@ Geometry &Lowering::geometry(int64_t hd, int64_t window) {
   g.kvRows = param("kv_rows" + sfx, 1, g.KR, g.kvLen, m.B * g.kpr - 1,
                    m.B * g.kpr, 0);
   g.vrows = param("vrows" + sfx, 1, g.VR, g.kvLen, m.E - 1, m.E, 0);
+  if (ring)
+    g.vgroup = param("vgroup" + sfx, 0, ceilDiv(maxT, m.lanes) - 1, g.slot, 0,
+                     m.lanes, 0);
   geometries.push_back(g);
   return geometries.back();
 }
@@ -804,7 +808,10 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
   Slot vin = contiguous(lookup(ci.v));
   Slot qin = contiguous(lookup(op.getQuery()));
   Slot kslot = alloc(NC * hd, m.fmt);
-  Slot stage = alloc(NC * hd * m.lanes, m.fmt);
+  // V staging: one 16-lane column per (channel head, dim); ring caches keep
+  // one per column group of the ring (the wrapped columns hold live keys).
+  int64_t groups = g.window ? ceilDiv(g.maxT, m.lanes) : 1;
+  Slot stage = alloc(NC * hd * m.lanes * groups, m.fmt);
   Slot qimg = alloc(H * m.E, m.fmt);
   hostOp("pack", {attr("in", buf(kin)), attr("out", buf(kslot)),
                   attr("blocks", KVH), attr("block", hd),
@@ -820,7 +827,9 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
   }
   hostOp("v_stage", {attr("in", buf(vin)), attr("out", buf(stage)),
                      attr("heads", NC), attr("head_dim", hd),
-                     attr("lanes", m.lanes), attr("param", g.slot)});
+                     attr("lanes", m.lanes), attr("groups", groups),
+                     attr("clear", b.getBoolAttr(g.window == 0)),
+                     attr("param", g.slot)});
   Slot qdst = qimg;
   hostOp("pack", {attr("in", buf(qin)), attr("out", buf(qdst)),
                   attr("blocks", H), attr("block", hd),
@@ -850,10 +859,12 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
              attr("row",
                   llvm::formatv("{0}+{1}", vbase + dh * g.VR, g.vrow).str()),
              attr("col", g.vcol), attr("count", int64_t(1)),
-             attr("data", llvm::formatv("act+{0}+{1}*ch+32*d", stage.off +
-                                                                   32 * dh * m.B,
-                                        32 * hd)
-                              .str())});
+             attr("data",
+                  llvm::formatv("act+{0}+{1}*ch+{2}*d{3}",
+                                stage.off + 32 * groups * dh * m.B,
+                                32 * hd * groups, 32 * groups,
+                                groups > 1 ? "+32*" + g.vgroup : std::string())
+                      .str())});
     }
   }
   step(kvName);

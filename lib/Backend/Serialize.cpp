@@ -101,7 +101,7 @@ pimc::backend::toAssembly(pim::ProgramOp program,
   std::string text;
   llvm::raw_string_ostream os(text);
   const pimsim::Organization &o = target.org;
-  os << "# pimc compiled program\n.version 1.2\n";
+  os << "# pimc compiled program\n.version 1.3\n";
   os << ".target " << program.getTarget() << " hash="
      << (program.getTargetHash().empty() ? StringRef("sha256:0")
                                          : program.getTargetHash())

@@ -124,8 +124,8 @@ constexpr OperandSpec O(Field f) { return {f, false}; }
 // PIM unit it uses (0 .. pim_unit.accumulators - 1).
 const OperandSpec kMacAB[] = {R(F::Row),    R(F::Col), R(F::Count),
                               O(F::Offset), O(F::Reg), O(F::Channels)};
-const OperandSpec kMacBank[] = {R(F::Bank),   R(F::Row), R(F::Col),
-                                R(F::Count),  O(F::Offset), O(F::Reg),
+const OperandSpec kMacBank[] = {R(F::Bank),    R(F::Row),    R(F::Col),
+                                R(F::Count),   O(F::Offset), O(F::Reg),
                                 O(F::Channels)};
 // Bank and row of wr_gb / mv_sb / mv_gb only place the request on a bank
 // path (bus timing, AttAcc's address fields); no bank state is involved.

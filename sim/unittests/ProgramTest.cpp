@@ -321,7 +321,7 @@ TEST(ProgramTest, BinaryTextBinaryIsByteIdentical) {
 TEST(ProgramTest, PrintsReadableText) {
   std::string text = printed(sampleProgram());
   for (StringRef want :
-       {".version 1.2\n",
+       {".version 1.3\n",
         ".target hbm3-pim hash=sha256:",
         ".region kv kind=kv_cache channels=0-15 banks=0-63 rows=8192-16383 "
         "bytes=8589934592\n",
@@ -579,7 +579,7 @@ TEST(ProgramTest, AssemblerErrorsHaveLineAndColumn) {
   EXPECT_EQ(asmError(".stream s channels=0-3\n"
                      "  mac_ab row=1 col=0 count=1 bytes=3\n"),
             "t.pimasm:7:30: mac_ab has no field 'bytes' (fields: row, col, "
-            "count, offset, channels)");
+            "count, offset, reg, channels)");
   EXPECT_EQ(asmError(".stream s channels=0-3\n  mac_ab row=x col=0 count=1\n"),
             "t.pimasm:7:14: unknown loop variable 'x'");
   EXPECT_EQ(asmError(".stream s channels=0-3\n  frob x=1\n"),

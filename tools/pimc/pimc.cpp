@@ -5,6 +5,7 @@
 //   pimc compile <checkpoint-dir | model.mlir> --target t.json -o model.pimb
 //
 //===----------------------------------------------------------------------===//
+#include "RunCommand.h"
 #include "pimc/Backend/Backend.h"
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
 #include "pimc/Dialect/PIM/IR/PIMDialect.h"
@@ -484,6 +485,9 @@ int runCompile(mlir::MLIRContext &ctx) {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  // `pimc run` parses its own arguments (tools/pimc/RunCommand.cpp).
+  if (argc > 1 && StringRef(argv[1]) == "run")
+    return pimcRunMain(argc - 1, argv + 1);
   cl::HideUnrelatedOptions(pimcCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -491,6 +495,7 @@ int main(int argc, char **argv) {
       "  pimc import <checkpoint-dir> -o model.mlir\n"
       "  pimc run-ref <checkpoint-dir> --prompt-ids 1,2,3 --max-new-tokens N\n"
       "  pimc compile <checkpoint-dir | model.mlir> --target t.json -o m.pimb\n"
+      "  pimc run m.pimb --weights <checkpoint-dir> --prompt-ids 1,2,3 --max-new-tokens N\n"
       "\nRun 'pimc <subcommand> --help' for a subcommand's options.\n");
   mlir::MLIRContext ctx;
   if (importCmd)

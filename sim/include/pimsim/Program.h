@@ -307,8 +307,8 @@ struct Instruction {
   int64_t bytes = 0;
   int64_t length = 0; // elements (sfm)
   Function fn = Function::Softmax;
-  int64_t reg = 0;    // set_cfr: CFR number; mac_* / rd_acc / mv_sb (1.3):
-                      // accumulator register of each PIM unit
+  int64_t reg = 0; // set_cfr: CFR number; mac_* / rd_acc / mv_sb (1.3):
+                   // accumulator register of each PIM unit
   int64_t value = 0;
   int64_t dataRegion = -1;       // host-visible data: region index, -1 none
   int64_t dataOffset = 0;        // byte offset within dataRegion

@@ -1,0 +1,765 @@
+//===- Session.cpp - running a compiled model on a Device -----------------===//
+#include "pimc/Runtime/Session.h"
+
+#include "pimc/Frontend/HF/Safetensors.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+
+using namespace llvm;
+
+namespace pimc::rt {
+
+namespace {
+
+std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+bool sameOrganization(const pimsim::Organization &a,
+                      const pimsim::Organization &b) {
+  return a.stacks == b.stacks && a.channels == b.channels &&
+         a.pseudoChannels == b.pseudoChannels && a.sids == b.sids &&
+         a.bankGroups == b.bankGroups && a.banks == b.banks &&
+         a.rows == b.rows && a.columns == b.columns &&
+         a.accessBytes == b.accessBytes;
+}
+
+//===----------------------------------------------------------------------===//
+// gemv_rows weight bindings (docs/backend-abi.md, "Weight bindings")
+//===----------------------------------------------------------------------===//
+
+/// The checkpoint name of a GPTQ component: "<tensor minus .weight>.qweight".
+std::string gptqName(StringRef tensor, StringRef part) {
+  StringRef base = tensor;
+  base.consume_back(".weight");
+  return (base + "." + part).str();
+}
+
+Expected<int64_t> jsonInt(const json::Object &o, StringRef key,
+                          std::optional<int64_t> def, int64_t min) {
+  const json::Value *v = o.get(key);
+  if (!v) {
+    if (def)
+      return *def;
+    return createStringError("missing field '" + key + "'");
+  }
+  std::optional<int64_t> i = v->getAsInteger();
+  if (!i)
+    return createStringError("'" + key + "' must be an integer");
+  if (*i < min)
+    return createStringError(
+        formatv("'{0}' is {1}, must be at least {2}", key, *i, min));
+  return *i;
+}
+
+Error onlyFields(const json::Object &o, ArrayRef<StringRef> fields) {
+  for (const auto &kv : o)
+    if (!is_contained(fields, StringRef(kv.first)))
+      return createStringError("unknown field '" + kv.first.str() +
+                               "' (fields: " + join(fields, ", ") + ")");
+  return Error::success();
+}
+
+} // namespace
+
+Expected<GemvRowsLayout> parseGemvRows(const pimsim::WeightBinding &w,
+                                       const pimsim::Program &program,
+                                       const pimsim::Target &target) {
+  if (w.layout != "gemv_rows")
+    return createStringError(
+        formatv("layout '{0}' is not supported (the runtime places "
+                "'gemv_rows')",
+                w.layout));
+  if (w.format != "fp16" && w.format != "bf16")
+    return createStringError(
+        formatv("format '{0}' is not supported (fp16 or bf16 on the device)",
+                w.format));
+  if (w.format != target.pim.inputFormat)
+    return createStringError(
+        formatv("format '{0}' is not the target's PIM input format '{1}'",
+                w.format, target.pim.inputFormat));
+  if (w.shape.size() != 2 || w.shape[0] < 1 || w.shape[1] < 1)
+    return createStringError("gemv_rows needs a shape [N, K], not " +
+                             shapeString(w.shape));
+  Expected<json::Value> value = json::parse(w.params);
+  if (!value)
+    return createStringError("params are not valid JSON: " +
+                             toString(value.takeError()));
+  const json::Object *o = value->getAsObject();
+  if (!o)
+    return createStringError("params must be a JSON object");
+  if (Error e = onlyFields(
+          *o, {"n0", "ch0", "nch", "row0", "k_rows", "k0", "k_len", "source"}))
+    return e;
+  GemvRowsLayout g;
+  for (auto [key, field, min] :
+       {std::tuple<StringRef, int64_t *, int64_t>{"n0", &g.n0, 0},
+        {"ch0", &g.ch0, 0},
+        {"nch", &g.nch, 1},
+        {"row0", &g.row0, 0},
+        {"k_rows", &g.kRows, 1}}) {
+    auto v = jsonInt(*o, key, std::nullopt, min);
+    if (!v)
+      return v.takeError();
+    *field = *v;
+  }
+  int64_t N = w.shape[0], K = w.shape[1];
+  auto k0 = jsonInt(*o, "k0", 0, 0);
+  if (!k0)
+    return k0.takeError();
+  g.k0 = *k0;
+  if (g.k0 >= K)
+    return createStringError(
+        formatv("'k0' is {0}, the rows have K = {1} elements", g.k0, K));
+  auto kLen = jsonInt(*o, "k_len", K - g.k0, 1);
+  if (!kLen)
+    return kLen.takeError();
+  g.kLen = *kLen;
+  if (g.k0 + g.kLen > K)
+    return createStringError(
+        formatv("'k0' {0} + 'k_len' {1} is past the rows' K = {2} elements",
+                g.k0, g.kLen, K));
+  const json::Object *src = o->getObject("source");
+  if (!src)
+    return createStringError("params need an object 'source'");
+  std::optional<StringRef> kind = src->getString("kind");
+  if (!kind)
+    return createStringError("'source' needs a string 'kind'");
+  if (*kind == "dense") {
+    if (Error e = onlyFields(*src, {"kind"}))
+      return createStringError("'source': " + toString(std::move(e)));
+  } else if (*kind == "gptq") {
+    if (Error e = onlyFields(*src, {"kind", "bits", "group_size", "sym",
+                                    "packing", "scale_type"}))
+      return createStringError("'source': " + toString(std::move(e)));
+    g.gptq = true;
+    auto bits = jsonInt(*src, "bits", std::nullopt, 1);
+    if (!bits)
+      return createStringError("'source': " + toString(bits.takeError()));
+    if (*bits != 4 && *bits != 8)
+      return createStringError(
+          formatv("'source': 'bits' is {0}, expected 4 or 8", *bits));
+    g.bits = int(*bits);
+    auto group = jsonInt(*src, "group_size", std::nullopt, -1);
+    if (!group)
+      return createStringError("'source': " + toString(group.takeError()));
+    g.groupSize = *group == -1 ? K : *group;
+    if (g.groupSize < 1 || K % g.groupSize)
+      return createStringError(formatv(
+          "'source': group_size {0} does not divide K = {1}", *group, K));
+    std::optional<bool> sym = src->getBoolean("sym");
+    if (!sym)
+      return createStringError("'source' needs a boolean 'sym'");
+    g.sym = *sym;
+    std::optional<StringRef> packing = src->getString("packing");
+    if (!packing || (*packing != "gptq" && *packing != "gptq_v2"))
+      return createStringError(
+          "'source' needs 'packing' \"gptq\" or \"gptq_v2\"");
+    g.zeroMinusOne = *packing == "gptq";
+    if (const json::Value *st = src->get("scale_type")) {
+      std::optional<StringRef> v = st->getAsString();
+      if (!v || (*v != "f16" && *v != "bf16" && *v != "f32"))
+        return createStringError(
+            "'source': 'scale_type' must be \"f16\", \"bf16\" or \"f32\"");
+      g.scaleType = v->str();
+    }
+    if (K * g.bits % 32 || N * g.bits % 32)
+      return createStringError(
+          formatv("GPTQ [{0}, {1}] at {2} bits does not fill int32 words", N, K,
+                  g.bits));
+  } else {
+    return createStringError("'source' kind '" + *kind +
+                             "' is not supported (dense or gptq)");
+  }
+
+  // Placement against the device and the binding's region.
+  const pimsim::Organization &org = target.org;
+  int64_t B = org.banksPerChannel();
+  int64_t lanes = target.pim.lanes;
+  int64_t E = org.columns * lanes;
+  int64_t kChunks = (g.kLen + E - 1) / E;
+  if (g.kRows < kChunks)
+    return createStringError(
+        formatv("k_rows {0} is less than the {1} DRAM rows {2} elements of a "
+                "row need ({3} per DRAM row)",
+                g.kRows, kChunks, g.kLen, E));
+  if (g.ch0 + g.nch > org.totalChannels())
+    return createStringError(
+        formatv("channels {0}..{1} are outside the device ({2} channels)",
+                g.ch0, g.ch0 + g.nch - 1, org.totalChannels()));
+  int64_t groups = (g.n0 + N - 1) / (g.nch * B);
+  int64_t lastRow = g.row0 + groups * g.kRows + kChunks - 1;
+  if (lastRow >= org.rows)
+    return createStringError(
+        formatv("DRAM rows {0}..{1} are outside the device ({2} rows)", g.row0,
+                lastRow, org.rows));
+  if (w.region >= 0 && w.region < int64_t(program.regions.size())) {
+    const pimsim::Region &r = program.regions[w.region];
+    bool banksOk = r.banks.first == 0 && r.banks.count == B;
+    if (g.ch0 < r.channels.first || g.ch0 + g.nch > r.channels.end() ||
+        g.row0 < r.rows.first || lastRow >= r.rows.end() || !banksOk)
+      return createStringError(formatv(
+          "placement (channels {0}..{1}, all {2} banks, rows {3}..{4}) is "
+          "outside region '{5}'",
+          g.ch0, g.ch0 + g.nch - 1, B, g.row0, lastRow, r.name));
+  }
+  return g;
+}
+
+namespace {
+
+ref::StorageType storageOf(hf::DType d, bool &ok) {
+  ok = true;
+  switch (d) {
+  case hf::DType::F32:
+    return ref::StorageType::F32;
+  case hf::DType::F16:
+    return ref::StorageType::F16;
+  case hf::DType::BF16:
+    return ref::StorageType::BF16;
+  default:
+    ok = false;
+    return ref::StorageType::F32;
+  }
+}
+
+/// A weight's checkpoint tensors, checked against the binding.
+struct WeightSource {
+  const hf::TensorView *dense = nullptr;
+  const hf::TensorView *qweight = nullptr, *qzeros = nullptr, *scales = nullptr;
+};
+
+Expected<WeightSource> checkSource(const pimsim::WeightBinding &w,
+                                   const GemvRowsLayout &g,
+                                   const hf::WeightStore &store) {
+  auto need =
+      [&](const std::string &name, ArrayRef<int64_t> shape, const char *dtypes,
+          bool (*dtypeOk)(hf::DType)) -> Expected<const hf::TensorView *> {
+    const hf::TensorView *t = store.lookup(name);
+    if (!t)
+      return createStringError("checkpoint has no tensor '" + name +
+                               "' that the program needs");
+    if (ArrayRef<int64_t>(t->shape) != shape)
+      return createStringError(
+          formatv("checkpoint tensor '{0}' has shape {1}, the program was "
+                  "compiled for {2}",
+                  name, shapeString(t->shape), shapeString(shape)));
+    if (!dtypeOk(t->dtype))
+      return createStringError(
+          formatv("checkpoint tensor '{0}' has dtype {1}, expected {2}", name,
+                  hf::dtypeName(t->dtype), dtypes));
+    return t;
+  };
+  auto isFloat = [](hf::DType d) {
+    return d == hf::DType::F32 || d == hf::DType::F16 || d == hf::DType::BF16 ||
+           d == hf::DType::F64;
+  };
+  auto isHalfOrF32 = [](hf::DType d) {
+    return d == hf::DType::F32 || d == hf::DType::F16 || d == hf::DType::BF16;
+  };
+  auto isI32 = [](hf::DType d) { return d == hf::DType::I32; };
+  WeightSource s;
+  int64_t N = w.shape[0], K = w.shape[1];
+  if (!g.gptq) {
+    auto t = need(w.tensor, w.shape, "F32, F16, BF16 or F64", isFloat);
+    if (!t)
+      return t.takeError();
+    s.dense = *t;
+    return s;
+  }
+  int64_t perWord = 32 / g.bits, groups = K / g.groupSize;
+  auto qw = need(gptqName(w.tensor, "qweight"), {K / perWord, N}, "I32", isI32);
+  if (!qw)
+    return qw.takeError();
+  auto qz =
+      need(gptqName(w.tensor, "qzeros"), {groups, N / perWord}, "I32", isI32);
+  if (!qz)
+    return qz.takeError();
+  auto sc = need(gptqName(w.tensor, "scales"), {groups, N}, "F32, F16 or BF16",
+                 isHalfOrF32);
+  if (!sc)
+    return sc.takeError();
+  if (!g.scaleType.empty()) {
+    hf::DType want = g.scaleType == "f16"    ? hf::DType::F16
+                     : g.scaleType == "bf16" ? hf::DType::BF16
+                                             : hf::DType::F32;
+    if ((*sc)->dtype != want)
+      return createStringError(formatv(
+          "checkpoint tensor '{0}' has dtype {1}, the program was "
+          "compiled for {2}",
+          (*sc)->name, hf::dtypeName((*sc)->dtype), hf::dtypeName(want)));
+  }
+  s.qweight = *qw;
+  s.qzeros = *qz;
+  s.scales = *sc;
+  return s;
+}
+
+/// Rows of a weight as f32, one at a time.
+class RowReader {
+public:
+  static Expected<RowReader>
+  create(const WeightSource &s, const GemvRowsLayout &g, int64_t N, int64_t K) {
+    RowReader r;
+    r.src = s;
+    r.K = K;
+    if (s.qweight) {
+      bool ok;
+      ref::StorageType st = storageOf(s.scales->dtype, ok);
+      auto q = ref::unpackGptq(
+          reinterpret_cast<const int32_t *>(s.qweight->data),
+          reinterpret_cast<const int32_t *>(s.qzeros->data), s.scales->data, st,
+          N, K, g.groupSize, g.bits, g.zeroMinusOne);
+      if (!q)
+        return q.takeError();
+      // Symmetric schemes: the zero is the code range's midpoint, whatever
+      // the stored qzeros say (as the reference interpreter does).
+      if (g.sym)
+        std::fill(q->zeros.begin(), q->zeros.end(), 1 << (g.bits - 1));
+      r.quant = std::make_shared<ref::QuantMatrix>(std::move(*q));
+    }
+    return r;
+  }
+
+  void row(int64_t n, float *out) const {
+    if (quant) {
+      const ref::QuantMatrix &q = *quant;
+      int64_t groups = K / q.groupSize;
+      const uint8_t *codes = q.codes.data() + n * K;
+      for (int64_t k = 0; k < K; ++k) {
+        int64_t g = k / q.groupSize;
+        out[k] = q.scales[n * groups + g] *
+                 float(int32_t(codes[k]) - q.zeros[n * groups + g]);
+      }
+      return;
+    }
+    const hf::TensorView *t = src.dense;
+    if (t->dtype == hf::DType::F64) {
+      for (int64_t k = 0; k < K; ++k) {
+        double d;
+        std::memcpy(&d, t->data + 8 * (n * K + k), 8);
+        out[k] = float(d);
+      }
+      return;
+    }
+    bool ok;
+    ref::StorageType st = storageOf(t->dtype, ok);
+    size_t elem = st == ref::StorageType::F32 ? 4 : 2;
+    ref::widenToF32(st, t->data + size_t(n * K) * elem, K, out);
+  }
+
+private:
+  WeightSource src;
+  int64_t K = 0;
+  std::shared_ptr<ref::QuantMatrix> quant;
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Target identity
+//===----------------------------------------------------------------------===//
+
+std::string describeOrganization(const pimsim::Organization &org) {
+  return formatv("{0} stack{1} x {2} channels x {3} banks, {4} rows x {5} "
+                 "columns of {6} B",
+                 org.stacks, org.stacks == 1 ? "" : "s", org.channels,
+                 org.banksPerChannel(), org.rows, org.columns, org.accessBytes)
+      .str();
+}
+
+Error checkTargetIdentity(const pimsim::Program &program,
+                          const pimsim::Target &target,
+                          bool allowNameMismatch) {
+  const pimsim::TargetIdentity &id = program.target;
+  bool orgOk = sameOrganization(id.org, target.org);
+  if (orgOk && (id.name == target.name || allowNameMismatch))
+    return Error::success();
+  if (!orgOk && id.name == target.name)
+    return createStringError(formatv(
+        "program was compiled for target '{0}' ({1}), but this '{0}' target "
+        "has a different organisation ({2})",
+        id.name, describeOrganization(id.org),
+        describeOrganization(target.org)));
+  return createStringError(formatv(
+      "program was compiled for target '{0}' ({1}), this target is '{2}' "
+      "({3}){4}",
+      id.name, describeOrganization(id.org), target.name,
+      describeOrganization(target.org),
+      orgOk ? " (same organisation: --allow-target-mismatch accepts it)" : ""));
+}
+
+//===----------------------------------------------------------------------===//
+// Sampling
+//===----------------------------------------------------------------------===//
+
+/// A number as printf's %g writes it ("0.7", "2", "1e-09").
+static std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+Error SamplingOptions::validate() const {
+  if (!std::isfinite(temperature) || temperature < 0)
+    return createStringError("temperature " + num(temperature) +
+                             " must be >= 0 (0: greedy)");
+  if (topK < 0)
+    return createStringError(
+        formatv("top-k {0} must be >= 0 (0: no limit)", topK));
+  if (!(topP > 0 && topP <= 1))
+    return createStringError("top-p " + num(topP) + " must be in (0, 1]");
+  return Error::success();
+}
+
+Expected<int64_t> Sampler::sample(ArrayRef<float> logits) {
+  if (logits.empty())
+    return createStringError("no logits to sample from");
+  for (size_t i = 0; i < logits.size(); ++i)
+    if (std::isnan(logits[i]))
+      return createStringError(formatv("logit {0} is NaN", i));
+  if (opts.greedy()) {
+    size_t best = 0;
+    for (size_t i = 1; i < logits.size(); ++i)
+      if (logits[i] > logits[best])
+        best = i;
+    return int64_t(best);
+  }
+  std::vector<int64_t> order(logits.size());
+  std::iota(order.begin(), order.end(), 0);
+  auto before = [&](int64_t a, int64_t b) {
+    return logits[a] != logits[b] ? logits[a] > logits[b] : a < b;
+  };
+  size_t keep = order.size();
+  if (opts.topK > 0 && size_t(opts.topK) < keep) {
+    keep = size_t(opts.topK);
+    std::partial_sort(order.begin(), order.begin() + keep, order.end(), before);
+    order.resize(keep);
+  } else {
+    std::sort(order.begin(), order.end(), before);
+  }
+  // Softmax of logit / T over the candidates, in double.
+  double top = double(logits[order[0]]) / opts.temperature;
+  std::vector<double> p(keep);
+  double total = 0;
+  for (size_t i = 0; i < keep; ++i) {
+    double z = double(logits[order[i]]) / opts.temperature;
+    p[i] = std::isinf(top) ? (z == top ? 1.0 : 0.0) : std::exp(z - top);
+    total += p[i];
+  }
+  if (opts.topP < 1) {
+    double cum = 0;
+    size_t n = 0;
+    while (n < keep) {
+      cum += p[n++] / total;
+      if (cum >= opts.topP)
+        break;
+    }
+    keep = n;
+    total = 0;
+    for (size_t i = 0; i < keep; ++i)
+      total += p[i];
+  }
+  double u = double(rng() >> 11) * 0x1.0p-53 * total;
+  double cum = 0;
+  for (size_t i = 0; i < keep; ++i) {
+    cum += p[i];
+    if (cum > u)
+      return order[i];
+  }
+  return order[keep - 1];
+}
+
+//===----------------------------------------------------------------------===//
+// ModelSession
+//===----------------------------------------------------------------------===//
+
+ModelSession::ModelSession(Device &device, HostOps ops,
+                           std::unique_ptr<hf::WeightStore> weights)
+    : dev(device), ops(std::move(ops)), weights(std::move(weights)) {}
+
+ModelSession::~ModelSession() = default;
+
+Expected<std::unique_ptr<ModelSession>>
+ModelSession::open(Device &device, pimsim::Program program,
+                   StringRef checkpointDir, SessionOptions options) {
+  std::unique_ptr<hf::WeightStore> store;
+  if (!checkpointDir.empty()) {
+    auto s = hf::WeightStore::openDirectory(checkpointDir);
+    if (!s)
+      return s.takeError();
+    store = std::move(*s);
+  }
+  return create(device, std::move(program), std::move(store), options);
+}
+
+Expected<std::unique_ptr<ModelSession>>
+ModelSession::create(Device &device, pimsim::Program program,
+                     std::unique_ptr<hf::WeightStore> weights,
+                     SessionOptions options) {
+  const pimsim::Target &target = device.target();
+  if (Error e =
+          checkTargetIdentity(program, target, options.allowTargetNameMismatch))
+    return e;
+  if (device.functional() && !weights)
+    return createStringError(
+        "a functional device needs the checkpoint's weights");
+  if (2 * target.pim.lanes > target.org.accessBytes)
+    return createStringError(
+        formatv("target '{0}': {1} lanes of 2 B do not fit a {2} B column",
+                target.name, target.pim.lanes, target.org.accessBytes));
+
+  // The ABI: an entry `decode` with input parameters `pos` and `token`.
+  if (!llvm::any_of(program.entries,
+                    [](const pimsim::Entry &e) { return e.name == "decode"; }))
+    return createStringError("the program has no entry point 'decode'");
+  int64_t posMin = 0, posMax = -1, tokMin = 0, tokMax = -1;
+  for (const pimsim::Param &p : program.params) {
+    if (!p.isInput())
+      continue;
+    if (p.name == "pos") {
+      posMin = p.min;
+      posMax = p.max;
+    } else if (p.name == "token") {
+      tokMin = p.min;
+      tokMax = p.max;
+    } else {
+      return createStringError(
+          "the program has an input parameter '" + p.name +
+          "'; the runtime supplies only 'pos' and 'token'");
+    }
+  }
+  if (posMax < posMin || tokMax < tokMin)
+    return createStringError(
+        "the program needs input parameters 'pos' and 'token' (.param without "
+        "src)");
+
+  auto ops = HostOps::parse(program);
+  if (!ops)
+    return ops.takeError();
+
+  // Weight bindings: layout, placement and (with a checkpoint) tensors.
+  std::vector<std::string> problems;
+  for (const pimsim::WeightBinding &w : program.weights) {
+    auto g = parseGemvRows(w, program, target);
+    if (!g) {
+      problems.push_back(
+          formatv("weight '{0}': {1}", w.tensor, toString(g.takeError()))
+              .str());
+      continue;
+    }
+    if (weights)
+      if (auto s = checkSource(w, *g, *weights); !s)
+        problems.push_back(toString(s.takeError()));
+  }
+  if (weights)
+    if (Error e = ops->bindTensors(*weights))
+      problems.push_back(toString(std::move(e)));
+  if (!problems.empty()) {
+    std::string msg = problems.front();
+    if (problems.size() > 1)
+      msg += formatv(" (and {0} more problem{1})", problems.size() - 1,
+                     problems.size() > 2 ? "s" : "");
+    return createStringError(msg);
+  }
+  if (device.functional() && !ops->logits())
+    return createStringError("the program marks no logits (no 'logits' host "
+                             "op)");
+
+  int64_t vocab = ops->logits() ? ops->logits()->elements : 0;
+  if (Error e = device.loadProgram(std::move(program)))
+    return e;
+  std::unique_ptr<ModelSession> session(
+      new ModelSession(device, std::move(*ops), std::move(weights)));
+  session->vocab = vocab;
+  session->posMin = posMin;
+  session->posMax = posMax;
+  session->tokenMin = tokMin;
+  session->tokenMax = tokMax;
+  if (device.functional())
+    if (Error e = session->placeWeights())
+      return e;
+  return session;
+}
+
+Error ModelSession::placeWeights() {
+  const pimsim::Program &prog = program();
+  const pimsim::Target &target = dev.target();
+  const pimsim::Organization &org = target.org;
+  const int64_t B = org.banksPerChannel(), lanes = target.pim.lanes;
+  const int64_t E = org.columns * lanes, access = org.accessBytes;
+  for (const pimsim::WeightBinding &w : prog.weights) {
+    auto g = parseGemvRows(w, prog, target);
+    if (!g)
+      return g.takeError();
+    auto src = checkSource(w, *g, *weights);
+    if (!src)
+      return src.takeError();
+    const int64_t N = w.shape[0], K = w.shape[1];
+    auto reader = RowReader::create(*src, *g, N, K);
+    if (!reader)
+      return createStringError(
+          formatv("weight '{0}': {1}", w.tensor, toString(reader.takeError())));
+    ElemFormat fmt = w.format == "fp16" ? ElemFormat::FP16 : ElemFormat::BF16;
+    std::vector<float> row(static_cast<size_t>(K));
+    std::vector<uint8_t> bytes;
+    for (int64_t n = 0; n < N; ++n) {
+      reader->row(n, row.data());
+      int64_t gr = g->n0 + n;
+      int64_t i = gr / (g->nch * B), r = gr % (g->nch * B);
+      int64_t channel = g->ch0 + r / B, bank = r % B;
+      // Element k0 + k of the row is local element k of the binding.
+      for (int64_t first = 0, j = 0; first < g->kLen; first += E, ++j) {
+        int64_t count = std::min(E, g->kLen - first);
+        int64_t columns = (count + lanes - 1) / lanes;
+        bytes.assign(size_t(columns * access), 0);
+        for (int64_t k = 0; k < count; ++k)
+          encodeElement(fmt, row[size_t(g->k0 + first + k)],
+                        bytes.data() + (k / lanes) * access + (k % lanes) * 2);
+        int64_t dramRow = g->row0 + i * g->kRows + j;
+        // Whole columns; runs of consecutive addresses in one write.
+        for (int64_t c = 0; c < columns;) {
+          uint64_t addr = dev.address(channel, bank, dramRow, c);
+          int64_t run = 1;
+          while (c + run < columns &&
+                 dev.address(channel, bank, dramRow, c + run) ==
+                     addr + uint64_t(run * access))
+            ++run;
+          if (Error e = dev.writeMemory(
+                  addr, ArrayRef<uint8_t>(bytes).slice(size_t(c * access),
+                                                       size_t(run * access))))
+            return createStringError(
+                formatv("weight '{0}': {1}", w.tensor, toString(std::move(e))));
+          c += run;
+        }
+      }
+    }
+  }
+  return Error::success();
+}
+
+Expected<StepResult> ModelSession::step(int64_t token, int64_t pos,
+                                        bool prefill) {
+  if (pos < posMin || pos > posMax)
+    return createStringError(
+        formatv("position {0} is outside the program's context [{1}, {2}]", pos,
+                posMin, posMax));
+  if (token < tokenMin || token > tokenMax)
+    return createStringError(
+        formatv("token {0} is outside the program's vocabulary [{1}, {2}]",
+                token, tokenMin, tokenMax));
+  ParamInputs inputs{{"pos", pos}, {"token", token}};
+  KernelRunner runner;
+  if (dev.functional())
+    runner = [this](int64_t k, const pimsim::HostKernel &,
+                    ArrayRef<int64_t> params) -> Error {
+      return ops.run(dev, k, params);
+    };
+  auto start = std::chrono::steady_clock::now();
+  auto report = dev.run("decode", inputs, runner);
+  if (!report)
+    return createStringError(formatv("decode at position {0} (token {1}): {2}",
+                                     pos, token, toString(report.takeError())));
+  StepResult result;
+  if (dev.functional() && ops.logits()) {
+    BufferRef b = *ops.logits();
+    auto bytes = dev.readRegion("act", uint64_t(b.offset), size_t(b.bytes()));
+    if (!bytes)
+      return createStringError("reading the logits: " +
+                               toString(bytes.takeError()));
+    result.logits.resize(size_t(b.elements));
+    for (size_t i = 0; i < result.logits.size(); ++i)
+      result.logits[i] =
+          decodeElement(b.format, bytes->data() + formatBytes(b.format) * i);
+  }
+  result.record.wallSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  result.record.pos = pos;
+  result.record.token = token;
+  result.record.prefill = prefill;
+  result.record.report = std::move(*report);
+  return result;
+}
+
+Expected<GenerationResult>
+ModelSession::generate(ArrayRef<int64_t> prompt,
+                       const GenerateOptions &options) {
+  if (prompt.empty())
+    return createStringError("the prompt is empty");
+  if (options.maxNewTokens < 1)
+    return createStringError("max new tokens must be at least 1");
+  if (Error e = options.sampling.validate())
+    return e;
+  int64_t last =
+      options.startPos + int64_t(prompt.size()) + options.maxNewTokens - 2;
+  if (options.startPos < posMin || last > posMax)
+    return createStringError(formatv(
+        "{0} prompt token(s) and {1} new token(s) from position {2} need "
+        "positions {2}..{3}; the program's context is [{4}, {5}]",
+        prompt.size(), options.maxNewTokens, options.startPos, last, posMin,
+        posMax));
+  for (int64_t t : prompt)
+    if (t < tokenMin || t > tokenMax)
+      return createStringError(
+          formatv("prompt token {0} is outside the vocabulary [{1}, {2}]", t,
+                  tokenMin, tokenMax));
+
+  GenerationResult result;
+  result.prompt.assign(prompt.begin(), prompt.end());
+  result.computed = dev.functional();
+  Sampler sampler(options.sampling);
+  int64_t pos = options.startPos;
+  auto run = [&](int64_t token, bool prefill) -> Expected<std::vector<float>> {
+    auto r = step(token, pos++, prefill);
+    if (!r)
+      return r.takeError();
+    if (options.onStep)
+      options.onStep(r->record);
+    result.steps.push_back(std::move(r->record));
+    return std::move(r->logits);
+  };
+  std::vector<float> logits;
+  for (int64_t t : prompt) {
+    auto l = run(t, /*prefill=*/true);
+    if (!l)
+      return l.takeError();
+    logits = std::move(*l);
+  }
+  while (true) {
+    int64_t next = 0; // timing: tokens are not computed
+    if (result.computed) {
+      auto s = sampler.sample(logits);
+      if (!s)
+        return createStringError(formatv("sampling token {0}: {1}",
+                                         result.tokens.size(),
+                                         toString(s.takeError())));
+      next = *s;
+      if (options.keepLogits)
+        result.logits.push_back(logits);
+    }
+    result.tokens.push_back(next);
+    if (int64_t(result.tokens.size()) >= options.maxNewTokens)
+      break;
+    auto l = run(next, /*prefill=*/false);
+    if (!l)
+      return l.takeError();
+    logits = std::move(*l);
+  }
+  return result;
+}
+
+} // namespace pimc::rt
