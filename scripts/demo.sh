@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The demo: builds pimc, writes a small Llama-architecture checkpoint with
 # seeded random weights, imports it into llm IR and generates tokens with the
-# reference interpreter, then runs a PIM attention kernel on pimsim.
+# reference interpreter, then compiles it for the default PIM target and runs
+# it on pimsim (functional mode): tokens and the performance report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -27,11 +28,24 @@ else
   exit 1
 fi
 
-# pimsim on its own: AttAcc's bank-level attention (one head group per
-# channel, 16 channels) as macro-ops, on the default target.
+# The compiler: the same model compiled for the default target (hbm3-pim) and
+# run on pimsim in functional mode through the runtime: tokens, then the
+# simulated performance report. The tokens must equal the reference's.
 echo
-echo "== pimsim run examples/attacc-attention.s on targets/hbm3-pim.json"
-build/sim/pimsim asm examples/attacc-attention.s -o "$out/attacc-attention.pimb"
-build/sim/pimsim run "$out/attacc-attention.pimb" --target targets/hbm3-pim.json \
-  --stats "$out/attacc-attention.stats.json" --trace "$out/attacc-attention.perfetto.json"
-echo "(stats: $out/attacc-attention.stats.json; Perfetto trace: $out/attacc-attention.perfetto.json)"
+echo "== pimc compile $ckpt --target targets/hbm3-pim.json -o $out/demo.pimb"
+build/tools/pimc/pimc compile "$ckpt" --target targets/hbm3-pim.json -o "$out/demo.pimb" \
+  --dump-phases-to "$out/phases"
+echo "   (phases: $out/phases/{llm,llm-dispatched,pim}.mlir, program.pimasm)"
+echo
+echo "== pimc run $out/demo.pimb --weights $ckpt --prompt-ids $prompt --max-new-tokens 16 --mode functional"
+run=$(build/tools/pimc/pimc run "$out/demo.pimb" --target targets/hbm3-pim.json --weights "$ckpt" \
+  --prompt-ids "$prompt" --max-new-tokens 16 --mode functional \
+  --stats "$out/demo.stats.json" --trace "$out/demo.perfetto.json")
+echo "$run"
+if [ "$(echo "$run" | sed -n 's/^tokens: //p')" = "$expected" ]; then
+  echo "pimsim's tokens match the reference interpreter and PyTorch"
+else
+  echo "MISMATCH between pimsim and the reference" >&2
+  exit 1
+fi
+echo "(stats: $out/demo.stats.json; Perfetto trace: $out/demo.perfetto.json)"

@@ -211,7 +211,10 @@ struct CacheInfo {
 class Lowering {
 public:
   Lowering(ModuleOp module, const pimsim::Target &t, const BackendOptions &o)
-      : module(module), m(t), opts(o), b(module.getContext()) {}
+      : module(module), m(t), opts(o), b(module.getContext()) {
+    if (o.channels > 0)
+      m.C = std::min(m.C, o.channels);
+  }
 
   FailureOr<pim::ProgramOp> run();
 
@@ -599,75 +602,105 @@ void Lowering::emitGemv(StringRef name, Value input, ArrayRef<GemvPart> parts,
   int64_t xoff = xin.off + k0 * 2;
   int64_t K = kLen, kRows = pRows;
   OpBuilder sb = OpBuilder::atBlockEnd(&s.getBody().front());
-  // The input broadcast: x is written into the global buffer in segments of
+  // Output groups run in batches of A (the target's accumulator registers):
+  // the A groups of a batch accumulate into registers 0..A-1 from one input
+  // broadcast and are read out together, so barriers and broadcasts are paid
+  // per batch. The input is written into the global buffer in segments of
   // half a buffer, so the next segment's wr_gb overlaps the MACs reading the
-  // other half. When x fits in the buffer it is written once for all groups.
-  auto emitReadout = [&](OpBuilder &ob) {
-    std::string data =
-        I > 1 ? llvm::formatv("act+{0}+{1}*i+{2}*ch", out.off, 4 * m.B * nch,
-                              4 * m.B)
-                    .str()
-              : llvm::formatv("act+{0}+{1}*ch", out.off, 4 * m.B).str();
-    macro(ob, "rd_acc",
-          {attr("count", m.units / m.perBurst), attr("data", data)});
+  // other half; when x fits in the buffer it is written once for all groups.
+  int64_t A = std::max<int64_t>(1, std::min(m.t.pim.accumulators, I));
+  int64_t fullBatches = I / A, rem = I % A;
+  // Group index of register a: base + A*i + a (i: the batch loop, if any).
+  auto groupExpr = [&](int64_t base, int64_t a, bool looped, int64_t scale,
+                       int64_t add) {
+    std::string e = std::to_string(add + scale * (base + a));
+    if (looped)
+      e += llvm::formatv("+{0}*i", scale * A).str();
+    return e;
+  };
+  auto readouts = [&](OpBuilder &ob, int64_t base, int64_t nb, bool looped) {
+    for (int64_t a = 0; a < nb; ++a) {
+      SmallVector<NamedAttribute> f{
+          attr("count", m.units / m.perBurst),
+          attr("data", "act+" + groupExpr(base, a, looped, 4 * m.B * nch,
+                                          out.off) +
+                           llvm::formatv("+{0}*ch", 4 * m.B).str())};
+      if (a > 0)
+        f.push_back(attr("reg", a));
+      macro(ob, "rd_acc", f);
+    }
     barrier(ob);
   };
-  auto mac = [&](OpBuilder &ob, int64_t r, int64_t gbByte, StringRef iterm) {
+  auto mac = [&](OpBuilder &ob, int64_t r, int64_t gbByte, int64_t base,
+                 int64_t a, bool looped) {
     int64_t colsHere = std::min(m.cols, ceilDiv(K - r * m.E, m.lanes));
     SmallVector<NamedAttribute> f{
-        attr("row", llvm::formatv("{0}{1}", row0 + r, iterm).str()),
+        attr("row", groupExpr(base, a, looped, kRows, row0 + r)),
         attr("col", int64_t(0)), attr("count", colsHere)};
     if (gbByte > 0)
       f.push_back(attr("offset", gbByte));
+    if (a > 0)
+      f.push_back(attr("reg", a));
     macro(ob, "mac_ab", f);
   };
-  Attribute iCount = b.getI64IntegerAttr(I);
-  std::string iterm = I > 1 ? llvm::formatv("+{0}*i", kRows).str() : "";
   int64_t halfRows = m.gbEl / 2 / m.E;
-  if (kRows * m.E <= m.gbEl) {
+  bool fits = kRows * m.E <= m.gbEl;
+  if (fits) {
     broadcast(sb, 0, xoff, kRows * m.E * 2);
     barrier(sb);
-    OpBuilder lb = I > 1 ? loop(sb, "i", iCount) : sb;
-    for (int64_t r = 0; r < kRows; ++r)
-      mac(lb, r, r * m.E * 2, iterm);
-    barrier(lb);
-    emitReadout(lb);
-  } else if (halfRows >= 1) {
-    int64_t segs = ceilDiv(kRows, halfRows);
-    int64_t halfBytes = m.gbBytes / 2;
-    auto segBytes = [&](int64_t sIdx) {
-      return std::min(halfRows, kRows - sIdx * halfRows) * m.E * 2;
-    };
-    OpBuilder lb = I > 1 ? loop(sb, "i", iCount) : sb;
-    broadcast(lb, 0, xoff, segBytes(0));
-    barrier(lb);
-    for (int64_t sIdx = 0; sIdx < segs; ++sIdx) {
-      int64_t half = sIdx % 2;
-      for (int64_t j = 0; j < halfRows && sIdx * halfRows + j < kRows; ++j)
-        mac(lb, sIdx * halfRows + j, half * halfBytes + j * m.E * 2, iterm);
-      if (sIdx + 1 < segs)
-        broadcast(lb, (1 - half) * halfBytes,
-                  xoff + (sIdx + 1) * halfRows * m.E * 2,
-                  segBytes(sIdx + 1));
-      barrier(lb);
-    }
-    emitReadout(lb);
-  } else {
-    // A DRAM row is more than half the buffer (gddr6-aim): one row per
-    // broadcast, no overlap.
-    int64_t rowsPerChunk = std::max<int64_t>(1, m.gbEl / m.E);
-    int64_t chunks = ceilDiv(kRows, rowsPerChunk);
-    OpBuilder lb = I > 1 ? loop(sb, "i", iCount) : sb;
-    for (int64_t c = 0; c < chunks; ++c) {
-      int64_t rowsHere = std::min(rowsPerChunk, kRows - c * rowsPerChunk);
-      broadcast(lb, 0, xoff + c * m.gbBytes, rowsHere * m.E * 2);
-      barrier(lb);
-      for (int64_t j = 0; j < rowsHere; ++j)
-        mac(lb, c * rowsPerChunk + j, j * m.E * 2, iterm);
-      barrier(lb);
-    }
-    emitReadout(lb);
   }
+  // One batch of nb groups starting at group base (+ A*i when looped).
+  auto batch = [&](OpBuilder &lb, int64_t base, int64_t nb, bool looped) {
+    if (fits) {
+      for (int64_t a = 0; a < nb; ++a)
+        for (int64_t r = 0; r < kRows; ++r)
+          mac(lb, r, r * m.E * 2, base, a, looped);
+      barrier(lb);
+    } else if (halfRows >= 1) {
+      int64_t segs = ceilDiv(kRows, halfRows);
+      int64_t halfBytes = m.gbBytes / 2;
+      auto segBytes = [&](int64_t sIdx) {
+        return std::min(halfRows, kRows - sIdx * halfRows) * m.E * 2;
+      };
+      broadcast(lb, 0, xoff, segBytes(0));
+      barrier(lb);
+      for (int64_t sIdx = 0; sIdx < segs; ++sIdx) {
+        int64_t half = sIdx % 2;
+        for (int64_t a = 0; a < nb; ++a)
+          for (int64_t j = 0; j < halfRows && sIdx * halfRows + j < kRows; ++j)
+            mac(lb, sIdx * halfRows + j, half * halfBytes + j * m.E * 2, base,
+                a, looped);
+        if (sIdx + 1 < segs)
+          broadcast(lb, (1 - half) * halfBytes,
+                    xoff + (sIdx + 1) * halfRows * m.E * 2,
+                    segBytes(sIdx + 1));
+        barrier(lb);
+      }
+    } else {
+      // A DRAM row is more than half the buffer (gddr6-aim): one row per
+      // broadcast, no overlap.
+      int64_t rowsPerChunk = std::max<int64_t>(1, m.gbEl / m.E);
+      int64_t chunks = ceilDiv(kRows, rowsPerChunk);
+      for (int64_t c = 0; c < chunks; ++c) {
+        int64_t rowsHere = std::min(rowsPerChunk, kRows - c * rowsPerChunk);
+        broadcast(lb, 0, xoff + c * m.gbBytes, rowsHere * m.E * 2);
+        barrier(lb);
+        for (int64_t a = 0; a < nb; ++a)
+          for (int64_t j = 0; j < rowsHere; ++j)
+            mac(lb, c * rowsPerChunk + j, j * m.E * 2, base, a, looped);
+        barrier(lb);
+      }
+    }
+    readouts(lb, base, nb, looped);
+  };
+  if (fullBatches > 1) {
+    OpBuilder lb = loop(sb, "i", b.getI64IntegerAttr(fullBatches));
+    batch(lb, 0, A, /*looped=*/true);
+  } else if (fullBatches == 1) {
+    batch(sb, 0, A, false);
+  }
+  if (rem > 0)
+    batch(sb, fullBatches * A, rem, false);
   step(sname);
   } // parts: their streams run concurrently on disjoint channels
   stepBarrier();
@@ -885,16 +918,36 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
               llvm::formatv("+{0}*ch{1}", 2 * m.E * G, qterm).str());
     barrier(qb);
     OpBuilder rb = loop(qb, "r", b.getStringAttr(g.kvRows));
-    OpBuilder cb = g.kpr > 1 ? loop(rb, "c", b.getI64IntegerAttr(g.kpr)) : rb;
-    macro(cb, "mac_ab",
-          {attr("row", llvm::formatv("{0}+r", kbase).str()),
-           attr("col", g.kpr > 1 ? Attribute(b.getStringAttr(
-                                       llvm::formatv("{0}*c", g.cpk).str()))
-                                 : Attribute(b.getI64IntegerAttr(0))),
-           attr("count", g.cpk)});
+    // Key groups of a row in batches of Ag accumulator registers: Ag MACs,
+    // one barrier, Ag moves to the softmax buffer (in key order), one barrier.
+    int64_t Ag = 1;
+    for (int64_t cand = std::min<int64_t>(g.kpr, m.t.pim.accumulators);
+         cand >= 1; --cand)
+      if (g.kpr % cand == 0) {
+        Ag = cand;
+        break;
+      }
+    int64_t batches = g.kpr / Ag;
+    OpBuilder cb = batches > 1 ? loop(rb, "c", b.getI64IntegerAttr(batches)) : rb;
+    for (int64_t a = 0; a < Ag; ++a) {
+      std::string col = batches > 1
+                            ? llvm::formatv("{0}+{1}*c", g.cpk * a, g.cpk * Ag).str()
+                            : std::to_string(g.cpk * a);
+      SmallVector<NamedAttribute> f{
+          attr("row", llvm::formatv("{0}+r", kbase).str()),
+          attr("col", b.getStringAttr(col)), attr("count", g.cpk)};
+      if (a > 0)
+        f.push_back(attr("reg", a));
+      macro(cb, "mac_ab", f);
+    }
     barrier(cb);
-    macro(cb, "mv_sb",
-          {attr("bank", int64_t(0)), attr("count", m.units / m.perBurst)});
+    for (int64_t a = 0; a < Ag; ++a) {
+      SmallVector<NamedAttribute> f{attr("bank", int64_t(0)),
+                                    attr("count", m.units / m.perBurst)};
+      if (a > 0)
+        f.push_back(attr("reg", a));
+      macro(cb, "mv_sb", f);
+    }
     barrier(cb);
     macro(qb, "sfm", {attr("length", g.kvLen)});
     barrier(qb);

@@ -126,6 +126,10 @@ cl::opt<std::string> compileReport(
     cl::desc("Write the compile summary as JSON (bytes per token for the "
              "roofline, memory use, estimate, compile time)"),
     cl::value_desc("file.json"));
+cl::opt<int64_t> compileChannels(
+    "channels", cl::sub(compileCmd), cl::cat(pimcCategory),
+    cl::desc("Use only the first N channels of the device (default: all)"),
+    cl::init(0));
 cl::opt<bool> compileQuiet("quiet", cl::sub(compileCmd), cl::cat(pimcCategory),
                            cl::desc("Do not print the compile summary"));
 
@@ -293,6 +297,10 @@ int runCompile(mlir::MLIRContext &ctx) {
 
   backend::BackendOptions options;
   options.maxContext = maxContext;
+  options.channels = compileChannels;
+  if (compileChannels < 0 || compileChannels > target->org.totalChannels())
+    return fail(formatv("--channels {0}: the target has {1} channels",
+                        compileChannels, target->org.totalChannels()));
   options.targetName = target->name;
   options.targetHash = pimsim::targetContentHash((*targetBuf)->getBuffer());
   for (const std::string &d : dispatchForce) {

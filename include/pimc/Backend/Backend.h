@@ -33,6 +33,9 @@ struct BackendOptions {
   /// "host"); empty: the cost model decides.
   std::map<std::string, std::string> dispatch;
   std::string targetName, targetHash;
+  /// Use only the first N channels of the device (0: all), e.g. to leave
+  /// the rest to another model.
+  int64_t channels = 0;
 };
 
 /// Dispatch: annotates every llm op of @forward with `pim.dispatch`
