@@ -129,6 +129,14 @@ LogicalResult pimc::backend::annotateDispatch(ModuleOp module,
     return module.emitError("no func.func @forward to compile");
   Builder b(module.getContext());
   bool ok = true;
+  // One error per distinct problem, on its first op, with a count.
+  std::map<std::string, std::pair<Operation *, int>> problems;
+  auto problem = [&](Operation *op, const std::string &msg) {
+    auto &p = problems[msg];
+    if (p.second++ == 0)
+      p.first = op;
+    ok = false;
+  };
   forward.walk([&](Operation *op) {
     if (!isa<llm::LLMDialect>(op->getDialect()) || isa<llm::WeightOp>(op))
       return;
@@ -150,33 +158,48 @@ LogicalResult pimc::backend::annotateDispatch(ModuleOp module,
     auto forced = options.dispatch.find(cls.str());
     if (forced != options.dispatch.end()) {
       if (forced->second != "pim" && forced->second != "host") {
-        op->emitError() << "--dispatch " << cls << "=" << forced->second
-                        << ": expected pim or host";
-        ok = false;
+        problem(op, ("--dispatch " + cls + "=" + forced->second +
+                     ": expected pim or host")
+                        .str());
         return;
       }
       if (forced->second == "pim" && cls == "elementwise") {
-        op->emitError() << "'" << op->getName()
-                        << "' cannot run on the PIM units of target '"
-                        << target.name << "'";
-        ok = false;
+        problem(op, "'" + op->getName().getStringRef().str() +
+                        "' cannot run on the PIM units of target '" +
+                        target.name + "'");
         return;
       }
       choice = forced->second;
     }
-    if (choice == "host" && cls != "elementwise") {
-      op->emitError() << "'" << op->getName()
-                      << "' placed on the host: the host path for "
-                      << cls << " ops is not implemented yet";
-      ok = false;
+    if (choice == "host" && cls == "attention") {
+      problem(op, "'" + op->getName().getStringRef().str() +
+                      "' placed on the host: the host path for attention "
+                      "over the KV cache is not implemented yet");
       return;
     }
+    if (choice == "host" && cls == "linear")
+      for (Value v : op->getOperands())
+        if (auto w = v.getDefiningOp<llm::WeightOp>();
+            w && isa<llm::QuantizedWeightType>(w.getType())) {
+          problem(op, "'" + op->getName().getStringRef().str() +
+                          "' placed on the host: quantized weights (" +
+                          cast<llm::QuantizedWeightType>(w.getType())
+                              .getPacking()
+                              .str() +
+                          ") have no host GEMV yet");
+          return;
+        }
     op->setAttr("pim.dispatch", b.getStringAttr(choice));
     op->setAttr("pim.cost",
                 b.getDictionaryAttr(
                     {b.getNamedAttr("pim_ns", b.getF64FloatAttr(pimNs)),
                      b.getNamedAttr("host_ns", b.getF64FloatAttr(hostNs))}));
   });
+  for (auto &[msg, p] : problems) {
+    InFlightDiagnostic d = p.first->emitError() << msg;
+    if (p.second > 1)
+      d << " (and " << p.second - 1 << " more ops)";
+  }
   return success(ok);
 }
 
@@ -489,6 +512,23 @@ DictionaryAttr Lowering::dispatchInfo(Operation *op, StringRef cls) {
 /// One fused GEMV: parts' weights stacked along N, one input broadcast.
 void Lowering::emitGemv(StringRef name, Value input, ArrayRef<GemvPart> parts,
                         Operation *anchor) {
+  if (auto d = anchor->getAttrOfType<StringAttr>("pim.dispatch");
+      d && d.getValue() == "host") {
+    // The host GEMV: one host op per weight, in the current host kernel.
+    Slot x = contiguous(lookup(input));
+    for (const GemvPart &p : parts) {
+      int64_t pn = weightShape(p.weight.getType()).first;
+      Slot y = alloc(pn);
+      hostOp("linear", {attr("in", buf(x)), attr("out", buf(y)),
+                        attr("weight", tensorRef(p.weight))});
+      if (p.bias)
+        hostOp("add", {attr("a", buf(y)),
+                       attr("b", tensorRef(p.bias.getDefiningOp<llm::WeightOp>())),
+                       attr("out", buf(y))});
+      slots[p.result] = y;
+    }
+    return;
+  }
   int64_t K = weightShape(parts[0].weight.getType()).second;
   int64_t N = 0;
   for (const GemvPart &p : parts)
@@ -1243,7 +1283,7 @@ FailureOr<pim::ProgramOp> Lowering::run() {
   // them on every channel, then the activations.
   int64_t rows = m.t.org.rows;
   int64_t kvRows = kvRow;
-  int64_t wRows = weightRow;
+  int64_t wRows = std::max<int64_t>(1, weightRow);
   int64_t actRowBytes = m.C * m.B * m.rowBytes;
   int64_t aRows = ceilDiv(std::max<int64_t>(actBytes, 64), actRowBytes);
   int64_t need = kvRows + wRows + aRows;
@@ -1288,9 +1328,8 @@ FailureOr<pim::ProgramOp> Lowering::run() {
                         rb.getStringAttr("weights"),
                         rb.getDenseI64ArrayAttr({0, m.C}),
                         rb.getDenseI64ArrayAttr({0, m.B}),
-                        rb.getDenseI64ArrayAttr({kvRows, std::max<int64_t>(1, wRows)}),
-                        rb.getI64IntegerAttr(m.C * m.B * std::max<int64_t>(1, wRows) *
-                                             m.rowBytes));
+                        rb.getDenseI64ArrayAttr({kvRows, wRows}),
+                        rb.getI64IntegerAttr(m.C * m.B * wRows * m.rowBytes));
   pim::RegionOp::create(rb, loc, rb.getStringAttr("act"),
                         rb.getStringAttr("activations"),
                         rb.getDenseI64ArrayAttr({0, m.C}),

@@ -109,6 +109,8 @@ StringRef hostOpName(HostOpKind kind) {
     return "v_stage";
   case HostOpKind::Sum:
     return "sum";
+  case HostOpKind::Linear:
+    return "linear";
   case HostOpKind::Logits:
     return "logits";
   }
@@ -121,7 +123,8 @@ std::optional<HostOpKind> parseHostOpKind(StringRef name) {
   for (HostOpKind k :
        {HostOpKind::Embedding, HostOpKind::RmsNorm, HostOpKind::Add,
         HostOpKind::Rope, HostOpKind::GatedAct, HostOpKind::Pack,
-        HostOpKind::VStage, HostOpKind::Sum, HostOpKind::Logits})
+        HostOpKind::VStage, HostOpKind::Sum, HostOpKind::Linear,
+        HostOpKind::Logits})
     if (hostOpName(k) == name)
       return k;
   return std::nullopt;
@@ -502,7 +505,7 @@ Error HostOpsParser::parseOp(const json::Object &obj, const std::string &where,
     return createStringError(
         where + ": unknown op '" + *kindName +
         "' (ops: embedding, rms_norm, add, rope, gated_act, pack, v_stage, "
-        "sum, logits)");
+        "sum, linear, logits)");
   op.kind = *kind;
   FieldReader r(obj, where + " (" + kindName->str() + ")");
   r.get("op", true);
@@ -674,6 +677,24 @@ Error HostOpsParser::parseOp(const json::Object &obj, const std::string &where,
     }
     break;
   }
+  case HostOpKind::Linear: {
+    op.in = buffer(r, "in");
+    op.out = buffer(r, "out");
+    op.tensor = tensor(r, "weight");
+    needFormat("in", op.in, ElemFormat::F32);
+    needFormat("out", op.out, ElemFormat::F32);
+    if (!r.failed()) {
+      const HostTensorRef &t = out.tensorRefs[op.tensor];
+      if (t.shape.size() != 2)
+        r.fail(formatv("'weight' must be [N, K], not {0}",
+                       shapeString(t.shape)));
+      else {
+        sameLength("in", op.in, "K", t.shape[1]);
+        sameLength("out", op.out, "N", t.shape[0]);
+      }
+    }
+    break;
+  }
   case HostOpKind::Logits:
     op.in = buffer(r, "in");
     needFormat("in", op.in, ElemFormat::F32);
@@ -833,6 +854,22 @@ Error HostOps::runOp(Device &device, const HostOp &op,
     std::vector<float> row(static_cast<size_t>(t.shape[1]));
     widen(op.tensor, token * t.shape[1], t.shape[1], row.data());
     return writeBuffer(device, region, op.out, row);
+  }
+  case HostOpKind::Linear: {
+    // y[n] = sum_k W[n, k] x[k], f32, k in order (the host GEMV).
+    auto x = readBuffer(device, region, op.in);
+    if (!x)
+      return x.takeError();
+    int64_t n = tensorRefs[op.tensor].shape[0], k = tensorRefs[op.tensor].shape[1];
+    std::vector<float> row(static_cast<size_t>(k)), y(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      widen(op.tensor, i * k, k, row.data());
+      float acc = 0;
+      for (int64_t j = 0; j < k; ++j)
+        acc += row[size_t(j)] * (*x)[size_t(j)];
+      y[size_t(i)] = acc;
+    }
+    return writeBuffer(device, region, op.out, y);
   }
   case HostOpKind::RmsNorm: {
     auto x = readBuffer(device, region, op.in);

@@ -25,8 +25,12 @@ FAMILIES = ["llama", "llama31", "mistral", "qwen2", "qwen3", "llama_gptq4"]
 # (name, target file, extra compile flags, tolerance). "hbm3-pim-2ch" confines
 # the model to 2 channels: several output groups per bank (accumulator
 # registers), q heads in turn per channel, K-split parts.
+# "hbm3-pim-hostlin" forces every linear onto the host GEMV (--dispatch
+# linear=host; dense weights only).
 TARGETS = [("hbm3-pim", "hbm3-pim", [], 4e-3), ("gddr6-aim", "gddr6-aim", [], 3e-2),
-           ("hbm3-pim-2ch", "hbm3-pim", ["--channels", "2"], 4e-3)]
+           ("hbm3-pim-2ch", "hbm3-pim", ["--channels", "2"], 4e-3),
+           ("hbm3-pim-hostlin", "hbm3-pim", ["--dispatch", "linear=host"], 4e-3,
+            ["llama", "qwen2", "qwen3"])]
 PROMPT = "1,2,3,4"
 STEPS = 16
 
@@ -57,9 +61,11 @@ def main():
     work = args.work or os.path.join(args.testdata, "..", "e2e-pim")
     os.makedirs(work, exist_ok=True)
     bad = 0
-    for target, tname, flags, tol in TARGETS:
+    for target, tname, flags, tol, *only in TARGETS:
         tfile = os.path.join(args.targets, tname + ".json")
         for fam in args.families.split(","):
+            if only and fam not in only[0]:
+                continue
             ckpt = os.path.join(args.testdata, fam)
             prog = os.path.join(work, f"{fam}.{target}.pimb")
             sim_logits = os.path.join(work, f"{fam}.{target}.logits")
@@ -76,7 +82,7 @@ def main():
             rel = float(np.abs(a - b).max() / np.abs(b).max()) if a.shape == b.shape else float("inf")
             ok = ok and rel <= tol
             bad += not ok
-            print(f"{'ok  ' if ok else 'FAIL'} {target:12s} {fam:12s} tokens {'same' if sim == ref else 'DIFFER'}"
+            print(f"{'ok  ' if ok else 'FAIL'} {target:16s} {fam:12s} tokens {'same' if sim == ref else 'DIFFER'}"
                   f" ({len(sim)}), max |logit diff| / max |logit| = {rel:.2e} (tolerance {tol:.0e})")
             if sim != ref:
                 print(f"     pimsim:    {' '.join(sim)}\n     reference: {' '.join(ref)}")

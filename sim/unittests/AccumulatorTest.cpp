@@ -10,8 +10,7 @@
 // the same program with every `reg` dropped.
 //
 //===----------------------------------------------------------------------===//
-#include "pimsim/Functional.h"
-#include "pimsim/Simulator.h"
+#include "TestUtil.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -25,138 +24,9 @@
 
 using namespace llvm;
 using namespace pimsim;
+using namespace pimsim::test;
 
 namespace {
-
-Target loadShipped(StringRef name) {
-  auto t = loadTarget((Twine(PIMSIM_TARGETS_DIR) + "/" + name).str());
-  if (!t) {
-    ADD_FAILURE() << toString(t.takeError());
-    return Target();
-  }
-  return std::move(*t);
-}
-
-std::string header(const Target &t) {
-  const Organization &o = t.org;
-  return formatv(".version 1.3\n.target {0} hash=sha256:0\n"
-                 ".org stacks={1} channels={2} pseudo_channels={3} sids={4} "
-                 "bank_groups={5} banks={6} rows={7} columns={8} "
-                 "access_bytes={9}\n",
-                 t.name, o.stacks, o.channels, o.pseudoChannels, o.sids,
-                 o.bankGroups, o.banks, o.rows, o.columns, o.accessBytes)
-      .str();
-}
-
-Program assemble(const std::string &text) {
-  auto p = parseProgramText(text, "test.pimasm");
-  if (!p) {
-    ADD_FAILURE() << toString(p.takeError());
-    return Program();
-  }
-  return std::move(*p);
-}
-
-template <typename T> std::string errorOf(Expected<T> e) {
-  if (e)
-    return "<success>";
-  return toString(e.takeError());
-}
-
-std::string errorOf(Error e) {
-  return e ? toString(std::move(e)) : "<success>";
-}
-
-std::string textOf(const Program &p) {
-  std::string s;
-  raw_string_ostream os(s);
-  printProgram(p, os);
-  return s;
-}
-
-// Naive reference numerics, independent of the library's helpers.
-float refHalf(uint16_t h, bool bf16) {
-  if (bf16) {
-    uint32_t bits = uint32_t(h) << 16;
-    float f;
-    std::memcpy(&f, &bits, 4);
-    return f;
-  }
-  int exp = (h >> 10) & 0x1f, man = h & 0x3ff; // normal numbers only
-  float v = std::ldexp(1.0f + man / 1024.0f, exp - 15);
-  return (h & 0x8000) ? -v : v;
-}
-
-// ((a0+a1)+(a2+a3))+... for a power-of-two count.
-float refTree(const float *v, int n) {
-  if (n == 1)
-    return v[0];
-  return refTree(v, n / 2) + refTree(v + n / 2, n / 2);
-}
-
-// fp32 -> fp16 round to nearest even (exact scaling in double).
-float refRoundFp16(float x) {
-  if (x == 0 || std::isnan(x) || std::isinf(x))
-    return x;
-  double a = std::fabs(double(x));
-  int e;
-  std::frexp(a, &e);
-  int ex = std::max(e - 1, -14);
-  double quantum = std::ldexp(1.0, ex - 10);
-  double r = std::nearbyint(a / quantum) * quantum;
-  if (r >= 65536.0)
-    r = INFINITY;
-  return float(std::copysign(r, double(x)));
-}
-
-std::vector<uint16_t> randomHalves(size_t n, bool bf16, std::mt19937 &rng,
-                                   int fp16ExpBase = 9) {
-  std::vector<uint16_t> v(n);
-  for (uint16_t &h : v) {
-    uint32_t sign = rng() & 1;
-    if (bf16)
-      h = uint16_t(sign << 15 | (121 + rng() % 8) << 7 | (rng() & 0x7f));
-    else
-      h = uint16_t(sign << 15 | (fp16ExpBase + rng() % 8) << 10 |
-                   (rng() & 0x3ff));
-  }
-  return v;
-}
-
-std::vector<uint8_t> bytesOf(ArrayRef<uint16_t> halves) {
-  std::vector<uint8_t> out;
-  for (uint16_t h : halves) {
-    out.push_back(uint8_t(h));
-    out.push_back(uint8_t(h >> 8));
-  }
-  return out;
-}
-
-std::vector<float> floatsOf(ArrayRef<uint8_t> bytes) {
-  std::vector<float> out(bytes.size() / 4);
-  std::memcpy(out.data(), bytes.data(), out.size() * 4);
-  return out;
-}
-
-uint32_t bitsOf(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-}
-
-void writeColumn(Simulator &sim, int64_t channel, int64_t bank, int64_t row,
-                 int64_t col, ArrayRef<uint16_t> lanes) {
-  const Target &t = sim.target();
-  uint64_t addr = encodeAddress(t, bankAddress(t.org, channel, bank, row, col));
-  ASSERT_FALSE(bool(sim.writeMemory(addr, bytesOf(lanes))));
-}
-
-std::string statsText(const RunReport &r, const Target &t) {
-  std::string s;
-  raw_string_ostream os(s);
-  os << r.toJSON(t);
-  return s;
-}
 
 /// Every `reg` (and its strides) dropped: the program a single-accumulator
 /// compiler would time the same way.

@@ -63,6 +63,7 @@ enum class HostOpKind {
   Pack,
   VStage,
   Sum,
+  Linear,
   Logits
 };
 llvm::StringRef hostOpName(HostOpKind kind); // "embedding", "rms_norm", ...

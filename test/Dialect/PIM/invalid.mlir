@@ -109,7 +109,7 @@ pim.program attributes {target = "t", target_hash = ""} {
 // -----
 pim.program attributes {target = "t", target_hash = ""} {
   pim.kernel @k attributes {kind = "other", flops = 0 : i64, bytes = 0 : i64} {
-    // expected-error@+1 {{unknown host op 'fft' (known: embedding, rms_norm, add, rope, gated_act, pack, v_stage, logits, sum}}
+    // expected-error@+1 {{unknown host op 'fft' (known: embedding, rms_norm, add, rope, gated_act, pack, v_stage, logits, sum, linear}}
     pim.host_op "fft" {}
   }
 }

@@ -228,6 +228,7 @@ static const std::vector<HostOpSpec> &hostOpSpecs() {
       {"v_stage", {"in", "out", "heads", "head_dim", "lanes", "param"}},
       {"logits", {"in"}},
       {"sum", {"in", "out", "parts", "stride"}},
+      {"linear", {"in", "out", "weight"}},
   };
   return specs;
 }
