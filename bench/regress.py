@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Performance regression suite: compile each case, simulate one decode token
-in timing mode at the case's context, and compare simulated cycles with the
-committed baseline (bench/baseline.json) exactly.
+in timing mode at the case's context, and compare the simulated PIM cycles
+and the simulated time per token (PIM, near-memory and host phases, in ps)
+with the committed baseline (bench/baseline.json) exactly.
 
     regress.py --build BUILD [--work DIR] [--check | --update] [--cases a,b]
 
@@ -84,6 +85,7 @@ def measure(name, build, work):
     bound = must_move / report["internal_peak_bytes_per_s"]
     return {
         "cycles": cycles,
+        "time_ps": int(round(seconds * 1e12)),
         "seconds": seconds,
         "pim_seconds": sum(p["pim_seconds"] for p in st["phases"]),
         "host_seconds": st.get("host_seconds", 0),
@@ -117,18 +119,26 @@ def main():
     for n in names:
         r = measure(n, args.build, work)
         results[n] = r
-        base = baseline.get(n, {}).get("cycles")
-        verdict = "new" if base is None else ("same" if base == r["cycles"] else
-                                              f"CHANGED from {base} ({(r['cycles'] - base) / base:+.2%})")
-        if args.check and base != r["cycles"]:
-            failures.append(f"{n}: {r['cycles']} cycles, baseline {base}")
+        b = baseline.get(n, {})
+        base, base_t = b.get("cycles"), b.get("time_ps")
+        if base is None:
+            verdict = "new"
+        elif base == r["cycles"] and base_t == r["time_ps"]:
+            verdict = "same"
+        else:
+            verdict = (f"CHANGED: cycles {base} -> {r['cycles']} ({(r['cycles'] - base) / base:+.2%}), "
+                       f"time {base_t} -> {r['time_ps']} ps")
+        if args.check and (base != r["cycles"] or base_t != r["time_ps"]):
+            failures.append(f"{n}: {r['cycles']} PIM cycles and {r['time_ps']} ps per token, "
+                            f"baseline {base} cycles and {base_t} ps")
         print(f"{n:24s} {r['cycles']:10d} {r['seconds'] * 1e6:9.1f} {r['pim_seconds'] * 1e6:8.1f} "
               f"{r['host_seconds'] * 1e6:8.1f} {r['near_memory_seconds'] * 1e6:7.1f} "
               f"{r['bound_seconds'] * 1e6:9.1f} {r['bound_seconds'] / r['seconds']:8.1%} "
               f"{r['compile_seconds']:9.2f} {r['simulate_seconds']:6.1f}  {verdict}", flush=True)
     if args.update:
         for n, r in results.items():
-            baseline[n] = {"cycles": r["cycles"], "model": CASES[n][0], "target": CASES[n][1],
+            baseline[n] = {"cycles": r["cycles"], "time_ps": r["time_ps"],
+                           "model": CASES[n][0], "target": CASES[n][1],
                            "context": CASES[n][2]}
         with open(args.baseline + ".tmp", "w") as f:
             json.dump(dict(sorted(baseline.items())), f, indent=2)

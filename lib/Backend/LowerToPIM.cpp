@@ -449,10 +449,16 @@ void Lowering::flush() {
   };
   int best = 0;
   for (auto &[op, args] : pending) {
+    // Elements the op reads and writes (v_stage writes one lane per value
+    // of its staging buffer, not the whole buffer).
     for (StringRef k : {"in", "out", "a", "b", "gate", "up"})
       if (auto d = args.getAs<DictionaryAttr>(k))
         if (auto n = d.getAs<IntegerAttr>("n"))
-          elems += n.getInt();
+          elems += op == "v_stage" && k == "out"
+                       ? args.getAs<DictionaryAttr>("in")
+                             .getAs<IntegerAttr>("n")
+                             .getInt()
+                       : n.getInt();
     if (rank(op) > best) {
       best = rank(op);
       kind = op == "rope"        ? "rope"
@@ -571,10 +577,28 @@ void Lowering::emitGemv(StringRef name, Value input, ArrayRef<GemvPart> parts,
   int64_t row0 = weightRow;
   weightRow += I * partRows;
 
-  // Host: the input in the PIM input format, zero-padded to whole rows.
+  // Host: the input in the PIM input format, zero-padded to whole rows. When
+  // the previous vector op (a norm or the gate activation) produced it and
+  // only this GEMV reads it, that op writes the PIM format directly.
   Slot in = lookup(input);
   Slot xin = alloc(kRows * m.E, m.fmt);
-  {
+  bool fusedCast = false;
+  if (!pending.empty() && in.contiguous() &&
+      (pending.back().first == "rms_norm" ||
+       pending.back().first == "gated_act") &&
+      llvm::all_of(input.getUsers(),
+                   [&](Operation *u) { return done.count(u) || u == anchor; })) {
+    auto out = pending.back().second.getAs<DictionaryAttr>("out");
+    if (out && out.getAs<IntegerAttr>("off").getInt() == in.off) {
+      Slot dst = xin;
+      dst.n = in.n;
+      NamedAttrList args(pending.back().second);
+      args.set("out", buf(dst));
+      pending.back().second = args.getDictionary(b.getContext());
+      fusedCast = true;
+    }
+  }
+  if (!fusedCast) {
     Slot src = in;
     int64_t blocks = 1, block = in.n, stride = in.n;
     if (!in.contiguous()) {
@@ -902,6 +926,7 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
                      attr("heads", NC), attr("head_dim", hd),
                      attr("lanes", m.lanes), attr("groups", groups),
                      attr("clear", b.getBoolAttr(g.window == 0)),
+                     attr("replicas", R),
                      attr("param", g.slot)});
   Slot qdst = qimg;
   hostOp("pack", {attr("in", buf(qin)), attr("out", buf(qdst)),

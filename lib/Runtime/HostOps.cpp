@@ -643,6 +643,7 @@ Error HostOpsParser::parseOp(const json::Object &obj, const std::string &where,
     op.lanes = r.integer("lanes", std::nullopt, 1);
     op.groups = r.integer("groups", 1, 1);
     op.clear = r.boolean("clear", true);
+    op.replicas = r.integer("replicas", 1, 1);
     std::string param = r.string("param");
     if (!r.failed()) {
       for (size_t i = 0; i < program.params.size(); ++i)

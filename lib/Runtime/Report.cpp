@@ -60,8 +60,11 @@ ModelFootprint modelFootprint(const pimsim::Program &program,
     for (const HostOp &op : ops.ops(int64_t(k)))
       if (op.kind == HostOpKind::VStage) {
         ++f.layers;
-        f.kvBytesPerPosition +=
-            2.0 * double(op.heads * op.headDim) * formatBytes(op.out.format);
+        // What must move: one copy of each KV head (the device may hold
+        // `replicas` copies for GQA).
+        f.kvBytesPerPosition += 2.0 * double(op.heads / op.replicas) *
+                                double(op.headDim) *
+                                formatBytes(op.out.format);
       }
   return f;
 }

@@ -50,17 +50,10 @@ Program withoutRegisters(Program p) {
 
 /// Timing mode gives the functional run's cycles and statistics, and `reg`
 /// costs nothing: the program without registers times the same.
-void expectSameTiming(const Target &t, const Program &program,
-                      const RunReport &functional) {
-  for (const Program &p : {program, withoutRegisters(program)}) {
-    Simulator timing(t, SimMode::Timing);
-    ASSERT_FALSE(bool(timing.loadProgram(p)));
-    auto r = timing.run("decode");
-    ASSERT_TRUE(bool(r)) << toString(r.takeError());
-    EXPECT_EQ(r->pim.cycles, functional.pim.cycles);
-    EXPECT_EQ(statsText(*r, t), statsText(functional, t));
-    EXPECT_GT(r->pim.cycles, 0);
-  }
+void expectSameTimingWithoutRegisters(const Target &t, const Program &program,
+                                      const RunReport &functional) {
+  for (const Program &p : {program, withoutRegisters(program)})
+    expectSameTiming(t, p, functional);
 }
 
 //===----------------------------------------------------------------------===//
@@ -270,30 +263,17 @@ TEST(AccumulatorTest, GemvEightRowsPerBankHbm3PimMatchesReferenceBitForBit) {
 
   Simulator sim(t, SimMode::Functional);
   ASSERT_FALSE(bool(sim.loadProgram(program)));
-  for (int n = 0; n < N; ++n)
-    for (int k = 0; k < K; k += 16)
-      writeColumn(sim, 0, n % banks, n / banks, k / 16,
-                  ArrayRef(&W[n * K + k], 16));
+  writeGemvWeights(sim, W, N, K, banks, /*perChannel=*/N, /*chunk=*/K);
   ASSERT_FALSE(bool(sim.writeRegion("x", 0, bytesOf(x))));
 
   // Reference: per-lane fp32 accumulation in k order, then the tree.
-  std::vector<float> ref(N);
-  for (int n = 0; n < N; ++n) {
-    float acc[16] = {};
-    for (int k = 0; k < K; k += 16)
-      for (int l = 0; l < 16; ++l)
-        acc[l] += refHalf(W[n * K + k + l], false) * refHalf(x[k + l], false);
-    ref[n] = refTree(acc, 16);
-  }
+  std::vector<float> ref = refGemvLanes(W.data(), x.data(), N, K, false);
 
   auto first = sim.run("decode");
   ASSERT_TRUE(bool(first)) << toString(first.takeError());
   auto y = sim.readRegion("y", 0, 4 * N);
   ASSERT_TRUE(bool(y));
-  std::vector<float> got = floatsOf(*y);
-  for (int n = 0; n < N; ++n)
-    ASSERT_EQ(bitsOf(got[n]), bitsOf(ref[n]))
-        << "y[" << n << "] = " << got[n] << ", reference " << ref[n];
+  ASSERT_TRUE(sameBits(floatsOf(*y), ref, "y"));
 
   // rd_acc cleared every register it read: a second run gives the same.
   ASSERT_FALSE(bool(sim.writeRegion("y", 0, std::vector<uint8_t>(4 * N))));
@@ -302,7 +282,7 @@ TEST(AccumulatorTest, GemvEightRowsPerBankHbm3PimMatchesReferenceBitForBit) {
   EXPECT_EQ(second->pim.cycles, first->pim.cycles);
   EXPECT_EQ(statsText(*second, t), statsText(*first, t));
   EXPECT_EQ(*sim.readRegion("y", 0, 4 * N), *y);
-  expectSameTiming(t, program, *first);
+  expectSameTimingWithoutRegisters(t, program, *first);
 }
 
 // The same with the adder-tree reduction: gddr6-aim with 4 accumulators per
@@ -337,35 +317,17 @@ TEST(AccumulatorTest, GemvFourRowsPerBankTreeMatchesReferenceBitForBit) {
 
   Simulator sim(t, SimMode::Functional);
   ASSERT_FALSE(bool(sim.loadProgram(program)));
-  for (int n = 0; n < N; ++n) {
-    int m = n % perChannel;
-    for (int k = 0; k < K; k += 16)
-      writeColumn(sim, n / perChannel, m % banks, m / banks, k / 16,
-                  ArrayRef(&W[n * K + k], 16));
-  }
+  writeGemvWeights(sim, W, N, K, banks, perChannel, /*chunk=*/K);
   ASSERT_FALSE(bool(sim.writeRegion("x", 0, bytesOf(x))));
 
-  std::vector<float> ref(N);
-  for (int n = 0; n < N; ++n) {
-    float acc = 0;
-    for (int k = 0; k < K; k += 16) {
-      float p[16];
-      for (int l = 0; l < 16; ++l)
-        p[l] = refHalf(W[n * K + k + l], true) * refHalf(x[k + l], true);
-      acc += refTree(p, 16);
-    }
-    ref[n] = acc;
-  }
+  std::vector<float> ref = refGemvTree(W.data(), x.data(), N, K, true);
 
   auto first = sim.run("decode");
   ASSERT_TRUE(bool(first)) << toString(first.takeError());
   auto y = sim.readRegion("y", 0, 4 * N);
   ASSERT_TRUE(bool(y));
-  std::vector<float> got = floatsOf(*y);
-  for (int n = 0; n < N; ++n)
-    ASSERT_EQ(bitsOf(got[n]), bitsOf(ref[n]))
-        << "y[" << n << "] = " << got[n] << ", reference " << ref[n];
-  expectSameTiming(t, program, *first);
+  ASSERT_TRUE(sameBits(floatsOf(*y), ref, "y"));
+  expectSameTimingWithoutRegisters(t, program, *first);
 }
 
 // One attention head per hbm3-pim channel (channels 0-1): T = 256 keys in
@@ -410,9 +372,8 @@ TEST(AccumulatorTest, AttentionFourKeyGroupsHbm3PimMatchesReferenceBitForBit) {
   std::mt19937 rng(31337);
   std::vector<uint16_t> Kc = randomHalves(H * T * D, false, rng);
   std::vector<uint16_t> V = randomHalves(H * T * D, false, rng); // [h][t][d]
-  std::vector<uint16_t> q(H * D);
-  for (uint16_t &h : q) // magnitude 2^-6 .. 2^-2
-    h = uint16_t((rng() & 1) << 15 | (9 + rng() % 4) << 10 | (rng() & 0x3ff));
+  // magnitude 2^-6 .. 2^-2
+  std::vector<uint16_t> q = randomHalves(H * D, false, rng, 9, /*expSpan=*/4);
 
   Simulator sim(t, SimMode::Functional);
   ASSERT_FALSE(bool(sim.loadProgram(program)));
@@ -421,68 +382,37 @@ TEST(AccumulatorTest, AttentionFourKeyGroupsHbm3PimMatchesReferenceBitForBit) {
       for (int d = 0; d < D; d += 16)
         writeColumn(sim, h, tk % 64, 40 + tk / 64, d / 16,
                     ArrayRef(&Kc[(h * T + tk) * D + d], 16));
-  for (int h = 0; h < H; ++h)
-    for (int d = 0; d < D; ++d)
-      for (int c = 0; c < T / 16; ++c) {
-        uint16_t col[16];
-        for (int l = 0; l < 16; ++l)
-          col[l] = V[(h * T + 16 * c + l) * D + d];
-        writeColumn(sim, h, d, 44, c, col);
-      }
+  writeValues(sim, V, H, T, D, 44);
   ASSERT_FALSE(bool(sim.writeRegion("q", 0, bytesOf(q))));
 
-  std::vector<float> ref(H * D);
+  std::vector<float> ref;
   for (int h = 0; h < H; ++h) {
-    std::vector<float> s(T), p(T);
-    for (int tk = 0; tk < T; ++tk) {
-      float acc[16] = {};
-      for (int d = 0; d < D; d += 16)
-        for (int l = 0; l < 16; ++l)
-          acc[l] += refHalf(Kc[(h * T + tk) * D + d + l], false) *
-                    refHalf(q[h * D + d + l], false);
-      s[tk] = refTree(acc, 16);
-    }
-    float m = s[0];
-    for (int i = 1; i < T; ++i)
-      m = s[i] > m ? s[i] : m;
-    float sum = 0;
-    for (int i = 0; i < T; ++i) {
-      p[i] = expf(s[i] - m);
-      sum += p[i];
-    }
+    std::vector<float> s = refGemvLanes(&Kc[h * T * D], &q[h * D], T, D, false);
+    std::vector<float> p = refSoftmax(s);
     int spread = 0;
     for (int i = 0; i < T; ++i) {
-      p[i] = refRoundFp16(p[i] / sum);
+      p[i] = refRoundFp16(p[i]);
       spread += p[i] > 1e-4f && p[i] < 0.5f;
     }
     EXPECT_GE(spread, 16) << "head " << h;
-    for (int d = 0; d < D; ++d) {
-      float acc[16] = {};
-      for (int c = 0; c < T / 16; ++c)
-        for (int l = 0; l < 16; ++l)
-          acc[l] +=
-              refHalf(V[(h * T + 16 * c + l) * D + d], false) * p[16 * c + l];
-      ref[h * D + d] = refTree(acc, 16);
-    }
+    std::vector<float> o = refContext(&V[h * T * D], p.data(), D, T / 16);
+    ref.insert(ref.end(), o.begin(), o.end());
   }
 
   auto first = sim.run("decode");
   ASSERT_TRUE(bool(first)) << toString(first.takeError());
   auto o = sim.readRegion("o", 0, 4 * H * D);
   ASSERT_TRUE(bool(o));
-  std::vector<float> got = floatsOf(*o);
-  for (int i = 0; i < H * D; ++i) {
+  for (int i = 0; i < H * D; ++i)
     ASSERT_TRUE(std::isfinite(ref[i])) << i;
-    ASSERT_EQ(bitsOf(got[i]), bitsOf(ref[i]))
-        << "o[" << i << "] = " << got[i] << ", reference " << ref[i];
-  }
+  ASSERT_TRUE(sameBits(floatsOf(*o), ref, "o"));
 
   // mv_sb cleared registers 0..3 and rd_acc register 0: same again.
   auto second = sim.run("decode");
   ASSERT_TRUE(bool(second)) << toString(second.takeError());
   EXPECT_EQ(second->pim.cycles, first->pim.cycles);
   EXPECT_EQ(*sim.readRegion("o", 0, 4 * H * D), *o);
-  expectSameTiming(t, program, *first);
+  expectSameTimingWithoutRegisters(t, program, *first);
 }
 
 // rd_acc / mv_sb clear only the register they read: register 1 keeps

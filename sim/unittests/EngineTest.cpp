@@ -11,6 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestUtil.h"
+
 #include "pimsim/Engine.h"
 #include "pimsim/Trace.h"
 
@@ -27,18 +29,9 @@
 #include <tuple>
 
 using namespace pimsim;
+using pimsim::test::loadShipped;
 
 namespace {
-
-Target loadShipped(llvm::StringRef file) {
-  llvm::Expected<Target> t =
-      loadTarget((llvm::Twine(PIMSIM_TARGETS_DIR) + "/" + file).str());
-  if (!t) {
-    ADD_FAILURE() << llvm::toString(t.takeError());
-    return Target();
-  }
-  return std::move(*t);
-}
 
 const Target &hbm3() {
   static const Target target = loadShipped("hbm3-pim.json");

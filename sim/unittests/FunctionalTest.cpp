@@ -8,8 +8,7 @@
 // identical.
 //
 //===----------------------------------------------------------------------===//
-#include "pimsim/Functional.h"
-#include "pimsim/Simulator.h"
+#include "TestUtil.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -22,119 +21,9 @@
 
 using namespace llvm;
 using namespace pimsim;
+using namespace pimsim::test;
 
 namespace {
-
-Target loadShipped(StringRef name) {
-  auto t = loadTarget((Twine(PIMSIM_TARGETS_DIR) + "/" + name).str());
-  if (!t) {
-    ADD_FAILURE() << toString(t.takeError());
-    return Target();
-  }
-  return std::move(*t);
-}
-
-std::string header(const Target &t) {
-  const Organization &o = t.org;
-  return formatv(".version 1.0\n.target {0} hash=sha256:0\n"
-                 ".org stacks={1} channels={2} pseudo_channels={3} sids={4} "
-                 "bank_groups={5} banks={6} rows={7} columns={8} "
-                 "access_bytes={9}\n",
-                 t.name, o.stacks, o.channels, o.pseudoChannels, o.sids,
-                 o.bankGroups, o.banks, o.rows, o.columns, o.accessBytes)
-      .str();
-}
-
-Program assemble(const std::string &text) {
-  auto p = parseProgramText(text, "test.pimasm");
-  if (!p) {
-    ADD_FAILURE() << toString(p.takeError());
-    return Program();
-  }
-  return std::move(*p);
-}
-
-// Naive reference numerics, independent of the library's helpers.
-float refHalf(uint16_t h, bool bf16) {
-  if (bf16) {
-    uint32_t bits = uint32_t(h) << 16;
-    float f;
-    std::memcpy(&f, &bits, 4);
-    return f;
-  }
-  int exp = (h >> 10) & 0x1f, man = h & 0x3ff; // normal numbers only
-  float v = std::ldexp(1.0f + man / 1024.0f, exp - 15);
-  return (h & 0x8000) ? -v : v;
-}
-
-// ((a0+a1)+(a2+a3))+... for a power-of-two count.
-float refTree(const float *v, int n) {
-  if (n == 1)
-    return v[0];
-  return refTree(v, n / 2) + refTree(v + n / 2, n / 2);
-}
-
-/// Random normal fp16 / bf16 values of magnitude about 2^-6 .. 2^2.
-std::vector<uint16_t> randomHalves(size_t n, bool bf16, std::mt19937 &rng) {
-  std::vector<uint16_t> v(n);
-  for (uint16_t &h : v) {
-    uint32_t sign = rng() & 1;
-    if (bf16)
-      h = uint16_t(sign << 15 | (121 + rng() % 8) << 7 | (rng() & 0x7f));
-    else
-      h = uint16_t(sign << 15 | (9 + rng() % 8) << 10 | (rng() & 0x3ff));
-  }
-  return v;
-}
-
-std::vector<uint8_t> bytesOf(ArrayRef<uint16_t> halves) {
-  std::vector<uint8_t> out;
-  for (uint16_t h : halves) {
-    out.push_back(uint8_t(h));
-    out.push_back(uint8_t(h >> 8));
-  }
-  return out;
-}
-
-std::vector<float> floatsOf(ArrayRef<uint8_t> bytes) {
-  std::vector<float> out(bytes.size() / 4);
-  std::memcpy(out.data(), bytes.data(), out.size() * 4);
-  return out;
-}
-
-uint32_t bitsOf(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-}
-
-/// Writes one 32 B column (16 halves) of bank `bank`, row, col.
-void writeColumn(Simulator &sim, int64_t channel, int64_t bank, int64_t row,
-                 int64_t col, ArrayRef<uint16_t> lanes) {
-  const Target &t = sim.target();
-  uint64_t addr = encodeAddress(t, bankAddress(t.org, channel, bank, row, col));
-  ASSERT_FALSE(bool(sim.writeMemory(addr, bytesOf(lanes))));
-}
-
-std::string statsText(const RunReport &r, const Target &t) {
-  std::string s;
-  raw_string_ostream os(s);
-  os << r.toJSON(t);
-  return s;
-}
-
-/// Runs `program` in timing mode and checks it matches the functional run's
-/// cycles and statistics.
-void expectSameTiming(const Target &t, const Program &program,
-                      const RunReport &functional) {
-  Simulator timing(t, SimMode::Timing);
-  ASSERT_FALSE(bool(timing.loadProgram(program)));
-  auto r = timing.run("decode");
-  ASSERT_TRUE(bool(r)) << toString(r.takeError());
-  EXPECT_EQ(r->pim.cycles, functional.pim.cycles);
-  EXPECT_EQ(statsText(*r, t), statsText(functional, t));
-  EXPECT_GT(r->pim.cycles, 0);
-}
 
 // GEMV y = W x, W [128 x 1024] fp16, on one hbm3-pim channel ("lanes").
 // Placement: output n in flat bank n % 64, DRAM rows 2 * (n / 64) + j for
@@ -169,30 +58,17 @@ TEST(FunctionalTest, GemvHbm3PimMatchesReferenceBitForBit) {
 
   Simulator sim(t, SimMode::Functional);
   ASSERT_FALSE(bool(sim.loadProgram(program)));
-  for (int n = 0; n < N; ++n)
-    for (int k = 0; k < K; k += 16)
-      writeColumn(sim, 0, n % banks, 2 * (n / banks) + k / chunk,
-                  (k % chunk) / 16, ArrayRef(&W[n * K + k], 16));
+  writeGemvWeights(sim, W, N, K, banks, /*perChannel=*/N, chunk);
   ASSERT_FALSE(bool(sim.writeRegion("x", 0, bytesOf(x))));
 
   // Reference: per-lane fp32 accumulation in program order, then the tree.
-  std::vector<float> ref(N);
-  for (int n = 0; n < N; ++n) {
-    float acc[16] = {};
-    for (int k = 0; k < K; k += 16)
-      for (int l = 0; l < 16; ++l)
-        acc[l] += refHalf(W[n * K + k + l], false) * refHalf(x[k + l], false);
-    ref[n] = refTree(acc, 16);
-  }
+  std::vector<float> ref = refGemvLanes(W.data(), x.data(), N, K, false);
 
   auto first = sim.run("decode");
   ASSERT_TRUE(bool(first)) << toString(first.takeError());
   auto y = sim.readRegion("y", 0, 4 * N);
   ASSERT_TRUE(bool(y));
-  std::vector<float> got = floatsOf(*y);
-  for (int n = 0; n < N; ++n)
-    ASSERT_EQ(bitsOf(got[n]), bitsOf(ref[n]))
-        << "y[" << n << "] = " << got[n] << ", reference " << ref[n];
+  ASSERT_TRUE(sameBits(floatsOf(*y), ref, "y"));
 
   // Repeated runs: same cycles, same results (rd_acc cleared the
   // accumulators).
@@ -235,35 +111,17 @@ TEST(FunctionalTest, GemvGddr6AimMatchesReferenceBitForBit) {
 
   Simulator sim(t, SimMode::Functional);
   ASSERT_FALSE(bool(sim.loadProgram(program)));
-  for (int n = 0; n < N; ++n) {
-    int m = n % perChannel;
-    for (int k = 0; k < K; k += 16)
-      writeColumn(sim, n / perChannel, m % banks, m / banks, k / 16,
-                  ArrayRef(&W[n * K + k], 16));
-  }
+  writeGemvWeights(sim, W, N, K, banks, perChannel, /*chunk=*/K);
   ASSERT_FALSE(bool(sim.writeRegion("x", 0, bytesOf(x))));
 
   // Reference: each MAC's 16 products through the tree, then one fp32 sum.
-  std::vector<float> ref(N);
-  for (int n = 0; n < N; ++n) {
-    float acc = 0;
-    for (int k = 0; k < K; k += 16) {
-      float p[16];
-      for (int l = 0; l < 16; ++l)
-        p[l] = refHalf(W[n * K + k + l], true) * refHalf(x[k + l], true);
-      acc += refTree(p, 16);
-    }
-    ref[n] = acc;
-  }
+  std::vector<float> ref = refGemvTree(W.data(), x.data(), N, K, true);
 
   auto first = sim.run("decode");
   ASSERT_TRUE(bool(first)) << toString(first.takeError());
   auto y = sim.readRegion("y", 0, 4 * N);
   ASSERT_TRUE(bool(y));
-  std::vector<float> got = floatsOf(*y);
-  for (int n = 0; n < N; ++n)
-    ASSERT_EQ(bitsOf(got[n]), bitsOf(ref[n]))
-        << "y[" << n << "] = " << got[n] << ", reference " << ref[n];
+  ASSERT_TRUE(sameBits(floatsOf(*y), ref, "y"));
 
   auto second = sim.run("decode");
   ASSERT_TRUE(bool(second));
@@ -312,25 +170,17 @@ TEST(FunctionalTest, AttentionScoreHbm3PimMatchesReferenceBitForBit) {
                     ArrayRef(&Kc[(h * T + tk) * D + d], 16));
   ASSERT_FALSE(bool(sim.writeRegion("q", 0, bytesOf(q))));
 
-  std::vector<float> ref(H * T);
-  for (int h = 0; h < H; ++h)
-    for (int tk = 0; tk < T; ++tk) {
-      float acc[16] = {};
-      for (int d = 0; d < D; d += 16)
-        for (int l = 0; l < 16; ++l)
-          acc[l] += refHalf(Kc[(h * T + tk) * D + d + l], false) *
-                    refHalf(q[h * D + d + l], false);
-      ref[h * T + tk] = refTree(acc, 16);
-    }
+  std::vector<float> ref;
+  for (int h = 0; h < H; ++h) {
+    std::vector<float> s = refGemvLanes(&Kc[h * T * D], &q[h * D], T, D, false);
+    ref.insert(ref.end(), s.begin(), s.end());
+  }
 
   auto first = sim.run("decode");
   ASSERT_TRUE(bool(first)) << toString(first.takeError());
   auto s = sim.readRegion("s", 0, 4 * H * T);
   ASSERT_TRUE(bool(s));
-  std::vector<float> got = floatsOf(*s);
-  for (int i = 0; i < H * T; ++i)
-    ASSERT_EQ(bitsOf(got[i]), bitsOf(ref[i]))
-        << "s[" << i << "] = " << got[i] << ", reference " << ref[i];
+  ASSERT_TRUE(sameBits(floatsOf(*s), ref, "s"));
 
   auto second = sim.run("decode");
   ASSERT_TRUE(bool(second));
@@ -384,50 +234,23 @@ TEST(FunctionalTest, AttentionScoreGddr6AimMatchesReferenceBitForBit) {
   ASSERT_FALSE(bool(sim.writeRegion("q", 0, bytesOf(q))));
 
   // Reference: each MAC's 16 products through the tree, then one fp32 sum.
-  std::vector<float> ref(H * T);
-  for (int h = 0; h < H; ++h)
-    for (int tk = 0; tk < T; ++tk) {
-      float acc = 0;
-      for (int d = 0; d < D; d += 16) {
-        float p[16];
-        for (int l = 0; l < 16; ++l)
-          p[l] = refHalf(Kc[(h * T + tk) * D + d + l], true) *
-                 refHalf(q[h * D + d + l], true);
-        acc += refTree(p, 16);
-      }
-      ref[h * T + tk] = acc;
-    }
+  std::vector<float> ref;
+  for (int h = 0; h < H; ++h) {
+    std::vector<float> s = refGemvTree(&Kc[h * T * D], &q[h * D], T, D, true);
+    ref.insert(ref.end(), s.begin(), s.end());
+  }
 
   auto first = sim.run("decode");
   ASSERT_TRUE(bool(first)) << toString(first.takeError());
   auto s = sim.readRegion("s", 0, 4 * H * T);
   ASSERT_TRUE(bool(s));
-  std::vector<float> got = floatsOf(*s);
-  for (int i = 0; i < H * T; ++i)
-    ASSERT_EQ(bitsOf(got[i]), bitsOf(ref[i]))
-        << "s[" << i << "] = " << got[i] << ", reference " << ref[i];
+  ASSERT_TRUE(sameBits(floatsOf(*s), ref, "s"));
 
   auto second = sim.run("decode");
   ASSERT_TRUE(bool(second));
   EXPECT_EQ(second->pim.cycles, first->pim.cycles);
   EXPECT_EQ(*sim.readRegion("s", 0, 4 * H * T), *s);
   expectSameTiming(t, program, *first);
-}
-
-// fp32 -> fp16 round to nearest even, by scaling to an integer in double
-// (exact) and rounding with nearbyint (the default mode: ties to even).
-float refRoundFp16(float x) {
-  if (x == 0 || std::isnan(x) || std::isinf(x))
-    return x;
-  double a = std::fabs(double(x));
-  int e;
-  std::frexp(a, &e);             // a in [2^(e-1), 2^e)
-  int ex = std::max(e - 1, -14); // fp16 subnormals: quantum 2^-24
-  double quantum = std::ldexp(1.0, ex - 10);
-  double r = std::nearbyint(a / quantum) * quantum;
-  if (r >= 65536.0)
-    r = INFINITY;
-  return float(std::copysign(r, double(x)));
 }
 
 /// One attention head per hbm3-pim channel (channels 0-1): T = 64 keys,
@@ -470,57 +293,28 @@ void runAttentionHead(StringRef fn, unsigned seed, int qExpBase) {
   std::mt19937 rng(seed);
   std::vector<uint16_t> Kc = randomHalves(H * T * D, false, rng);
   std::vector<uint16_t> V = randomHalves(H * T * D, false, rng); // [h][t][d]
-  std::vector<uint16_t> q(H * D);
-  for (uint16_t &h : q) // magnitude 2^(qExpBase-15) .. x8
-    h = uint16_t((rng() & 1) << 15 | (qExpBase + rng() % 4) << 10 |
-                 (rng() & 0x3ff));
+  // magnitude 2^(qExpBase-15) .. x8
+  std::vector<uint16_t> q =
+      randomHalves(H * D, false, rng, qExpBase, /*expSpan=*/4);
 
   Simulator sim(t, SimMode::Functional);
   ASSERT_FALSE(bool(sim.loadProgram(program)));
-  for (int h = 0; h < H; ++h)
-    for (int tk = 0; tk < T; ++tk)
-      for (int d = 0; d < D; d += 16)
-        writeColumn(sim, h, tk, 40, d / 16,
-                    ArrayRef(&Kc[(h * T + tk) * D + d], 16));
-  for (int h = 0; h < H; ++h)
-    for (int d = 0; d < D; ++d)
-      for (int c = 0; c < T / 16; ++c) {
-        uint16_t col[16];
-        for (int l = 0; l < 16; ++l)
-          col[l] = V[(h * T + 16 * c + l) * D + d];
-        writeColumn(sim, h, d, 41, c, col);
-      }
+  writeKeys(sim, Kc, H, T, D, 40);
+  writeValues(sim, V, H, T, D, 41);
   ASSERT_FALSE(bool(sim.writeRegion("q", 0, bytesOf(q))));
 
   // Reference, following docs/pimsim-isa.md: per-lane scores, tree; softmax
   // (max-subtracted, sum in index order) or exp in fp32; fp16 round to
   // nearest even; per-lane context, tree.
-  std::vector<float> ref(H * D);
+  std::vector<float> ref;
   for (int h = 0; h < H; ++h) {
-    float s[T];
-    for (int tk = 0; tk < T; ++tk) {
-      float acc[16] = {};
-      for (int d = 0; d < D; d += 16)
-        for (int l = 0; l < 16; ++l)
-          acc[l] += refHalf(Kc[(h * T + tk) * D + d + l], false) *
-                    refHalf(q[h * D + d + l], false);
-      s[tk] = refTree(acc, 16);
-    }
-    float p[T];
+    std::vector<float> s = refGemvLanes(&Kc[h * T * D], &q[h * D], T, D, false);
+    std::vector<float> p(T);
     if (fn == "exp") {
       for (int i = 0; i < T; ++i)
         p[i] = expf(s[i]);
     } else {
-      float m = s[0];
-      for (int i = 1; i < T; ++i)
-        m = s[i] > m ? s[i] : m;
-      float sum = 0;
-      for (int i = 0; i < T; ++i) {
-        p[i] = expf(s[i] - m);
-        sum += p[i];
-      }
-      for (int i = 0; i < T; ++i)
-        p[i] = p[i] / sum;
+      p = refSoftmax(s);
     }
     int spread = 0; // the data exercise the unit: no one-hot softmax
     for (int i = 0; i < T; ++i) {
@@ -529,26 +323,17 @@ void runAttentionHead(StringRef fn, unsigned seed, int qExpBase) {
                             : p[i] > 1e-3f && p[i] < 0.5f;
     }
     EXPECT_GE(spread, 8) << "head " << h;
-    for (int d = 0; d < D; ++d) {
-      float acc[16] = {};
-      for (int c = 0; c < T / 16; ++c)
-        for (int l = 0; l < 16; ++l)
-          acc[l] +=
-              refHalf(V[(h * T + 16 * c + l) * D + d], false) * p[16 * c + l];
-      ref[h * D + d] = refTree(acc, 16);
-    }
+    std::vector<float> o = refContext(&V[h * T * D], p.data(), D, T / 16);
+    ref.insert(ref.end(), o.begin(), o.end());
   }
 
   auto first = sim.run("decode");
   ASSERT_TRUE(bool(first)) << toString(first.takeError());
   auto o = sim.readRegion("o", 0, 4 * H * D);
   ASSERT_TRUE(bool(o));
-  std::vector<float> got = floatsOf(*o);
-  for (int i = 0; i < H * D; ++i) {
+  for (int i = 0; i < H * D; ++i)
     ASSERT_TRUE(std::isfinite(ref[i])) << i;
-    ASSERT_EQ(bitsOf(got[i]), bitsOf(ref[i]))
-        << "o[" << i << "] = " << got[i] << ", reference " << ref[i];
-  }
+  ASSERT_TRUE(sameBits(floatsOf(*o), ref, "o"));
 
   // A second run starts a fresh softmax buffer (the first mv_sb after an
   // sfm) and mv_gb writes from offset 0 again (reset by sfm): same results.

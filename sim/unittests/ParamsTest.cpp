@@ -6,8 +6,7 @@
 // compared bit for bit with naive references (docs/pimsim-isa.md).
 //
 //===----------------------------------------------------------------------===//
-#include "pimsim/Functional.h"
-#include "pimsim/Simulator.h"
+#include "TestUtil.h"
 
 #include "pimsim/program_generated.h"
 
@@ -22,124 +21,9 @@
 
 using namespace llvm;
 using namespace pimsim;
+using namespace pimsim::test;
 
 namespace {
-
-Target loadShipped(StringRef name) {
-  auto t = loadTarget((Twine(PIMSIM_TARGETS_DIR) + "/" + name).str());
-  if (!t) {
-    ADD_FAILURE() << toString(t.takeError());
-    return Target();
-  }
-  return std::move(*t);
-}
-
-std::string header(const Target &t) {
-  const Organization &o = t.org;
-  return formatv(".version 1.1\n.target {0} hash=sha256:0\n"
-                 ".org stacks={1} channels={2} pseudo_channels={3} sids={4} "
-                 "bank_groups={5} banks={6} rows={7} columns={8} "
-                 "access_bytes={9}\n",
-                 t.name, o.stacks, o.channels, o.pseudoChannels, o.sids,
-                 o.bankGroups, o.banks, o.rows, o.columns, o.accessBytes)
-      .str();
-}
-
-Program assemble(const std::string &text) {
-  auto p = parseProgramText(text, "test.pimasm");
-  if (!p) {
-    ADD_FAILURE() << toString(p.takeError());
-    return Program();
-  }
-  return std::move(*p);
-}
-
-template <typename T> std::string errorOf(Expected<T> v) {
-  if (v)
-    return "(success)";
-  return toString(v.takeError());
-}
-std::string errorOf(Error e) {
-  return e ? toString(std::move(e)) : "(success)";
-}
-
-std::string printed(const Program &p) {
-  std::string s;
-  raw_string_ostream os(s);
-  printProgram(p, os);
-  return s;
-}
-
-float refHalf(uint16_t h) { // fp16, normal numbers only
-  int exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-  float v = std::ldexp(1.0f + man / 1024.0f, exp - 15);
-  return (h & 0x8000) ? -v : v;
-}
-
-float refTree(const float *v, int n) {
-  if (n == 1)
-    return v[0];
-  return refTree(v, n / 2) + refTree(v + n / 2, n / 2);
-}
-
-// fp32 -> fp16 round to nearest even (normal range and subnormals).
-float refRoundFp16(float x) {
-  if (x == 0 || std::isnan(x) || std::isinf(x))
-    return x;
-  double a = std::fabs(double(x));
-  int e;
-  std::frexp(a, &e);
-  int ex = std::max(e - 1, -14);
-  double quantum = std::ldexp(1.0, ex - 10);
-  double r = std::nearbyint(a / quantum) * quantum;
-  if (r >= 65536.0)
-    r = INFINITY;
-  return float(std::copysign(r, double(x)));
-}
-
-std::vector<uint16_t> randomHalves(size_t n, std::mt19937 &rng,
-                                   int expBase = 9) {
-  std::vector<uint16_t> v(n);
-  for (uint16_t &h : v)
-    h = uint16_t((rng() & 1) << 15 | (expBase + rng() % 8) << 10 |
-                 (rng() & 0x3ff));
-  return v;
-}
-
-std::vector<uint8_t> bytesOf(ArrayRef<uint16_t> halves) {
-  std::vector<uint8_t> out;
-  for (uint16_t h : halves) {
-    out.push_back(uint8_t(h));
-    out.push_back(uint8_t(h >> 8));
-  }
-  return out;
-}
-
-std::vector<float> floatsOf(ArrayRef<uint8_t> bytes) {
-  std::vector<float> out(bytes.size() / 4);
-  std::memcpy(out.data(), bytes.data(), out.size() * 4);
-  return out;
-}
-
-uint32_t bitsOf(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-}
-
-void writeColumn(Simulator &sim, int64_t channel, int64_t bank, int64_t row,
-                 int64_t col, ArrayRef<uint16_t> lanes) {
-  const Target &t = sim.target();
-  uint64_t addr = encodeAddress(t, bankAddress(t.org, channel, bank, row, col));
-  ASSERT_FALSE(bool(sim.writeMemory(addr, bytesOf(lanes))));
-}
-
-std::string statsText(const RunReport &r, const Target &t) {
-  std::string s;
-  raw_string_ostream os(s);
-  os << r.toJSON(t);
-  return s;
-}
 
 /// A program using every 1.1 feature of the text form.
 const char *kParamProgram = R"(
@@ -173,7 +57,8 @@ const char *kParamProgram = R"(
 
 TEST(ParamsTest, TextAndBinaryRoundTrip) {
   Target t = loadShipped("hbm3-pim.json");
-  Program p = assemble(header(t) + kParamProgram);
+  // A 1.1 text, so that the binary writer's stamping is seen below.
+  Program p = assemble(header(t, {1, 1}) + kParamProgram);
   ASSERT_EQ(p.params.size(), 6u);
   EXPECT_EQ(p.params[2].src, 0);
   EXPECT_EQ(p.params[5].div, 512);
@@ -186,7 +71,7 @@ TEST(ParamsTest, TextAndBinaryRoundTrip) {
   EXPECT_EQ(loop.strides[0].loop, kParamBase + 3);
   EXPECT_EQ(loop.count, 0);
 
-  std::string text = printed(p);
+  std::string text = textOf(p);
   for (StringRef want : {
            ".param pos min=0 max=4095\n",
            ".param kv_len src=pos add=1 min=1 max=4096\n",
@@ -211,7 +96,7 @@ TEST(ParamsTest, TextAndBinaryRoundTrip) {
   auto again = parseProgramText(text, "again.pimasm");
   ASSERT_TRUE(bool(again)) << toString(again.takeError());
   EXPECT_TRUE(*again == p);
-  EXPECT_EQ(printed(*again), text);
+  EXPECT_EQ(textOf(*again), text);
 
   // The writer stamps the current version (1.2) over the text's 1.1.
   auto bytes = serializeProgram(p);
@@ -394,7 +279,7 @@ TEST(ParamsTest, ValidateChecksParameterExtremes) {
   // Row 16000 + p is in range for p <= 383 only.
   EXPECT_EQ(check(".param p min=0 max=383\n.stream s channels=0\n"
                   "  mac_ab row=16000+p col=0 count=1\n"),
-            "(success)");
+            "<success>");
   EXPECT_EQ(check(".param p min=0 max=384\n.stream s channels=0\n"
                   "  mac_ab row=16000+p col=0 count=1\n"),
             "stream 0 (s), instruction 0 (mac_ab): row 16384 is out of range "
@@ -469,28 +354,19 @@ TEST(ParamsTest, GemvWithMacOffsetMatchesReference) {
 )";
   Program program = assemble(text);
   std::mt19937 rng(7);
-  std::vector<uint16_t> W = randomHalves(N * K, rng);
-  std::vector<uint16_t> junk = randomHalves(K, rng);
-  std::vector<uint16_t> x = randomHalves(K, rng);
+  std::vector<uint16_t> W = randomHalves(N * K, false, rng);
+  std::vector<uint16_t> junk = randomHalves(K, false, rng);
+  std::vector<uint16_t> x = randomHalves(K, false, rng);
   Simulator sim(t, SimMode::Functional);
   ASSERT_FALSE(bool(sim.loadProgram(program)));
-  for (int n = 0; n < N; ++n)
-    for (int k = 0; k < K; k += 16)
-      writeColumn(sim, 0, n % banks, 2 * (n / banks) + k / chunk,
-                  (k % chunk) / 16, ArrayRef(&W[n * K + k], 16));
+  writeGemvWeights(sim, W, N, K, banks, /*perChannel=*/N, chunk);
   ASSERT_FALSE(bool(sim.writeRegion("x", 0, bytesOf(junk))));
   ASSERT_FALSE(bool(sim.writeRegion("x", 2048, bytesOf(x))));
   auto r = sim.run("decode");
   ASSERT_TRUE(bool(r)) << toString(r.takeError());
   std::vector<float> got = floatsOf(*sim.readRegion("y", 0, 4 * N));
-  for (int n = 0; n < N; ++n) {
-    float acc[16] = {};
-    for (int k = 0; k < K; k += 16)
-      for (int l = 0; l < 16; ++l)
-        acc[l] += refHalf(W[n * K + k + l]) * refHalf(x[k + l]);
-    float ref = refTree(acc, 16);
-    ASSERT_EQ(bitsOf(got[n]), bitsOf(ref)) << "y[" << n << "]";
-  }
+  ASSERT_TRUE(
+      sameBits(got, refGemvLanes(W.data(), x.data(), N, K, false), "y"));
 }
 
 namespace {
@@ -536,33 +412,14 @@ std::vector<float> referenceHead(const HeadData &d, int kvLen, int columns) {
   const int T = 64, D = 64, H = 2;
   std::vector<float> out(H * D);
   for (int h = 0; h < H; ++h) {
-    float s[T];
-    for (int tk = 0; tk < kvLen; ++tk) {
-      float acc[16] = {};
-      for (int e = 0; e < D; e += 16)
-        for (int l = 0; l < 16; ++l)
-          acc[l] += refHalf(d.K[(h * T + tk) * D + e + l]) *
-                    refHalf(d.q[h * D + e + l]);
-      s[tk] = refTree(acc, 16);
-    }
+    std::vector<float> s =
+        refGemvLanes(&d.K[h * T * D], &d.q[h * D], kvLen, D, false);
+    std::vector<float> softmax = refSoftmax(s);
     float p[T] = {};
-    float m = s[0];
-    for (int i = 1; i < kvLen; ++i)
-      m = s[i] > m ? s[i] : m;
-    float sum = 0;
-    for (int i = 0; i < kvLen; ++i) {
-      p[i] = expf(s[i] - m);
-      sum += p[i];
-    }
     for (int i = 0; i < kvLen; ++i)
-      p[i] = refRoundFp16(p[i] / sum);
-    for (int e = 0; e < D; ++e) {
-      float acc[16] = {};
-      for (int c = 0; c < columns; ++c)
-        for (int l = 0; l < 16; ++l)
-          acc[l] += refHalf(d.V[(h * T + 16 * c + l) * D + e]) * p[16 * c + l];
-      out[h * D + e] = refTree(acc, 16);
-    }
+      p[i] = refRoundFp16(softmax[i]);
+    std::vector<float> o = refContext(&d.V[h * T * D], p, D, columns);
+    std::copy(o.begin(), o.end(), out.begin() + h * D);
   }
   return out;
 }
@@ -582,25 +439,14 @@ void runParamHead(bool fixedMvGb) {
       << errorOf(validateProgram(program, t));
   std::mt19937 rng(fixedMvGb ? 11 : 12);
   HeadData d;
-  d.K = randomHalves(H * T * D, rng);
-  d.V = randomHalves(H * T * D, rng);
-  d.q = randomHalves(H * D, rng, 7);
+  d.K = randomHalves(H * T * D, false, rng);
+  d.V = randomHalves(H * T * D, false, rng);
+  d.q = randomHalves(H * D, false, rng, 7);
 
   Simulator sim(t, SimMode::Functional);
   ASSERT_FALSE(bool(sim.loadProgram(program)));
-  for (int h = 0; h < H; ++h)
-    for (int tk = 0; tk < T; ++tk)
-      for (int e = 0; e < D; e += 16)
-        writeColumn(sim, h, tk, 40, e / 16,
-                    ArrayRef(&d.K[(h * T + tk) * D + e], 16));
-  for (int h = 0; h < H; ++h)
-    for (int e = 0; e < D; ++e)
-      for (int c = 0; c < T / 16; ++c) {
-        uint16_t col[16];
-        for (int l = 0; l < 16; ++l)
-          col[l] = d.V[(h * T + 16 * c + l) * D + e];
-        writeColumn(sim, h, e, 41, c, col);
-      }
+  writeKeys(sim, d.K, H, T, D, 40);
+  writeValues(sim, d.V, H, T, D, 41);
   ASSERT_FALSE(bool(sim.writeRegion("q", 0, bytesOf(d.q))));
 
   int64_t lastRequests = -1;
@@ -611,10 +457,7 @@ void runParamHead(bool fixedMvGb) {
     std::vector<float> got = floatsOf(*sim.readRegion("o", 0, 4 * H * D));
     std::vector<float> ref =
         referenceHead(d, kvLen, fixedMvGb ? 4 : (kvLen + 15) / 16);
-    for (int i = 0; i < H * D; ++i)
-      ASSERT_EQ(bitsOf(got[i]), bitsOf(ref[i]))
-          << "pos " << pos << ": o[" << i << "] = " << got[i] << ", reference "
-          << ref[i];
+    ASSERT_TRUE(sameBits(got, ref, "o")) << "pos " << pos;
     // The parameter changes the work: one mv_sb (and barrier) per 8 keys.
     EXPECT_NE(r->pim.requests, lastRequests) << "pos " << pos;
     lastRequests = r->pim.requests;
@@ -679,13 +522,12 @@ TEST(ParamsTest, RunnerRunsKernelsAfterTheirPhase) {
   Target t = loadShipped("hbm3-pim.json");
   Program program = assemble(header(t) + kRunnerProgram);
   std::mt19937 rng(5);
-  std::vector<uint16_t> W = randomHalves(64 * 512, rng);
-  std::vector<uint16_t> x = randomHalves(512, rng);
+  std::vector<uint16_t> W = randomHalves(64 * 512, false, rng);
+  std::vector<uint16_t> x = randomHalves(512, false, rng);
   Simulator sim(t, SimMode::Functional);
   ASSERT_FALSE(bool(sim.loadProgram(program)));
-  for (int n = 0; n < 64; ++n)
-    for (int k = 0; k < 512; k += 16)
-      writeColumn(sim, 0, n, 0, k / 16, ArrayRef(&W[n * 512 + k], 16));
+  writeGemvWeights(sim, W, 64, 512, /*banks=*/64, /*perChannel=*/64,
+                   /*chunk=*/512);
   ASSERT_FALSE(bool(sim.writeRegion("x", 0, bytesOf(x))));
 
   std::vector<std::string> calls;

@@ -1,5 +1,7 @@
 //===- ProgramTest.cpp - program format: binary, text, validation ---------===//
 
+#include "TestUtil.h"
+
 #include "pimsim/Program.h"
 
 #include "pimsim/program_generated.h"
@@ -16,6 +18,7 @@
 
 using namespace pimsim;
 using namespace llvm;
+using pimsim::test::textOf;
 
 namespace {
 
@@ -227,13 +230,6 @@ void collectOpcodes(const std::vector<Instruction> &body,
   }
 }
 
-std::string printed(const Program &p) {
-  std::string text;
-  raw_string_ostream os(text);
-  printProgram(p, os);
-  return text;
-}
-
 std::vector<uint8_t> serialized(const Program &p) {
   auto bytes = serializeProgram(p);
   EXPECT_TRUE(static_cast<bool>(bytes)) << toString(bytes.takeError());
@@ -302,24 +298,24 @@ TEST(ProgramTest, SerializationIsDeterministic) {
 
 TEST(ProgramTest, TextRoundTripIsIdentity) {
   Program p = sampleProgram();
-  std::string text = printed(p);
+  std::string text = textOf(p);
   auto parsed = parseProgramText(text, "sample.pimasm");
   ASSERT_TRUE(static_cast<bool>(parsed)) << toString(parsed.takeError());
-  EXPECT_TRUE(*parsed == p) << printed(*parsed);
-  EXPECT_EQ(printed(*parsed), text);
+  EXPECT_TRUE(*parsed == p) << textOf(*parsed);
+  EXPECT_EQ(textOf(*parsed), text);
 }
 
 TEST(ProgramTest, BinaryTextBinaryIsByteIdentical) {
   std::vector<uint8_t> bytes = serialized(sampleProgram());
   auto p = parseProgramBuffer(bytes, "a.pimb");
   ASSERT_TRUE(static_cast<bool>(p)) << toString(p.takeError());
-  auto q = parseProgramText(printed(*p), "a.pimasm");
+  auto q = parseProgramText(textOf(*p), "a.pimasm");
   ASSERT_TRUE(static_cast<bool>(q)) << toString(q.takeError());
   EXPECT_EQ(serialized(*q), bytes);
 }
 
 TEST(ProgramTest, PrintsReadableText) {
-  std::string text = printed(sampleProgram());
+  std::string text = textOf(sampleProgram());
   for (StringRef want :
        {".version 1.3\n",
         ".target hbm3-pim hash=sha256:",
@@ -393,7 +389,7 @@ TEST(ProgramTest, AssemblerAcceptsFreeFormInput) {
   EXPECT_EQ(mac.row, 16);
   EXPECT_EQ(mac.at(Field::Row, {3, 1}), 16 + 6 + 1);
   EXPECT_EQ(p->regions[0].bytes, 4096);
-  std::string text2 = printed(*p);
+  std::string text2 = textOf(*p);
   EXPECT_NE(text2.find("mac_ab row=16+2*i+j"), std::string::npos) << text2;
   Error err = validateProgram(*p, hbm3Target());
   EXPECT_FALSE(err) << toString(std::move(err));
@@ -441,7 +437,7 @@ TEST(ProgramTest, CorruptBytesNeverCrash) {
         continue;
       }
       EXPECT_FALSE(checkProgram(*p));
-      (void)printed(*p);
+      (void)textOf(*p);
       consumeError(validateProgram(*p, hbm3Target()));
     }
   EXPECT_GT(rejected, 0u);
@@ -462,7 +458,7 @@ TEST(ProgramTest, CorruptBytesNeverCrash) {
       continue;
     }
     EXPECT_FALSE(checkProgram(*p));
-    (void)printed(*p);
+    (void)textOf(*p);
     consumeError(validateProgram(*p, hbm3Target()));
   }
 
@@ -775,7 +771,7 @@ TEST(ProgramTest, ChannelIndexAddressesPerChannelData) {
   ASSERT_TRUE(static_cast<bool>(p)) << toString(p.takeError());
   const Instruction &rd = p->streams[0].body[0];
   EXPECT_EQ(rd.at(Field::Data, {}, 3), 96);
-  EXPECT_NE(printed(*p).find("  rd_acc data=act+32*ch\n"), std::string::npos);
+  EXPECT_NE(textOf(*p).find("  rd_acc data=act+32*ch\n"), std::string::npos);
   EXPECT_FALSE(validateProgram(*p, hbm3Target()));
 
   // 4 channels x 1024 bytes do not fit a 4096-byte region at offset 32.
@@ -799,7 +795,7 @@ TEST(ProgramTest, ChannelIndexAddressesPerChannelData) {
 namespace {
 /// The target file, or nullopt (with the reason) when it cannot be loaded.
 std::optional<Target> shippedTarget(StringRef name, std::string &hash) {
-  std::string path = std::string(PIMSIM_TARGETS_DIR) + "/" + name.str();
+  std::string path = pimsim::test::targetPath(name);
   auto bytes = MemoryBuffer::getFile(path);
   auto target = loadTarget(path);
   if (!bytes || !target) {
@@ -863,14 +859,14 @@ TEST(ProgramTest, ValidatesAgainstShippedAimTarget) {
   ASSERT_TRUE(static_cast<bool>(p)) << toString(p.takeError());
   Error err = validateProgram(*p, *t);
   EXPECT_FALSE(err) << toString(std::move(err));
-  EXPECT_EQ(printed(*p), std::string("# pimsim program\n") + kAimGemv);
+  EXPECT_EQ(textOf(*p), std::string("# pimsim program\n") + kAimGemv);
 }
 
 TEST(ProgramTest, DocumentedExamplesAreExact) {
   std::string path = std::string(PIMSIM_TARGETS_DIR) + "/../docs/pimsim-isa.md";
   auto doc = MemoryBuffer::getFile(path);
   ASSERT_TRUE(static_cast<bool>(doc)) << path;
-  std::string sample = printed(sampleProgram());
+  std::string sample = textOf(sampleProgram());
   unsigned programs = 0, fragments = 0;
   StringRef rest = (*doc)->getBuffer();
   while (true) {
@@ -885,7 +881,7 @@ TEST(ProgramTest, DocumentedExamplesAreExact) {
     if (block.starts_with(".version 1.0\n.target")) {
       auto p = parseProgramText(block, "doc.pimasm");
       ASSERT_TRUE(static_cast<bool>(p)) << toString(p.takeError());
-      EXPECT_EQ(printed(*p), "# pimsim program\n" + block.str());
+      EXPECT_EQ(textOf(*p), "# pimsim program\n" + block.str());
       ++programs;
     } else if (block.starts_with(".stream score")) {
       EXPECT_NE(sample.find(block.str()), std::string::npos) << block.str();
@@ -897,7 +893,7 @@ TEST(ProgramTest, DocumentedExamplesAreExact) {
 }
 
 TEST(ProgramTest, DamagedAssemblyNeverCrashes) {
-  std::string good = printed(sampleProgram());
+  std::string good = textOf(sampleProgram());
   const std::string alphabet = " \n\t\"#{}=+-*,.:[]0123456789xijchabz\\";
   uint32_t seed = 777;
   auto next = [&] {
@@ -929,7 +925,7 @@ TEST(ProgramTest, DamagedAssemblyNeverCrashes) {
     }
     ++accepted;
     // Whatever parses prints back to text that parses to the same program.
-    auto again = parseProgramText(printed(*p), "again.pimasm");
+    auto again = parseProgramText(textOf(*p), "again.pimasm");
     ASSERT_TRUE(static_cast<bool>(again)) << toString(again.takeError());
     EXPECT_TRUE(*again == *p);
     consumeError(validateProgram(*p, hbm3Target()));

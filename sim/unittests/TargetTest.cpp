@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestUtil.h"
+
 #include "pimsim/Target.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -25,21 +27,10 @@ using namespace pimsim;
 using llvm::json::Array;
 using llvm::json::Object;
 using llvm::json::Value;
+using pimsim::test::loadShipped;
+using pimsim::test::targetPath;
 
 namespace {
-
-std::string targetPath(llvm::StringRef file) {
-  return (llvm::Twine(PIMSIM_TARGETS_DIR) + "/" + file).str();
-}
-
-Target load(llvm::StringRef file) {
-  llvm::Expected<Target> t = loadTarget(targetPath(file));
-  if (!t) {
-    ADD_FAILURE() << llvm::toString(t.takeError());
-    return Target();
-  }
-  return std::move(*t);
-}
 
 Value readJson(llvm::StringRef file) {
   auto buffer = llvm::MemoryBuffer::getFile(targetPath(file));
@@ -251,7 +242,7 @@ TEST(TargetNames, RowCommands) {
 //===----------------------------------------------------------------------===//
 
 TEST(Hbm3Pim, Organization) {
-  Target t = load("hbm3-pim.json");
+  Target t = loadShipped("hbm3-pim.json");
   EXPECT_EQ(t.name, "hbm3-pim");
   EXPECT_DOUBLE_EQ(t.tCKps, 769);
   EXPECT_EQ(t.org.stacks, 5);
@@ -277,7 +268,7 @@ TEST(Hbm3Pim, Organization) {
 }
 
 TEST(Hbm3Pim, Timings) {
-  Target t = load("hbm3-pim.json");
+  Target t = loadShipped("hbm3-pim.json");
   // Section 7.3, HBM3_5.2Gbps.
   std::pair<const char *, int64_t> expected[] = {
       {"nCCDAB", 6},    {"nCCDSB", 6},  {"nBL", 2},      {"nCL", 19},
@@ -304,7 +295,7 @@ TEST(Hbm3Pim, Timings) {
 }
 
 TEST(Hbm3Pim, EverySection74ConstraintPresent) {
-  Target t = load("hbm3-pim.json");
+  Target t = loadShipped("hbm3-pim.json");
   for (const Row &r : kSection74)
     EXPECT_TRUE(hasConstraint(t, r))
         << r.level << ": " << r.from << " -> " << r.to << " >= " << r.param
@@ -314,7 +305,7 @@ TEST(Hbm3Pim, EverySection74ConstraintPresent) {
 }
 
 TEST(Hbm3Pim, SpotChecks) {
-  Target t = load("hbm3-pim.json");
+  Target t = loadShipped("hbm3-pim.json");
   // The rules that matter most for PIM bandwidth and for tFAW.
   EXPECT_TRUE(hasConstraint(t, {"channel", "MACAB", "MACAB", "nCCDAB", 6}));
   EXPECT_TRUE(hasConstraint(t, {"sid", "ACT", "ACT", "nFAW", 39, 4}));
@@ -339,7 +330,7 @@ TEST(Hbm3Pim, SpotChecks) {
 }
 
 TEST(Hbm3Pim, Peaks) {
-  Target t = load("hbm3-pim.json");
+  Target t = loadShipped("hbm3-pim.json");
   double stacks = static_cast<double>(t.org.stacks);
   // Section 6.1 / 4: 665.6 GB/s external, 7.1 TB/s internal (capped).
   expectWithin(t.externalPeakBytesPerSec() / stacks, 665.6e9, 0.005);
@@ -361,7 +352,7 @@ TEST(Hbm3Pim, UncappedVariantIsOneEdit) {
 }
 
 TEST(Hbm3Pim, PimHostEnergy) {
-  Target t = load("hbm3-pim.json");
+  Target t = loadShipped("hbm3-pim.json");
   EXPECT_EQ(t.pim.banksPerUnit, 1);
   EXPECT_EQ(t.pim.lanes, 16);
   EXPECT_EQ(t.pim.inputFormat, "fp16");
@@ -389,7 +380,7 @@ TEST(Hbm3Pim, PimHostEnergy) {
 //===----------------------------------------------------------------------===//
 
 TEST(Hbm3Pim, Section71BitPositions) {
-  Target t = load("hbm3-pim.json");
+  Target t = loadShipped("hbm3-pim.json");
   auto bit = [&](unsigned b) { return decodeAddress(t, uint64_t(1) << b); };
   EXPECT_EQ(bit(30).channel, 1);
   EXPECT_EQ(bit(33).channel, 8);
@@ -420,7 +411,7 @@ TEST(Hbm3Pim, Section71BitPositions) {
 }
 
 TEST(Hbm3Pim, EncodeDecodeRoundTrip) {
-  Target t = load("hbm3-pim.json");
+  Target t = loadShipped("hbm3-pim.json");
   ASSERT_GT(t.org.totalBytes(), 0);
   std::mt19937_64 rng(42);
   uint64_t total = static_cast<uint64_t>(t.org.totalBytes());
@@ -458,7 +449,7 @@ TEST(Hbm3Pim, EncodeDecodeRoundTrip) {
 }
 
 TEST(Gddr6Aim, BitPositions) {
-  Target t = load("gddr6-aim.json");
+  Target t = loadShipped("gddr6-aim.json");
   auto bit = [&](unsigned b) { return decodeAddress(t, uint64_t(1) << b); };
   // offset [4:0], column [10:5], row [24:11], bank [26:25], BG [28:27],
   // channel [33:29]; pseudo-channel and SID take no bits.
@@ -489,7 +480,7 @@ TEST(Gddr6Aim, BitPositions) {
 //===----------------------------------------------------------------------===//
 
 TEST(Gddr6Aim, OrganizationAndTimings) {
-  Target t = load("gddr6-aim.json");
+  Target t = loadShipped("gddr6-aim.json");
   EXPECT_EQ(t.name, "gddr6-aim");
   EXPECT_DOUBLE_EQ(t.tCKps, 500);
   EXPECT_EQ(t.org.stacks, 1);
@@ -524,7 +515,7 @@ TEST(Gddr6Aim, OrganizationAndTimings) {
 }
 
 TEST(Gddr6Aim, Peaks) {
-  Target t = load("gddr6-aim.json");
+  Target t = loadShipped("gddr6-aim.json");
   // Section 6.2: per 32-channel device, 1.02 TB/s external, 16.4 TB/s
   // internal.
   expectWithin(t.externalPeakBytesPerSec(), 1.02e12, 0.005);
@@ -534,7 +525,7 @@ TEST(Gddr6Aim, Peaks) {
 }
 
 TEST(Gddr6Aim, PimUnit) {
-  Target t = load("gddr6-aim.json");
+  Target t = loadShipped("gddr6-aim.json");
   EXPECT_EQ(t.pim.inputFormat, "bf16");
   EXPECT_EQ(t.pim.lanes, 16);
   EXPECT_EQ(t.pim.banksPerUnit, 1);

@@ -249,9 +249,8 @@ inline ::testing::AssertionResult sameBits(llvm::ArrayRef<float> got,
                                            llvm::ArrayRef<float> ref,
                                            llvm::StringRef name) {
   if (got.size() != ref.size())
-    return ::testing::AssertionFailure()
-           << name.str() << ": " << got.size() << " values, reference "
-           << ref.size();
+    return ::testing::AssertionFailure() << name.str() << ": " << got.size()
+                                         << " values, reference " << ref.size();
   for (size_t i = 0; i < got.size(); ++i)
     if (bitsOf(got[i]) != bitsOf(ref[i]))
       return ::testing::AssertionFailure()

@@ -44,6 +44,10 @@ cl::SubCommand
     runRefCmd("run-ref",
               "Run a model greedily on the CPU reference interpreter");
 
+// `pimc run` parses its own options (RunCommand.cpp); listed for --help.
+cl::SubCommand runCmd("run", "Run a compiled model (.pimb) on pimsim: tokens "
+                             "and the performance report (see 'pimc run "
+                             "--help')");
 cl::SubCommand compileCmd("compile",
                           "Compile a model for a PIM target (.pimb program)");
 
@@ -137,8 +141,10 @@ cl::opt<bool> compileQuiet("quiet", cl::sub(compileCmd), cl::cat(pimcCategory),
 cl::opt<int64_t> maxContext(
     "max-context", cl::sub(importCmd), cl::sub(runRefCmd), cl::sub(compileCmd),
     cl::cat(pimcCategory),
-    cl::desc("KV-cache capacity in positions (default: "
-             "min(max_position_embeddings, 4096); 4096 for dynamic RoPE)"),
+    cl::desc("KV-cache capacity in positions (import, run-ref: default "
+             "min(max_position_embeddings, 4096), 4096 for dynamic RoPE; "
+             "compile: default min(the model's, what the target's attention "
+             "mapping supports))"),
     cl::init(0));
 
 int fail(const Twine &msg) {

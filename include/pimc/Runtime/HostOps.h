@@ -90,6 +90,7 @@ struct HostOp {
   bool gemma = false;
   bool clear = true; // v_stage: zero the staging when a column starts
   int64_t heads = 0, headDim = 0;
+  int64_t replicas = 1; // v_stage: device copies of each KV head (GQA)
   ref::RopeParams rope;
   GatedActFn act = GatedActFn::Silu;
   int64_t blocks = 0, block = 0, inStride = 0, outStride = 0, replicate = 1;
