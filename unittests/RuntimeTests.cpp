@@ -1095,7 +1095,7 @@ TEST(HostOpParseTest, ErrorsNameKernelAndOp) {
       parseError({json::Object{{"op", "logits"}, {"in", buf(0, 4, "f32")}},
                   json::Object{{"op", "softmax"}}}),
       "host kernel 'k' (0), op 1: unknown op 'softmax' (ops: embedding, "
-      "rms_norm, add, rope, gated_act, pack, v_stage, sum, logits)");
+      "rms_norm, add, rope, gated_act, pack, v_stage, sum, linear, logits)");
   EXPECT_EQ(parseError({json::Object{{"op", "rms_norm"},
                                      {"in", buf(0, 4, "f32")},
                                      {"out", buf(0, 4, "f32")},

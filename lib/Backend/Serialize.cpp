@@ -187,6 +187,6 @@ pimc::backend::serialize(pim::ProgramOp program,
   if (!p)
     return p.takeError();
   if (llvm::Error e = pimsim::validateProgram(*p, target))
-    return std::move(e);
+    return llvm::Expected<pimsim::Program>(std::move(e));
   return p;
 }

@@ -279,6 +279,36 @@ void printPart(raw_ostream &os, StringRef name, const PerfReport &r,
   };
   if (!lists)
     return;
+  // The same streams grouped by op over all layers: "L12.gate_up.p3" and
+  // "L0.gate_up" are both "gate_up" (names are <layer>.<op>[.p<part>]).
+  // K-split parts run concurrently, so a group counts its longest part.
+  {
+    StringMap<NamedTime> byOp;
+    StringMap<double> partMax; // per (layer, op): the longest part
+    for (const NamedTime &t : s.streams) {
+      auto [layer, rest] = StringRef(t.name).split('.');
+      StringRef op = rest.empty() ? layer : rest;
+      if (auto [base, part] = op.rsplit('.');
+          !part.empty() && part.starts_with("p") &&
+          part.drop_front().find_first_not_of("0123456789") == StringRef::npos)
+        op = base;
+      std::string key = (layer + "." + op).str();
+      double &mx = partMax[key];
+      NamedTime &g = byOp[op];
+      g.name = op.str();
+      if (t.seconds > mx) {
+        g.seconds += t.seconds - mx;
+        mx = t.seconds;
+      }
+    }
+    std::vector<NamedTime> ops;
+    for (auto &e : byOp)
+      ops.push_back(e.second);
+    llvm::sort(ops, [](const NamedTime &a, const NamedTime &b) {
+      return a.seconds != b.seconds ? a.seconds > b.seconds : a.name < b.name;
+    });
+    list("ops by stream time (all layers; K-split parts counted once)", ops);
+  }
   list("streams by span to their last command", s.streams);
   list("kernels by time", s.kernels);
 }

@@ -517,9 +517,11 @@ TEST(FunctionalTest, Numerics) {
   EXPECT_EQ(floatToFp16(1e-30f), 0x0000);
   EXPECT_EQ(floatToFp16(-INFINITY), 0xfc00);
   EXPECT_EQ(floatToFp16(NAN) & 0x7e00, 0x7e00);
-  for (uint32_t h = 0; h < 0x10000; ++h) // every non-NaN half round-trips
-    if ((h & 0x7c00) != 0x7c00 || (h & 0x3ff) == 0)
+  for (uint32_t h = 0; h < 0x10000; ++h) { // every non-NaN half round-trips
+    if ((h & 0x7c00) != 0x7c00 || (h & 0x3ff) == 0) {
       ASSERT_EQ(floatToFp16(fp16ToFloat(uint16_t(h))), h) << h;
+    }
+  }
   EXPECT_EQ(floatToBf16(1.0f), 0x3f80);
   EXPECT_EQ(floatToBf16(1.0f + std::ldexp(1.0f, -8)), 0x3f80); // tie, even
   EXPECT_EQ(floatToBf16(1.0f + 3 * std::ldexp(1.0f, -8)), 0x3f82);
