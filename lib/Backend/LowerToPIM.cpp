@@ -339,6 +339,7 @@ private:
   int64_t maxContext = 0;
   int64_t actBytes = 0;
   int64_t weightRow = 0; // next free row (absolute) in the weights region
+  int64_t kvRowsPlanned = 0;
   int64_t kvRow = 0;     // next free row of the kv region
   int64_t kvChannels = 1;
   int64_t kernelCount = 0, gemvCount = 0;
@@ -1104,6 +1105,19 @@ FailureOr<pim::ProgramOp> Lowering::run() {
     return failure();
   }
 
+  // Memory plan, first part: the KV rows of every attention come first in
+  // each bank, so the weights are placed after them (rows are final as the
+  // streams are emitted). Invalid head dims are diagnosed by lowerAttention.
+  for (Operation &op : body)
+    if (auto at = dyn_cast<llm::AttentionOp>(op)) {
+      int64_t hd = cast<ShapedType>(at.getQuery().getType()).getDimSize(2);
+      if (hd < m.lanes || hd % m.lanes != 0 || hd / m.lanes > m.cols)
+        continue;
+      Geometry &g = geometry(hd, at.getSlidingWindow() ? *at.getSlidingWindow() : 0);
+      kvRowsPlanned += g.KR + g.nd * g.VR;
+    }
+  weightRow = kvRowsPlanned;
+
   for (Operation &opRef : body) {
     Operation *op = &opRef;
     if (done.count(op))
@@ -1308,7 +1322,8 @@ FailureOr<pim::ProgramOp> Lowering::run() {
   // them on every channel, then the activations.
   int64_t rows = m.t.org.rows;
   int64_t kvRows = kvRow;
-  int64_t wRows = std::max<int64_t>(1, weightRow);
+  assert(kvRows == kvRowsPlanned && "KV rows differ from the plan");
+  int64_t wRows = std::max<int64_t>(1, weightRow - kvRows);
   int64_t actRowBytes = m.C * m.B * m.rowBytes;
   int64_t aRows = ceilDiv(std::max<int64_t>(actBytes, 64), actRowBytes);
   int64_t need = kvRows + wRows + aRows;
@@ -1326,9 +1341,6 @@ FailureOr<pim::ProgramOp> Lowering::run() {
                << "activations " << aRows << " rows",
            failure();
   }
-  // Shift the weights region (and every stream row that names it) is not
-  // needed: weights were placed from row 0 of their own numbering, so
-  // offset them now by the KV rows.
   OpBuilder rb(program.getContext());
   rb.setInsertionPointToStart(&program.getBody().front());
   // Parameters first (in creation order), then the regions.
@@ -1361,36 +1373,6 @@ FailureOr<pim::ProgramOp> Lowering::run() {
                         rb.getDenseI64ArrayAttr({0, m.B}),
                         rb.getDenseI64ArrayAttr({kvRows + wRows, aRows}),
                         rb.getI64IntegerAttr(ceilDiv(actBytes, 64) * 64));
-  // Weight rows were numbered from 0: move them (bindings and MAC rows)
-  // past the KV rows.
-  if (kvRows > 0) {
-    program.walk([&](pim::WeightOp w) {
-      auto r = w.getRows();
-      w.setRowsAttr(rb.getDenseI64ArrayAttr({r[0] + kvRows, r[1]}));
-      NamedAttrList p(w.getParams());
-      p.set("row0", rb.getI64IntegerAttr(r[0] + kvRows));
-      w.setParamsAttr(p.getDictionary(program.getContext()));
-    });
-    program.walk([&](pim::StreamOp s) {
-      if (!s.getSymName().ends_with("attention") &&
-          !s.getSymName().ends_with("kv_append"))
-        s.walk([&](pim::MacroOp mop) {
-          if (mop.getOp() != "mac_ab")
-            return;
-          NamedAttrList f(mop.getFields());
-          std::string err;
-          auto row = f.get("row");
-          if (auto i = dyn_cast<IntegerAttr>(row))
-            f.set("row", rb.getI64IntegerAttr(i.getInt() + kvRows));
-          else {
-            auto e = pim::parseExpr(cast<StringAttr>(row).getValue(), err);
-            e->constant += kvRows;
-            f.set("row", rb.getStringAttr(pim::printExpr(*e)));
-          }
-          mop.setFieldsAttr(f.getDictionary(program.getContext()));
-        });
-    });
-  }
   top.setInsertionPointToEnd(&program.getBody().front());
   pim::EntryOp::create(top, loc, top.getStringAttr("decode"),
                        top.getArrayAttr(steps));

@@ -200,22 +200,6 @@ Error parseArgs(int argc, char **argv, Options &o) {
   return Error::success();
 }
 
-Expected<std::vector<int64_t>> parseIds(StringRef text) {
-  std::vector<int64_t> ids;
-  SmallVector<StringRef> parts;
-  text.split(parts, ',', -1, /*KeepEmpty=*/false);
-  for (StringRef p : parts) {
-    int64_t v;
-    if (p.trim().getAsInteger(10, v) || v < 0)
-      return createStringError(formatv(
-          "--prompt-ids: '{0}' is not a non-negative integer", p.trim()));
-    ids.push_back(v);
-  }
-  if (ids.empty())
-    return createStringError("--prompt-ids: no token ids given");
-  return ids;
-}
-
 Error writeJSONFile(StringRef path, json::Value value) {
   Error e = writeToOutput(path, [&](raw_ostream &os) -> Error {
     os << formatv("{0:2}", value) << "\n";
@@ -240,7 +224,7 @@ int run(const Options &o) {
     return fail(formatv("--mode: '{0}' is not functional or timing", o.mode));
   if (o.promptIds.empty())
     return fail("--prompt-ids is required");
-  auto prompt = parseIds(o.promptIds);
+  auto prompt = pimcParsePromptIds(o.promptIds);
   if (!prompt)
     return fail(toString(prompt.takeError()));
   if (functional && o.weights.empty())
@@ -381,4 +365,20 @@ int pimcRunMain(int argc, char **argv) {
     return 0;
   }
   return run(o);
+}
+
+Expected<std::vector<int64_t>> pimcParsePromptIds(StringRef text) {
+  std::vector<int64_t> ids;
+  SmallVector<StringRef> parts;
+  text.split(parts, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef p : parts) {
+    int64_t v;
+    if (p.trim().getAsInteger(10, v) || v < 0)
+      return createStringError(formatv(
+          "--prompt-ids: '{0}' is not a non-negative integer", p.trim()));
+    ids.push_back(v);
+  }
+  if (ids.empty())
+    return createStringError("--prompt-ids: no token ids given");
+  return ids;
 }

@@ -15,4 +15,12 @@
 /// code: 0 on success, 1 with a one-line error on stderr otherwise.
 int pimcRunMain(int argc, char **argv);
 
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include <vector>
+
+/// `--prompt-ids 1,2,3`: comma-separated non-negative token ids (shared by
+/// `pimc run` and `pimc run-ref`).
+llvm::Expected<std::vector<int64_t>> pimcParsePromptIds(llvm::StringRef text);
+
 #endif // PIMC_TOOLS_PIMC_RUNCOMMAND_H

@@ -152,22 +152,6 @@ int fail(const Twine &msg) {
   return 1;
 }
 
-Expected<std::vector<int64_t>> parseIds(StringRef text) {
-  std::vector<int64_t> ids;
-  SmallVector<StringRef> parts;
-  text.split(parts, ',', -1, /*KeepEmpty=*/false);
-  for (StringRef p : parts) {
-    int64_t v;
-    if (p.trim().getAsInteger(10, v) || v < 0)
-      return createStringError(formatv(
-          "--prompt-ids: '{0}' is not a non-negative integer", p.trim()));
-    ids.push_back(v);
-  }
-  if (ids.empty())
-    return createStringError("--prompt-ids: no token ids given");
-  return ids;
-}
-
 int runImport(mlir::MLIRContext &ctx) {
   hf::ImportOptions options;
   options.maxContext = maxContext;
@@ -186,7 +170,7 @@ int runImport(mlir::MLIRContext &ctx) {
 }
 
 int runReference(mlir::MLIRContext &ctx) {
-  auto prompt = parseIds(promptIds);
+  auto prompt = pimcParsePromptIds(promptIds);
   if (!prompt)
     return fail(toString(prompt.takeError()));
   if (maxNewTokens < 1)
