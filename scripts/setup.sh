@@ -9,6 +9,7 @@ packages=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libgtest-dev libflatbuffers-dev flatbuffers-compiler
   python3 python3-numpy python3-torch
+  libonnx-dev libprotobuf-dev libonnx-testdata python3-onnx
 )
 missing=()
 for p in "${packages[@]}"; do
