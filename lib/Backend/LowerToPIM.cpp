@@ -120,6 +120,14 @@ static StringRef opClass(Operation *op) {
   return "elementwise";
 }
 
+bool pimc::backend::isLowerableOp(Operation *op) {
+  return isa<arith::ConstantOp, arith::AddIOp, tensor::DimOp, func::ReturnOp,
+             llm::WeightOp, llm::EmbeddingOp, llm::RMSNormOp, llm::LinearOp,
+             llm::LMHeadOp, llm::GatedMLPOp, llm::ReshapeOp, llm::RopeOp,
+             llm::KVCacheAppendOp, llm::KVCacheReadOp, llm::AttentionOp,
+             llm::AddOp, llm::SliceOp>(op);
+}
+
 LogicalResult pimc::backend::annotateDispatch(ModuleOp module,
                                               const pimsim::Target &target,
                                               const BackendOptions &options) {
@@ -1084,11 +1092,7 @@ FailureOr<pim::ProgramOp> Lowering::run() {
   // Collect every unsupported op first: one error lists them all.
   std::map<std::string, std::pair<int, Operation *>> unsupported;
   for (Operation &op : body) {
-    if (isa<arith::ConstantOp, arith::AddIOp, tensor::DimOp, func::ReturnOp,
-            llm::WeightOp, llm::EmbeddingOp, llm::RMSNormOp, llm::LinearOp,
-            llm::LMHeadOp, llm::GatedMLPOp, llm::ReshapeOp, llm::RopeOp,
-            llm::KVCacheAppendOp, llm::KVCacheReadOp, llm::AttentionOp,
-            llm::AddOp, llm::SliceOp>(op))
+    if (isLowerableOp(&op))
       continue;
     auto &u = unsupported[op.getName().getStringRef().str()];
     if (u.first++ == 0)

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "RunCommand.h"
+#include "SupportCommand.h"
 #include "pimc/Backend/Backend.h"
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
 #include "pimc/Dialect/PIM/IR/PIMDialect.h"
@@ -48,6 +49,9 @@ cl::SubCommand
 cl::SubCommand runCmd("run", "Run a compiled model (.pimb) on pimsim: tokens "
                              "and the performance report (see 'pimc run "
                              "--help')");
+cl::SubCommand supportCmd("support",
+                          "Coverage report of a model: config features, llm "
+                          "ops, backend placement (see 'pimc support --help')");
 cl::SubCommand compileCmd("compile",
                           "Compile a model for a PIM target (.pimb program)");
 
@@ -486,6 +490,8 @@ int main(int argc, char **argv) {
   // `pimc run` parses its own arguments (tools/pimc/RunCommand.cpp).
   if (argc > 1 && StringRef(argv[1]) == "run")
     return pimcRunMain(argc - 1, argv + 1);
+  if (argc > 1 && StringRef(argv[1]) == "support")
+    return pimcSupportMain(argc - 1, argv + 1);
   cl::HideUnrelatedOptions(pimcCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -494,6 +500,7 @@ int main(int argc, char **argv) {
       "  pimc run-ref <checkpoint-dir> --prompt-ids 1,2,3 --max-new-tokens N\n"
       "  pimc compile <checkpoint-dir | model.mlir> --target t.json -o m.pimb\n"
       "  pimc run m.pimb --weights <checkpoint-dir> --prompt-ids 1,2,3 --max-new-tokens N\n"
+      "  pimc support <checkpoint-dir | model.mlir> [--target t.json] [--json]\n"
       "\nRun 'pimc <subcommand> --help' for a subcommand's options.\n");
   mlir::MLIRContext ctx;
   if (importCmd)

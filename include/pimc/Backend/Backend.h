@@ -38,6 +38,10 @@ struct BackendOptions {
   int64_t channels = 0;
 };
 
+/// Whether lowerToPIM has a lowering for `op` (what `pimc support` reports
+/// and the lowering checks before it starts).
+bool isLowerableOp(mlir::Operation *op);
+
 /// Dispatch: annotates every llm op of @forward with `pim.dispatch`
 /// ("pim" | "host") and `pim.cost` ({pim_ns, host_ns}) from the target's
 /// cost model. Fails (with diagnostics) on ops no unit can run.

@@ -20,6 +20,7 @@
 #include "llvm/Support/Path.h"
 
 #include <cmath>
+#include <map>
 #include <cstdio>
 
 using namespace llvm;
@@ -50,6 +51,7 @@ std::optional<Family> parseFamily(StringRef modelType) {
 struct KnownField {
   StringLiteral name;
   unsigned families;
+  bool semantic = true; // false: no effect on inference
 };
 
 constexpr KnownField knownFields[] = {
@@ -82,18 +84,18 @@ constexpr KnownField knownFields[] = {
     {"max_window_layers", Qwen2 | Qwen3},
     {"use_mrope", Qwen2},
     // No effect on inference: token ids, training-only settings, bookkeeping.
-    {"architectures", AnyFamily},
-    {"_name_or_path", AnyFamily},
-    {"transformers_version", AnyFamily},
-    {"bos_token_id", AnyFamily},
-    {"eos_token_id", AnyFamily},
-    {"pad_token_id", AnyFamily},
-    {"initializer_range", AnyFamily},
-    {"use_cache", AnyFamily},
-    {"attention_dropout", AnyFamily},
-    {"id2label", AnyFamily},
-    {"label2id", AnyFamily},
-    {"tokenizer_class", AnyFamily},
+    {"architectures", AnyFamily, false},
+    {"_name_or_path", AnyFamily, false},
+    {"transformers_version", AnyFamily, false},
+    {"bos_token_id", AnyFamily, false},
+    {"eos_token_id", AnyFamily, false},
+    {"pad_token_id", AnyFamily, false},
+    {"initializer_range", AnyFamily, false},
+    {"use_cache", AnyFamily, false},
+    {"attention_dropout", AnyFamily, false},
+    {"id2label", AnyFamily, false},
+    {"label2id", AnyFamily, false},
+    {"tokenizer_class", AnyFamily, false},
 };
 
 std::string show(const json::Value &v) { return formatv("{0}", v).str(); }
@@ -109,7 +111,15 @@ public:
   explicit ConfigReader(StringRef source) : source(source) {}
 
   Error error(const Twine &field, const Twine &what) const {
-    return createStringError(Twine(source) + ": " + field + ": " + what);
+    return make_error<ConfigFieldError>(field.str(),
+                                        (Twine(source) + ": " + field + ": " +
+                                         what)
+                                            .str());
+  }
+  /// An error about `field` whose message does not repeat the field name.
+  Error errorAbout(const Twine &field, const Twine &what) const {
+    return make_error<ConfigFieldError>(field.str(),
+                                        (Twine(source) + ": " + what).str());
   }
   Error error(const Twine &what) const {
     return createStringError(Twine(source) + ": " + what);
@@ -234,8 +244,9 @@ Error parseRopeDict(const ConfigReader &r, const json::Object &dict,
                                  .Case("llama3", Kind::Llama3)
                                  .Default(std::nullopt);
   if (!kind)
-    return r.error("unsupported rope_scaling type '" + type +
-                   "' (supported: default, linear, dynamic, yarn, llama3)");
+    return r.errorAbout(prefix, "unsupported rope_scaling type '" + type +
+                                    "' (supported: default, linear, dynamic, "
+                                    "yarn, llama3)");
   rope.kind = *kind;
 
   // Parameters each type reads; anything else in the dict would be ignored
@@ -511,13 +522,21 @@ Error checkKnownFields(const ConfigReader &r, const json::Object &root,
     const KnownField *known = llvm::find_if(
         knownFields, [&](const KnownField &f) { return f.name == key; });
     if (known == std::end(knownFields) || !(known->families & family))
-      return r.error("unknown config field '" + key + "' (not known to the " +
-                     modelType + " importer)");
+      return r.errorAbout(key, "unknown config field '" + key +
+                                   "' (not known to the " + modelType +
+                                   " importer)");
   }
   return Error::success();
 }
 
 } // namespace
+
+namespace {
+Expected<ModelConfig> parseModelConfigObject(const json::Object &root,
+                                             StringRef sourceName);
+} // namespace
+
+char ConfigFieldError::ID = 0;
 
 Expected<ModelConfig> parseModelConfigText(StringRef text,
                                            StringRef sourceName) {
@@ -528,8 +547,103 @@ Expected<ModelConfig> parseModelConfigText(StringRef text,
   const json::Object *rootPtr = parsed->getAsObject();
   if (!rootPtr)
     return r.error("top level is not a JSON object");
-  const json::Object &root = *rootPtr;
+  return parseModelConfigObject(*rootPtr, sourceName);
+}
 
+bool ConfigSupport::supported() const {
+  return fatal.empty() &&
+         llvm::none_of(features, [](const ConfigFeature &f) {
+           return f.status == ConfigFeature::Status::Unsupported;
+         });
+}
+
+Expected<ConfigSupport> analyzeConfigSupport(StringRef configPath) {
+  SmallString<256> path(configPath);
+  if (sys::fs::is_directory(path))
+    sys::path::append(path, "config.json");
+  ErrorOr<std::unique_ptr<MemoryBuffer>> buf =
+      MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buf)
+    return createStringError(Twine(path) +
+                             ": cannot read: " + buf.getError().message());
+  ConfigSupport report;
+  Expected<json::Value> parsed = json::parse((*buf)->getBuffer());
+  if (!parsed) {
+    report.fatal = (Twine(path) + ": not valid JSON: " +
+                    toString(parsed.takeError()))
+                       .str();
+    return report;
+  }
+  json::Object *rootPtr = parsed->getAsObject();
+  if (!rootPtr) {
+    report.fatal = (Twine(path) + ": top level is not a JSON object").str();
+    return report;
+  }
+  json::Object root = *rootPtr;
+  if (const json::Value *mt = root.get("model_type"))
+    if (auto s = mt->getAsString())
+      report.modelType = s->str();
+
+  // Each round drops the top-level key the importer rejected; a key that
+  // cannot be dropped (required, or the one selecting the family) ends it.
+  std::map<std::string, std::string> rejected;
+  for (size_t round = 0; round <= rootPtr->size(); ++round) {
+    Expected<ModelConfig> cfg = parseModelConfigObject(root, path);
+    if (cfg)
+      break;
+    std::string field, message;
+    handleAllErrors(
+        cfg.takeError(),
+        [&](const ConfigFieldError &e) {
+          field = e.field;
+          message = e.message;
+        },
+        [&](const ErrorInfoBase &e) { message = e.message(); });
+    std::string key = StringRef(field).split('.').first.split('[').first.str();
+    if (key.empty() || key == "model_type" || !root.get(key) ||
+        rejected.count(key)) {
+      report.fatal = message;
+      break;
+    }
+    rejected[key] = message;
+    root.erase(key);
+  }
+
+  std::vector<std::string> keys;
+  for (const auto &kv : *rootPtr)
+    keys.push_back(kv.first.str());
+  llvm::sort(keys);
+  for (const std::string &key : keys) {
+    ConfigFeature f;
+    f.field = key;
+    f.value = show(*rootPtr->get(key));
+    if (f.value.size() > 60)
+      f.value = f.value.substr(0, 57) + "...";
+    auto it = rejected.find(key);
+    const KnownField *known = llvm::find_if(
+        knownFields, [&](const KnownField &k) { return k.name == key; });
+    if (it != rejected.end()) {
+      f.status = ConfigFeature::Status::Unsupported;
+      f.reason = it->second;
+    } else if (!report.fatal.empty()) {
+      bool isModelType = key == "model_type" &&
+                         StringRef(report.fatal).contains("model_type");
+      f.status = isModelType ? ConfigFeature::Status::Unsupported
+                             : ConfigFeature::Status::NotChecked;
+      if (isModelType)
+        f.reason = report.fatal;
+    } else if (known != std::end(knownFields) && !known->semantic) {
+      f.status = ConfigFeature::Status::NoEffect;
+    }
+    report.features.push_back(std::move(f));
+  }
+  return report;
+}
+
+namespace {
+Expected<ModelConfig> parseModelConfigObject(const json::Object &root,
+                                             StringRef sourceName) {
+  ConfigReader r(sourceName);
   ModelConfig cfg;
   std::optional<StringRef> modelType;
   PIMC_ASSIGN_OR_RETURN(modelType,
@@ -538,7 +652,7 @@ Expected<ModelConfig> parseModelConfigText(StringRef text,
     return r.error("model_type", "required field is missing");
   std::optional<Family> family = parseFamily(*modelType);
   if (!family)
-    return r.error("unsupported model_type '" + *modelType +
+    return r.errorAbout("model_type", "unsupported model_type '" + *modelType +
                    "' (supported: llama, mistral, qwen2, qwen3)");
   cfg.modelType = modelType->str();
   if (Error e = checkKnownFields(r, root, *family, *modelType))
@@ -754,6 +868,8 @@ Expected<ModelConfig> parseModelConfigText(StringRef text,
   }
   return cfg;
 }
+
+} // namespace
 
 Expected<ModelConfig> parseModelConfig(StringRef configPath) {
   SmallString<256> path(configPath);

@@ -14,6 +14,8 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <string>
+#include <vector>
 #include <optional>
 #include <string>
 
@@ -65,6 +67,44 @@ struct ModelConfig {
   RopeScaling rope;
   std::optional<GptqConfig> gptq;
 };
+
+/// An error about one config field; `field` is its dotted path
+/// ("rope_scaling.rope_type"), the message is the whole diagnostic.
+class ConfigFieldError : public llvm::ErrorInfo<ConfigFieldError> {
+public:
+  static char ID;
+  ConfigFieldError(std::string field, std::string message)
+      : field(std::move(field)), message(std::move(message)) {}
+  void log(llvm::raw_ostream &os) const override { os << message; }
+  std::error_code convertToErrorCode() const override {
+    return llvm::inconvertibleErrorCode();
+  }
+  std::string field, message;
+};
+
+/// One top-level config.json key, as `pimc support` reports it.
+struct ConfigFeature {
+  /// NotChecked: the analysis stopped (ConfigSupport::fatal) before it.
+  enum class Status { Honoured, NoEffect, Unsupported, NotChecked };
+  std::string field;
+  std::string value; // compact JSON, shortened
+  Status status = Status::Honoured;
+  std::string reason; // Unsupported: the importer's diagnostic
+};
+struct ConfigSupport {
+  std::string modelType;
+  std::vector<ConfigFeature> features; // in key order
+  /// Set when the analysis could not go on (invalid JSON, a required or
+  /// family-selecting field unsupported): the importer's diagnostic.
+  std::string fatal;
+  bool supported() const;
+};
+
+/// Every feature of a config.json, each honoured, without effect, or
+/// unsupported with the reason: the importer's own checks are run
+/// repeatedly, dropping each rejected key, so every problem is listed, not
+/// only the first. Errors only when the file cannot be read.
+llvm::Expected<ConfigSupport> analyzeConfigSupport(llvm::StringRef configPath);
 
 /// Parses and validates `<dir>/config.json` (or the given file). Errors
 /// name the file and the offending field.

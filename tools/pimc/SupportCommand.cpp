@@ -1,0 +1,392 @@
+//===- SupportCommand.cpp - `pimc support` --------------------------------===//
+//
+//   pimc support <checkpoint-dir | config.json | model.mlir>
+//                [--target t.json] [--json] [-o file]
+//
+// A coverage report of one model: every config feature (or source-graph op)
+// it uses and every llm op it imports to, each supported or not with the
+// reason, and whether the backend compiles it for the target. Unsupported
+// constructs are rows of the report, never a crash: the importer's and the
+// backend's own checks decide, so the report cannot disagree with them.
+//
+//===----------------------------------------------------------------------===//
+#include "SupportCommand.h"
+
+#include "pimc/Backend/Backend.h"
+#include "pimc/Dialect/LLM/IR/LLMDialect.h"
+#include "pimc/Dialect/PIM/IR/PIMDialect.h"
+#include "pimc/Frontend/HF/HFConfig.h"
+#include "pimc/Frontend/HF/HFImporter.h"
+
+#include "pimsim/Target.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace llvm;
+using namespace pimc;
+
+namespace {
+
+const char *kUsage =
+    R"(OVERVIEW: pimc support: what of a model pimc supports, and why not
+
+USAGE: pimc support <model> [options]
+
+<model> is a Hugging Face checkpoint directory (or its config.json) or an
+llm IR file (.mlir). The report lists every config feature the model uses
+(honoured, without effect on inference, or unsupported with the importer's
+reason), every llm op the model imports to with its count, where the
+backend places it for the target (pim, host) or why it cannot, and whether
+the whole model compiles for the target.
+
+Exit status: 0 when everything is supported and the model compiles for the
+target, 3 when the report lists something unsupported, 1 when the model
+cannot be read at all.
+
+OPTIONS:
+  --target <file>   Target description for the backend columns
+                    (default: targets/hbm3-pim.json)
+  --json            Print the report as JSON
+  -o <file>         Write the report to a file instead of stdout
+  -h, --help        Show this help
+)";
+
+int fail(const Twine &msg) {
+  WithColor::error(errs(), "pimc support") << msg << "\n";
+  return 1;
+}
+
+struct Options {
+  std::string input, target = "targets/hbm3-pim.json", output = "-";
+  bool json = false;
+};
+
+/// One llm op kind of the imported module.
+struct OpRow {
+  std::string name;
+  int64_t count = 0;
+  std::string placement; // "pim" | "host" | "" (not placed)
+  std::string reason;    // why it is not supported
+};
+
+struct Report {
+  std::string input, format;
+  std::string modelType;
+  std::vector<hf::ConfigFeature> features;
+  std::string importError; // the model could not be imported
+  std::vector<OpRow> ops;
+  std::string targetName;
+  bool compiles = false;
+  std::string compileError;
+
+  bool supported() const {
+    if (!importError.empty() || !compiles)
+      return false;
+    for (const hf::ConfigFeature &f : features)
+      if (f.status == hf::ConfigFeature::Status::Unsupported)
+        return false;
+    return llvm::all_of(ops, [](const OpRow &r) { return r.reason.empty(); });
+  }
+};
+
+StringRef statusName(hf::ConfigFeature::Status s) {
+  switch (s) {
+  case hf::ConfigFeature::Status::Honoured:
+    return "honoured";
+  case hf::ConfigFeature::Status::NoEffect:
+    return "no-effect";
+  case hf::ConfigFeature::Status::Unsupported:
+    return "unsupported";
+  case hf::ConfigFeature::Status::NotChecked:
+    return "not-checked";
+  }
+  return "";
+}
+
+/// Collects the diagnostics emitted while `fn` runs, one line each.
+template <typename Fn>
+std::vector<std::pair<std::string, mlir::Location>>
+captureDiagnostics(mlir::MLIRContext &ctx, Fn fn) {
+  std::vector<std::pair<std::string, mlir::Location>> diags;
+  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
+    if (d.getSeverity() == mlir::DiagnosticSeverity::Error)
+      diags.emplace_back(d.str(), d.getLocation());
+    return mlir::success();
+  });
+  fn();
+  return diags;
+}
+
+/// The llm ops of @forward, their placement for `target` and, for the ops
+/// the backend cannot take, the reason; then whether the model compiles.
+void analyzeModule(mlir::ModuleOp module, const pimsim::Target &target,
+                   Report &report) {
+  mlir::MLIRContext &ctx = *module.getContext();
+  std::map<std::string, OpRow> rows;
+  auto forward = module.lookupSymbol<mlir::func::FuncOp>("forward");
+  mlir::Operation *scope = forward ? forward.getOperation()
+                                   : module.getOperation();
+  scope->walk([&](mlir::Operation *op) {
+    if (!isa<llm::LLMDialect>(op->getDialect()))
+      return;
+    OpRow &row = rows[op->getName().getStringRef().str()];
+    row.name = op->getName().getStringRef().str();
+    ++row.count;
+    if (isa<llm::WeightOp>(op))
+      row.placement = "weight data";
+    else if (row.count == 1 && !backend::isLowerableOp(op))
+      row.reason = "no PIM-backend lowering for this op";
+  });
+
+  backend::BackendOptions options;
+  options.targetName = target.name;
+  mlir::OwningOpRef<mlir::ModuleOp> clone(module.clone());
+  auto dispatchDiags = captureDiagnostics(ctx, [&] {
+    (void)backend::annotateDispatch(*clone, target, options);
+  });
+  if (auto fwd = clone->lookupSymbol<mlir::func::FuncOp>("forward"))
+    fwd.walk([&](mlir::Operation *op) {
+      auto it = rows.find(op->getName().getStringRef().str());
+      if (it == rows.end())
+        return;
+      auto d = op->getAttrOfType<mlir::StringAttr>("pim.dispatch");
+      if (!d)
+        return;
+      std::string &placement = it->second.placement;
+      if (placement.empty() || placement == d.getValue())
+        placement = d.getValue().str();
+      else
+        placement = "pim+host";
+    });
+  for (auto &[msg, loc] : dispatchDiags)
+    for (auto &[name, row] : rows)
+      if (row.reason.empty() && StringRef(msg).contains("'" + name + "'"))
+        row.reason = msg;
+
+  if (dispatchDiags.empty()) {
+    auto lowerDiags = captureDiagnostics(ctx, [&] {
+      report.compiles = succeeded(backend::lowerToPIM(*clone, target, options));
+    });
+    if (!report.compiles)
+      report.compileError = lowerDiags.empty()
+                                ? "the PIM lowering failed"
+                                : lowerDiags.front().first;
+  } else {
+    report.compileError = dispatchDiags.front().first;
+  }
+  for (auto &[name, row] : rows)
+    report.ops.push_back(row);
+}
+
+json::Value toJSON(const Report &r) {
+  json::Array features, ops;
+  for (const hf::ConfigFeature &f : r.features) {
+    json::Object o{{"name", f.field},
+                   {"value", f.value},
+                   {"status", statusName(f.status)}};
+    if (!f.reason.empty())
+      o["reason"] = f.reason;
+    features.push_back(std::move(o));
+  }
+  for (const OpRow &row : r.ops) {
+    json::Object o{{"name", row.name},
+                   {"count", row.count},
+                   {"supported", row.reason.empty()}};
+    if (!row.placement.empty())
+      o["placement"] = row.placement;
+    if (!row.reason.empty())
+      o["reason"] = row.reason;
+    ops.push_back(std::move(o));
+  }
+  json::Object root{{"input", r.input},
+                    {"format", r.format},
+                    {"supported", r.supported()},
+                    {"config_features", std::move(features)},
+                    {"llm_ops", std::move(ops)},
+                    {"target", r.targetName},
+                    {"compiles", r.compiles}};
+  if (!r.modelType.empty())
+    root["model_type"] = r.modelType;
+  if (!r.importError.empty())
+    root["import_error"] = r.importError;
+  if (!r.compileError.empty())
+    root["compile_error"] = r.compileError;
+  return json::Value(std::move(root));
+}
+
+void printText(const Report &r, raw_ostream &os) {
+  os << "pimc support: " << r.input << " (" << r.format;
+  if (!r.modelType.empty())
+    os << ", model_type " << r.modelType;
+  os << ")\n";
+  if (!r.features.empty()) {
+    size_t bad = llvm::count_if(r.features, [](const hf::ConfigFeature &f) {
+      return f.status == hf::ConfigFeature::Status::Unsupported;
+    });
+    os << formatv("\nconfig features: {0} used, {1} unsupported\n",
+                  r.features.size(), bad);
+    for (const hf::ConfigFeature &f : r.features) {
+      os << formatv("  {0,-12} {1} = {2}\n", statusName(f.status), f.field,
+                    f.value);
+      if (!f.reason.empty())
+        os << "               " << f.reason << "\n";
+    }
+  }
+  if (!r.importError.empty())
+    os << "\nimport: not possible: " << r.importError << "\n";
+  if (!r.ops.empty()) {
+    size_t bad = llvm::count_if(
+        r.ops, [](const OpRow &row) { return !row.reason.empty(); });
+    os << formatv("\nllm ops: {0} kinds, {1} unsupported by the backend for "
+                  "target '{2}'\n",
+                  r.ops.size(), bad, r.targetName);
+    os << "  (placement: pim = the PIM units; host = the host or the target's "
+          "near-memory unit)\n";
+    os << formatv("  {0,-24} {1,7}  {2}\n", "op", "count", "placement");
+    for (const OpRow &row : r.ops)
+      os << formatv("  {0,-24} {1,7}  {2}\n", row.name, row.count,
+                    row.reason.empty() ? row.placement
+                                       : "unsupported: " + row.reason);
+  }
+  if (r.importError.empty()) {
+    os << "\nbackend: ";
+    if (r.compiles)
+      os << "compiles for target '" << r.targetName << "'\n";
+    else
+      os << "does not compile for target '" << r.targetName
+         << "': " << r.compileError << "\n";
+  }
+  os << "\nsupported: " << (r.supported() ? "yes" : "no") << "\n";
+}
+
+} // namespace
+
+int pimcSupportMain(int argc, char **argv) {
+  Options opt;
+  for (int i = 1; i < argc; ++i) {
+    StringRef a = argv[i];
+    auto value = [&](std::string &out) -> bool {
+      if (i + 1 >= argc)
+        return false;
+      out = argv[++i];
+      return true;
+    };
+    if (a == "-h" || a == "--help") {
+      outs() << kUsage;
+      return 0;
+    }
+    if (a == "--json") {
+      opt.json = true;
+    } else if (a == "--target") {
+      if (!value(opt.target))
+        return fail("--target needs a file");
+    } else if (a.consume_front("--target=")) {
+      opt.target = a.str();
+    } else if (a == "-o") {
+      if (!value(opt.output))
+        return fail("-o needs a file");
+    } else if (a.starts_with("-") && a != "-") {
+      return fail("unknown option '" + a + "' (see 'pimc support --help')");
+    } else if (opt.input.empty()) {
+      opt.input = a.str();
+    } else {
+      return fail("more than one model given ('" + opt.input + "', '" + a +
+                  "')");
+    }
+  }
+  if (opt.input.empty())
+    return fail("no model given (see 'pimc support --help')");
+  if (!sys::fs::exists(opt.input))
+    return fail("'" + opt.input + "': no such file or directory");
+
+  StringRef ext = sys::path::extension(opt.input);
+  bool isConfigFile = sys::path::filename(opt.input) == "config.json";
+  bool isCheckpoint = sys::fs::is_directory(opt.input) || isConfigFile;
+  if (!isCheckpoint && ext != ".mlir")
+    return fail("'" + opt.input +
+                "': unknown model format (expected a Hugging Face checkpoint "
+                "directory, config.json or .mlir)");
+  auto target = pimsim::loadTarget(opt.target);
+  if (!target)
+    return fail(toString(target.takeError()));
+
+  mlir::MLIRContext ctx;
+  hf::registerImportDialects(ctx);
+  ctx.loadDialect<pim::PIMDialect>();
+  ctx.printOpOnDiagnostic(false);
+
+  Report report;
+  report.input = opt.input;
+  report.targetName = target->name;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::unique_ptr<hf::WeightStore> weights;
+
+  if (isCheckpoint) {
+    report.format = "hf-checkpoint";
+    auto config = hf::analyzeConfigSupport(opt.input);
+    if (!config)
+      return fail(toString(config.takeError()));
+    report.modelType = config->modelType;
+    report.features = config->features;
+    std::string dir = isConfigFile
+                          ? sys::path::parent_path(opt.input).str()
+                          : opt.input;
+    if (dir.empty())
+      dir = ".";
+    if (!config->fatal.empty()) {
+      report.importError = config->fatal;
+    } else if (!config->supported()) {
+      report.importError = "the config has unsupported features (above)";
+    } else {
+      auto model = hf::importCheckpointDir(ctx, dir, hf::ImportOptions());
+      if (!model) {
+        report.importError = toString(model.takeError());
+      } else {
+        module = std::move(model->module);
+        weights = std::move(model->weights);
+      }
+    }
+  } else {
+    report.format = "llm-ir";
+    llvm::SourceMgr sourceMgr;
+    std::string parseError;
+    auto diags = captureDiagnostics(ctx, [&] {
+      module = mlir::parseSourceFile<mlir::ModuleOp>(opt.input, sourceMgr,
+                                                     mlir::ParserConfig(&ctx));
+    });
+    if (!module)
+      return fail("cannot parse '" + opt.input + "'" +
+                  (diags.empty() ? "" : ": " + diags.front().first));
+  }
+
+  if (module)
+    analyzeModule(*module, *target, report);
+
+  std::error_code ec;
+  ToolOutputFile out(opt.output, ec, sys::fs::OF_Text);
+  if (ec)
+    return fail("cannot write '" + opt.output + "': " + ec.message());
+  if (opt.json)
+    out.os() << formatv("{0:2}", toJSON(report)) << "\n";
+  else
+    printText(report, out.os());
+  out.keep();
+  return report.supported() ? 0 : 3;
+}
