@@ -27,3 +27,19 @@ cmake -G Ninja -S . -B build -DCMAKE_BUILD_TYPE=Release > build.configure.log 2>
   cat build.configure.log; exit 1; }
 rm -f build.configure.log
 ninja -C build -j"${PIMC_JOBS:-2}"
+
+# onnxruntime (npm) is the external oracle of the ONNX end-to-end tests
+# (docs/torch-bridge.md); it goes into build/npm. Its install script would
+# download GPU files: the CPU binary is already in the package.
+if [ ! -f build/npm/node_modules/onnxruntime-node/package.json ]; then
+  if ! command -v npm >/dev/null 2>&1; then
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends nodejs npm
+  fi
+  echo "setup: installing onnxruntime-node into build/npm"
+  ONNXRUNTIME_NODE_INSTALL=skip npm install --prefix build/npm --no-audit --no-fund \
+    --ignore-scripts onnxruntime-node@1.30.0 > build/npm-install.log 2>&1 || {
+    cat build/npm-install.log; exit 1; }
+fi
