@@ -695,7 +695,7 @@ Interpreter::Impl::call(ArrayRef<HostTensor> inputs) {
     RTValue &rv = env[v];
     TensorPtr t = rv.tensor;
     if (!t && rv.weight)
-      t = rv.weight->asTensor; // a weight returned as it is
+      t = weightTensor(*rv.weight); // a weight returned as it is
     if (!t)
       return llvm::createStringError(
           llvm::formatv("result {0} is not a tensor value", i));
