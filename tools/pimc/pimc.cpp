@@ -322,7 +322,9 @@ int runReference(mlir::MLIRContext &ctx) {
                                                    mlir::ParserConfig(&ctx));
     if (!module)
       return fail(formatv("cannot parse '{0}'", runInput));
-    auto store = hf::WeightStore::openDirectory(runWeights);
+    auto store = sys::fs::is_directory(runWeights)
+                     ? hf::WeightStore::openDirectory(runWeights)
+                     : hf::WeightStore::openFiles({runWeights});
     if (!store)
       return fail(toString(store.takeError()));
     weights = std::move(*store);

@@ -1646,4 +1646,31 @@ TEST_F(InterpreterTest, BroadcastBuildersMakeRunnableIR) {
                                             22, 23, 24}));
 }
 
+TEST_F(InterpreterTest, CreateNamesTheExpectedSignatures) {
+  // Neither plain tensors nor (tokens, offset, caches...).
+  std::string noOffset = R"(
+func.func @forward(%n: index) -> tensor<2xf32> {
+  %c = arith.constant dense<1.0> : tensor<2xf32>
+  return %c : tensor<2xf32>
+}
+)";
+  EXPECT_CONTAINS(createError(noOffset, {}),
+                  "or take and return only tensors");
+  std::string badCache = R"(
+func.func @forward(%ids: tensor<?xi64>, %off: index, %x: tensor<2xf32>) -> tensor<2xf32> {
+  return %x : tensor<2xf32>
+}
+)";
+  EXPECT_CONTAINS(createError(badCache, {}),
+                  "entry argument 2 must be a !llm.kv_cache");
+  std::string f16Arg = R"(
+func.func @forward(%x: tensor<2xf16>) -> tensor<2xf16> {
+  return %x : tensor<2xf16>
+}
+)";
+  EXPECT_CONTAINS(createError(f16Arg, {}),
+                  "entry argument 0 has type tensor<2xf16>; call() takes "
+                  "f32, integer and i1 tensors");
+}
+
 } // namespace
