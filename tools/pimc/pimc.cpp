@@ -207,8 +207,9 @@ int runGraphReference(mlir::MLIRContext &ctx) {
   hf::registerImportDialects(ctx);
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceFile<mlir::ModuleOp>(
-      runInput, sourceMgr, mlir::ParserConfig(&ctx));
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(runInput, sourceMgr,
+                                            mlir::ParserConfig(&ctx));
   if (!module)
     return fail(formatv("cannot parse '{0}'", runInput));
 
@@ -234,7 +235,8 @@ int runGraphReference(mlir::MLIRContext &ctx) {
     return fail(toString(inputs.takeError()));
   auto results = (*interp)->call(*inputs);
   if (!results)
-    return fail(formatv("{0}: {1}", graphInputs, toString(results.takeError())));
+    return fail(
+        formatv("{0}: {1}", graphInputs, toString(results.takeError())));
 
   if (!graphOutputs.empty())
     if (Error e = ref::writeHostTensors(graphOutputs, "output_", *results))
@@ -259,8 +261,8 @@ int runGraphReference(mlir::MLIRContext &ctx) {
                         graphExpect, expected->size(), results->size()));
   bool allOk = true;
   for (auto [i, got] : llvm::enumerate(*results)) {
-    auto cmp = ref::compareHostTensors(got, (*expected)[i], graphAtol,
-                                       graphRtol);
+    auto cmp =
+        ref::compareHostTensors(got, (*expected)[i], graphAtol, graphRtol);
     if (!cmp)
       return fail(formatv("output_{0}: {1}", i, toString(cmp.takeError())));
     if (cmp->ok()) {

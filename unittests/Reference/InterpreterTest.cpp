@@ -20,10 +20,10 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Verifier.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/SmallString.h"
@@ -1423,11 +1423,11 @@ func.func @forward(%a: tensor<2x1x2x3xf32>, %b: tensor<2x3x1xf32>, %pos: tensor<
   // Batch [2] of a (size 1 in dim 1) against b's batch [2] -> [2, 2]:
   // out[i][j] = a[i][0] @ b[j].
   EXPECT_EQ(out[0].shape, (std::vector<int64_t>{2, 2, 2, 1}));
-  EXPECT_EQ(out[0].f32, (std::vector<float>{6.5f, 15.5f, -1.5f, -1.5f,  //
+  EXPECT_EQ(out[0].f32, (std::vector<float>{6.5f, 15.5f, -1.5f, -1.5f, //
                                             -1.0f, 1.0f, -3.0f, 1.0f}));
   // mask[q][k] = pos[k] > pos[q].
-  EXPECT_EQ(out[1].f32, (std::vector<float>{0, 0, 0, -1e9f, 0, -1e9f, -1e9f,
-                                            0, 0}));
+  EXPECT_EQ(out[1].f32,
+            (std::vector<float>{0, 0, 0, -1e9f, 0, -1e9f, -1e9f, 0, 0}));
   EXPECT_EQ(out[2].dtype, HostTensor::DType::I64);
   EXPECT_EQ(out[2].i64, (std::vector<int64_t>{2, 1, 1}));
   EXPECT_EQ(out[3].dtype, HostTensor::DType::Bool);
@@ -1488,9 +1488,9 @@ func.func @forward(%x: tensor<2x2xf32>, %w: tensor<3x2xf32>) -> (tensor<2x2xf32>
   return %sel, %pf, %idx, %lin : tensor<2x2xf32>, tensor<2x2xf32>, tensor<2xi64>, tensor<2x3xf32>
 }
 )";
-  std::vector<Weight> weights = {weightAs("BF16", "p", {2, 2}, {1, 2, 0.5f, -1}),
-                                 i64Weight("idx", {2}, {1, 1}),
-                                 boolWeight("keep", {2, 2}, {1, 0, 0, 1})};
+  std::vector<Weight> weights = {
+      weightAs("BF16", "p", {2, 2}, {1, 2, 0.5f, -1}),
+      i64Weight("idx", {2}, {1, 1}), boolWeight("keep", {2, 2}, {1, 0, 0, 1})};
   auto interp = load(ir, weights);
   ASSERT_TRUE(interp);
   HostTensor x = HostTensor::fromF32({2, 2}, {1, 0, 0, 1});
@@ -1571,7 +1571,8 @@ func.func @forward(%x: tensor<2x2xf32>, %wr: tensor<2x2xf32>, %g0: tensor<1x2xf3
   ASSERT_EQ(out.size(), 1u);
   // Expert e: h = silu(v) * v with v = x[e]; y = [h, -h] * w.
   auto silu = [](double v) { return v / (1 + std::exp(-v)); };
-  double w0 = std::exp(2.0) / (std::exp(2.0) + 1), w1 = std::exp(1.0) / (std::exp(1.0) + 1);
+  double w0 = std::exp(2.0) / (std::exp(2.0) + 1),
+         w1 = std::exp(1.0) / (std::exp(1.0) + 1);
   double h0 = silu(2) * 2 * w0, h1 = silu(1) * 1 * w1;
   expectNear(out[0].f32, {h0, -h0, h1, -h1}, 1e-6);
 }
@@ -1586,8 +1587,9 @@ TEST_F(InterpreterTest, BroadcastBuildersMakeRunnableIR) {
   auto aType = RankedTensorType::get({3, 1}, f32);
   auto bType = RankedTensorType::get({4}, f32);
   auto outType = RankedTensorType::get({3, 4}, f32);
-  auto fn = func::FuncOp::create(builder, loc, "forward",
-                                 builder.getFunctionType({aType, bType}, {outType}));
+  auto fn =
+      func::FuncOp::create(builder, loc, "forward",
+                           builder.getFunctionType({aType, bType}, {outType}));
   Block *body = fn.addEntryBlock();
   builder.setInsertionPointToEnd(body);
   Value a = body->getArgument(0), b = body->getArgument(1);
@@ -1611,7 +1613,8 @@ TEST_F(InterpreterTest, BroadcastBuildersMakeRunnableIR) {
     EXPECT_FALSE(bad);
     EXPECT_EQ(diag, "cannot broadcast a tensor of shape [4] to [3, 5]");
     // Rank growth needs no reshape: [3, 1] -> [2, 3, 7] is one broadcast.
-    Value bigger = llm::broadcastTo(builder, loc, body->getArgument(0), {2, 3, 7});
+    Value bigger =
+        llm::broadcastTo(builder, loc, body->getArgument(0), {2, 3, 7});
     ASSERT_TRUE(bigger);
     EXPECT_TRUE(isa<llm::BroadcastOp>(bigger.getDefiningOp()));
     bigger.getDefiningOp()->erase();
@@ -1642,8 +1645,8 @@ TEST_F(InterpreterTest, BroadcastBuildersMakeRunnableIR) {
       callOk(**interp, {HostTensor::fromF32({3, 1}, {0, 10, 20}),
                         HostTensor::fromF32({4}, {1, 2, 3, 4})});
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].f32, (std::vector<float>{1, 2, 3, 4, 11, 12, 13, 14, 21,
-                                            22, 23, 24}));
+  EXPECT_EQ(out[0].f32,
+            (std::vector<float>{1, 2, 3, 4, 11, 12, 13, 14, 21, 22, 23, 24}));
 }
 
 TEST_F(InterpreterTest, CreateNamesTheExpectedSignatures) {
@@ -1654,8 +1657,7 @@ func.func @forward(%n: index) -> tensor<2xf32> {
   return %c : tensor<2xf32>
 }
 )";
-  EXPECT_CONTAINS(createError(noOffset, {}),
-                  "or take and return only tensors");
+  EXPECT_CONTAINS(createError(noOffset, {}), "or take and return only tensors");
   std::string badCache = R"(
 func.func @forward(%ids: tensor<?xi64>, %off: index, %x: tensor<2xf32>) -> tensor<2xf32> {
   return %x : tensor<2xf32>

@@ -1209,9 +1209,10 @@ TEST(MoE, MatchesNaiveRoutingAndExperts) {
       double w1 = 1 / (1 + std::exp(l[second] - l[first])), w2 = 1 - w1;
       std::vector<double> want =
           naiveExpert(&x[t * H], H, I, g[E], u[E], d[E], 1.0);
-      for (auto [e, w] : {std::pair<int64_t, double>{first, w1}, {second, w2}}) {
-        std::vector<double> o = naiveExpert(&x[t * H], H, I, g[e], u[e], d[e],
-                                            onInput ? w : 1.0);
+      for (auto [e, w] :
+           {std::pair<int64_t, double>{first, w1}, {second, w2}}) {
+        std::vector<double> o =
+            naiveExpert(&x[t * H], H, I, g[e], u[e], d[e], onInput ? w : 1.0);
         for (int64_t h = 0; h < H; ++h)
           want[h] += onInput ? o[h] : w * o[h];
       }
