@@ -1675,4 +1675,35 @@ func.func @forward(%x: tensor<2xf16>) -> tensor<2xf16> {
                   "f32, integer and i1 tensors");
 }
 
+TEST_F(InterpreterTest, MoEChecksDynamicShapesAtRunTime) {
+  std::string ir = R"(
+func.func @forward(%x: tensor<?x?xf32>, %wr: tensor<?x?xf32>, %g: tensor<1x2xf32>, %d: tensor<2x1xf32>) -> tensor<?x?xf32> {
+  %y = llm.moe %x router %wr experts gate [%g, %g] up [%g, %g] down [%d, %d] {top_k = 1}
+       : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<2x1xf32>, tensor<2x1xf32>) -> tensor<?x?xf32>
+  return %y : tensor<?x?xf32>
+}
+)";
+  auto interp = load(ir, {});
+  ASSERT_TRUE(interp);
+  HostTensor g = HostTensor::fromF32({1, 2}, {1, 0});
+  HostTensor d = HostTensor::fromF32({2, 1}, {1, -1});
+  // Hidden size 3 against [1, 2] experts.
+  EXPECT_CONTAINS(
+      callError(*interp,
+                {HostTensor::fromF32({1, 3}, {1, 2, 3}),
+                 HostTensor::fromF32({2, 3}, {0, 0, 0, 0, 0, 0}), g, d}),
+      "expert 0 weights do not fit the hidden size 3");
+  // A router for 3 experts.
+  EXPECT_CONTAINS(
+      callError(*interp,
+                {HostTensor::fromF32({1, 2}, {1, 2}),
+                 HostTensor::fromF32({3, 2}, {0, 0, 0, 0, 0, 0}), g, d}),
+      "router weight is [3, 2], expected [2, 2]");
+  std::vector<HostTensor> ok =
+      callOk(*interp, {HostTensor::fromF32({1, 2}, {1, 2}),
+                       HostTensor::fromF32({2, 2}, {0, 0, 0, 0}), g, d});
+  ASSERT_EQ(ok.size(), 1u);
+  EXPECT_EQ(ok[0].shape, (std::vector<int64_t>{1, 2}));
+}
+
 } // namespace

@@ -780,12 +780,15 @@ LogicalResult MoEOp::verify() {
                          << ") and down (" << getDown().size()
                          << ") weights as gate weights (" << getGate().size()
                          << ")";
-  if (static_cast<int64_t>(getGate().size()) != E)
+  // The expert count is the number of weight operands; a dynamic router
+  // dimension is checked by the interpreter.
+  if (!compatible(E, getGate().size()))
     return emitOpError() << "has " << getGate().size()
                          << " experts but the router scores " << E;
+  E = getGate().size();
   if (Value bias = getRouterBias()) {
     auto b = ranked(bias);
-    if (b.getRank() != 1 || b.getDimSize(0) != E)
+    if (b.getRank() != 1 || !compatible(b.getDimSize(0), E))
       return emitOpError() << "router bias must be [" << E << "], got " << b;
   }
   if (getTopK() < 1 || getTopK() > E)
