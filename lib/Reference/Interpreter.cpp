@@ -800,8 +800,14 @@ Error Interpreter::Impl::execute(Operation *op, Env &env) {
                                                x.shape.back(), K));
             const float *bias = nullptr;
             if constexpr (std::is_same_v<decltype(lin), llm::LinearOp>)
-              if (Value b = lin.getBias())
-                bias = weightOf(b)->vector.data();
+              if (Value b = lin.getBias()) {
+                const WeightBinding *bw = weightOf(b);
+                if (static_cast<int64_t>(bw->vector.size()) != N)
+                  return opError(op, llvm::formatv("bias has {0} elements, "
+                                                   "the weight {1} rows",
+                                                   bw->vector.size(), N));
+                bias = bw->vector.data();
+              }
             SmallVector<int64_t, 4> shape(x.shape);
             shape.back() = N;
             auto out = makeF32(shape);
@@ -924,6 +930,12 @@ Error Interpreter::Impl::execute(Operation *op, Env &env) {
             const WeightBinding *u = weightOf(m.getUp());
             const WeightBinding *d = weightOf(m.getDown());
             auto [I, H] = dims(g);
+            // Dynamic weight shapes pass the verifier; the GEMVs below
+            // need them consistent.
+            if (dims(u) != std::make_pair(I, H) ||
+                dims(d) != std::make_pair(H, I))
+              return opError(op, "gate, up and down weight shapes disagree "
+                                 "at run time");
             if (x.shape.back() != H)
               return opError(op, llvm::formatv("input has {0} features, the "
                                                "gate/up weights expect {1}",

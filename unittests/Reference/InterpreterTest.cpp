@@ -1706,4 +1706,30 @@ func.func @forward(%x: tensor<?x?xf32>, %wr: tensor<?x?xf32>, %g: tensor<1x2xf32
   EXPECT_EQ(ok[0].shape, (std::vector<int64_t>{1, 2}));
 }
 
+TEST_F(InterpreterTest, DynamicWeightArgumentsAreCheckedAtRunTime) {
+  std::string ir = R"(
+func.func @forward(%x: tensor<1x2xf32>, %w: tensor<3x2xf32>, %b: tensor<?xf32>, %g: tensor<?x?xf32>, %d: tensor<?x?xf32>) -> (tensor<1x3xf32>, tensor<1x2xf32>) {
+  %y = llm.linear %x, %w, %b : (tensor<1x2xf32>, tensor<3x2xf32>, tensor<?xf32>) -> tensor<1x3xf32>
+  %m = llm.gated_mlp %x, %g, %g, %d : (tensor<1x2xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<1x2xf32>
+  return %y, %m : tensor<1x3xf32>, tensor<1x2xf32>
+}
+)";
+  auto interp = load(ir, {});
+  ASSERT_TRUE(interp);
+  HostTensor x = HostTensor::fromF32({1, 2}, {1, 2});
+  HostTensor w = HostTensor::fromF32({3, 2}, {1, 0, 0, 1, 1, 1});
+  HostTensor g = HostTensor::fromF32({1, 2}, {1, 1});
+  HostTensor d = HostTensor::fromF32({2, 1}, {1, 2});
+  EXPECT_CONTAINS(
+      callError(*interp, {x, w, HostTensor::fromF32({2}, {0, 0}), g, d}),
+      "bias has 2 elements, the weight 3 rows");
+  EXPECT_CONTAINS(callError(*interp, {x, w, HostTensor::fromF32({3}, {0, 0, 0}),
+                                      g, HostTensor::fromF32({1, 2}, {1, 2})}),
+                  "gate, up and down weight shapes disagree at run time");
+  std::vector<HostTensor> out =
+      callOk(*interp, {x, w, HostTensor::fromF32({3}, {1, 1, 1}), g, d});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].f32, (std::vector<float>{2, 3, 4}));
+}
+
 } // namespace
