@@ -1732,4 +1732,31 @@ func.func @forward(%x: tensor<1x2xf32>, %w: tensor<3x2xf32>, %b: tensor<?xf32>, 
   EXPECT_EQ(out[0].f32, (std::vector<float>{2, 3, 4}));
 }
 
+TEST_F(InterpreterTest, CallTakesBooleanAndI32Inputs) {
+  std::string ir = R"(
+func.func @forward(%c: tensor<3xi1>, %i: tensor<3xi32>) -> (tensor<3xi64>, tensor<3xi1>) {
+  %ci = llm.convert %c : tensor<3xi1> -> tensor<3xi64>
+  %z = arith.constant dense<0> : tensor<3xi64>
+  %s = llm.select %c, %ci, %z : tensor<3xi1>, tensor<3xi64>
+  %f = arith.constant dense<[1.5, -1.0, 0.0]> : tensor<3xf32>
+  %fb = llm.convert %f : tensor<3xf32> -> tensor<3xi1>
+  return %s, %fb : tensor<3xi64>, tensor<3xi1>
+}
+)";
+  auto interp = load(ir, {});
+  ASSERT_TRUE(interp);
+  // Booleans are normalised to 0/1; i32 arguments take I64 data.
+  std::vector<HostTensor> out =
+      callOk(*interp, {HostTensor::fromBool({3}, {1, 0, 7}),
+                       HostTensor::fromI64({3}, {1, 2, 3})});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].i64, (std::vector<int64_t>{1, 0, 1}));
+  EXPECT_EQ(out[1].dtype, HostTensor::DType::Bool);
+  EXPECT_EQ(out[1].i64, (std::vector<int64_t>{1, 1, 0}));
+  EXPECT_CONTAINS(callError(*interp, {HostTensor::fromI64({3}, {1, 0, 1}),
+                                      HostTensor::fromI64({3}, {1, 2, 3})}),
+                  "input 0: expected i1 elements for argument type "
+                  "tensor<3xi1>, got i64");
+}
+
 } // namespace
