@@ -46,7 +46,8 @@ cl::SubCommand importCmd("import",
                          "Import a Hugging Face checkpoint into llm IR");
 cl::SubCommand
     runRefCmd("run-ref",
-              "Run a model greedily on the CPU reference interpreter");
+              "Run a model greedily, or a graph on given tensors, on the "
+              "CPU reference interpreter");
 
 // `pimc run` parses its own options (RunCommand.cpp); listed for --help.
 cl::SubCommand runCmd("run", "Run a compiled model (.pimb) on pimsim: tokens "
@@ -92,10 +93,10 @@ cl::opt<std::string> graphExpect(
              "safetensors file; exit 1 on a mismatch"),
     cl::value_desc("out.safetensors"));
 cl::opt<double> graphAtol("atol", cl::sub(runRefCmd), cl::cat(pimcCategory),
-                          cl::desc("Absolute tolerance of --expect"),
+                          cl::desc("Absolute tolerance of --expect (default 1e-5)"),
                           cl::init(1e-5));
 cl::opt<double> graphRtol("rtol", cl::sub(runRefCmd), cl::cat(pimcCategory),
-                          cl::desc("Relative tolerance of --expect"),
+                          cl::desc("Relative tolerance of --expect (default 1e-4)"),
                           cl::init(1e-4));
 cl::opt<std::string> graphOutputs(
     "outputs", cl::sub(runRefCmd), cl::cat(pimcCategory),
