@@ -46,8 +46,7 @@ cl::SubCommand importCmd("import",
                          "Import a Hugging Face checkpoint into llm IR");
 cl::SubCommand
     runRefCmd("run-ref",
-              "Run a model greedily, or a graph on given tensors, on the "
-              "CPU reference interpreter");
+              "Run a model greedily on the CPU reference interpreter");
 
 // `pimc run` parses its own options (RunCommand.cpp); listed for --help.
 cl::SubCommand runCmd("run", "Run a compiled model (.pimb) on pimsim: tokens "
