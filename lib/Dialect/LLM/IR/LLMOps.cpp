@@ -648,6 +648,29 @@ OpFoldResult BroadcastOp::fold(FoldAdaptor) {
   return {};
 }
 
+namespace {
+/// broadcast(broadcast(x)) -> broadcast(x): every dimension of x is 1 or
+/// equal to the middle one, which is 1 or equal to the last, so x
+/// broadcasts to the last shape directly.
+struct ComposeBroadcasts : OpRewritePattern<BroadcastOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BroadcastOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<BroadcastOp>();
+    if (!inner)
+      return failure();
+    rewriter.replaceOpWithNewOp<BroadcastOp>(op, op.getType(),
+                                             inner.getInput());
+    return success();
+  }
+};
+} // namespace
+
+void BroadcastOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results.add<ComposeBroadcasts>(context);
+}
+
 LogicalResult CompareOp::verify() {
   auto in = ranked(getLhs()), out = ranked(getResult());
   if (in.getShape() != out.getShape())
