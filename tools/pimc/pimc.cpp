@@ -224,7 +224,9 @@ int runGraphReference(mlir::MLIRContext &ctx) {
     return fail(toString(store.takeError()));
   auto interp = ref::Interpreter::create(*module, **store);
   if (!interp)
-    return fail(formatv("{0}: {1}", runInput, toString(interp.takeError())));
+    return fail(formatv("{0}: {1}{2}", runInput,
+                        runWeights.empty() ? "no --weights given; " : "",
+                        toString(interp.takeError())));
   if (!(*interp)->takesPlainTensors())
     return fail(formatv("'{0}' takes token ids and KV caches; run it with "
                         "--prompt-ids, not --inputs",
