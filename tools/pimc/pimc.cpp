@@ -337,6 +337,10 @@ int runReference(mlir::MLIRContext &ctx) {
   auto interp = ref::Interpreter::create(*module, *weights);
   if (!interp)
     return fail(toString(interp.takeError()));
+  if ((*interp)->takesPlainTensors())
+    return fail(formatv("'{0}' takes plain tensors; run it with --inputs, not "
+                        "--prompt-ids",
+                        runInput));
   for (int64_t id : *prompt)
     if (id >= (*interp)->vocabSize())
       return fail(formatv("--prompt-ids: token {0} is outside the vocabulary "
