@@ -1,0 +1,176 @@
+"""Writes the small ONNX models the lit tests import.
+
+usage: make_model.py NAME OUT_DIR   (writes OUT_DIR/NAME.onnx, + data files)
+
+Weights are seeded (numpy RandomState(0)) so the checked IR is stable.
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+rng = np.random.RandomState(0)
+F = TensorProto.FLOAT
+I64 = TensorProto.INT64
+
+
+def vi(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def init(name, array):
+    return numpy_helper.from_array(array, name)
+
+
+def model(nodes, inputs, outputs, inits=(), opset=17, name="g", extra_opsets=()):
+    graph = helper.make_graph(nodes, name, inputs, outputs, list(inits))
+    opsets = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, v) for d, v in extra_opsets]
+    m = helper.make_model(graph, opset_imports=opsets, producer_name="pimc-test")
+    m.ir_version = 8
+    return m
+
+
+def mlp():
+    # x[2,8] @ W1[8,16] + b1 -> Relu -> Gemm(transB) W2[4,16] -> Softmax
+    w1 = rng.randn(8, 16).astype(np.float32)
+    b1 = rng.randn(16).astype(np.float32)
+    w2 = rng.randn(4, 16).astype(np.float32)
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h"], name="fc1"),
+        helper.make_node("Add", ["h", "b1"], ["hb"], name="fc1_bias"),
+        helper.make_node("Relu", ["hb"], ["r"], name="act"),
+        helper.make_node("Gemm", ["r", "w2"], ["logits"], name="fc2", transB=1),
+        helper.make_node("Softmax", ["logits"], ["y"], name="probs", axis=-1),
+    ]
+    return model(nodes, [vi("x", F, [2, 8])], [vi("y", F, [2, 4])],
+                 [init("w1", w1), init("b1", b1), init("w2", w2)])
+
+
+def shapes():
+    # torch.onnx-style shape arithmetic: Shape -> Gather -> Unsqueeze ->
+    # Concat -> Reshape, all folded at import time.
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        helper.make_node("Constant", [], ["zero"], name="c0",
+                         value=helper.make_tensor("zero", I64, [], [0])),
+        helper.make_node("Gather", ["s", "zero"], ["b"], name="batch", axis=0),
+        helper.make_node("Unsqueeze", ["b", "axes"], ["b1"], name="unsq"),
+        helper.make_node("Concat", ["b1", "minus1"], ["newshape"], name="cat", axis=0),
+        helper.make_node("Reshape", ["x", "newshape"], ["flat"], name="flatten"),
+        helper.make_node("Transpose", ["x"], ["xt"], name="tr", perm=[0, 2, 1]),
+        helper.make_node("Slice", ["xt", "st", "en", "ax"], ["sl"], name="slice"),
+        helper.make_node("ReduceMean", ["sl"], ["m"], name="mean", axes=[1, 2], keepdims=0),
+    ]
+    inits = [init("axes", np.array([0], np.int64)), init("minus1", np.array([-1], np.int64)),
+             init("st", np.array([1], np.int64)), init("en", np.array([3], np.int64)),
+             init("ax", np.array([1], np.int64))]
+    return model(nodes, [vi("x", F, [2, 3, 4])], [vi("flat", F, [2, 12]), vi("m", F, [2])], inits)
+
+
+def broadcast():
+    nodes = [
+        helper.make_node("Less", ["a", "b"], ["lt"], name="less"),
+        helper.make_node("Where", ["lt", "a", "b"], ["w"], name="where"),
+        helper.make_node("Mul", ["w", "s"], ["y"], name="scale"),
+        helper.make_node("TopK", ["y", "k"], ["v", "i"], name="topk", axis=-1),
+        helper.make_node("Cast", ["i"], ["fi"], name="cast", to=F),
+    ]
+    return model(nodes, [vi("a", F, [3, 4]), vi("b", F, [4])],
+                 [vi("v", F, [3, 2]), vi("fi", F, [3, 2])],
+                 [init("s", np.array(2.0, np.float32)), init("k", np.array([2], np.int64))])
+
+
+def norms():
+    nodes = [
+        helper.make_node("LayerNormalization", ["x", "g", "bt"], ["ln"], name="ln", epsilon=1e-5),
+        helper.make_node("RMSNormalization", ["ln", "g"], ["y"], name="rms", epsilon=1e-6),
+    ]
+    return model(nodes, [vi("x", F, [2, 8])], [vi("y", F, [2, 8])],
+                 [init("g", np.ones(8, np.float32)), init("bt", np.zeros(8, np.float32))],
+                 opset=23)
+
+
+def einsum():
+    nodes = [helper.make_node("Einsum", ["a", "b"], ["y"], name="bmm", equation="bij,bjk->bik")]
+    return model(nodes, [vi("a", F, [2, 3, 4]), vi("b", F, [2, 4, 5])], [vi("y", F, [2, 3, 5])])
+
+
+def unsupported():
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], name="conv0"),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        helper.make_node("Conv", ["r", "w"], ["c2"], name="conv1"),
+        helper.make_node("LpNormalization", ["c2"], ["y"], name="lpnorm"),
+        helper.make_node("NonZero", ["y"], ["z"], name="nz"),
+    ]
+    return model(nodes, [vi("x", F, [1, 1, 4, 4]), vi("w", F, [1, 1, 1, 1])],
+                 [vi("z", I64, [4, None])])
+
+
+def dynamic_shape():
+    nodes = [helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape_dyn")]
+    return model(nodes, [vi("x", F, [2, 3]), vi("shape", I64, [2])], [vi("y", F, [3, 2])])
+
+
+def symbolic():
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
+    return model(nodes, [vi("x", F, ["batch", 3])], [vi("y", F, ["batch", 3])])
+
+
+def dangling():
+    nodes = [helper.make_node("Add", ["x", "nowhere"], ["y"], name="add_dangling")]
+    return model(nodes, [vi("x", F, [2])], [vi("y", F, [2])])
+
+
+def external():
+    # A 16x8 weight in an external data file (offset 64 in weights.bin).
+    w = rng.randn(16, 8).astype(np.float32)
+    t = numpy_helper.from_array(w, "proj.weight")
+    t.ClearField("raw_data")
+    t.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", "weights.bin"), ("offset", "64"), ("length", str(w.nbytes))):
+        e = t.external_data.add()
+        e.key, e.value = k, v
+    nodes = [helper.make_node("Gemm", ["x", "proj.weight"], ["y"], name="proj", transB=1)]
+    return model(nodes, [vi("x", F, [2, 8])], [vi("y", F, [2, 16])], [t]), w
+
+
+def write_external(out, name, bad=None):
+    m, w = external()
+    os.makedirs(out, exist_ok=True)
+    data = b"\0" * 64 + w.tobytes()
+    if bad == "short":
+        data = data[:100]
+    if bad != "missing":
+        with open(os.path.join(out, "weights.bin"), "wb") as f:
+            f.write(data)
+    if bad == "offset":
+        m.graph.initializer[0].external_data[1].value = "4096"
+    onnx.save(m, os.path.join(out, name + ".onnx"))
+    np.save(os.path.join(out, name + ".npy"), w)
+
+
+MODELS = {f.__name__: f for f in (mlp, shapes, broadcast, norms, einsum, unsupported,
+                                  dynamic_shape, symbolic, dangling)}
+
+
+def main():
+    name, out = sys.argv[1], sys.argv[2]
+    os.makedirs(out, exist_ok=True)
+    if name.startswith("external"):
+        bad = name.split("_", 1)[1] if "_" in name else None
+        write_external(out, name, bad)
+        return
+    if name in ("corrupt", "truncated"):
+        data = mlp().SerializeToString()
+        data = b"\x12\xff\xff\xff\x7fgarbage" if name == "corrupt" else data[: len(data) // 2]
+        with open(os.path.join(out, name + ".onnx"), "wb") as f:
+            f.write(data)
+        return
+    onnx.save(MODELS[name](), os.path.join(out, name + ".onnx"))
+
+
+if __name__ == "__main__":
+    main()
