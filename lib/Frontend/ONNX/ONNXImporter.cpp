@@ -59,6 +59,24 @@ std::string shapeStr(ArrayRef<int64_t> shape) {
   return s + "]";
 }
 
+/// Flat index into an operand of shape `in` broadcast (numpy) to `out` of
+/// the element at flat index `flat` of the result.
+int64_t broadcastIndex(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
+                       int64_t flat) {
+  int64_t off = 0, stride = 1;
+  int64_t lead = int64_t(out.size() - in.size());
+  for (int64_t i = int64_t(out.size()) - 1; i >= 0; --i) {
+    int64_t coord = flat % out[i];
+    flat /= out[i];
+    if (i >= lead) {
+      int64_t d = in[i - lead];
+      off += (d == 1 ? 0 : coord) * stride;
+      stride *= d;
+    }
+  }
+  return off;
+}
+
 /// A graph value during import: known contents (`constant`), IR (`value`),
 /// or both once a constant has been materialized.
 struct Tensor {
@@ -69,6 +87,9 @@ struct Tensor {
   /// Set for float initializers above the inline limit: they become
   /// llm.weight instead of arith.constant.
   const DecodedTensor *initializer = nullptr;
+  /// A graph input's value given in ImportOptions::inputValues: used only
+  /// where an op needs an import-time constant.
+  const TensorData *bound = nullptr;
 };
 
 class Importer;
@@ -299,6 +320,8 @@ private:
       (void)fail(n, "input " + Twine(i) + " (" + role + ") is missing");
       return failure();
     }
+    if (t->bound)
+      return t->bound;
     if (!t->constant) {
       (void)fail(n, "input '" + n.node.input(i) + "' (" + role +
                         ") must be an initializer or Constant (or computed "
@@ -578,20 +601,7 @@ std::optional<TensorData> Importer::foldBinary(StringRef op,
   r.shape.assign(shape->begin(), shape->end());
   int64_t n = numElements(r.shape);
   auto index = [&](const TensorData &t, int64_t flat) {
-    // Map a flat result index to the broadcast operand's flat index.
-    int64_t off = 0, stride = 1, rem = flat;
-    SmallVector<int64_t> coords(r.shape.size());
-    for (int64_t i = int64_t(r.shape.size()) - 1; i >= 0; --i) {
-      coords[i] = rem % r.shape[i];
-      rem /= r.shape[i];
-    }
-    int64_t lead = int64_t(r.shape.size() - t.shape.size());
-    for (int64_t i = int64_t(t.shape.size()) - 1; i >= 0; --i) {
-      int64_t ci = t.shape[i] == 1 ? 0 : coords[i + lead];
-      off += ci * stride;
-      stride *= t.shape[i];
-    }
-    return off;
+    return broadcastIndex(t.shape, r.shape, flat);
   };
   for (int64_t i = 0; i < n; ++i) {
     int64_t x = a.i64[index(a, i)], y = c.i64[index(c, i)];
@@ -984,9 +994,15 @@ LogicalResult Importer::einsum(NodeCtx &n) {
     if (ch != ' ')
       eq.push_back(ch);
   size_t arrow = eq.find("->");
-  if (arrow == std::string::npos)
-    return fail(n, "equations without '->' are not supported");
-  std::string lhs = eq.substr(0, arrow), out = eq.substr(arrow + 2);
+  std::string lhs = eq.substr(0, arrow), out;
+  if (arrow != std::string::npos) {
+    out = eq.substr(arrow + 2);
+  } else {
+    // Implicit output: the labels that occur once, in alphabetical order.
+    for (char ch = 'A'; ch <= 'z'; ++ch)
+      if (std::count(lhs.begin(), lhs.end(), ch) == 1)
+        out.push_back(ch);
+  }
   SmallVector<StringRef> termRefs;
   llvm::SplitString(lhs, termRefs, ",");
   SmallVector<std::string> terms;
@@ -1597,6 +1613,19 @@ LogicalResult Importer::where(NodeCtx &n) {
     return fail(n, "shapes do not broadcast");
   if (setIfEmpty(n, 0, *shape, (*x)->kind))
     return success();
+  if ((*c)->constant && (*x)->constant && (*y)->constant &&
+      (*x)->kind != Kind::F32 && !(*x)->initializer && !(*y)->initializer) {
+    TensorData r;
+    r.kind = (*x)->kind;
+    r.shape.assign(shape->begin(), shape->end());
+    for (int64_t i = 0, e = numElements(*shape); i < e; ++i) {
+      bool cond = (*c)->constant->i64[broadcastIndex((*c)->shape, *shape, i)];
+      const Tensor &src = cond ? **x : **y;
+      r.i64.push_back(src.constant->i64[broadcastIndex(src.shape, *shape, i)]);
+    }
+    setConstant(n, 0, std::move(r));
+    return success();
+  }
   Value cv = broadcast(convertTo(materialize(**c, n.loc), Kind::I1, n.loc),
                        *shape, n.loc);
   Value xv = broadcast(materialize(**x, n.loc), *shape, n.loc);
@@ -1617,6 +1646,24 @@ LogicalResult Importer::compare(NodeCtx &n) {
   if (setIfEmpty(n, 0, *shape, Kind::I1))
     return success();
   StringRef op = n.opType();
+  if ((*a)->constant && (*c)->constant && (*a)->kind != Kind::F32 &&
+      (*c)->kind != Kind::F32) {
+    // Integer comparisons on shapes (torch.onnx's Expand/Reshape guards).
+    TensorData r;
+    r.kind = Kind::I1;
+    r.shape.assign(shape->begin(), shape->end());
+    for (int64_t i = 0, e = numElements(*shape); i < e; ++i) {
+      int64_t x = (*a)->constant->i64[broadcastIndex((*a)->shape, *shape, i)];
+      int64_t y = (*c)->constant->i64[broadcastIndex((*c)->shape, *shape, i)];
+      r.i64.push_back(op == "Equal"         ? x == y
+                      : op == "Less"        ? x < y
+                      : op == "LessOrEqual" ? x <= y
+                      : op == "Greater"     ? x > y
+                                            : x >= y);
+    }
+    setConstant(n, 0, std::move(r));
+    return success();
+  }
   llm::ComparePredicate pred =
       op == "Equal"            ? llm::ComparePredicate::Eq
       : op == "Less"           ? llm::ComparePredicate::Lt
@@ -2177,6 +2224,16 @@ Expected<ImportedModel> Importer::run() {
     t.kind = kindOfType(argTypes[i]);
     auto shape = cast<RankedTensorType>(argTypes[i]).getShape();
     t.shape.assign(shape.begin(), shape.end());
+    if (options.inputValues) {
+      auto it = options.inputValues->find(name);
+      if (it != options.inputValues->end()) {
+        if (it->second.kind != t.kind ||
+            ArrayRef<int64_t>(it->second.shape) != ArrayRef<int64_t>(t.shape))
+          return makeError(path + ": the value given for graph input '" +
+                           name + "' does not match its type");
+        t.bound = &it->second;
+      }
+    }
     tensors[name] = std::move(t);
   }
 

@@ -11,6 +11,7 @@
 
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -347,8 +348,15 @@ Expected<ModelSummary> pimc::onnx::summarizeModelFile(StringRef path) {
   for (const auto &op : (*model)->opset_import())
     if (op.domain().empty() || op.domain() == "ai.onnx")
       s.opset = op.version();
-  for (const auto &node : (*model)->graph().node())
+  const auto &g = (*model)->graph();
+  for (const auto &node : g.node())
     s.opTypes.push_back(node.op_type());
+  StringSet<> inits;
+  for (const auto &t : g.initializer())
+    inits.insert(t.name());
+  for (const auto &in : g.input())
+    if (!inits.contains(in.name()))
+      s.inputs.push_back(in.name());
   return s;
 }
 

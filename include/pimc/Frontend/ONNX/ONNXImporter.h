@@ -18,16 +18,35 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace pimc::onnx {
+
+/// A tensor read from a serialized TensorProto (the node tests' input_N.pb /
+/// output_N.pb), converted the way the importer converts graph values:
+/// every float type to f32, every integer type to i64, bool to i64 0/1.
+struct TensorData {
+  enum class Kind { F32, I64, I1 };
+  std::string name;
+  std::string onnxType; // ONNX spelling of the stored type ("DOUBLE", ...)
+  Kind kind = Kind::F32;
+  llvm::SmallVector<int64_t> shape;
+  std::vector<float> f32; // Kind::F32
+  std::vector<int64_t> i64; // Kind::I64 and Kind::I1
+};
 
 struct ImportOptions {
   /// Initializers with at most this many elements (and every integer or
   /// boolean initializer) become `arith.constant`; larger float ones become
   /// `llm.weight` whose data is returned in ImportedModel::weights.
   int64_t maxInlineElements = 64;
+  /// Values of graph inputs, by name, that the importer may use where an op
+  /// needs an import-time constant (Reshape's shape, Slice's starts, TopK's
+  /// k, axes, ...): it specializes the graph on them. The inputs stay
+  /// function arguments and every other use reads them at run time.
+  const std::map<std::string, TensorData> *inputValues = nullptr;
 };
 
 /// A tensor the importer lifted out of the model for `llm.weight` (raw
@@ -56,19 +75,6 @@ llvm::Expected<ImportedModel> importModelFile(mlir::MLIRContext &context,
 llvm::Error writeWeights(llvm::StringRef path,
                          llvm::ArrayRef<WeightTensor> weights);
 
-/// A tensor read from a serialized TensorProto (the node tests' input_N.pb /
-/// output_N.pb), converted the way the importer converts graph values:
-/// every float type to f32, every integer type to i64, bool to i64 0/1.
-struct TensorData {
-  enum class Kind { F32, I64, I1 };
-  std::string name;
-  std::string onnxType; // ONNX spelling of the stored type ("DOUBLE", ...)
-  Kind kind = Kind::F32;
-  llvm::SmallVector<int64_t> shape;
-  std::vector<float> f32; // Kind::F32
-  std::vector<int64_t> i64; // Kind::I64 and Kind::I1
-};
-
 /// Reads one TensorProto file. Errors name the file (and the tensor).
 llvm::Expected<TensorData> readTensorFile(llvm::StringRef path);
 
@@ -77,6 +83,7 @@ llvm::Expected<TensorData> readTensorFile(llvm::StringRef path);
 struct ModelSummary {
   int64_t opset = 0;
   std::vector<std::string> opTypes; // one per node, in graph order
+  std::vector<std::string> inputs;  // graph inputs that are not initializers
 };
 llvm::Expected<ModelSummary> summarizeModelFile(llvm::StringRef path);
 
