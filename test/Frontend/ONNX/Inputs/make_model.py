@@ -152,6 +152,76 @@ def write_external(out, name, bad=None):
     np.save(os.path.join(out, name + ".npy"), w)
 
 
+def np_softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def attention():
+    # Opset-23 Attention, 3-D inputs, GQA (4 query heads over 2 KV heads),
+    # causal; golden computed with numpy from the operator's definition.
+    B, S, HQ, HK, D = 1, 5, 4, 2, 8
+    nodes = [helper.make_node("Attention", ["q", "k", "v"], ["y"], name="attn",
+                              q_num_heads=HQ, kv_num_heads=HK, is_causal=1)]
+    m = model(nodes, [vi("q", F, [B, S, HQ * D]), vi("k", F, [B, S, HK * D]),
+                      vi("v", F, [B, S, HK * D])], [vi("y", F, [B, S, HQ * D])], opset=23)
+    q = rng.randn(B, S, HQ * D).astype(np.float32)
+    k = rng.randn(B, S, HK * D).astype(np.float32)
+    v = rng.randn(B, S, HK * D).astype(np.float32)
+    qh = q.reshape(B, S, HQ, D).transpose(0, 2, 1, 3)
+    kh = np.repeat(k.reshape(B, S, HK, D).transpose(0, 2, 1, 3), HQ // HK, axis=1)
+    vh = np.repeat(v.reshape(B, S, HK, D).transpose(0, 2, 1, 3), HQ // HK, axis=1)
+    sc = qh @ kh.transpose(0, 1, 3, 2) / np.sqrt(D)
+    sc = np.where(np.tril(np.ones((S, S), bool)), sc, -np.inf)
+    y = (np_softmax(sc) @ vh).transpose(0, 2, 1, 3).reshape(B, S, HQ * D)
+    return m, [q, k, v], [y]
+
+
+def rotary(interleaved):
+    # Opset-23 RotaryEmbedding on [B, H, S, D] with position_ids and a
+    # partial rotary dimension.
+    B, H, S, D, R, P = 1, 2, 4, 8, 6, 10
+    nodes = [helper.make_node("RotaryEmbedding", ["x", "cos", "sin", "pos"], ["y"], name="rope",
+                              interleaved=int(interleaved), rotary_embedding_dim=R)]
+    m = model(nodes, [vi("x", F, [B, H, S, D]), vi("cos", F, [P, R // 2]),
+                      vi("sin", F, [P, R // 2]), vi("pos", I64, [B, S])],
+              [vi("y", F, [B, H, S, D])], opset=23)
+    x = rng.randn(B, H, S, D).astype(np.float32)
+    ang = rng.rand(P, R // 2).astype(np.float32) * 3
+    cos, sin = np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
+    pos = np.array([[3, 0, 7, 7]], np.int64)
+    c = cos[pos][:, None]  # [B, 1, S, R/2]
+    s_ = sin[pos][:, None]
+    if interleaved:
+        x1, x2 = x[..., 0:R:2], x[..., 1:R:2]
+    else:
+        x1, x2 = x[..., : R // 2], x[..., R // 2 : R]
+    real, imag = c * x1 - s_ * x2, s_ * x1 + c * x2
+    if interleaved:
+        rot = np.stack([real, imag], -1).reshape(B, H, S, R)
+    else:
+        rot = np.concatenate([real, imag], -1)
+    y = np.concatenate([rot, x[..., R:]], -1)
+    return m, [x, cos, sin, pos], [y]
+
+
+NUMERIC = {"attention": attention, "rotary": lambda: rotary(False),
+           "rotary_interleaved": lambda: rotary(True)}
+
+
+def write_numeric(out, name):
+    # The model plus input_i / output_i safetensors for `pimc run-ref`.
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "python"))
+    import torch
+    from pimc_testgen import safetensors_io
+    m, ins, outs = NUMERIC[name]()
+    onnx.save(m, os.path.join(out, name + ".onnx"))
+    safetensors_io.write_file(os.path.join(out, name + ".inputs.safetensors"),
+                              {"input_%d" % i: torch.from_numpy(np.ascontiguousarray(a)) for i, a in enumerate(ins)})
+    safetensors_io.write_file(os.path.join(out, name + ".expect.safetensors"),
+                              {"output_%d" % i: torch.from_numpy(np.ascontiguousarray(a.astype(np.float32))) for i, a in enumerate(outs)})
+
+
 MODELS = {f.__name__: f for f in (mlp, shapes, broadcast, norms, einsum, unsupported,
                                   dynamic_shape, symbolic, dangling)}
 
@@ -162,6 +232,9 @@ def main():
     if name.startswith("external"):
         bad = name.split("_", 1)[1] if "_" in name else None
         write_external(out, name, bad)
+        return
+    if name in NUMERIC:
+        write_numeric(out, name)
         return
     if name in ("corrupt", "truncated"):
         data = mlp().SerializeToString()
