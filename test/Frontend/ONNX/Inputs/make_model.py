@@ -222,8 +222,55 @@ def write_numeric(out, name):
                               {"output_%d" % i: torch.from_numpy(np.ascontiguousarray(a.astype(np.float32))) for i, a in enumerate(outs)})
 
 
+def misc():
+    # Assorted mappings: Split, runtime Gather, Unsqueeze, Expand, Trilu,
+    # CumSum, LogSoftmax, Gemm with alpha/beta, ReduceMax, Cast to f16.
+    nodes = [
+        helper.make_node("Split", ["x", "sp"], ["s0", "s1"], name="split", axis=1),
+        helper.make_node("Gather", ["s1", "idx"], ["g"], name="gather", axis=1),
+        helper.make_node("Unsqueeze", ["g", "ax0"], ["u"], name="unsq"),
+        helper.make_node("Expand", ["u", "eshape"], ["e"], name="expand"),
+        helper.make_node("Trilu", ["e"], ["t"], name="tril", upper=0),
+        helper.make_node("CumSum", ["t", "ax1"], ["cs"], name="cumsum", reverse=1),
+        helper.make_node("LogSoftmax", ["cs"], ["ls"], name="logsm", axis=-1),
+        helper.make_node("Gemm", ["s0", "s0", "bias"], ["gm"], name="gemm", alpha=0.5, beta=2.0, transB=1),
+        helper.make_node("ReduceMax", ["gm"], ["rm"], name="rmax", axes=[1], keepdims=0),
+        helper.make_node("Cast", ["rm"], ["h"], name="to_half", to=TensorProto.FLOAT16),
+    ]
+    inits = [init("sp", np.array([2, 2], np.int64)), init("ax0", np.array([0], np.int64)),
+             init("eshape", np.array([3, 1, 1], np.int64)), init("ax1", np.array(1, np.int64)),
+             init("bias", np.array([1.0], np.float32))]
+    return model(nodes, [vi("x", F, [3, 4]), vi("idx", I64, [2])],
+                 [vi("ls", F, [3, 3, 2]), vi("h", TensorProto.FLOAT16, [3])], inits, opset=14)
+
+
+def node_errors():
+    # One model per node-level error (the first failing node is reported).
+    c = lambda name, vals: init(name, np.array(vals, np.int64))
+    return {
+        "bad_reshape": model([helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape_bad")],
+                             [vi("x", F, [2, 3])], [vi("y", F, [4, 2])], [c("s", [4, 2])]),
+        "bad_split": model([helper.make_node("Split", ["x", "s"], ["a", "b"], name="split_bad", axis=1)],
+                           [vi("x", F, [2, 6])], [vi("a", F, [2, 2]), vi("b", F, [2, 3])], [c("s", [2, 3])]),
+        "einsum_diagonal": model([helper.make_node("Einsum", ["x"], ["y"], name="diag", equation="ii->i")],
+                                 [vi("x", F, [3, 3])], [vi("y", F, [3])]),
+        "attention_past": model([helper.make_node("Attention", ["q", "k", "v", "", "pk", "pv"], ["y"],
+                                                  name="attn_past")],
+                                [vi(n, F, [1, 2, 3, 4]) for n in ("q", "k", "v", "pk", "pv")],
+                                [vi("y", F, [1, 2, 3, 4])], opset=23),
+        "cast_string": model([helper.make_node("Cast", ["x"], ["y"], name="to_string", to=TensorProto.STRING)],
+                             [vi("x", F, [2])], [vi("y", TensorProto.STRING, [2])]),
+        "topk_k": model([helper.make_node("TopK", ["x", "k"], ["v", "i"], name="topk_big")],
+                        [vi("x", F, [2, 3])], [vi("v", F, [2, 5]), vi("i", I64, [2, 5])], [c("k", [5])]),
+        "broadcast_mismatch": model([helper.make_node("Add", ["a", "b"], ["y"], name="add_bad")],
+                                    [vi("a", F, [2, 3]), vi("b", F, [4])], [vi("y", F, [2, 3])]),
+        "output_shape": model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                              [vi("x", F, [2, 3])], [vi("y", F, [3, 2])]),
+    }
+
+
 MODELS = {f.__name__: f for f in (mlp, shapes, broadcast, norms, einsum, unsupported,
-                                  dynamic_shape, symbolic, dangling)}
+                                  dynamic_shape, symbolic, dangling, misc)}
 
 
 def main():
@@ -232,6 +279,10 @@ def main():
     if name.startswith("external"):
         bad = name.split("_", 1)[1] if "_" in name else None
         write_external(out, name, bad)
+        return
+    if name == "node_errors":
+        for key, m in node_errors().items():
+            onnx.save(m, os.path.join(out, key + ".onnx"))
         return
     if name in NUMERIC:
         write_numeric(out, name)
