@@ -90,6 +90,9 @@ struct Tensor {
   /// A graph input's value given in ImportOptions::inputValues: used only
   /// where an op needs an import-time constant.
   const TensorData *bound = nullptr;
+  /// The ONNX element type of graph inputs and initializers (0 otherwise),
+  /// for ops whose result type follows an operand's (QuantizeLinear).
+  int32_t onnxType = 0;
 };
 
 class Importer;
@@ -2105,9 +2108,74 @@ LogicalResult Importer::dequantize(NodeCtx &n) {
 }
 
 LogicalResult Importer::quantize(NodeCtx &n) {
-  (void)n;
-  return fail(n, "QuantizeLinear needs round-half-to-even and saturation, "
-                 "which the llm ops do not express");
+  // y = saturate(round_half_even(x / scale) + zero_point), built from
+  // primitives: truncation by llm.convert, then the half-way correction.
+  auto x = required(n, 0);
+  auto s = required(n, 1);
+  if (failed(x) || failed(s))
+    return failure();
+  Tensor *zp = n.in(2);
+  int32_t outType = zp ? zp->onnxType : int32_t(::onnx::TensorProto::UINT8);
+  double lo, hi;
+  if (outType == ::onnx::TensorProto::UINT8)
+    lo = 0, hi = 255;
+  else if (outType == ::onnx::TensorProto::INT8)
+    lo = -128, hi = 127;
+  else
+    return fail(n, "only uint8 and int8 outputs are supported (zero point is " +
+                       typeName(outType) + ")");
+  SmallVector<int64_t> shape = (*x)->shape;
+  int64_t rank = shape.size();
+  auto expandParam = [&](Tensor &t) -> Value {
+    Value v = asF32(t, n.loc);
+    if (t.shape.size() == 1 && rank > 0 && numElements(t.shape) != 1) {
+      auto axis = normAxis(n, n.getInt("axis", 1), rank);
+      if (failed(axis))
+        return Value();
+      SmallVector<int64_t> bshape(rank, 1);
+      bshape[*axis] = t.shape[0];
+      v = reshapeTo(v, bshape, n.loc);
+    }
+    return broadcast(v, shape, n.loc);
+  };
+  Value sv = expandParam(**s);
+  if (!sv)
+    return failure();
+  Type ft = tensorType(shape, Kind::F32);
+  Location l = n.loc;
+  auto trunc = [&](Value v) {
+    return convertTo(convertTo(v, Kind::I64, l), Kind::F32, l);
+  };
+  auto splat = [&](double v) { return splatConstant(shape, Kind::F32, v, l); };
+  auto cmp = [&](llm::ComparePredicate p, Value a, Value c) -> Value {
+    return llm::CompareOp::create(b, l, tensorType(shape, Kind::I1), p, a, c);
+  };
+  Value r = llm::DivOp::create(b, l, ft, asF32(**x, l), sv);
+  Value t = trunc(r);
+  Value d = llm::SubOp::create(b, l, ft, r, t);
+  Value ad = llm::AbsOp::create(b, l, ft, d);
+  Value sign = llm::SelectOp::create(
+      b, l, ft, cmp(llm::ComparePredicate::Lt, d, splat(0)), splat(-1), splat(1));
+  Value halfT = llm::MulOp::create(b, l, ft, t, splat(0.5));
+  Value odd = cmp(llm::ComparePredicate::Ne, halfT, trunc(halfT));
+  Value tie = cmp(llm::ComparePredicate::Eq, ad, splat(0.5));
+  Value tieUp = llm::SelectOp::create(b, l, tie.getType(), tie, odd,
+                                      splatConstant(shape, Kind::I1, 0, l));
+  Value up = llm::SelectOp::create(
+      b, l, tie.getType(), cmp(llm::ComparePredicate::Gt, ad, splat(0.5)),
+      splatConstant(shape, Kind::I1, 1, l), tieUp);
+  Value q = llm::SelectOp::create(b, l, ft, up,
+                                  llm::AddOp::create(b, l, ft, t, sign), t);
+  if (zp) {
+    Value z = expandParam(*zp);
+    if (!z)
+      return failure();
+    q = llm::AddOp::create(b, l, ft, q, z);
+  }
+  q = llm::MaximumOp::create(b, l, ft, q, splat(lo));
+  q = llm::MinimumOp::create(b, l, ft, q, splat(hi));
+  setValue(n, 0, convertTo(q, Kind::I64, l));
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -2392,6 +2460,7 @@ Expected<ImportedModel> Importer::run() {
     initializers.push_back(std::make_unique<DecodedTensor>(std::move(*d)));
     const DecodedTensor &init = *initializers.back();
     Tensor tensor;
+    tensor.onnxType = init.elemType;
     tensor.kind = init.data.kind;
     tensor.shape = init.data.shape;
     tensor.constant = std::shared_ptr<const TensorData>(
@@ -2407,6 +2476,7 @@ Expected<ImportedModel> Importer::run() {
   // Arguments: graph inputs that are not initializers.
   SmallVector<Type> argTypes;
   SmallVector<std::string> argNames;
+  SmallVector<int32_t> argOnnxTypes;
   for (const auto &in : g.input()) {
     if (initNames.contains(in.name()))
       continue;
@@ -2433,6 +2503,7 @@ Expected<ImportedModel> Importer::run() {
     }
     argTypes.push_back(tensorType(shape, *kind));
     argNames.push_back(in.name());
+    argOnnxTypes.push_back(tt.elem_type());
   }
   auto func = func::FuncOp::create(b, NameLoc::get(b.getStringAttr(
                                           g.name().empty() ? "graph" : g.name())),
@@ -2441,6 +2512,7 @@ Expected<ImportedModel> Importer::run() {
   b.setInsertionPointToStart(entry);
   for (auto [i, name] : llvm::enumerate(argNames)) {
     Tensor t;
+    t.onnxType = argOnnxTypes[i];
     t.value = entry->getArgument(i);
     t.kind = kindOfType(argTypes[i]);
     auto shape = cast<RankedTensorType>(argTypes[i]).getShape();
