@@ -118,6 +118,10 @@ std::string runTest(StringRef dir) {
   auto summary = onnx::summarizeModelFile(modelPath);
   if (!summary)
     return toString(summary.takeError());
+  for (size_t i = 0; i < summary->inputs.size(); ++i)
+    if (summary->inputTypes[i] == 0)
+      return "graph input '" + summary->inputs[i] +
+             "' is not a tensor (sequences and optionals are not supported)";
   std::error_code ec;
   SmallVector<std::string> sets;
   for (sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
@@ -131,23 +135,25 @@ std::string runTest(StringRef dir) {
   if (!weights)
     return "weights: " + toString(weights.takeError());
   for (const std::string &set : sets) {
-    auto readAll = [&](StringRef prefix,
+    auto readAll = [&](StringRef prefix, ArrayRef<int32_t> types,
                        std::vector<onnx::TensorData> &out) -> std::string {
       for (int i = 0;; ++i) {
         SmallString<256> p(set);
         sys::path::append(p, (prefix + Twine(i) + ".pb").str());
         if (!sys::fs::exists(p))
           return "";
-        auto t = onnx::readTensorFile(p);
+        auto t = onnx::readTensorFile(p, size_t(i) < types.size() ? types[i] : 0);
         if (!t)
           return toString(t.takeError());
         out.push_back(std::move(*t));
       }
     };
     std::vector<onnx::TensorData> inputs, outputs;
-    if (std::string e = readAll("input_", inputs); !e.empty())
+    if (std::string e = readAll("input_", summary->inputTypes, inputs);
+        !e.empty())
       return e;
-    if (std::string e = readAll("output_", outputs); !e.empty())
+    if (std::string e = readAll("output_", summary->outputTypes, outputs);
+        !e.empty())
       return e;
     if (inputs.size() != summary->inputs.size())
       return formatv("{0} has {1} inputs, the model takes {2}",

@@ -386,6 +386,7 @@ private:
   std::vector<std::unique_ptr<DecodedTensor>> initializers;
   std::vector<WeightTensor> weights;
   llvm::StringSet<> weightNames;
+  std::vector<std::shared_ptr<TensorData>> boundValues;
   llvm::StringMap<int64_t> opsets;
 };
 
@@ -1017,30 +1018,106 @@ LogicalResult Importer::einsum(NodeCtx &n) {
   SmallVector<std::string> terms;
   for (StringRef t : termRefs)
     terms.push_back(t.str());
-  if (lhs.find("...") != std::string::npos)
-    return fail(n, "ellipsis equations are not supported");
   if (terms.size() != n.numInputs() || terms.empty() || terms.size() > 2)
     return fail(n, "only one- and two-operand equations are supported");
+  for (size_t i = 0; i < terms.size(); ++i)
+    if (!n.in(i))
+      return fail(n, "input missing");
+  // An ellipsis stands for the leading dimensions not named by letters;
+  // they get the labels '0'..'9' (never ONNX labels), right-aligned across
+  // operands as numpy broadcasting aligns them.
+  int64_t ellipsisRank = 0;
+  for (auto [i, term] : llvm::enumerate(terms))
+    if (term.find("...") != std::string::npos)
+      ellipsisRank = std::max<int64_t>(
+          ellipsisRank, int64_t(n.in(i)->shape.size()) - int64_t(term.size() - 3));
+  if (ellipsisRank > 10)
+    return fail(n, "the ellipsis covers too many dimensions");
+  auto expand = [&](std::string &term, int64_t rank) -> LogicalResult {
+    size_t pos = term.find("...");
+    if (pos == std::string::npos)
+      return success();
+    int64_t count = rank - int64_t(term.size() - 3);
+    if (count < 0)
+      return failure();
+    std::string labels;
+    for (int64_t k = ellipsisRank - count; k < ellipsisRank; ++k)
+      labels.push_back(char('0' + k));
+    term.replace(pos, 3, labels);
+    return success();
+  };
+  bool explicitOut = arrow != std::string::npos;
+  for (auto [i, term] : llvm::enumerate(terms))
+    if (failed(expand(term, n.in(i)->shape.size())))
+      return fail(n, "term '" + term + "' has more labels than input " +
+                         Twine(i) + " has dimensions");
+  if (explicitOut) {
+    if (failed(expand(out, ellipsisRank + int64_t(out.size()) - 3)))
+      return fail(n, "bad ellipsis in the output");
+  } else if (ellipsisRank) {
+    std::string lead;
+    for (int64_t k = 0; k < ellipsisRank; ++k)
+      lead.push_back(char('0' + k));
+    out = lead + out;
+  }
+  std::map<char, int64_t> sizes;
   SmallVector<Value> vals;
   for (auto [i, term] : llvm::enumerate(terms)) {
     Tensor *t = n.in(i);
-    if (!t)
-      return fail(n, "input missing");
     if (term.size() != t->shape.size())
       return fail(n, "term '" + term + "' does not match the rank of input " +
                          Twine(i));
-    llvm::StringSet<> seen;
-    for (char ch : term)
-      if (!seen.insert(StringRef(&ch, 1)).second)
-        return fail(n, "repeated label '" + Twine(ch) + "' in '" + term +
-                           "' (diagonals) is not supported");
-    vals.push_back(asF32(*t, n.loc));
+    for (auto [p, ch] : llvm::enumerate(term)) {
+      auto [it, inserted] = sizes.insert({ch, t->shape[p]});
+      if (!inserted && it->second != t->shape[p])
+        return fail(n, formatv("label '{0}' has sizes {1} and {2} (broadcast "
+                               "labels are not supported)",
+                               ch, it->second, t->shape[p]));
+    }
+    Value v = asF32(*t, n.loc);
+    // A label repeated in one term takes the diagonal: move both dims last,
+    // flatten them and gather positions k * (d + 1).
+    for (size_t p1 = 0; p1 < term.size(); ++p1) {
+      size_t p2 = term.find(term[p1], p1 + 1);
+      if (p2 == std::string::npos)
+        continue;
+      if (term.find(term[p1], p2 + 1) != std::string::npos)
+        return fail(n, "label '" + Twine(term[p1]) + "' occurs more than twice "
+                           "in '" + term + "'");
+      SmallVector<int64_t> perm;
+      std::string rest;
+      for (size_t q = 0; q < term.size(); ++q)
+        if (q != p1 && q != p2) {
+          perm.push_back(q);
+          rest.push_back(term[q]);
+        }
+      perm.push_back(p1);
+      perm.push_back(p2);
+      v = transposeBy(v, perm, n.loc);
+      int64_t d = sizes[term[p1]];
+      SmallVector<int64_t> flat;
+      for (char ch : rest)
+        flat.push_back(sizes[ch]);
+      SmallVector<int64_t> diagShape = flat;
+      flat.push_back(d * d);
+      diagShape.push_back(d);
+      v = reshapeTo(v, flat, n.loc);
+      TensorData idx;
+      idx.kind = Kind::I64;
+      idx.shape = {d};
+      for (int64_t k = 0; k < d; ++k)
+        idx.i64.push_back(k * (d + 1));
+      v = llm::GatherOp::create(b, n.loc, tensorType(diagShape, Kind::F32), v,
+                                constantValue(idx, n.loc),
+                                b.getI64IntegerAttr(diagShape.size() - 1));
+      term = rest + term[p1];
+      p1 = size_t(-1); // rescan the new term
+    }
+    vals.push_back(v);
   }
   auto sizeOf = [&](char ch) -> int64_t {
-    for (auto [i, term] : llvm::enumerate(terms))
-      if (size_t p = term.find(ch); p != std::string::npos)
-        return n.in(i)->shape[p];
-    return -1;
+    auto it = sizes.find(ch);
+    return it == sizes.end() ? -1 : it->second;
   };
   // Sum labels that appear in one operand only and not in the output.
   for (auto [i, term] : llvm::enumerate(terms)) {
@@ -1256,6 +1333,8 @@ LogicalResult Importer::reshape(NodeCtx &n) {
   if (numElements(shape) != total)
     return fail(n, "cannot reshape " + shapeStr((*x)->shape) + " to " +
                        shapeStr(shape));
+  if (setIfEmpty(n, 0, shape, (*x)->kind))
+    return success();
   Tensor r = reshaped(**x, shape);
   if (!r.constant)
     r.value = reshapeTo(materialize(**x, n.loc), shape, n.loc);
@@ -1748,6 +1827,20 @@ LogicalResult Importer::castElements(NodeCtx &n) {
     setConstant(n, 0, std::move(d));
     return success();
   }
+  // A bound input stays known through Cast (window sizes cast to float
+  // feed Range); the run-time value is still computed below.
+  std::shared_ptr<TensorData> bound;
+  if ((*x)->bound && *k != Kind::I1) {
+    bound = std::make_shared<TensorData>(*(*x)->bound);
+    if (bound->kind == Kind::F32 && *k != Kind::F32)
+      for (float f : bound->f32)
+        bound->i64.push_back(int64_t(f));
+    else if (bound->kind != Kind::F32 && *k == Kind::F32)
+      for (int64_t i : bound->i64)
+        bound->f32.push_back(float(i));
+    bound->kind = *k;
+    boundValues.push_back(bound);
+  }
   Value v = convertTo(materialize(**x, n.loc), *k, n.loc);
   // f16/bf16 results are f32 tensors holding values rounded to that format.
   if (to == ::onnx::TensorProto::FLOAT16 || to == ::onnx::TensorProto::BFLOAT16) {
@@ -1758,6 +1851,8 @@ LogicalResult Importer::castElements(NodeCtx &n) {
     v = llm::CastOp::create(b, n.loc, v.getType(), r);
   }
   setValue(n, 0, v);
+  if (bound && n.outputUsed(0))
+    tensors[n.node.output(0)].bound = bound.get();
   return success();
 }
 
@@ -2522,8 +2617,14 @@ Expected<ImportedModel> Importer::run() {
       if (it != options.inputValues->end()) {
         if (it->second.kind != t.kind ||
             ArrayRef<int64_t>(it->second.shape) != ArrayRef<int64_t>(t.shape))
-          return makeError(path + ": the value given for graph input '" +
-                           name + "' does not match its type");
+          return makeError(formatv("{0}: the value given for graph input "
+                                   "'{1}' has shape {2}, the input is {3}{4}",
+                                   path, name, shapeStr(it->second.shape),
+                                   shapeStr(t.shape),
+                                   it->second.kind != t.kind
+                                       ? " (and the element types differ)"
+                                       : "")
+                               .str());
         t.bound = &it->second;
       }
     }

@@ -321,7 +321,8 @@ pimc::onnx::parseModelFile(StringRef path) {
   return model;
 }
 
-Expected<TensorData> pimc::onnx::readTensorFile(StringRef path) {
+Expected<TensorData> pimc::onnx::readTensorFile(StringRef path,
+                                                int32_t valueType) {
   auto buf = MemoryBuffer::getFile(path, /*IsText=*/false,
                                    /*RequiresNullTerminator=*/false);
   if (!buf)
@@ -334,6 +335,9 @@ Expected<TensorData> pimc::onnx::readTensorFile(StringRef path) {
                         int((*buf)->getBufferSize())))
     return createStringError(inconvertibleErrorCode(),
                              path + ": not a valid TensorProto");
+  if (valueType == ::onnx::TensorProto::BFLOAT16 &&
+      t.data_type() == ::onnx::TensorProto::UINT16)
+    t.set_data_type(::onnx::TensorProto::BFLOAT16);
   auto d = decodeTensor(t, sys::path::parent_path(path), path, "tensor");
   if (!d)
     return d.takeError();
@@ -354,9 +358,16 @@ Expected<ModelSummary> pimc::onnx::summarizeModelFile(StringRef path) {
   StringSet<> inits;
   for (const auto &t : g.initializer())
     inits.insert(t.name());
+  auto typeOf = [](const ::onnx::ValueInfoProto &v) {
+    return v.type().has_tensor_type() ? v.type().tensor_type().elem_type() : 0;
+  };
   for (const auto &in : g.input())
-    if (!inits.contains(in.name()))
+    if (!inits.contains(in.name())) {
       s.inputs.push_back(in.name());
+      s.inputTypes.push_back(typeOf(in));
+    }
+  for (const auto &out : g.output())
+    s.outputTypes.push_back(typeOf(out));
   return s;
 }
 

@@ -76,7 +76,11 @@ llvm::Error writeWeights(llvm::StringRef path,
                          llvm::ArrayRef<WeightTensor> weights);
 
 /// Reads one TensorProto file. Errors name the file (and the tensor).
-llvm::Expected<TensorData> readTensorFile(llvm::StringRef path);
+/// `valueType` is the ONNX type of the graph value the tensor is for (0:
+/// unknown): the ONNX test data stores BFLOAT16 values as UINT16 bit
+/// patterns, which are then decoded as bfloat16.
+llvm::Expected<TensorData> readTensorFile(llvm::StringRef path,
+                                          int32_t valueType = 0);
 
 /// Op types (default domain) of the model at `path` and its default-domain
 /// opset, for the conformance runner's scope decision.
@@ -84,6 +88,9 @@ struct ModelSummary {
   int64_t opset = 0;
   std::vector<std::string> opTypes; // one per node, in graph order
   std::vector<std::string> inputs;  // graph inputs that are not initializers
+  /// ONNX element types of those inputs and of the graph outputs; 0 for a
+  /// value that is not a tensor (sequence, optional, map).
+  std::vector<int32_t> inputTypes, outputTypes;
 };
 llvm::Expected<ModelSummary> summarizeModelFile(llvm::StringRef path);
 
