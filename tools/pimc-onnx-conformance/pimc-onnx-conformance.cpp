@@ -54,18 +54,69 @@ cl::opt<unsigned> timeoutSeconds("timeout", cl::init(60),
                                  cl::desc("Per-test time limit (seconds)"));
 
 /// The ops in scope (issue 5): the operators LLM graphs are made of.
-const char *const kScopeOps[] = {
-    "MatMul", "Gemm", "Add", "Sub", "Mul", "Div", "Pow", "Neg", "Sqrt",
-    "Reciprocal", "Exp", "Log", "Tanh", "Erf", "Sigmoid", "Relu", "Abs",
-    "Cos", "Sin", "Min", "Max", "Softmax", "LogSoftmax",
-    "LayerNormalization", "Gather", "Reshape", "Transpose", "Concat",
-    "Split", "Slice", "Squeeze", "Unsqueeze", "Expand", "Where", "Equal",
-    "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or",
-    "Cast", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin",
-    "ReduceProd", "TopK", "CumSum", "Trilu", "Shape", "ConstantOfShape",
-    "Range", "Constant", "Identity", "Flatten", "Gelu",
-    "SimplifiedLayerNormalization", "RMSNormalization", "Einsum",
-    "QuantizeLinear", "DequantizeLinear"};
+const char *const kScopeOps[] = {"MatMul",
+                                 "Gemm",
+                                 "Add",
+                                 "Sub",
+                                 "Mul",
+                                 "Div",
+                                 "Pow",
+                                 "Neg",
+                                 "Sqrt",
+                                 "Reciprocal",
+                                 "Exp",
+                                 "Log",
+                                 "Tanh",
+                                 "Erf",
+                                 "Sigmoid",
+                                 "Relu",
+                                 "Abs",
+                                 "Cos",
+                                 "Sin",
+                                 "Min",
+                                 "Max",
+                                 "Softmax",
+                                 "LogSoftmax",
+                                 "LayerNormalization",
+                                 "Gather",
+                                 "Reshape",
+                                 "Transpose",
+                                 "Concat",
+                                 "Split",
+                                 "Slice",
+                                 "Squeeze",
+                                 "Unsqueeze",
+                                 "Expand",
+                                 "Where",
+                                 "Equal",
+                                 "Less",
+                                 "Greater",
+                                 "LessOrEqual",
+                                 "GreaterOrEqual",
+                                 "Not",
+                                 "And",
+                                 "Or",
+                                 "Cast",
+                                 "ReduceMean",
+                                 "ReduceSum",
+                                 "ReduceMax",
+                                 "ReduceMin",
+                                 "ReduceProd",
+                                 "TopK",
+                                 "CumSum",
+                                 "Trilu",
+                                 "Shape",
+                                 "ConstantOfShape",
+                                 "Range",
+                                 "Constant",
+                                 "Identity",
+                                 "Flatten",
+                                 "Gelu",
+                                 "SimplifiedLayerNormalization",
+                                 "RMSNormalization",
+                                 "Einsum",
+                                 "QuantizeLinear",
+                                 "DequantizeLinear"};
 
 constexpr double kRtol = 1e-3, kAtol = 1e-7;
 
@@ -83,12 +134,17 @@ ref::HostTensor toHost(const onnx::TensorData &d) {
 }
 
 /// Compares one output; an empty string means it matches.
-std::string compare(const onnx::TensorData &expect, const ref::HostTensor &got) {
+std::string compare(const onnx::TensorData &expect,
+                    const ref::HostTensor &got) {
   SmallVector<int64_t> gotShape(got.shape.begin(), got.shape.end());
   if (ArrayRef<int64_t>(gotShape) != ArrayRef<int64_t>(expect.shape))
     return formatv("shape [{0}], expected [{1}]",
-                   join(map_range(gotShape, [](int64_t v) { return std::to_string(v); }), ","),
-                   join(map_range(expect.shape, [](int64_t v) { return std::to_string(v); }), ","))
+                   join(map_range(gotShape,
+                                  [](int64_t v) { return std::to_string(v); }),
+                        ","),
+                   join(map_range(expect.shape,
+                                  [](int64_t v) { return std::to_string(v); }),
+                        ","))
         .str();
   bool expectFloat = expect.kind == onnx::TensorData::Kind::F32;
   size_t n = expectFloat ? expect.f32.size() : expect.i64.size();
@@ -142,7 +198,8 @@ std::string runTest(StringRef dir) {
         sys::path::append(p, (prefix + Twine(i) + ".pb").str());
         if (!sys::fs::exists(p))
           return "";
-        auto t = onnx::readTensorFile(p, size_t(i) < types.size() ? types[i] : 0);
+        auto t =
+            onnx::readTensorFile(p, size_t(i) < types.size() ? types[i] : 0);
         if (!t)
           return toString(t.takeError());
         out.push_back(std::move(*t));
@@ -185,8 +242,8 @@ std::string runTest(StringRef dir) {
                      outputs.size());
     for (size_t i = 0; i < outputs.size(); ++i)
       if (std::string e = compare(outputs[i], (*results)[i]); !e.empty())
-        return formatv("{0}: output {1} ({2}): {3}",
-                       sys::path::filename(set), i, outputs[i].name, e);
+        return formatv("{0}: output {1} ({2}): {3}", sys::path::filename(set),
+                       i, outputs[i].name, e);
   }
   return "";
 }
@@ -224,7 +281,8 @@ std::string runIsolated(StringRef dir) {
   waitpid(pid, &status, 0);
   if (WIFSIGNALED(status))
     return WTERMSIG(status) == SIGALRM
-               ? formatv("timed out after {0} s", unsigned(timeoutSeconds)).str()
+               ? formatv("timed out after {0} s", unsigned(timeoutSeconds))
+                     .str()
                : formatv("crashed (signal {0})", WTERMSIG(status)).str();
   if (WEXITSTATUS(status) != 0 && msg.empty())
     return "failed without a message";

@@ -101,7 +101,7 @@ struct NodeCtx {
   const ::onnx::NodeProto &node;
   int64_t opset;
   Location loc;
-  std::string label; // node name, or its first output's name
+  std::string label;               // node name, or its first output's name
   SmallVector<Tensor *, 4> inputs; // nullptr for omitted optional inputs
 
   StringRef opType() const { return node.op_type(); }
@@ -351,8 +351,8 @@ private:
   /// Normalizes a possibly negative axis for `rank`.
   FailureOr<int64_t> normAxis(NodeCtx &n, int64_t axis, int64_t rank) {
     if (axis < -rank || axis >= std::max<int64_t>(rank, 1)) {
-      (void)fail(n, formatv("axis {0} is out of range for rank {1}", axis,
-                            rank));
+      (void)fail(n,
+                 formatv("axis {0} is out of range for rank {1}", axis, rank));
       return failure();
     }
     return axis < 0 ? axis + rank : axis;
@@ -371,8 +371,8 @@ private:
                                        const TensorData &c);
   Value reduceAxes(Value v, llm::ReduceKind kind, ArrayRef<int64_t> axes,
                    bool keepDims, Location loc);
-  Value emitLinear(Tensor &a, Tensor &weightInit, bool weightIsNK,
-                   Value bias, Location loc);
+  Value emitLinear(Tensor &a, Tensor &weightInit, bool weightIsNK, Value bias,
+                   Location loc);
   Value weightValue(Tensor &t, bool transposed, Location loc);
   Value emitMatmul(Value a, Value c, Location loc);
 
@@ -561,8 +561,8 @@ Value Importer::materialize(Tensor &t, Location loc) {
     if (cast<RankedTensorType>(w.getType()).getElementType().isF32())
       t.value = w;
     else
-      t.value = llm::ConvertOp::create(b, loc, tensorType(t.shape, Kind::F32),
-                                       w);
+      t.value =
+          llm::ConvertOp::create(b, loc, tensorType(t.shape, Kind::F32), w);
     return t.value;
   }
   t.value = constantValue(*t.constant, loc);
@@ -596,9 +596,8 @@ Value Importer::emitBinaryF32(StringRef op, Value a, Value c, Location loc) {
   return llm::MinimumOp::create(b, loc, t, a, c);
 }
 
-std::optional<TensorData> Importer::foldBinary(StringRef op,
-                                               const TensorData &a,
-                                               const TensorData &c) {
+std::optional<TensorData>
+Importer::foldBinary(StringRef op, const TensorData &a, const TensorData &c) {
   // Only integer shape arithmetic is folded; float math runs in the IR so
   // that it follows the interpreter's numerics.
   if (a.kind != Kind::I64 || c.kind != Kind::I64)
@@ -643,7 +642,8 @@ LogicalResult Importer::elementwiseBinary(NodeCtx &n) {
   if (failed(a) || failed(c))
     return failure();
   if ((*a)->constant && (*c)->constant)
-    if (auto folded = foldBinary(n.opType(), *(*a)->constant, *(*c)->constant)) {
+    if (auto folded =
+            foldBinary(n.opType(), *(*a)->constant, *(*c)->constant)) {
       setConstant(n, 0, std::move(*folded));
       return success();
     }
@@ -736,14 +736,14 @@ LogicalResult Importer::gelu(NodeCtx &n) {
   auto x = required(n, 0);
   if (failed(x))
     return failure();
-  bool tanhForm = n.opType() == "FastGelu" ||
-                  n.getString("approximate", "none") == "tanh";
+  bool tanhForm =
+      n.opType() == "FastGelu" || n.getString("approximate", "none") == "tanh";
   if (n.opType() == "FastGelu" && n.in(1))
     return fail(n, "FastGelu with a bias input is not supported");
   Value v = asF32(**x, n.loc);
-  setValue(n, 0,
-           llm::GeluOp::create(b, n.loc, v.getType(), v,
-                               b.getBoolAttr(tanhForm)));
+  setValue(
+      n, 0,
+      llm::GeluOp::create(b, n.loc, v.getType(), v, b.getBoolAttr(tanhForm)));
   return success();
 }
 
@@ -775,14 +775,15 @@ LogicalResult Importer::softmax(NodeCtx &n) {
   }
   Value r;
   if (n.opType() == "Softmax") {
-    r = llm::SoftmaxOp::create(b, n.loc, v.getType(), v, b.getI64IntegerAttr(ax));
+    r = llm::SoftmaxOp::create(b, n.loc, v.getType(), v,
+                               b.getI64IntegerAttr(ax));
   } else {
     // log_softmax = (x - max) - log(sum(exp(x - max))): no log of an
     // underflowed probability.
     SmallVector<int64_t> shape(shapeOf(v));
     Value mx = reduceAxes(v, llm::ReduceKind::Max, {ax}, true, n.loc);
-    Value shifted =
-        llm::SubOp::create(b, n.loc, v.getType(), v, broadcast(mx, shape, n.loc));
+    Value shifted = llm::SubOp::create(b, n.loc, v.getType(), v,
+                                       broadcast(mx, shape, n.loc));
     Value e = llm::ExpOp::create(b, n.loc, v.getType(), shifted);
     Value s = reduceAxes(e, llm::ReduceKind::Sum, {ax}, true, n.loc);
     Value l = llm::LogOp::create(b, n.loc, s.getType(), s);
@@ -859,9 +860,10 @@ LogicalResult Importer::rmsNorm(NodeCtx &n) {
   Value w = broadcast(asF32(**s, n.loc), {(*x)->shape.back()}, n.loc);
   if (!w)
     return failure();
-  setValue(n, 0,
-           llm::RMSNormOp::create(b, n.loc, v.getType(), v, w,
-                                  b.getF32FloatAttr(n.getFloat("epsilon", 1e-5f))));
+  setValue(
+      n, 0,
+      llm::RMSNormOp::create(b, n.loc, v.getType(), v, w,
+                             b.getF32FloatAttr(n.getFloat("epsilon", 1e-5f))));
   return success();
 }
 
@@ -894,8 +896,8 @@ Value Importer::emitMatmul(Value a, Value c, Location loc) {
   return reshapeTo(r, final, loc);
 }
 
-Value Importer::emitLinear(Tensor &a, Tensor &init, bool weightIsNK,
-                           Value bias, Location loc) {
+Value Importer::emitLinear(Tensor &a, Tensor &init, bool weightIsNK, Value bias,
+                           Location loc) {
   // llm.linear wants W as [N, K]; an ONNX MatMul / Gemm(transB = 0) weight
   // is [K, N], so its transpose is stored (under "<name>.T").
   Value x = asF32(a, loc);
@@ -1029,8 +1031,9 @@ LogicalResult Importer::einsum(NodeCtx &n) {
   int64_t ellipsisRank = 0;
   for (auto [i, term] : llvm::enumerate(terms))
     if (term.find("...") != std::string::npos)
-      ellipsisRank = std::max<int64_t>(
-          ellipsisRank, int64_t(n.in(i)->shape.size()) - int64_t(term.size() - 3));
+      ellipsisRank =
+          std::max<int64_t>(ellipsisRank, int64_t(n.in(i)->shape.size()) -
+                                              int64_t(term.size() - 3));
   if (ellipsisRank > 10)
     return fail(n, "the ellipsis covers too many dimensions");
   auto expand = [&](std::string &term, int64_t rank) -> LogicalResult {
@@ -1082,8 +1085,10 @@ LogicalResult Importer::einsum(NodeCtx &n) {
       if (p2 == std::string::npos)
         continue;
       if (term.find(term[p1], p2 + 1) != std::string::npos)
-        return fail(n, "label '" + Twine(term[p1]) + "' occurs more than twice "
-                           "in '" + term + "'");
+        return fail(n, "label '" + Twine(term[p1]) +
+                           "' occurs more than twice "
+                           "in '" +
+                           term + "'");
       SmallVector<int64_t> perm;
       std::string rest;
       for (size_t q = 0; q < term.size(); ++q)
@@ -1124,7 +1129,8 @@ LogicalResult Importer::einsum(NodeCtx &n) {
     std::string kept;
     SmallVector<int64_t> axes;
     for (auto [p, ch] : llvm::enumerate(term)) {
-      bool inOther = terms.size() == 2 && terms[1 - i].find(ch) != std::string::npos;
+      bool inOther =
+          terms.size() == 2 && terms[1 - i].find(ch) != std::string::npos;
       if (out.find(ch) == std::string::npos && !inOther)
         axes.push_back(p);
       else
@@ -1173,11 +1179,14 @@ LogicalResult Importer::einsum(NodeCtx &n) {
     for (char ch : batch)
       bshape.push_back(sizeOf(ch));
     int64_t bn = prod(batch), m = prod(freeA), k = prod(ctr), nn = prod(freeB);
-    Value a = transposeBy(vals[0], permFor(terms[0], batch + freeA + ctr), n.loc);
+    Value a =
+        transposeBy(vals[0], permFor(terms[0], batch + freeA + ctr), n.loc);
     a = reshapeTo(a, {bn, m, k}, n.loc);
-    Value c = transposeBy(vals[1], permFor(terms[1], batch + ctr + freeB), n.loc);
+    Value c =
+        transposeBy(vals[1], permFor(terms[1], batch + ctr + freeB), n.loc);
     c = reshapeTo(c, {bn, k, nn}, n.loc);
-    r = llm::MatmulOp::create(b, n.loc, tensorType({bn, m, nn}, Kind::F32), a, c);
+    r = llm::MatmulOp::create(b, n.loc, tensorType({bn, m, nn}, Kind::F32), a,
+                              c);
     cur = batch + freeA + freeB;
     SmallVector<int64_t> shape;
     for (char ch : cur)
@@ -1244,8 +1253,8 @@ LogicalResult Importer::gather(NodeCtx &n) {
     SmallVector<int64_t> flat;
     for (int64_t i : (*idx)->constant->i64) {
       if (i < -dim || i >= dim)
-        return fail(n, formatv("index {0} is out of range for dimension {1}",
-                               i, dim));
+        return fail(
+            n, formatv("index {0} is out of range for dimension {1}", i, dim));
       flat.push_back(i < 0 ? i + dim : i);
     }
     if ((*x)->constant) {
@@ -1270,8 +1279,8 @@ LogicalResult Importer::gather(NodeCtx &n) {
   if (setIfEmpty(n, 0, outShape, (*x)->kind))
     return success();
   Value data = materialize(**x, n.loc);
-  Value iv = reshapeTo(materialize(**idx, n.loc),
-                       {numElements(idxShape)}, n.loc);
+  Value iv =
+      reshapeTo(materialize(**idx, n.loc), {numElements(idxShape)}, n.loc);
   SmallVector<int64_t> gshape((*x)->shape);
   gshape[*axis] = numElements(idxShape);
   Value g = llm::GatherOp::create(b, n.loc, tensorType(gshape, (*x)->kind),
@@ -1389,8 +1398,8 @@ LogicalResult Importer::squeeze(NodeCtx &n) {
       if (failed(na))
         return failure();
       if (in[*na] != 1)
-        return fail(n, formatv("cannot squeeze axis {0} of size {1}", a,
-                               in[*na]));
+        return fail(n,
+                    formatv("cannot squeeze axis {0} of size {1}", a, in[*na]));
       drop[*na] = true;
     }
     for (auto [i, d] : llvm::enumerate(in))
@@ -1411,7 +1420,8 @@ LogicalResult Importer::flatten(NodeCtx &n) {
   int64_t rank = (*x)->shape.size();
   int64_t axis = n.getInt("axis", 1);
   if (axis < -rank || axis > rank)
-    return fail(n, formatv("axis {0} is out of range for rank {1}", axis, rank));
+    return fail(n,
+                formatv("axis {0} is out of range for rank {1}", axis, rank));
   if (axis < 0)
     axis += rank;
   ArrayRef<int64_t> s = (*x)->shape;
@@ -1560,8 +1570,8 @@ LogicalResult Importer::split(NodeCtx &n) {
     sum += s;
   }
   if (sum != dim)
-    return fail(n, formatv("split sizes add up to {0}, dimension is {1}", sum,
-                           dim));
+    return fail(
+        n, formatv("split sizes add up to {0}, dimension is {1}", sum, dim));
   int64_t start = 0;
   for (auto [i, s] : llvm::enumerate(sizes)) {
     SmallVector<int64_t> shape = (*x)->shape;
@@ -1643,8 +1653,8 @@ LogicalResult Importer::slice(NodeCtx &n) {
       d.shape = shape;
       next.constant = std::make_shared<TensorData>(std::move(d));
     } else if (cur.constant && !cur.initializer) {
-      next.constant = std::make_shared<TensorData>(gatherConstant(
-          *cur.constant, *axis, idx, {int64_t(idx.size())}));
+      next.constant = std::make_shared<TensorData>(
+          gatherConstant(*cur.constant, *axis, idx, {int64_t(idx.size())}));
     } else if (int64_t(idx.size()) == dim && step == 1) {
       next = cur;
     } else if (step == 1) {
@@ -1752,18 +1762,17 @@ LogicalResult Importer::compare(NodeCtx &n) {
     setConstant(n, 0, std::move(r));
     return success();
   }
-  llm::ComparePredicate pred =
-      op == "Equal"            ? llm::ComparePredicate::Eq
-      : op == "Less"           ? llm::ComparePredicate::Lt
-      : op == "LessOrEqual"    ? llm::ComparePredicate::Le
-      : op == "Greater"        ? llm::ComparePredicate::Gt
-                               : llm::ComparePredicate::Ge;
+  llm::ComparePredicate pred = op == "Equal"         ? llm::ComparePredicate::Eq
+                               : op == "Less"        ? llm::ComparePredicate::Lt
+                               : op == "LessOrEqual" ? llm::ComparePredicate::Le
+                               : op == "Greater"     ? llm::ComparePredicate::Gt
+                                                 : llm::ComparePredicate::Ge;
   // Mixed int/float operands compare in f32; booleans compare as i1.
   Kind k = (*a)->kind == (*c)->kind ? (*a)->kind : Kind::F32;
-  Value x = broadcast(convertTo(materialize(**a, n.loc), k, n.loc), *shape,
-                      n.loc);
-  Value y = broadcast(convertTo(materialize(**c, n.loc), k, n.loc), *shape,
-                      n.loc);
+  Value x =
+      broadcast(convertTo(materialize(**a, n.loc), k, n.loc), *shape, n.loc);
+  Value y =
+      broadcast(convertTo(materialize(**c, n.loc), k, n.loc), *shape, n.loc);
   setValue(n, 0,
            llm::CompareOp::create(b, n.loc, tensorType(*shape, Kind::I1), pred,
                                   x, y));
@@ -1843,7 +1852,8 @@ LogicalResult Importer::castElements(NodeCtx &n) {
   }
   Value v = convertTo(materialize(**x, n.loc), *k, n.loc);
   // f16/bf16 results are f32 tensors holding values rounded to that format.
-  if (to == ::onnx::TensorProto::FLOAT16 || to == ::onnx::TensorProto::BFLOAT16) {
+  if (to == ::onnx::TensorProto::FLOAT16 ||
+      to == ::onnx::TensorProto::BFLOAT16) {
     Type narrow = to == ::onnx::TensorProto::FLOAT16 ? Type(b.getF16Type())
                                                      : Type(b.getBF16Type());
     Value r = llm::CastOp::create(
@@ -1933,9 +1943,9 @@ LogicalResult Importer::reduce(NodeCtx &n) {
   Kind resultKind = (*x)->kind == Kind::I1 ? Kind::I64 : (*x)->kind;
   if (numElements((*x)->shape) == 0) {
     // Reducing nothing: the identity of the reduction (ONNX defines it).
-    double ident = op == "ReduceProd"  ? 1.0
-                   : op == "ReduceMax" ? -INFINITY
-                   : op == "ReduceMin" ? INFINITY
+    double ident = op == "ReduceProd"   ? 1.0
+                   : op == "ReduceMax"  ? -INFINITY
+                   : op == "ReduceMin"  ? INFINITY
                    : op == "ReduceMean" ? NAN
                                         : 0.0;
     TensorData d;
@@ -1944,7 +1954,8 @@ LogicalResult Importer::reduce(NodeCtx &n) {
     if (resultKind == Kind::F32)
       d.f32.assign(numElements(outShape), float(ident));
     else
-      d.i64.assign(numElements(outShape), int64_t(std::isfinite(ident) ? ident : 0));
+      d.i64.assign(numElements(outShape),
+                   int64_t(std::isfinite(ident) ? ident : 0));
     setConstant(n, 0, std::move(d));
     return success();
   }
@@ -1979,11 +1990,10 @@ LogicalResult Importer::topk(NodeCtx &n) {
   SmallVector<int64_t> shape = (*x)->shape;
   shape[*axis] = k;
   Value v = asF32(**x, n.loc);
-  auto op = llm::TopkOp::create(b, n.loc, tensorType(shape, Kind::F32),
-                                tensorType(shape, Kind::I64), v,
-                                b.getI64IntegerAttr(k),
-                                b.getI64IntegerAttr(*axis),
-                                b.getBoolAttr(largest));
+  auto op = llm::TopkOp::create(
+      b, n.loc, tensorType(shape, Kind::F32), tensorType(shape, Kind::I64), v,
+      b.getI64IntegerAttr(k), b.getI64IntegerAttr(*axis),
+      b.getBoolAttr(largest));
   setValue(n, 0, convertTo(op.getValues(), (*x)->kind, n.loc));
   setValue(n, 1, op.getIndices());
   return success();
@@ -2250,7 +2260,8 @@ LogicalResult Importer::quantize(NodeCtx &n) {
   Value d = llm::SubOp::create(b, l, ft, r, t);
   Value ad = llm::AbsOp::create(b, l, ft, d);
   Value sign = llm::SelectOp::create(
-      b, l, ft, cmp(llm::ComparePredicate::Lt, d, splat(0)), splat(-1), splat(1));
+      b, l, ft, cmp(llm::ComparePredicate::Lt, d, splat(0)), splat(-1),
+      splat(1));
   Value halfT = llm::MulOp::create(b, l, ft, t, splat(0.5));
   Value odd = cmp(llm::ComparePredicate::Ne, halfT, trunc(halfT));
   Value tie = cmp(llm::ComparePredicate::Eq, ad, splat(0.5));
@@ -2319,8 +2330,9 @@ LogicalResult Importer::rotaryEmbedding(NodeCtx &n) {
         return Value();
       }
       Value ids = reshapeTo(materialize(*pos, n.loc), {bsz * seq}, n.loc);
-      c = llm::GatherOp::create(b, n.loc, tensorType({bsz * seq, half}, Kind::F32),
-                                c, ids, b.getI64IntegerAttr(0));
+      c = llm::GatherOp::create(b, n.loc,
+                                tensorType({bsz * seq, half}, Kind::F32), c,
+                                ids, b.getI64IntegerAttr(0));
     } else if (numElements(t.shape) != bsz * seq * half) {
       (void)fail(n, "the caches must be [B, S, " + Twine(half) + "]");
       return Value();
@@ -2332,11 +2344,10 @@ LogicalResult Importer::rotaryEmbedding(NodeCtx &n) {
   if (!cosV || !sinV)
     return failure();
   auto sliceLast = [&](Value t, int64_t start, int64_t size) {
-    return llm::SliceOp::create(b, n.loc,
-                                tensorType({bsz, seq, heads, size}, Kind::F32),
-                                t, b.getI64IntegerAttr(3),
-                                b.getI64IntegerAttr(start),
-                                b.getI64IntegerAttr(size));
+    return llm::SliceOp::create(
+        b, n.loc, tensorType({bsz, seq, heads, size}, Kind::F32), t,
+        b.getI64IntegerAttr(3), b.getI64IntegerAttr(start),
+        b.getI64IntegerAttr(size));
   };
   Value x1, x2;
   if (interleaved) {
@@ -2455,8 +2466,8 @@ LogicalResult Importer::attention(NodeCtx &n) {
       Value ninf = splatConstant(sshape, Kind::F32, -INFINITY, n.loc);
       if (!m)
         return failure();
-      scores = llm::SelectOp::create(b, n.loc, scores.getType(), m, scores,
-                                     ninf);
+      scores =
+          llm::SelectOp::create(b, n.loc, scores.getType(), m, scores, ninf);
     } else {
       m = broadcast(convertTo(m, Kind::F32, n.loc), sshape, n.loc);
       if (!m)
@@ -2478,8 +2489,8 @@ LogicalResult Importer::attention(NodeCtx &n) {
   }
   Value probs = llm::SoftmaxOp::create(b, n.loc, scores.getType(), scores,
                                        b.getI64IntegerAttr(3));
-  Value y = llm::MatmulOp::create(b, n.loc, tensorType({bsz, hq, lq, dv}, Kind::F32),
-                                  probs, vv);
+  Value y = llm::MatmulOp::create(
+      b, n.loc, tensorType({bsz, hq, lq, dv}, Kind::F32), probs, vv);
   if (rank == 3) {
     y = transposeBy(y, {0, 2, 1, 3}, n.loc);
     y = reshapeTo(y, {bsz, lq, hq * dv}, n.loc);
@@ -2521,7 +2532,8 @@ Expected<ImportedModel> Importer::run() {
       std::string key = (domain.empty() ? "" : domain.str() + ".") +
                         node.op_type() + " (opset " + std::to_string(opset) +
                         ")";
-      auto it = llvm::find_if(misses, [&](const Miss &m) { return m.key == key; });
+      auto it =
+          llvm::find_if(misses, [&](const Miss &m) { return m.key == key; });
       if (it == misses.end()) {
         misses.push_back({key, 0, {}});
         it = std::prev(misses.end());
@@ -2531,8 +2543,8 @@ Expected<ImportedModel> Importer::run() {
         it->names.push_back(nodeLabel(node));
     }
     if (!misses.empty()) {
-      std::string msg = formatv("{0}: {1} unsupported op(s): ", path,
-                                misses.size());
+      std::string msg =
+          formatv("{0}: {1} unsupported op(s): ", path, misses.size());
       for (auto [i, m] : llvm::enumerate(misses)) {
         msg += (i ? "; " : "") + m.key + " x" + std::to_string(m.count) +
                " (first: " + llvm::join(m.names, ", ") + ")";
@@ -2600,9 +2612,9 @@ Expected<ImportedModel> Importer::run() {
     argNames.push_back(in.name());
     argOnnxTypes.push_back(tt.elem_type());
   }
-  auto func = func::FuncOp::create(b, NameLoc::get(b.getStringAttr(
-                                          g.name().empty() ? "graph" : g.name())),
-                                   "forward", b.getFunctionType(argTypes, {}));
+  auto func = func::FuncOp::create(
+      b, NameLoc::get(b.getStringAttr(g.name().empty() ? "graph" : g.name())),
+      "forward", b.getFunctionType(argTypes, {}));
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
   for (auto [i, name] : llvm::enumerate(argNames)) {
@@ -2711,7 +2723,8 @@ Expected<ImportedModel> Importer::run() {
 } // namespace
 
 void pimc::onnx::registerImportDialects(MLIRContext &context) {
-  context.loadDialect<llm::LLMDialect, func::FuncDialect, arith::ArithDialect>();
+  context
+      .loadDialect<llm::LLMDialect, func::FuncDialect, arith::ArithDialect>();
 }
 
 Expected<ImportedModel>

@@ -152,9 +152,10 @@ static void decodeRaw(int32_t elemType, const uint8_t *bytes, int64_t count,
   }
 }
 
-Expected<DecodedTensor>
-pimc::onnx::decodeTensor(const ::onnx::TensorProto &t, StringRef baseDir,
-                         StringRef file, StringRef what) {
+Expected<DecodedTensor> pimc::onnx::decodeTensor(const ::onnx::TensorProto &t,
+                                                 StringRef baseDir,
+                                                 StringRef file,
+                                                 StringRef what) {
   std::string label = (file + ": " + what + " '" + t.name() + "'").str();
   auto err = [&](const Twine &msg) {
     return createStringError(inconvertibleErrorCode(), label + ": " + msg);
@@ -282,8 +283,9 @@ pimc::onnx::decodeTensor(const ::onnx::TensorProto &t, StringRef baseDir,
       return countError(have);
     for (int32_t v : t.int32_data()) {
       uint16_t bits = uint16_t(v);
-      d.data.f32.push_back(t.data_type() == TP::FLOAT16 ? halfToFloat(bits)
-                                                        : bfloat16ToFloat(bits));
+      d.data.f32.push_back(t.data_type() == TP::FLOAT16
+                               ? halfToFloat(bits)
+                               : bfloat16ToFloat(bits));
       d.raw.push_back(uint8_t(bits));
       d.raw.push_back(uint8_t(bits >> 8));
     }
@@ -305,8 +307,8 @@ pimc::onnx::parseModelFile(StringRef path) {
                                    /*RequiresNullTerminator=*/false);
   if (!buf)
     return createStringError(inconvertibleErrorCode(),
-                             path + ": cannot open: " +
-                                 buf.getError().message());
+                             path +
+                                 ": cannot open: " + buf.getError().message());
   auto model = std::make_unique<::onnx::ModelProto>();
   if ((*buf)->getBufferSize() > size_t(std::numeric_limits<int>::max()) ||
       !model->ParseFromArray((*buf)->getBufferStart(),
@@ -327,12 +329,11 @@ Expected<TensorData> pimc::onnx::readTensorFile(StringRef path,
                                    /*RequiresNullTerminator=*/false);
   if (!buf)
     return createStringError(inconvertibleErrorCode(),
-                             path + ": cannot open: " +
-                                 buf.getError().message());
+                             path +
+                                 ": cannot open: " + buf.getError().message());
   ::onnx::TensorProto t;
   if ((*buf)->getBufferSize() > size_t(std::numeric_limits<int>::max()) ||
-      !t.ParseFromArray((*buf)->getBufferStart(),
-                        int((*buf)->getBufferSize())))
+      !t.ParseFromArray((*buf)->getBufferStart(), int((*buf)->getBufferSize())))
     return createStringError(inconvertibleErrorCode(),
                              path + ": not a valid TensorProto");
   if (valueType == ::onnx::TensorProto::BFLOAT16 &&
@@ -392,7 +393,8 @@ Error pimc::onnx::writeWeights(StringRef path, ArrayRef<WeightTensor> weights) {
   std::error_code ec;
   raw_fd_ostream os(path, ec, sys::fs::OF_None);
   if (ec)
-    return createStringError(ec, "cannot write '" + path + "': " + ec.message());
+    return createStringError(ec,
+                             "cannot write '" + path + "': " + ec.message());
   uint64_t n = text.size();
   for (int i = 0; i < 8; ++i)
     os << char((n >> (8 * i)) & 0xff);

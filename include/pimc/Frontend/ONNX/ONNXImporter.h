@@ -33,7 +33,7 @@ struct TensorData {
   std::string onnxType; // ONNX spelling of the stored type ("DOUBLE", ...)
   Kind kind = Kind::F32;
   llvm::SmallVector<int64_t> shape;
-  std::vector<float> f32; // Kind::F32
+  std::vector<float> f32;   // Kind::F32
   std::vector<int64_t> i64; // Kind::I64 and Kind::I1
 };
 
