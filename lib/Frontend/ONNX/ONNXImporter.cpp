@@ -947,7 +947,7 @@ LogicalResult Importer::matmul(NodeCtx &n) {
                                   ArrayRef<int64_t>(sc).drop_back(2))))
     return fail(n, "batch dimensions do not broadcast: " + shapeStr(sa) +
                        " x " + shapeStr(sc));
-  if (isFloatInitializer(*c) && !(*a)->constant) {
+  if (isFloatInitializer(*c) && !(*a)->constant && sa.size() >= 2) {
     setValue(n, 0, emitLinear(**a, **c, /*weightIsNK=*/false, Value(), n.loc));
     return success();
   }
@@ -2644,11 +2644,22 @@ Expected<ImportedModel> Importer::run() {
   }
 
   // Diagnostics from op builders (broadcast errors) land in `error`.
+  // Diagnostics from op builders and the verifier are located at a node.
+  const ::onnx::NodeProto *current = nullptr;
   ScopedDiagnosticHandler diag(&ctx, [&](Diagnostic &d) {
-    if (error.empty())
+    if (!error.empty())
+      return success();
+    if (current)
+      error = formatv("{0}: node '{1}' ({2}): {3}", path, nodeLabel(*current),
+                      current->op_type(), d.str());
+    else if (auto name = dyn_cast<NameLoc>(d.getLocation()))
+      error =
+          (path + ": at '" + name.getName().getValue() + "': " + d.str()).str();
+    else
       error = path + ": " + d.str();
     return success();
   });
+  llvm::StringSet<> produced;
 
   for (const auto &node : g.node()) {
     StringRef domain = node.domain() == "ai.onnx" ? "" : node.domain();
@@ -2670,6 +2681,16 @@ Expected<ImportedModel> Importer::run() {
                              .str());
       n.inputs.push_back(&it->second);
     }
+    for (const std::string &out : node.output())
+      if (!out.empty() &&
+          (!produced.insert(out).second || initNames.contains(out) ||
+           llvm::is_contained(argNames, out)))
+        return makeError(formatv("{0}: node '{1}' ({2}): output '{3}' is "
+                                 "already defined (ONNX graphs assign each "
+                                 "tensor once)",
+                                 path, label, node.op_type(), out)
+                             .str());
+    current = &node;
     if (failed((this->*rule->handler)(n)) || !error.empty()) {
       if (error.empty())
         error = formatv("{0}: node '{1}' ({2}): import failed", path, label,
@@ -2677,6 +2698,8 @@ Expected<ImportedModel> Importer::run() {
       return makeError(error);
     }
   }
+
+  current = nullptr;
 
   // Results.
   SmallVector<Value> results;

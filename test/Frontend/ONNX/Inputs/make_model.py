@@ -264,6 +264,9 @@ def node_errors():
                         [vi("x", F, [2, 3])], [vi("v", F, [2, 5]), vi("i", I64, [2, 5])], [c("k", [5])]),
         "broadcast_mismatch": model([helper.make_node("Add", ["a", "b"], ["y"], name="add_bad")],
                                     [vi("a", F, [2, 3]), vi("b", F, [4])], [vi("y", F, [2, 3])]),
+        "dup_output": model([helper.make_node("Relu", ["x"], ["y"], name="first"),
+                             helper.make_node("Neg", ["x"], ["y"], name="second")],
+                            [vi("x", F, [2])], [vi("y", F, [2])]),
         "output_shape": model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
                               [vi("x", F, [2, 3])], [vi("y", F, [3, 2])]),
     }
