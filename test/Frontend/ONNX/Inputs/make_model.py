@@ -205,7 +205,23 @@ def rotary(interleaved):
     return m, [x, cos, sin, pos], [y]
 
 
-NUMERIC = {"attention": attention, "rotary": lambda: rotary(False),
+def half():
+    # f16 initializers: the MatMul weight (16x8 elements) stays f16 in the
+    # weights file, the small bias is widened into an f32 constant; the
+    # activations are f32, rounded to f16 only by Cast.
+    w = rng.randn(16, 8).astype(np.float16)
+    b = rng.randn(8).astype(np.float16)
+    nodes = [helper.make_node("Cast", ["x"], ["xh"], to=TensorProto.FLOAT16, name="to_half"),
+             helper.make_node("MatMul", ["xh", "w"], ["h"], name="mm"),
+             helper.make_node("Add", ["h", "b"], ["hb"], name="bias"),
+             helper.make_node("Cast", ["hb"], ["y"], to=F, name="to_float")]
+    m = model(nodes, [vi("x", F, [4, 16])], [vi("y", F, [4, 8])], [init("w", w), init("b", b)])
+    x = rng.randn(4, 16).astype(np.float32)
+    y = x.astype(np.float16).astype(np.float32) @ w.astype(np.float32) + b.astype(np.float32)
+    return m, [x], [y]
+
+
+NUMERIC = {"attention": attention, "half": half, "rotary": lambda: rotary(False),
            "rotary_interleaved": lambda: rotary(True)}
 
 
