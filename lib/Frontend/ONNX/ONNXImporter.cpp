@@ -524,7 +524,8 @@ Value Importer::weightValue(Tensor &t, bool transposed, Location loc) {
     w.shape = shape;
     unsigned es = half ? 2 : 4;
     std::vector<uint8_t> src;
-    if (half) {
+    if (half || (init.elemType == ::onnx::TensorProto::FLOAT &&
+                 init.data.f32.empty())) {
       src = init.raw;
     } else {
       src.resize(init.data.f32.size() * 4);
@@ -927,7 +928,8 @@ Value Importer::emitLinear(Tensor &a, Tensor &init, bool weightIsNK, Value bias,
 }
 
 static bool isFloatInitializer(const Tensor *t) {
-  return t && t->constant && t->kind == Kind::F32 && t->shape.size() == 2;
+  return t && (t->initializer || t->constant) && t->kind == Kind::F32 &&
+         t->shape.size() == 2;
 }
 
 LogicalResult Importer::matmul(NodeCtx &n) {
@@ -1278,9 +1280,25 @@ LogicalResult Importer::gather(NodeCtx &n) {
   }
   if (setIfEmpty(n, 0, outShape, (*x)->kind))
     return success();
-  Value data = materialize(**x, n.loc);
   Value iv =
       reshapeTo(materialize(**idx, n.loc), {numElements(idxShape)}, n.loc);
+  if ((*x)->initializer && rank == 2 && *axis == 0) {
+    // A row lookup in a weight table is the embedding (token ids must be
+    // in [0, rows); ONNX's negative indices are a run-time error here).
+    Value table;
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(b.getInsertionBlock());
+      table = weightValue(**x, /*transposed=*/false, n.loc);
+    }
+    Value e = llm::EmbeddingOp::create(
+        b, n.loc,
+        tensorType({numElements(idxShape), (*x)->shape[1]}, Kind::F32), table,
+        iv);
+    setValue(n, 0, reshapeTo(e, outShape, n.loc));
+    return success();
+  }
+  Value data = materialize(**x, n.loc);
   SmallVector<int64_t> gshape((*x)->shape);
   gshape[*axis] = numElements(idxShape);
   Value g = llm::GatherOp::create(b, n.loc, tensorType(gshape, (*x)->kind),
@@ -2559,8 +2577,22 @@ Expected<ImportedModel> Importer::run() {
 
   // Initializers.
   llvm::StringSet<> initNames;
+  ExternalFiles externalFiles;
   for (const auto &t : g.initializer()) {
-    auto d = decodeTensor(t, baseDir, path, "initializer");
+    // A weight's values are not needed at import time: keep its bytes only.
+    int64_t count = 1;
+    bool valid = true;
+    for (int64_t dim : t.dims()) {
+      valid &= dim >= 0;
+      if (dim > 0)
+        count = count > INT64_MAX / dim ? INT64_MAX : count * dim;
+      else
+        count = 0;
+    }
+    bool isWeight = valid && kindOf(t.data_type()) == Kind::F32 &&
+                    count > options.maxInlineElements;
+    auto d = decodeTensor(t, baseDir, path, "initializer", &externalFiles,
+                          /*bytesOnly=*/isWeight);
     if (!d)
       return d.takeError();
     initNames.insert(t.name());
@@ -2570,11 +2602,11 @@ Expected<ImportedModel> Importer::run() {
     tensor.onnxType = init.elemType;
     tensor.kind = init.data.kind;
     tensor.shape = init.data.shape;
-    tensor.constant = std::shared_ptr<const TensorData>(
-        std::shared_ptr<const TensorData>(), &init.data);
-    if (init.data.kind == Kind::F32 &&
-        numElements(init.data.shape) > options.maxInlineElements)
+    if (isWeight)
       tensor.initializer = &init;
+    else
+      tensor.constant = std::shared_ptr<const TensorData>(
+          std::shared_ptr<const TensorData>(), &init.data);
     tensors[t.name()] = std::move(tensor);
   }
   if (g.sparse_initializer_size())

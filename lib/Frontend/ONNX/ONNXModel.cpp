@@ -154,8 +154,9 @@ static void decodeRaw(int32_t elemType, const uint8_t *bytes, int64_t count,
 
 Expected<DecodedTensor> pimc::onnx::decodeTensor(const ::onnx::TensorProto &t,
                                                  StringRef baseDir,
-                                                 StringRef file,
-                                                 StringRef what) {
+                                                 StringRef file, StringRef what,
+                                                 ExternalFiles *files,
+                                                 bool bytesOnly) {
   std::string label = (file + ": " + what + " '" + t.name() + "'").str();
   auto err = [&](const Twine &msg) {
     return createStringError(inconvertibleErrorCode(), label + ": " + msg);
@@ -181,6 +182,10 @@ Expected<DecodedTensor> pimc::onnx::decodeTensor(const ::onnx::TensorProto &t,
     return err("segmented tensors are not supported");
   unsigned elemSize = storedSize(t.data_type());
   uint64_t expectBytes = uint64_t(count) * elemSize;
+  using TP = ::onnx::TensorProto;
+  bool keepBytesOnly = bytesOnly && (t.data_type() == TP::FLOAT ||
+                                     t.data_type() == TP::FLOAT16 ||
+                                     t.data_type() == TP::BFLOAT16);
 
   if (t.data_location() == ::onnx::TensorProto::EXTERNAL) {
     std::string location;
@@ -203,12 +208,22 @@ Expected<DecodedTensor> pimc::onnx::decodeTensor(const ::onnx::TensorProto &t,
                  "' must be relative to the model's directory");
     SmallString<256> path(baseDir);
     sys::path::append(path, location);
-    auto buf = MemoryBuffer::getFile(path, /*IsText=*/false,
-                                     /*RequiresNullTerminator=*/false);
-    if (!buf)
-      return err("cannot open external data file '" + path +
-                 "': " + buf.getError().message());
-    uint64_t fileSize = (*buf)->getBufferSize();
+    ExternalFiles local;
+    if (!files)
+      files = &local;
+    auto &slot = (*files)[path];
+    if (!slot) {
+      auto buf = MemoryBuffer::getFile(path, /*IsText=*/false,
+                                       /*RequiresNullTerminator=*/false);
+      if (!buf) {
+        files->erase(path);
+        return err("cannot open external data file '" + path +
+                   "': " + buf.getError().message());
+      }
+      slot = std::move(*buf);
+    }
+    const MemoryBuffer *mapped = slot.get();
+    uint64_t fileSize = mapped->getBufferSize();
     if (length < 0)
       length = int64_t(expectBytes);
     if (uint64_t(length) != expectBytes)
@@ -220,9 +235,10 @@ Expected<DecodedTensor> pimc::onnx::decodeTensor(const ::onnx::TensorProto &t,
                          "bytes)",
                          offset, offset + length, path, fileSize));
     const uint8_t *bytes =
-        reinterpret_cast<const uint8_t *>((*buf)->getBufferStart()) + offset;
+        reinterpret_cast<const uint8_t *>(mapped->getBufferStart()) + offset;
     d.raw.assign(bytes, bytes + length);
-    decodeRaw(t.data_type(), d.raw.data(), count, d.data);
+    if (!keepBytesOnly)
+      decodeRaw(t.data_type(), d.raw.data(), count, d.data);
     return d;
   }
 
@@ -234,13 +250,13 @@ Expected<DecodedTensor> pimc::onnx::decodeTensor(const ::onnx::TensorProto &t,
                          d.data.onnxType));
     const auto *bytes = reinterpret_cast<const uint8_t *>(t.raw_data().data());
     d.raw.assign(bytes, bytes + expectBytes);
-    decodeRaw(t.data_type(), bytes, count, d.data);
+    if (!keepBytesOnly)
+      decodeRaw(t.data_type(), bytes, count, d.data);
     return d;
   }
 
   // Typed fields: ONNX stores narrow types widened to int32 (half types as
   // their bit patterns) and unsigned 32/64-bit types in uint64_data.
-  using TP = ::onnx::TensorProto;
   int64_t have = 0;
   auto countError = [&](int64_t n) {
     return err(formatv("has {0} values, its shape needs {1}", n, count));

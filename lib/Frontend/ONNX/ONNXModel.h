@@ -11,6 +11,9 @@
 
 #include "onnx/onnx_pb.h"
 
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MemoryBuffer.h"
+
 #include <memory>
 #include <optional>
 
@@ -34,12 +37,18 @@ struct DecodedTensor {
   std::vector<uint8_t> raw;
 };
 
+/// External data files, each mapped once per import.
+using ExternalFiles = llvm::StringMap<std::unique_ptr<llvm::MemoryBuffer>>;
+
 /// Decodes `t`; `what` ("initializer", "attribute", ...) and `file` name it
-/// in errors. External data is resolved relative to `baseDir`.
-llvm::Expected<DecodedTensor> decodeTensor(const ::onnx::TensorProto &t,
-                                           llvm::StringRef baseDir,
-                                           llvm::StringRef file,
-                                           llvm::StringRef what);
+/// in errors. External data is resolved relative to `baseDir` (mapped
+/// through `files` when given). With `bytesOnly`, a FLOAT/FLOAT16/BFLOAT16
+/// tensor stored as bytes keeps only `raw` (a weight: its values are not
+/// needed at import time).
+llvm::Expected<DecodedTensor>
+decodeTensor(const ::onnx::TensorProto &t, llvm::StringRef baseDir,
+             llvm::StringRef file, llvm::StringRef what,
+             ExternalFiles *files = nullptr, bool bytesOnly = false);
 
 llvm::Expected<std::unique_ptr<::onnx::ModelProto>>
 parseModelFile(llvm::StringRef path);

@@ -117,7 +117,19 @@ class MoE(nn.Module):
         return out.reshape(B, T, D)
 
 
-MODELS = {"llama": LlamaBlock, "gpt2": GPT2Block, "moe": MoE}
+class TinyLM(nn.Module):
+    # Token embedding + block + tied-free head: Gather on a weight table.
+    def __init__(self, vocab=50, d=64):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.block = LlamaBlock(d=d)
+        self.head = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, ids):
+        return self.head(self.block(self.embed(ids)))
+
+
+MODELS = {"llama": LlamaBlock, "gpt2": GPT2Block, "moe": MoE, "tinylm": TinyLM}
 
 
 def main():
@@ -125,7 +137,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
     m = MODELS[name]().eval()
-    x = torch.randn(1, 8, 64)
+    x = torch.randint(0, 50, (1, 8)) if name == "tinylm" else torch.randn(1, 8, 64)
     with torch.no_grad():
         y = m(x)
     torch.onnx.export(m, (x,), os.path.join(out, name + ".onnx"), opset_version=17,
