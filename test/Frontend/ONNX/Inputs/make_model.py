@@ -148,6 +148,10 @@ def write_external(out, name, bad=None):
             f.write(data)
     if bad == "offset":
         m.graph.initializer[0].external_data[1].value = "4096"
+    if bad == "length":
+        m.graph.initializer[0].external_data[2].value = "100"
+    if bad == "absolute":
+        m.graph.initializer[0].external_data[0].value = "/etc/passwd"
     onnx.save(m, os.path.join(out, name + ".onnx"))
     np.save(os.path.join(out, name + ".npy"), w)
 
@@ -260,6 +264,14 @@ def misc():
                  [vi("ls", F, [3, 3, 2]), vi("h", TensorProto.FLOAT16, [3])], inits, opset=14)
 
 
+def raw_tensor(name, elem, dims, data):
+    # Bypasses onnx.helper's size check to write an inconsistent tensor.
+    t = TensorProto()
+    t.name, t.data_type, t.raw_data = name, elem, data
+    t.dims.extend(dims)
+    return t
+
+
 def node_errors():
     # One model per node-level error (the first failing node is reported).
     c = lambda name, vals: init(name, np.array(vals, np.int64))
@@ -280,6 +292,12 @@ def node_errors():
                         [vi("x", F, [2, 3])], [vi("v", F, [2, 5]), vi("i", I64, [2, 5])], [c("k", [5])]),
         "broadcast_mismatch": model([helper.make_node("Add", ["a", "b"], ["y"], name="add_bad")],
                                     [vi("a", F, [2, 3]), vi("b", F, [4])], [vi("y", F, [2, 3])]),
+        "raw_size": model([helper.make_node("Add", ["x", "c"], ["y"], name="add")],
+                          [vi("x", F, [4])], [vi("y", F, [4])],
+                          [raw_tensor("c", F, [4], b"\0" * 12)]),
+        "string_init": model([helper.make_node("Identity", ["s"], ["y"], name="id")],
+                             [], [vi("y", TensorProto.STRING, [1])],
+                             [helper.make_tensor("s", TensorProto.STRING, [1], [b"hi"])]),
         "dup_output": model([helper.make_node("Relu", ["x"], ["y"], name="first"),
                              helper.make_node("Neg", ["x"], ["y"], name="second")],
                             [vi("x", F, [2])], [vi("y", F, [2])]),
