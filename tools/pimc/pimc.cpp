@@ -75,6 +75,11 @@ cl::opt<int64_t> importInlineLimit(
     cl::desc("ONNX: float initializers with more elements become llm.weight "
              "(default 64)"),
     cl::init(64));
+cl::list<std::string> importInputShapes(
+    "input-shape", cl::sub(importCmd), cl::cat(pimcCategory),
+    cl::desc("ONNX: static shape for a graph input with symbolic dimensions, "
+             "e.g. --input-shape input_ids=1x8 (repeatable)"),
+    cl::value_desc("name=DxDx..."));
 cl::opt<bool> importPrintLocations(
     "print-locations", cl::sub(importCmd), cl::cat(pimcCategory),
     cl::desc("ONNX: print the locations (node names) of the imported ops"));
@@ -199,6 +204,23 @@ int fail(const Twine &msg) {
 int runONNXImport(mlir::MLIRContext &ctx) {
   onnx::ImportOptions options;
   options.maxInlineElements = importInlineLimit;
+  for (StringRef spec : importInputShapes) {
+    auto [name, dims] = spec.rsplit('=');
+    SmallVector<StringRef> parts;
+    dims.split(parts, 'x');
+    SmallVector<int64_t> shape;
+    bool ok = !name.empty() && !dims.empty();
+    for (StringRef d : parts) {
+      int64_t v = 0;
+      ok &= !d.getAsInteger(10, v) && v >= 0;
+      shape.push_back(v);
+    }
+    if (!ok)
+      return fail(formatv("--input-shape '{0}': expected name=DxDx... with "
+                          "non-negative sizes",
+                          spec));
+    options.inputShapes[name.str()] = shape;
+  }
   auto model = onnx::importModelFile(ctx, importInput, options);
   if (!model)
     return fail(toString(model.takeError()));

@@ -2629,21 +2629,40 @@ Expected<ImportedModel> Importer::run() {
       return makeError(path + ": graph input '" + in.name() +
                        "' has element type " + typeName(tt.elem_type()) +
                        ", which is not supported");
-    if (!tt.has_shape())
-      return makeError(path + ": graph input '" + in.name() +
-                       "' has no shape; the importer needs static shapes");
+    auto given = options.inputShapes.find(in.name());
     SmallVector<int64_t> shape;
+    if (!tt.has_shape() && given == options.inputShapes.end())
+      return makeError(path + ": graph input '" + in.name() +
+                       "' has no shape; the importer needs static shapes "
+                       "(give one with --input-shape)");
     for (const auto &dim : tt.shape().dim()) {
-      if (!dim.has_dim_value())
+      if (!dim.has_dim_value() && given == options.inputShapes.end())
         return makeError(path + ": graph input '" + in.name() +
                          "' has a symbolic dimension '" + dim.dim_param() +
-                         "'; the importer needs static shapes");
-      shape.push_back(dim.dim_value());
+                         "'; the importer needs static shapes (give one "
+                         "with --input-shape " +
+                         in.name() + "=...)");
+      shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+    }
+    if (given != options.inputShapes.end()) {
+      bool fits = !tt.has_shape() || given->second.size() == shape.size();
+      for (size_t i = 0; fits && tt.has_shape() && i < shape.size(); ++i)
+        fits = shape[i] < 0 || shape[i] == given->second[i];
+      if (!fits)
+        return makeError(path + ": the shape " + shapeStr(given->second) +
+                         " given for graph input '" + in.name() +
+                         "' does not fit its declared shape " +
+                         shapeStr(shape));
+      shape.assign(given->second.begin(), given->second.end());
     }
     argTypes.push_back(tensorType(shape, *kind));
     argNames.push_back(in.name());
     argOnnxTypes.push_back(tt.elem_type());
   }
+  for (const auto &[name, shape] : options.inputShapes)
+    if (!llvm::is_contained(argNames, name))
+      return makeError(path + ": --input-shape names '" + name +
+                       "', which is not a graph input");
   auto func = func::FuncOp::create(
       b, NameLoc::get(b.getStringAttr(g.name().empty() ? "graph" : g.name())),
       "forward", b.getFunctionType(argTypes, {}));

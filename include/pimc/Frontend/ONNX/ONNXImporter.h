@@ -47,6 +47,9 @@ struct ImportOptions {
   /// k, axes, ...): it specializes the graph on them. The inputs stay
   /// function arguments and every other use reads them at run time.
   const std::map<std::string, TensorData> *inputValues = nullptr;
+  /// Static shapes for graph inputs, by name: required for inputs with
+  /// symbolic dimensions (dynamic_axes), checked against the fixed ones.
+  std::map<std::string, llvm::SmallVector<int64_t>> inputShapes;
 };
 
 /// A tensor the importer lifted out of the model for `llm.weight` (raw
