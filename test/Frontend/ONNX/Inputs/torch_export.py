@@ -134,14 +134,17 @@ MODELS = {"llama": LlamaBlock, "gpt2": GPT2Block, "moe": MoE, "tinylm": TinyLM}
 
 def main():
     name, out = sys.argv[1], sys.argv[2]
+    # "<model>_dynamic": exported with dynamic batch and sequence axes.
+    base, dynamic = (name[: -len("_dynamic")], True) if name.endswith("_dynamic") else (name, False)
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
-    m = MODELS[name]().eval()
-    x = torch.randint(0, 50, (1, 8)) if name == "tinylm" else torch.randn(1, 8, 64)
+    m = MODELS[base]().eval()
+    x = torch.randint(0, 50, (1, 8)) if base == "tinylm" else torch.randn(1, 8, 64)
     with torch.no_grad():
         y = m(x)
+    axes = {"x": {0: "B", 1: "T"}, "y": {0: "B", 1: "T"}} if dynamic else None
     torch.onnx.export(m, (x,), os.path.join(out, name + ".onnx"), opset_version=17,
-                      input_names=["x"], output_names=["y"])
+                      input_names=["x"], output_names=["y"], dynamic_axes=axes)
     safetensors_io.write_file(os.path.join(out, name + ".inputs.safetensors"), {"input_0": x})
     safetensors_io.write_file(os.path.join(out, name + ".expect.safetensors"), {"output_0": y})
 
