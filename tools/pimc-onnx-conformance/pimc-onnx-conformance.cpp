@@ -24,6 +24,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -159,7 +160,9 @@ std::string compare(const onnx::TensorData &expect,
     } else if (std::fabs(g - e) <= kAtol + kRtol * std::fabs(e)) {
       continue;
     }
-    return formatv("element {0} is {1}, expected {2}", i, g, e).str();
+    return formatv("element {0} is {1}, expected {2}", i, format("%.9g", g),
+                   format("%.9g", e))
+        .str();
   }
   return "";
 }
