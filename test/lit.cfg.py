@@ -10,6 +10,7 @@ config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "CMakeLists.txt"]
 
 path = [os.path.join(config.pimc_tools_dir, "pimc-opt"),
         os.path.join(config.pimc_tools_dir, "pimc"),
+        os.path.join(config.pimc_tools_dir, "pimc-onnx-conformance"),
         os.path.join(config.pimc_obj_root, "sim"),
         config.llvm_tools_dir]
 config.environment["PATH"] = os.pathsep.join(path + [config.environment.get("PATH", "")])

@@ -1,6 +1,6 @@
 //===- pimc.cpp - the pimc compiler driver --------------------------------===//
 //
-//   pimc import <checkpoint-dir> -o model.mlir
+//   pimc import <checkpoint-dir | model.onnx> -o model.mlir
 //   pimc run-ref <checkpoint-dir> --prompt-ids 1,2,3 --max-new-tokens N
 //   pimc run-ref graph.mlir [--weights W] --inputs in.safetensors
 //       [--expect out.safetensors --atol A --rtol R] [--outputs got.safetensors]
@@ -13,6 +13,7 @@
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
 #include "pimc/Dialect/PIM/IR/PIMDialect.h"
 #include "pimc/Frontend/HF/HFImporter.h"
+#include "pimc/Frontend/ONNX/ONNXImporter.h"
 #include "pimc/Reference/HostTensorIO.h"
 #include "pimc/Reference/Interpreter.h"
 
@@ -62,11 +63,30 @@ cl::SubCommand compileCmd("compile",
 // import
 cl::opt<std::string> importInput(cl::Positional, cl::sub(importCmd),
                                  cl::cat(pimcCategory),
-                                 cl::desc("<checkpoint-dir>"), cl::Required);
+                                 cl::desc("<checkpoint-dir | model.onnx>"),
+                                 cl::Required);
 cl::opt<std::string>
     importOutput("o", cl::sub(importCmd), cl::cat(pimcCategory),
                  cl::desc("Output .mlir file (default: stdout)"),
                  cl::value_desc("file"), cl::init("-"));
+cl::opt<std::string> importWeightsOut(
+    "weights-out", cl::sub(importCmd), cl::cat(pimcCategory),
+    cl::desc("ONNX: safetensors file for the initializers that become "
+             "llm.weight (default: the output path with .safetensors)"),
+    cl::value_desc("file"));
+cl::opt<int64_t> importInlineLimit(
+    "max-inline-elements", cl::sub(importCmd), cl::cat(pimcCategory),
+    cl::desc("ONNX: float initializers with more elements become llm.weight "
+             "(default 64)"),
+    cl::init(64));
+cl::list<std::string> importInputShapes(
+    "input-shape", cl::sub(importCmd), cl::cat(pimcCategory),
+    cl::desc("ONNX: static shape for a graph input with symbolic dimensions, "
+             "e.g. --input-shape input_ids=1x8 (repeatable)"),
+    cl::value_desc("name=DxDx..."));
+cl::opt<bool> importPrintLocations(
+    "print-locations", cl::sub(importCmd), cl::cat(pimcCategory),
+    cl::desc("ONNX: print the locations (node names) of the imported ops"));
 
 // run-ref
 cl::opt<std::string> runInput(cl::Positional, cl::sub(runRefCmd),
@@ -183,7 +203,61 @@ int fail(const Twine &msg) {
   return 1;
 }
 
+// An .onnx file: the graph's IR, plus its large initializers as a
+// safetensors file for `pimc run-ref --weights`.
+int runONNXImport(mlir::MLIRContext &ctx) {
+  onnx::ImportOptions options;
+  options.maxInlineElements = importInlineLimit;
+  for (StringRef spec : importInputShapes) {
+    auto [name, dims] = spec.rsplit('=');
+    SmallVector<StringRef> parts;
+    dims.split(parts, 'x');
+    SmallVector<int64_t> shape;
+    bool ok = !name.empty() && !dims.empty();
+    for (StringRef d : parts) {
+      int64_t v = 0;
+      ok &= !d.getAsInteger(10, v) && v >= 0;
+      shape.push_back(v);
+    }
+    if (!ok)
+      return fail(formatv("--input-shape '{0}': expected name=DxDx... with "
+                          "non-negative sizes",
+                          spec));
+    options.inputShapes[name.str()] = shape;
+  }
+  auto model = onnx::importModelFile(ctx, importInput, options);
+  if (!model)
+    return fail(toString(model.takeError()));
+  if (!model->weights.empty()) {
+    std::string weightsPath = importWeightsOut;
+    if (weightsPath.empty()) {
+      if (importOutput == "-")
+        return fail(formatv("{0}: {1} initializer(s) become llm.weight; give "
+                            "-o FILE or --weights-out FILE for their data",
+                            importInput, model->weights.size()));
+      SmallString<256> p(importOutput);
+      sys::path::replace_extension(p, ".safetensors");
+      weightsPath = std::string(p);
+    }
+    if (Error err = onnx::writeWeights(weightsPath, model->weights))
+      return fail(toString(std::move(err)));
+  }
+  Error err = writeToOutput(importOutput, [&](raw_ostream &os) -> Error {
+    mlir::OpPrintingFlags flags;
+    if (importPrintLocations)
+      flags.enableDebugInfo();
+    model->module->print(os, flags);
+    return Error::success();
+  });
+  if (err)
+    return fail(formatv("cannot write '{0}': {1}", importOutput,
+                        toString(std::move(err))));
+  return 0;
+}
+
 int runImport(mlir::MLIRContext &ctx) {
+  if (StringRef(importInput).ends_with(".onnx"))
+    return runONNXImport(ctx);
   hf::ImportOptions options;
   options.maxContext = maxContext;
   auto model = hf::importCheckpointDir(ctx, importInput, options);
@@ -628,7 +702,7 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "pimc: compile large language models for processing-in-memory\n\n"
-      "  pimc import <checkpoint-dir> -o model.mlir\n"
+      "  pimc import <checkpoint-dir | model.onnx> -o model.mlir\n"
       "  pimc run-ref <checkpoint-dir> --prompt-ids 1,2,3 --max-new-tokens N\n"
       "  pimc run-ref graph.mlir [--weights W] --inputs in.safetensors "
       "[--expect out.safetensors]\n"
