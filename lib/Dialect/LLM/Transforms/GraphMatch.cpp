@@ -1,0 +1,397 @@
+//===- GraphMatch.cpp - matching helpers for the raising patterns ---------===//
+#include "GraphMatch.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <functional>
+
+using namespace mlir;
+
+namespace pimc::llm {
+
+namespace {
+
+/// True if `cast` only widens (or keeps) a float type to f32, so it changes
+/// no value.
+bool isExactWidening(CastOp cast) {
+  auto in = cast.getInput().getType().getElementType();
+  auto out = cast.getResult().getType().getElementType();
+  return out.isF32() && (in.isF32() || in.isF16() || in.isBF16());
+}
+
+} // namespace
+
+Value stripWidening(Value v) {
+  while (v) {
+    if (auto cast = defOp<CastOp>(v); cast && isExactWidening(cast)) {
+      v = cast.getInput();
+      continue;
+    }
+    break;
+  }
+  return v;
+}
+
+Value stripBroadcast(Value v) {
+  while (v) {
+    v = stripWidening(v);
+    Operation *def = v.getDefiningOp();
+    if (def && def->getName().getStringRef() == "llm.broadcast" &&
+        def->getNumOperands() == 1) {
+      v = def->getOperand(0);
+      continue;
+    }
+    break;
+  }
+  return v;
+}
+
+std::optional<double> matchSplat(Value v) {
+  v = stripBroadcast(v);
+  // A reshape of a splat is the same splat.
+  while (auto r = defOp<ReshapeOp>(v))
+    v = stripBroadcast(r.getInput());
+  auto cst = defOp<arith::ConstantOp>(v);
+  if (!cst)
+    return std::nullopt;
+  auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
+  if (!dense || !dense.isSplat())
+    return std::nullopt;
+  Type et = dense.getElementType();
+  if (isa<FloatType>(et))
+    return dense.getSplatValue<APFloat>().convertToDouble();
+  if (et.isInteger(1))
+    return dense.getSplatValue<bool>() ? 1.0 : 0.0;
+  if (isa<IntegerType>(et))
+    return static_cast<double>(dense.getSplatValue<APInt>().getSExtValue());
+  return std::nullopt;
+}
+
+bool isLastAxis(int64_t axis, int64_t rank) {
+  return axis == -1 || axis == rank - 1;
+}
+
+int64_t ConstTensor::index(ArrayRef<int64_t> at) const {
+  int64_t idx = 0;
+  for (auto [i, d] : llvm::enumerate(shape))
+    idx = idx * d + at[i];
+  return idx;
+}
+
+namespace {
+
+double roundF32(double x) { return static_cast<double>(static_cast<float>(x)); }
+
+int64_t product(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+/// Row-major strides of `shape`.
+SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> s(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+
+/// Numpy broadcast of `t` to `shape` (right-aligned; size-1 or missing dims
+/// expand). Nullopt if the shapes are incompatible.
+std::optional<ConstTensor> broadcastTo(const ConstTensor &t,
+                                       ArrayRef<int64_t> shape) {
+  int64_t rank = shape.size(), inRank = t.shape.size();
+  if (inRank > rank)
+    return std::nullopt;
+  SmallVector<int64_t> inStrides = stridesOf(t.shape);
+  // Stride of each result dim in the input (0 where it broadcasts).
+  SmallVector<int64_t> src(rank, 0);
+  for (int64_t i = 0; i < inRank; ++i) {
+    int64_t d = t.shape[i], r = rank - inRank + i;
+    if (d != shape[r] && d != 1)
+      return std::nullopt;
+    src[r] = d == 1 ? 0 : inStrides[i];
+  }
+  ConstTensor out;
+  out.shape.assign(shape.begin(), shape.end());
+  int64_t n = product(shape);
+  out.data.resize(n);
+  SmallVector<int64_t> outStrides = stridesOf(shape);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rem = i, off = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      off += (rem / outStrides[d]) * src[d];
+      rem %= outStrides[d];
+    }
+    out.data[i] = t.data[off];
+  }
+  return out;
+}
+
+SmallVector<int64_t> staticShape(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  if (!t || !t.hasStaticShape())
+    return {};
+  return SmallVector<int64_t>(t.getShape());
+}
+
+class Evaluator {
+public:
+  explicit Evaluator(int64_t maxElements) : maxElements(maxElements) {}
+
+  std::optional<ConstTensor> eval(Value v) {
+    auto it = memo.find(v);
+    if (it != memo.end())
+      return it->second;
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type || !type.hasStaticShape() ||
+        type.getNumElements() > maxElements)
+      return std::nullopt;
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return std::nullopt;
+    std::optional<ConstTensor> r = evalOp(def, v);
+    if (r && r->shape != staticShape(v))
+      r = std::nullopt;
+    memo[v] = r;
+    return r;
+  }
+
+private:
+  int64_t maxElements;
+  llvm::DenseMap<Value, std::optional<ConstTensor>> memo;
+
+  std::optional<ConstTensor> constant(arith::ConstantOp op) {
+    auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+    if (!dense)
+      return std::nullopt;
+    auto type = cast<ShapedType>(dense.getType());
+    ConstTensor t;
+    t.shape.assign(type.getShape().begin(), type.getShape().end());
+    Type et = type.getElementType();
+    if (isa<FloatType>(et)) {
+      for (APFloat f : dense.getValues<APFloat>())
+        t.data.push_back(f.convertToDouble());
+    } else if (et.isInteger(1)) {
+      for (bool b : dense.getValues<bool>())
+        t.data.push_back(b ? 1.0 : 0.0);
+    } else if (isa<IntegerType>(et)) {
+      for (APInt i : dense.getValues<APInt>())
+        t.data.push_back(static_cast<double>(i.getSExtValue()));
+    } else {
+      return std::nullopt;
+    }
+    return t;
+  }
+
+  std::optional<ConstTensor> unary(Value in, Value result,
+                                   const std::function<double(double)> &fn) {
+    auto a = eval(in);
+    if (!a)
+      return std::nullopt;
+    bool isFloat = isa<FloatType>(getElementTypeOrSelf(result.getType()));
+    for (double &x : a->data)
+      x = isFloat ? roundF32(fn(x)) : fn(x);
+    return a;
+  }
+
+  std::optional<ConstTensor>
+  binary(Value lhs, Value rhs, Value result,
+         const std::function<double(double, double)> &fn) {
+    auto a = eval(lhs), b = eval(rhs);
+    if (!a || !b || a->shape != b->shape)
+      return std::nullopt;
+    bool isFloat = isa<FloatType>(getElementTypeOrSelf(result.getType()));
+    for (auto [x, y] : llvm::zip(a->data, b->data))
+      x = isFloat ? roundF32(fn(x, y)) : fn(x, y);
+    return a;
+  }
+
+  std::optional<ConstTensor> transpose(Value in, ArrayRef<int64_t> perm) {
+    auto a = eval(in);
+    if (!a)
+      return std::nullopt;
+    int64_t rank = a->shape.size();
+    ConstTensor out;
+    for (int64_t p : perm)
+      out.shape.push_back(a->shape[p]);
+    SmallVector<int64_t> inStrides = stridesOf(a->shape);
+    SmallVector<int64_t> outStrides = stridesOf(out.shape);
+    out.data.resize(a->data.size());
+    for (int64_t i = 0, n = a->data.size(); i < n; ++i) {
+      int64_t rem = i, off = 0;
+      for (int64_t d = 0; d < rank; ++d) {
+        off += (rem / outStrides[d]) * inStrides[perm[d]];
+        rem %= outStrides[d];
+      }
+      out.data[i] = a->data[off];
+    }
+    return out;
+  }
+
+  std::optional<ConstTensor> slice(Value in, int64_t axis, int64_t start,
+                                   int64_t size) {
+    auto a = eval(in);
+    if (!a)
+      return std::nullopt;
+    int64_t rank = a->shape.size();
+    if (axis < 0)
+      axis += rank;
+    int64_t dim = a->shape[axis];
+    if (start < 0)
+      start += dim;
+    if (start < 0 || size < 0 || start + size > dim)
+      return std::nullopt;
+    int64_t outer = product(ArrayRef<int64_t>(a->shape).take_front(axis));
+    int64_t inner = product(ArrayRef<int64_t>(a->shape).drop_front(axis + 1));
+    ConstTensor out;
+    out.shape = a->shape;
+    out.shape[axis] = size;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t s = start; s < start + size; ++s)
+        for (int64_t i = 0; i < inner; ++i)
+          out.data.push_back(a->data[(o * dim + s) * inner + i]);
+    return out;
+  }
+
+  std::optional<ConstTensor> concat(ValueRange inputs, int64_t axis) {
+    SmallVector<ConstTensor> parts;
+    for (Value in : inputs) {
+      auto a = eval(in);
+      if (!a)
+        return std::nullopt;
+      parts.push_back(std::move(*a));
+    }
+    int64_t rank = parts.front().shape.size();
+    if (axis < 0)
+      axis += rank;
+    ConstTensor out;
+    out.shape = parts.front().shape;
+    out.shape[axis] = 0;
+    for (const ConstTensor &p : parts)
+      out.shape[axis] += p.shape[axis];
+    int64_t outer = product(ArrayRef<int64_t>(out.shape).take_front(axis));
+    for (int64_t o = 0; o < outer; ++o)
+      for (const ConstTensor &p : parts) {
+        int64_t chunk = p.numElements() / std::max<int64_t>(outer, 1);
+        out.data.insert(out.data.end(), p.data.begin() + o * chunk,
+                        p.data.begin() + (o + 1) * chunk);
+      }
+    return out;
+  }
+
+  std::optional<ConstTensor> evalOp(Operation *def, Value v) {
+    SmallVector<int64_t> shape = staticShape(v);
+    return llvm::TypeSwitch<Operation *, std::optional<ConstTensor>>(def)
+        .Case([&](arith::ConstantOp op) { return constant(op); })
+        .Case([&](ReshapeOp op) -> std::optional<ConstTensor> {
+          auto a = eval(op.getInput());
+          if (!a)
+            return std::nullopt;
+          a->shape = shape;
+          return a;
+        })
+        .Case([&](TransposeOp op) {
+          return transpose(op.getInput(), op.getPermutation());
+        })
+        .Case([&](SliceOp op) {
+          return slice(op.getInput(), op.getAxis(), op.getStart(),
+                       op.getSize());
+        })
+        .Case([&](ConcatOp op) { return concat(op.getInputs(), op.getAxis()); })
+        .Case([&](CastOp op) -> std::optional<ConstTensor> {
+          if (!getElementTypeOrSelf(op.getType()).isF32())
+            return std::nullopt;
+          return eval(op.getInput());
+        })
+        .Case([&](AddOp op) {
+          return binary(op.getLhs(), op.getRhs(), v,
+                        [](double a, double b) { return a + b; });
+        })
+        .Case([&](SubOp op) {
+          return binary(op.getLhs(), op.getRhs(), v,
+                        [](double a, double b) { return a - b; });
+        })
+        .Case([&](MulOp op) {
+          return binary(op.getLhs(), op.getRhs(), v,
+                        [](double a, double b) { return a * b; });
+        })
+        .Case([&](DivOp op) {
+          return binary(op.getLhs(), op.getRhs(), v,
+                        [](double a, double b) { return a / b; });
+        })
+        .Case([&](MaximumOp op) {
+          return binary(op.getLhs(), op.getRhs(), v,
+                        [](double a, double b) { return std::max(a, b); });
+        })
+        .Case([&](NegOp op) {
+          return unary(op.getInput(), v, [](double a) { return -a; });
+        })
+        .Case([&](ExpOp op) {
+          return unary(op.getInput(), v,
+                       [](double a) { return std::exp(static_cast<float>(a)); });
+        })
+        .Case([&](RsqrtOp op) {
+          return unary(op.getInput(), v, [](double a) {
+            return 1.0f / std::sqrt(static_cast<float>(a));
+          });
+        })
+        .Case([&](ScaleOp op) {
+          double f = op.getFactor().convertToDouble();
+          return unary(op.getInput(), v, [f](double a) { return a * f; });
+        })
+        .Default([&](Operation *op) -> std::optional<ConstTensor> {
+          return evalPrimitive(op, v, shape);
+        });
+  }
+
+  std::optional<ConstTensor> evalPrimitive(Operation *op, Value v,
+                                           ArrayRef<int64_t> shape);
+};
+
+std::optional<ConstTensor> Evaluator::evalPrimitive(Operation *op, Value v,
+                                                    ArrayRef<int64_t> shape) {
+  StringRef name = op->getName().getStringRef();
+  if (name == "llm.broadcast" && op->getNumOperands() == 1) {
+    auto a = eval(op->getOperand(0));
+    if (!a)
+      return std::nullopt;
+    return broadcastTo(*a, shape);
+  }
+  (void)v;
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<ConstTensor> evaluateConstant(Value v, int64_t maxElements) {
+  Evaluator e(maxElements);
+  return e.eval(v);
+}
+
+Value reshapeTo(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getShape() == shape)
+    return v;
+  return ReshapeOp::create(b, loc, type.clone(shape), v);
+}
+
+Value transposeBy(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
+  bool identity = true;
+  for (auto [i, p] : llvm::enumerate(perm))
+    identity &= static_cast<int64_t>(i) == p;
+  if (identity)
+    return v;
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(type.getDimSize(p));
+  return TransposeOp::create(b, loc, type.clone(shape), v, perm);
+}
+
+} // namespace pimc::llm

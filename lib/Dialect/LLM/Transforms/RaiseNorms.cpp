@@ -1,0 +1,153 @@
+//===- RaiseNorms.cpp - decomposed RMS / layer norms -> fused norms -------===//
+//
+// The importers turn `x.pow(2).mean(-1, keepdim=True)` and friends into
+// llm.mul / llm.reduce / llm.add / llm.rsqrt with explicit broadcasts; these
+// patterns recognise the norm as a whole. They only fire when the reduction
+// is over the last axis with keep_dim (the fused ops normalise the last
+// dimension) and the weight/bias are [n] vectors broadcast along it.
+//
+//===----------------------------------------------------------------------===//
+#include "GraphMatch.h"
+#include "pimc/Dialect/LLM/Transforms/Passes.h"
+
+using namespace mlir;
+
+namespace pimc::llm {
+
+namespace {
+
+/// `v` = mean(sq, last axis, keep_dim) + eps with `sq` accepted by
+/// `isSquare`; returns eps.
+template <typename SquareFn>
+std::optional<double> matchMeanPlusEps(Value v, SquareFn &&isSquare) {
+  auto add = defOp<AddOp>(v);
+  if (!add)
+    return std::nullopt;
+  std::optional<double> eps;
+  matchEitherOrder(add, [&](Value m, Value e) {
+    auto mean = defOp<ReduceOp>(m);
+    std::optional<double> c = matchSplat(e);
+    if (!mean || !c || mean.getKind() != ReduceKind::Mean ||
+        !mean.getKeepDim())
+      return false;
+    int64_t rank = cast<RankedTensorType>(mean.getInput().getType()).getRank();
+    if (!isLastAxis(mean.getAxis(), rank) || !isSquare(mean.getInput()))
+      return false;
+    eps = *c;
+    return true;
+  });
+  if (eps && *eps < 0)
+    return std::nullopt;
+  return eps;
+}
+
+/// True if `sq` is `x * x` or `x ^ 2` (x looked through widening casts).
+bool isSquareOf(Value sq, Value x) {
+  if (auto mul = defOp<MulOp>(sq))
+    return stripWidening(mul.getLhs()) == x && stripWidening(mul.getRhs()) == x;
+  Operation *def = sq.getDefiningOp();
+  if (def && def->getName().getStringRef() == "llm.pow" &&
+      def->getNumOperands() == 2) {
+    std::optional<double> e = matchSplat(def->getOperand(1));
+    return e && *e == 2.0 && stripWidening(def->getOperand(0)) == x;
+  }
+  return false;
+}
+
+/// `v` = x * rsqrt(s) (either order, rsqrt broadcast), or x / sqrt(s);
+/// calls `matchScale(x, s)` to check the statistic.
+template <typename Fn>
+bool matchNormalized(Value v, Fn &&matchScale) {
+  if (auto mul = defOp<MulOp>(v))
+    return matchEitherOrder(mul, [&](Value x, Value r) {
+      auto rsqrt = defOp<RsqrtOp>(stripBroadcast(r));
+      return rsqrt && matchScale(stripWidening(x), rsqrt.getInput());
+    });
+  if (auto div = defOp<DivOp>(v)) {
+    Operation *sqrt = stripBroadcast(div.getRhs()).getDefiningOp();
+    return sqrt && sqrt->getName().getStringRef() == "llm.sqrt" &&
+           matchScale(stripWidening(div.getLhs()), sqrt->getOperand(0));
+  }
+  return false;
+}
+
+/// RMS statistic: x * rsqrt(mean(x^2) + eps); sets x and eps.
+bool matchRmsNormalized(Value v, Value &x, double &eps) {
+  return matchNormalized(v, [&](Value in, Value stat) {
+    auto e = matchMeanPlusEps(stat, [&](Value sq) { return isSquareOf(sq, in); });
+    if (!e)
+      return false;
+    x = in;
+    eps = *e;
+    return true;
+  });
+}
+
+/// An [n] vector broadcast along the last dimension of a [..., n] tensor.
+Value matchLastDimVector(Value v, int64_t n) {
+  Value w = stripBroadcast(v);
+  auto t = dyn_cast<RankedTensorType>(w.getType());
+  if (!t || t.getRank() != 1 || t.getDimSize(0) != n)
+    return {};
+  return w;
+}
+
+/// rms(x) * w, w * rms(x) -> llm.rms_norm (llama); rms(x) * (1 + w) ->
+/// llm.rms_norm (gemma).
+struct RaiseRMSNorm : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MulOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    if (type.getRank() < 1 || type.isDynamicDim(type.getRank() - 1))
+      return failure();
+    int64_t n = type.getShape().back();
+    Value x, weight;
+    double eps = 0;
+    NormStyle style = NormStyle::Llama;
+    bool matched = matchEitherOrder(op, [&](Value normed, Value scale) {
+      if (!matchRmsNormalized(stripWidening(normed), x, eps))
+        return false;
+      Value w = matchLastDimVector(scale, n);
+      if (!w)
+        return false;
+      // Gemma: (1 + w) computed in the graph; the fused op adds the one.
+      if (auto add = defOp<AddOp>(w)) {
+        Value inner;
+        matchEitherOrder(add, [&](Value one, Value ww) {
+          std::optional<double> c = matchSplat(one);
+          if (!c || *c != 1.0)
+            return false;
+          inner = matchLastDimVector(ww, n);
+          return bool(inner);
+        });
+        if (inner) {
+          weight = inner;
+          style = NormStyle::Gemma;
+          return true;
+        }
+      }
+      weight = w;
+      style = NormStyle::Llama;
+      return true;
+    });
+    if (!matched || x.getType() != op.getType())
+      return rewriter.notifyMatchFailure(op, "not an RMS norm times a weight");
+    auto et = cast<RankedTensorType>(weight.getType()).getElementType();
+    if (!et.isF32() && !et.isF16() && !et.isBF16())
+      return rewriter.notifyMatchFailure(op, "weight is not a float vector");
+    rewriter.replaceOpWithNewOp<RMSNormOp>(
+        op, op.getType(), x, weight, rewriter.getF32FloatAttr(eps),
+        NormStyleAttr::get(getContext(), style));
+    return success();
+  }
+};
+
+} // namespace
+
+void populateRaiseNormPatterns(RewritePatternSet &patterns) {
+  patterns.add<RaiseRMSNorm>(patterns.getContext());
+}
+
+} // namespace pimc::llm

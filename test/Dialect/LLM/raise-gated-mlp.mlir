@@ -1,0 +1,106 @@
+// RUN: pimc-opt %s --split-input-file --llm-raise-gated-mlp | FileCheck %s
+
+// SwiGLU as the FX importer emits it: silu(gate(x)) * up(x), then down.
+// CHECK-LABEL: func.func @swiglu
+// CHECK-SAME: (%[[X:.*]]: tensor<1x4x8xf32>)
+// CHECK-DAG: %[[G:.*]] = llm.weight "mlp.gate_proj.weight"
+// CHECK-DAG: %[[U:.*]] = llm.weight "mlp.up_proj.weight"
+// CHECK-DAG: %[[D:.*]] = llm.weight "mlp.down_proj.weight"
+// CHECK: %[[R:.*]] = llm.gated_mlp %[[X]], %[[G]], %[[U]], %[[D]] :
+// CHECK-NOT: activation
+// CHECK-NOT: llm.linear
+// CHECK-NOT: llm.silu
+// CHECK: return %[[R]]
+func.func @swiglu(%x: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
+  %wg = llm.weight "mlp.gate_proj.weight" : tensor<16x8xf32>
+  %wu = llm.weight "mlp.up_proj.weight" : tensor<16x8xf32>
+  %wd = llm.weight "mlp.down_proj.weight" : tensor<8x16xf32>
+  %g = llm.linear %x, %wg : (tensor<1x4x8xf32>, tensor<16x8xf32>) -> tensor<1x4x16xf32>
+  %a = llm.silu %g : tensor<1x4x16xf32>
+  %u = llm.linear %x, %wu : (tensor<1x4x8xf32>, tensor<16x8xf32>) -> tensor<1x4x16xf32>
+  %h = llm.mul %a, %u : tensor<1x4x16xf32>
+  %y = llm.linear %h, %wd : (tensor<1x4x16xf32>, tensor<8x16xf32>) -> tensor<1x4x8xf32>
+  return %y : tensor<1x4x8xf32>
+}
+
+// -----
+
+// Operands of the product swapped, SiLU spelled out as g * sigmoid(g), bf16
+// weights.
+// CHECK-LABEL: func.func @swiglu_spelled_out
+// CHECK: llm.gated_mlp %{{.*}} : (tensor<4x8xf32>, tensor<16x8xbf16>, tensor<16x8xbf16>, tensor<8x16xbf16>) -> tensor<4x8xf32>
+// CHECK-NOT: llm.sigmoid
+func.func @swiglu_spelled_out(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %wg = llm.weight "gate" : tensor<16x8xbf16>
+  %wu = llm.weight "up" : tensor<16x8xbf16>
+  %wd = llm.weight "down" : tensor<8x16xbf16>
+  %g = llm.linear %x, %wg : (tensor<4x8xf32>, tensor<16x8xbf16>) -> tensor<4x16xf32>
+  %s = llm.sigmoid %g : tensor<4x16xf32>
+  %a = llm.mul %s, %g : tensor<4x16xf32>
+  %u = llm.linear %x, %wu : (tensor<4x8xf32>, tensor<16x8xbf16>) -> tensor<4x16xf32>
+  %h = llm.mul %u, %a : tensor<4x16xf32>
+  %y = llm.linear %h, %wd : (tensor<4x16xf32>, tensor<8x16xbf16>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// GeGLU: tanh-approximated GELU (Gemma) and exact GELU.
+// CHECK-LABEL: func.func @geglu
+// CHECK: llm.gated_mlp {{.*}}activation = #llm<activation gelu_tanh>
+// CHECK: llm.gated_mlp {{.*}}activation = #llm<activation gelu>
+func.func @geglu(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %wg = llm.weight "gate" : tensor<16x8xf32>
+  %wu = llm.weight "up" : tensor<16x8xf32>
+  %wd = llm.weight "down" : tensor<8x16xf32>
+  %g = llm.linear %x, %wg : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  %u = llm.linear %x, %wu : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  %a = llm.gelu %g {approximate = true} : tensor<4x16xf32>
+  %h = llm.mul %a, %u : tensor<4x16xf32>
+  %y = llm.linear %h, %wd : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %a2 = llm.gelu %g : tensor<4x16xf32>
+  %h2 = llm.mul %a2, %u : tensor<4x16xf32>
+  %y2 = llm.linear %h2, %wd : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  return %y, %y2 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Negative: gate and up read different inputs.
+// CHECK-LABEL: func.func @different_inputs
+// CHECK-NOT: llm.gated_mlp
+// CHECK: llm.silu
+func.func @different_inputs(%x: tensor<4x8xf32>, %z: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %wg = llm.weight "gate" : tensor<16x8xf32>
+  %wu = llm.weight "up" : tensor<16x8xf32>
+  %wd = llm.weight "down" : tensor<8x16xf32>
+  %g = llm.linear %x, %wg : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  %a = llm.silu %g : tensor<4x16xf32>
+  %u = llm.linear %z, %wu : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  %h = llm.mul %a, %u : tensor<4x16xf32>
+  %y = llm.linear %h, %wd : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Negative: a bias on a projection (gated_mlp has none), and an activation
+// that is not a gate (tanh).
+// CHECK-LABEL: func.func @bias_or_wrong_activation
+// CHECK-NOT: llm.gated_mlp
+func.func @bias_or_wrong_activation(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %wg = llm.weight "gate" : tensor<16x8xf32>
+  %wu = llm.weight "up" : tensor<16x8xf32>
+  %wd = llm.weight "down" : tensor<8x16xf32>
+  %bu = llm.weight "up.bias" : tensor<16xf32>
+  %g = llm.linear %x, %wg : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  %a = llm.silu %g : tensor<4x16xf32>
+  %u = llm.linear %x, %wu, %bu : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %h = llm.mul %a, %u : tensor<4x16xf32>
+  %y = llm.linear %h, %wd : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %u2 = llm.linear %x, %wu : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  %t = llm.tanh %g : tensor<4x16xf32>
+  %h2 = llm.mul %t, %u2 : tensor<4x16xf32>
+  %y2 = llm.linear %h2, %wd : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  return %y, %y2 : tensor<4x8xf32>, tensor<4x8xf32>
+}
