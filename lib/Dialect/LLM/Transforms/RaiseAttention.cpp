@@ -1,4 +1,17 @@
 //===- RaiseAttention.cpp - matmul-softmax-matmul -> llm.attention --------===//
+//
+// Eager attention as models write it,
+//   p = softmax(q @ k.transpose(-1, -2) * scale + mask, dim=-1); o = p @ v,
+// on [B = 1, heads, T, hd] (or [heads, T, hd]) tensors, becomes llm.attention
+// on [T, heads, hd] with transposes/reshapes around it; the shuffles the
+// model does around attention then cancel with these in canonicalization.
+// The pattern checks what the graph computes: the mask must evaluate to a
+// constant that hides exactly the keys llm.attention's causal /
+// sliding-window semantics hide, and GQA must repeat each kv head for
+// consecutive query heads (repeat_kv / repeat_interleave), which is the
+// head mapping llm.attention uses.
+//
+//===----------------------------------------------------------------------===//
 #include "GraphMatch.h"
 #include "pimc/Dialect/LLM/Transforms/Passes.h"
 
@@ -6,6 +19,330 @@ using namespace mlir;
 
 namespace pimc::llm {
 
-void populateRaiseAttentionPatterns(RewritePatternSet &) {}
+namespace {
+
+/// Mask values at or below this hide a key: exp(s + m - max) is exactly 0
+/// in f32 for every score |s| < 1e8 (HF uses finfo.min, hand-written models
+/// -inf or -1e9).
+constexpr double kMaskedBelow = -1e9;
+
+RankedTensorType rankedType(Value v) {
+  return dyn_cast<RankedTensorType>(v.getType());
+}
+
+/// The shape of a torch-layout attention operand: [1, h, L, d] or [h, L, d].
+struct HeadLayout {
+  int64_t heads = 0, length = 0, dim = 0;
+  bool batched = false;
+};
+
+std::optional<HeadLayout> headLayout(Value v) {
+  auto t = rankedType(v);
+  if (!t || !t.hasStaticShape())
+    return std::nullopt;
+  ArrayRef<int64_t> s = t.getShape();
+  if (s.size() == 4 && s[0] == 1)
+    return HeadLayout{s[1], s[2], s[3], true};
+  if (s.size() == 3)
+    return HeadLayout{s[0], s[1], s[2], false};
+  return std::nullopt;
+}
+
+/// Undoes repeat_kv / repeat_interleave along the head axis:
+/// reshape([.., nkv, 1, S, d]) -> broadcast([.., nkv, rep, S, d]) ->
+/// reshape([.., nkv * rep, S, d]) gives back the [.., nkv, S, d] source.
+/// Returns `v` itself when it is not repeated.
+Value unrepeatHeads(Value v) {
+  auto outer = defOp<ReshapeOp>(v);
+  if (!outer)
+    return v;
+  auto bcast = defOp<BroadcastOp>(outer.getInput());
+  if (!bcast)
+    return v;
+  auto expanded = rankedType(bcast.getResult());
+  auto src = rankedType(bcast.getInput());
+  auto out = rankedType(v);
+  if (!expanded || !src || !out)
+    return v;
+  // The head axis is 1 in [1, h, S, d] and 0 in [h, S, d]; the repeat axis
+  // follows it.
+  int64_t rank = out.getRank(), h = rank == 4 ? 1 : 0;
+  if (expanded.getRank() != rank + 1 || src.getRank() != rank + 1)
+    return v;
+  ArrayRef<int64_t> e = expanded.getShape(), s = src.getShape();
+  for (int64_t i = 0; i <= rank; ++i)
+    if (i != h + 1 && e[i] != s[i])
+      return v;
+  if (s[h + 1] != 1 || e[h] * e[h + 1] != out.getDimSize(h))
+    return v;
+  // The source without the size-1 repeat axis: an unsqueeze (reshape) of
+  // the [.., nkv, S, d] kv tensor, or any value of that shape.
+  Value kv = bcast.getInput();
+  if (auto unsq = defOp<ReshapeOp>(kv)) {
+    auto inner = rankedType(unsq.getInput());
+    SmallVector<int64_t> want(s.begin(), s.end());
+    want.erase(want.begin() + h + 1);
+    if (inner && inner.getShape() == ArrayRef<int64_t>(want))
+      return unsq.getInput();
+  }
+  return v;
+}
+
+/// The key operand behind `kt` = k^T (last two dims swapped).
+Value matchKeyTranspose(Value kt) {
+  auto tr = defOp<TransposeOp>(kt);
+  if (!tr)
+    return {};
+  ArrayRef<int64_t> p = tr.getPermutation();
+  int64_t r = p.size();
+  if (r < 2 || p[r - 1] != r - 2 || p[r - 2] != r - 1)
+    return {};
+  for (int64_t i = 0; i < r - 2; ++i)
+    if (p[i] != i)
+      return {};
+  return tr.getInput();
+}
+
+/// What a constant mask does: which keys of each query row it hides.
+struct MaskInfo {
+  bool causal = false;
+  std::optional<int64_t> window;
+};
+
+/// Classifies `visible[t][s]` (T x S) as no mask, causal, or causal with a
+/// sliding window, with query t at position S - T + t.
+std::optional<MaskInfo> classifyMask(const std::vector<bool> &visible,
+                                     int64_t T, int64_t S) {
+  bool all = llvm::all_of(visible, [](bool b) { return b; });
+  if (all)
+    return MaskInfo{};
+  // Causal with the smallest window that explains each row: keys
+  // [pos - W + 1, pos] visible.
+  int64_t window = 0;
+  for (int64_t t = 0; t < T; ++t) {
+    int64_t pos = S - T + t, lo = -1;
+    for (int64_t s = 0; s < S; ++s)
+      if (visible[t * S + s]) {
+        lo = s;
+        break;
+      }
+    if (lo < 0)
+      return std::nullopt;
+    if (lo > 0)
+      window = std::max(window, pos - lo + 1);
+  }
+  MaskInfo info{true, std::nullopt};
+  if (window > 0)
+    info.window = window;
+  for (int64_t t = 0; t < T; ++t) {
+    int64_t pos = S - T + t;
+    for (int64_t s = 0; s < S; ++s) {
+      bool want = s <= pos && (!info.window || s > pos - *info.window);
+      if (visible[t * S + s] != want)
+        return std::nullopt;
+    }
+  }
+  return info;
+}
+
+/// The [T, S] visibility of a constant evaluated to the full score shape
+/// [.., T, S]; nullopt unless every leading (batch, head) slab is the same.
+template <typename Fn>
+std::optional<std::vector<bool>> visibility(const ConstTensor &c, Fn &&isVisible) {
+  int64_t rank = c.shape.size();
+  if (rank < 2)
+    return std::nullopt;
+  int64_t T = c.shape[rank - 2], S = c.shape[rank - 1], slab = T * S;
+  std::vector<bool> vis(slab);
+  for (int64_t i = 0; i < slab; ++i) {
+    std::optional<bool> v = isVisible(i);
+    if (!v)
+      return std::nullopt;
+    vis[i] = *v;
+  }
+  for (int64_t i = slab; i < c.numElements(); ++i) {
+    std::optional<bool> v = isVisible(i);
+    if (!v || *v != vis[i % slab])
+      return std::nullopt;
+  }
+  return vis;
+}
+
+/// Splits `s` into the unmasked scores and the mask it applies:
+/// add(z, m) with a constant m of 0 / <= -1e9 entries, or select(c, z, fill)
+/// / select(c, fill, z) with a constant condition and fill <= -1e9.
+/// Without a mask, `z` is `s`.
+std::optional<MaskInfo> matchMask(Value s, Value &z) {
+  auto type = rankedType(s);
+  int64_t rank = type.getRank();
+  int64_t T = type.getDimSize(rank - 2), S = type.getDimSize(rank - 1);
+  if (auto add = defOp<AddOp>(s)) {
+    std::optional<MaskInfo> info;
+    matchEitherOrder(add, [&](Value scores, Value mask) {
+      std::optional<ConstTensor> m = evaluateConstant(mask);
+      if (!m)
+        return false;
+      auto vis = visibility(*m, [&](int64_t i) -> std::optional<bool> {
+        double x = m->data[i];
+        if (x == 0.0)
+          return true;
+        if (x <= kMaskedBelow)
+          return false;
+        return std::nullopt;
+      });
+      if (!vis)
+        return false;
+      info = classifyMask(*vis, T, S);
+      if (!info)
+        return false;
+      z = scores;
+      return true;
+    });
+    return info;
+  }
+  if (auto sel = defOp<SelectOp>(s)) {
+    std::optional<ConstTensor> c = evaluateConstant(sel.getCondition());
+    if (!c)
+      return std::nullopt;
+    for (bool scoresIfTrue : {true, false}) {
+      Value scores = scoresIfTrue ? sel.getTrueValue() : sel.getFalseValue();
+      Value fill = scoresIfTrue ? sel.getFalseValue() : sel.getTrueValue();
+      std::optional<double> f = matchSplat(fill);
+      if (!f || *f > kMaskedBelow)
+        continue;
+      auto vis = visibility(*c, [&](int64_t i) -> std::optional<bool> {
+        return (c->data[i] != 0.0) == scoresIfTrue;
+      });
+      if (!vis)
+        continue;
+      std::optional<MaskInfo> info = classifyMask(*vis, T, S);
+      if (!info)
+        continue;
+      z = scores;
+      return info;
+    }
+    return std::nullopt;
+  }
+  z = s;
+  return MaskInfo{};
+}
+
+/// Splits `z` into q @ k^T and the factor it is scaled by.
+std::optional<double> matchScale(Value z, MatmulOp &qk) {
+  if ((qk = defOp<MatmulOp>(z)))
+    return 1.0;
+  if (auto sc = defOp<ScaleOp>(z))
+    if ((qk = defOp<MatmulOp>(sc.getInput())))
+      return sc.getFactor().convertToDouble();
+  if (auto mul = defOp<MulOp>(z)) {
+    std::optional<double> f;
+    matchEitherOrder(mul, [&](Value a, Value b) {
+      std::optional<double> c = matchSplat(b);
+      if (!c || !(qk = defOp<MatmulOp>(a)))
+        return false;
+      f = *c;
+      return true;
+    });
+    return f;
+  }
+  if (auto div = defOp<DivOp>(z)) {
+    std::optional<double> c = matchSplat(div.getRhs());
+    if (c && *c != 0.0 && (qk = defOp<MatmulOp>(div.getLhs())))
+      return 1.0 / *c;
+  }
+  return std::nullopt;
+}
+
+/// [1, h, L, d] -> [L, h, d] (or [h, L, d] -> [L, h, d]).
+Value toSequenceMajor(PatternRewriter &b, Location loc, Value v) {
+  auto t = rankedType(v);
+  if (t.getRank() == 4) {
+    Value tr = transposeBy(b, loc, v, {0, 2, 1, 3});
+    auto s = rankedType(tr).getShape();
+    return reshapeTo(b, loc, tr, {s[1], s[2], s[3]});
+  }
+  return transposeBy(b, loc, v, {1, 0, 2});
+}
+
+/// [L, h, d] -> the torch layout of `like` ([1, h, L, d] or [h, L, d]).
+Value toHeadMajor(PatternRewriter &b, Location loc, Value v, bool batched) {
+  auto s = rankedType(v).getShape();
+  if (batched) {
+    Value r = reshapeTo(b, loc, v, {1, s[0], s[1], s[2]});
+    return transposeBy(b, loc, r, {0, 2, 1, 3});
+  }
+  return transposeBy(b, loc, v, {1, 0, 2});
+}
+
+struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MatmulOp pv,
+                                PatternRewriter &rewriter) const override {
+    auto softmax = defOp<SoftmaxOp>(stripWidening(pv.getLhs()));
+    if (!softmax)
+      return rewriter.notifyMatchFailure(pv, "lhs is not a softmax");
+    auto scoresType = rankedType(softmax.getResult());
+    if (!scoresType || !scoresType.hasStaticShape() ||
+        !isLastAxis(softmax.getAxis(), scoresType.getRank()))
+      return rewriter.notifyMatchFailure(pv, "softmax is not over the keys");
+    Value z;
+    std::optional<MaskInfo> mask = matchMask(softmax.getInput(), z);
+    if (!mask)
+      return rewriter.notifyMatchFailure(pv, "mask is not causal/windowed");
+    MatmulOp qk;
+    std::optional<double> scale = matchScale(z, qk);
+    if (!scale)
+      return rewriter.notifyMatchFailure(pv, "scores are not q @ k^T * c");
+    Value q = qk.getLhs();
+    Value k = matchKeyTranspose(qk.getRhs());
+    Value v = pv.getRhs();
+    if (!k)
+      return rewriter.notifyMatchFailure(pv, "rhs of q @ k^T is not k^T");
+    auto ql = headLayout(q), kl = headLayout(k), vl = headLayout(v);
+    auto ol = headLayout(pv.getResult());
+    if (!ql || !kl || !vl || !ol || ql->batched != kl->batched ||
+        ql->batched != vl->batched || ql->batched != ol->batched)
+      return rewriter.notifyMatchFailure(pv, "operands are not [1, h, L, d]");
+    // Batch dims must agree exactly (no broadcasting in the products).
+    if (ql->heads != kl->heads || kl->heads != vl->heads ||
+        kl->length != vl->length || ql->dim != kl->dim ||
+        ol->heads != ql->heads || ol->length != ql->length ||
+        ol->dim != vl->dim)
+      return rewriter.notifyMatchFailure(pv, "operand shapes do not agree");
+    if (!isa<FloatType>(rankedType(q).getElementType()) ||
+        !rankedType(q).getElementType().isF32() ||
+        !rankedType(k).getElementType().isF32() ||
+        !rankedType(v).getElementType().isF32())
+      return rewriter.notifyMatchFailure(pv, "operands are not f32");
+    Value k0 = unrepeatHeads(k), v0 = unrepeatHeads(v);
+    auto k0l = headLayout(k0), v0l = headLayout(v0);
+    if (!k0l || !v0l || k0l->heads != v0l->heads) {
+      k0 = k;
+      v0 = v;
+    }
+    Location loc = pv.getLoc();
+    Value qs = toSequenceMajor(rewriter, loc, q);
+    Value ks = toSequenceMajor(rewriter, loc, k0);
+    Value vs = toSequenceMajor(rewriter, loc, v0);
+    auto resultType = RankedTensorType::get(
+        {ql->length, ql->heads, vl->dim}, rewriter.getF32Type());
+    IntegerAttr window;
+    if (mask->window)
+      window = rewriter.getI64IntegerAttr(*mask->window);
+    auto att = AttentionOp::create(
+        rewriter, loc, resultType, qs, ks, vs,
+        rewriter.getF32FloatAttr(static_cast<float>(*scale)),
+        rewriter.getBoolAttr(mask->causal), window, FloatAttr());
+    rewriter.replaceOp(pv, toHeadMajor(rewriter, loc, att, ol->batched));
+    return success();
+  }
+};
+
+} // namespace
+
+void populateRaiseAttentionPatterns(RewritePatternSet &patterns) {
+  patterns.add<RaiseEagerAttention>(patterns.getContext());
+}
 
 } // namespace pimc::llm

@@ -83,6 +83,49 @@ bool matchRmsNormalized(Value v, Value &x, double &eps) {
   });
 }
 
+/// `xc` = x - mean(x, last axis, keep_dim) (the mean broadcast back); sets x.
+bool matchCentered(Value xc, Value &x) {
+  auto sub = defOp<SubOp>(xc);
+  if (!sub)
+    return false;
+  auto mean = defOp<ReduceOp>(stripBroadcast(sub.getRhs()));
+  if (!mean || mean.getKind() != ReduceKind::Mean || !mean.getKeepDim())
+    return false;
+  Value in = stripWidening(sub.getLhs());
+  int64_t rank = cast<RankedTensorType>(in.getType()).getRank();
+  if (!isLastAxis(mean.getAxis(), rank) || stripWidening(mean.getInput()) != in)
+    return false;
+  x = in;
+  return true;
+}
+
+/// Layer-norm statistic: xc * rsqrt(mean(xc^2) + eps) or xc / sqrt(...),
+/// xc = x - mean(x); the square may be of a second, identical subtraction.
+bool matchLayerNormalized(Value v, Value &x, double &eps) {
+  return matchNormalized(v, [&](Value xc, Value stat) {
+    Value centeredOf;
+    if (!matchCentered(xc, centeredOf))
+      return false;
+    auto e = matchMeanPlusEps(stat, [&](Value sq) {
+      if (isSquareOf(sq, xc))
+        return true;
+      // torch.var / ONNX exports may recompute x - mean for the variance.
+      Value other;
+      Operation *def = sq.getDefiningOp();
+      if (!def || def->getNumOperands() != 2)
+        return false;
+      Value base = stripWidening(def->getOperand(0));
+      return matchCentered(base, other) && other == centeredOf &&
+             isSquareOf(sq, base);
+    });
+    if (!e)
+      return false;
+    x = centeredOf;
+    eps = *e;
+    return true;
+  });
+}
+
 /// An [n] vector broadcast along the last dimension of a [..., n] tensor.
 Value matchLastDimVector(Value v, int64_t n) {
   Value w = stripBroadcast(v);
@@ -108,6 +151,10 @@ struct RaiseRMSNorm : OpRewritePattern<MulOp> {
     NormStyle style = NormStyle::Llama;
     bool matched = matchEitherOrder(op, [&](Value normed, Value scale) {
       if (!matchRmsNormalized(stripWidening(normed), x, eps))
+        return false;
+      // An RMS norm of x - mean(x) is a layer norm; RaiseLayerNorm takes it.
+      Value centered;
+      if (matchCentered(x, centered))
         return false;
       Value w = matchLastDimVector(scale, n);
       if (!w)
@@ -144,10 +191,84 @@ struct RaiseRMSNorm : OpRewritePattern<MulOp> {
   }
 };
 
+/// (x - mean) * rsqrt(var + eps) -> llm.layer_norm without affine terms;
+/// the weight and bias fold in afterwards (FoldLayerNormAffine).
+template <typename OpTy>
+struct RaiseLayerNorm : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    Value x;
+    double eps = 0;
+    if (!matchLayerNormalized(op.getResult(), x, eps) ||
+        x.getType() != op.getType())
+      return rewriter.notifyMatchFailure(op, "not a layer norm");
+    rewriter.replaceOpWithNewOp<LayerNormOp>(
+        op, op.getType(), x, Value(), Value(),
+        rewriter.getF32FloatAttr(static_cast<float>(eps)),
+        rewriter.getI64IntegerAttr(-1));
+    return success();
+  }
+};
+
+/// layer_norm(x) * w -> layer_norm(x, w); layer_norm(x, [w]) + b ->
+/// layer_norm(x, [w], b), for [n] vectors along the normalised axis. The
+/// fused op computes (x - mean) * rsqrt(var + eps) * w + b in that order,
+/// so the result is the same function.
+struct FoldLayerNormWeight : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MulOp op,
+                                PatternRewriter &rewriter) const override {
+    int64_t n = cast<RankedTensorType>(op.getType()).getShape().back();
+    LayerNormOp ln;
+    Value w;
+    bool matched = matchEitherOrder(op, [&](Value a, Value b) {
+      ln = defOp<LayerNormOp>(a);
+      w = matchLastDimVector(b, n);
+      return ln && w && !ln.getWeight() && !ln.getBias() &&
+             isLastAxis(ln.getAxis(),
+                        cast<RankedTensorType>(op.getType()).getRank());
+    });
+    if (!matched)
+      return failure();
+    rewriter.replaceOpWithNewOp<LayerNormOp>(op, op.getType(), ln.getInput(),
+                                             w, Value(), ln.getEpsilonAttr(),
+                                             ln.getAxisAttr());
+    return success();
+  }
+};
+
+struct FoldLayerNormBias : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp op,
+                                PatternRewriter &rewriter) const override {
+    int64_t n = cast<RankedTensorType>(op.getType()).getShape().back();
+    LayerNormOp ln;
+    Value b;
+    bool matched = matchEitherOrder(op, [&](Value x, Value y) {
+      ln = defOp<LayerNormOp>(x);
+      b = matchLastDimVector(y, n);
+      return ln && b && !ln.getBias() &&
+             isLastAxis(ln.getAxis(),
+                        cast<RankedTensorType>(op.getType()).getRank());
+    });
+    if (!matched)
+      return failure();
+    rewriter.replaceOpWithNewOp<LayerNormOp>(
+        op, op.getType(), ln.getInput(), ln.getWeight(), b,
+        ln.getEpsilonAttr(), ln.getAxisAttr());
+    return success();
+  }
+};
+
 } // namespace
 
 void populateRaiseNormPatterns(RewritePatternSet &patterns) {
-  patterns.add<RaiseRMSNorm>(patterns.getContext());
+  patterns.add<RaiseRMSNorm, RaiseLayerNorm<MulOp>, RaiseLayerNorm<DivOp>,
+               FoldLayerNormWeight, FoldLayerNormBias>(patterns.getContext());
 }
 
 } // namespace pimc::llm

@@ -1,11 +1,246 @@
 //===- RaiseRope.cpp - x*cos + rotate_half(x)*sin -> llm.rope -------------===//
+//
+// HF-style rotary embedding,
+//   q * cos + rotate_half(q) * sin,  rotate_half(x) = cat(-x2, x1),
+// with cos/sin computed in the graph from inv_freq and positions. The
+// pattern does not trust how the tables are spelled: it evaluates them
+// (they depend only on constants once the importer has folded arange),
+// recovers theta and the position offset from the angle table, and checks
+// every cos/sin entry against cos/sin((offset + t) * theta^(-2i/d)) computed
+// in f32 as llm.rope computes it. Anything else (scaled frequencies,
+// positions that are a function argument, partial rotary) is left alone.
+//
+//===----------------------------------------------------------------------===//
 #include "GraphMatch.h"
 #include "pimc/Dialect/LLM/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+#include <cmath>
 
 using namespace mlir;
 
 namespace pimc::llm {
 
-void populateRaiseRopePatterns(RewritePatternSet &) {}
+namespace {
+
+/// Largest |table - expected| accepted: the f32 rounding of the angle
+/// (p * inv_freq, |angle| <= ~T) and of libm cos/sin when the graph computes
+/// inv_freq in another order than llm.rope does.
+constexpr double kTableTolerance = 1e-4;
+
+RankedTensorType rankedType(Value v) {
+  return dyn_cast<RankedTensorType>(v.getType());
+}
+
+/// rot = cat(-x[..., d/2:], x[..., :d/2], -1); returns x.
+Value matchRotateHalf(Value rot) {
+  auto cat = defOp<ConcatOp>(rot);
+  auto type = rankedType(rot);
+  if (!cat || !type || cat.getInputs().size() != 2 ||
+      !isLastAxis(cat.getAxis(), type.getRank()))
+    return {};
+  int64_t d = type.getShape().back();
+  if (d % 2 != 0)
+    return {};
+  auto neg = defOp<NegOp>(cat.getInputs()[0]);
+  if (!neg)
+    return {};
+  auto hi = defOp<SliceOp>(neg.getInput());
+  auto lo = defOp<SliceOp>(cat.getInputs()[1]);
+  if (!hi || !lo || hi.getInput() != lo.getInput())
+    return {};
+  int64_t rank = type.getRank();
+  auto isHalf = [&](SliceOp s, int64_t start) {
+    return isLastAxis(s.getAxis(), rank) && s.getSize() == d / 2 &&
+           (s.getStart() == start || s.getStart() == start - d);
+  };
+  if (!isHalf(hi, d / 2) || !isHalf(lo, 0))
+    return {};
+  return lo.getInput();
+}
+
+/// The llm.cos / llm.sin feeding a table through layout-only ops.
+template <typename OpTy>
+OpTy findTrig(Value v) {
+  for (int depth = 0; v && depth < 16; ++depth) {
+    if (auto op = defOp<OpTy>(v))
+      return op;
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getNumOperands() < 1 ||
+        !isa<BroadcastOp, ReshapeOp, TransposeOp, SliceOp, GatherOp, CastOp,
+             ConcatOp>(def))
+      return {};
+    v = def->getOperand(0);
+  }
+  return {};
+}
+
+/// inv_freq as llm.rope computes it (HF's default rope, in f32).
+std::vector<float> inverseFrequencies(double theta, int64_t d) {
+  std::vector<float> f(d / 2);
+  for (int64_t i = 0; i < d / 2; ++i)
+    f[i] = 1.0f / std::pow(static_cast<float>(theta),
+                           static_cast<float>(2 * i) / static_cast<float>(d));
+  return f;
+}
+
+/// Theta and offset read off an angle table whose last dim holds
+/// p * inv_freq[j] (j < d/2, possibly repeated as cat(freqs, freqs)).
+std::optional<std::pair<double, int64_t>> estimateRope(const ConstTensor &x,
+                                                       int64_t d) {
+  int64_t width = x.shape.empty() ? 0 : x.shape.back();
+  if ((width != d && width != d / 2) || d < 4)
+    return std::nullopt;
+  int64_t rows = x.numElements() / width, m = d / 2 - 1;
+  double offset = INFINITY, theta = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    double p = x.data[r * width];
+    offset = std::min(offset, p);
+    if (p != 0 && theta == 0) {
+      double f = x.data[r * width + m] / p;
+      if (!(f > 0 && f < 1))
+        return std::nullopt;
+      theta = std::pow(f, -static_cast<double>(d) / (2.0 * m));
+    }
+  }
+  if (theta <= 1 || !std::isfinite(theta) || offset < 0 ||
+      offset != std::floor(offset))
+    return std::nullopt;
+  // Rope bases are integers in practice; snap the f32-rounded estimate.
+  double rounded = std::round(theta);
+  if (std::fabs(rounded - theta) <= 1e-3 * theta)
+    theta = rounded;
+  return std::make_pair(theta, static_cast<int64_t>(offset));
+}
+
+/// Layout of the rotated operand: which axis is the sequence and which the
+/// heads, in [1, h, T, d], [1, T, h, d], [T, h, d] or [h, T, d].
+struct RopeLayoutGuess {
+  int64_t seqAxis, headAxis;
+};
+
+/// True if `table` is `fn((offset + t) * inv_freq[j mod d/2])` along the
+/// sequence axis of `layout`, constant over every other axis.
+bool tableMatches(const ConstTensor &table, RopeLayoutGuess layout,
+                  const std::vector<float> &invFreq, int64_t offset,
+                  float (*fn)(float)) {
+  int64_t rank = table.shape.size(), d = table.shape.back();
+  SmallVector<int64_t> idx(rank, 0);
+  for (int64_t i = 0, n = table.numElements(); i < n; ++i) {
+    int64_t rem = i;
+    for (int64_t a = rank - 1; a >= 0; --a) {
+      idx[a] = rem % table.shape[a];
+      rem /= table.shape[a];
+    }
+    float pos = static_cast<float>(offset + idx[layout.seqAxis]);
+    float want = fn(pos * invFreq[idx[rank - 1] % (d / 2)]);
+    if (std::fabs(table.data[i] - want) > kTableTolerance)
+      return false;
+  }
+  return true;
+}
+
+float cosf32(float x) { return std::cos(x); }
+float sinf32(float x) { return std::sin(x); }
+
+struct RaiseHalfSplitRope : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = rankedType(op.getResult());
+    if (!type || !type.hasStaticShape() ||
+        (type.getRank() != 3 && type.getRank() != 4) ||
+        (type.getRank() == 4 && type.getDimSize(0) != 1))
+      return failure();
+    Value x, cosTable, sinTable;
+    bool matched = matchEitherOrder(op, [&](Value a, Value b) {
+      auto ma = defOp<MulOp>(a), mb = defOp<MulOp>(b);
+      if (!ma || !mb)
+        return false;
+      return matchEitherOrder(ma, [&](Value xa, Value c) {
+        return matchEitherOrder(mb, [&](Value rot, Value s) {
+          Value xr = matchRotateHalf(rot);
+          if (!xr || xr != xa)
+            return false;
+          x = xa;
+          cosTable = c;
+          sinTable = s;
+          return true;
+        });
+      });
+    });
+    if (!matched)
+      return rewriter.notifyMatchFailure(op, "not x * cos + rotate_half(x) * sin");
+    int64_t d = type.getShape().back();
+    auto cosOp = findTrig<CosOp>(cosTable);
+    if (!cosOp)
+      return rewriter.notifyMatchFailure(op, "cos table has no llm.cos");
+    std::optional<ConstTensor> angles = evaluateConstant(cosOp.getInput());
+    std::optional<ConstTensor> c = evaluateConstant(cosTable);
+    std::optional<ConstTensor> s = evaluateConstant(sinTable);
+    if (!angles || !c || !s)
+      return rewriter.notifyMatchFailure(op, "cos/sin tables are not constant");
+    auto est = estimateRope(*angles, d);
+    if (!est)
+      return rewriter.notifyMatchFailure(op, "angles are not p * theta^(-2i/d)");
+    auto [theta, offset] = *est;
+    std::vector<float> invFreq = inverseFrequencies(theta, d);
+    int64_t rank = type.getRank();
+    SmallVector<RopeLayoutGuess> guesses =
+        rank == 4 ? SmallVector<RopeLayoutGuess>{{2, 1}, {1, 2}}
+                  : SmallVector<RopeLayoutGuess>{{1, 0}, {0, 1}};
+    std::optional<RopeLayoutGuess> layout;
+    for (RopeLayoutGuess g : guesses)
+      if (tableMatches(*c, g, invFreq, offset, cosf32) &&
+          tableMatches(*s, g, invFreq, offset, sinf32)) {
+        layout = g;
+        break;
+      }
+    if (!layout)
+      return rewriter.notifyMatchFailure(op, "tables are not a default rope");
+
+    Location loc = op.getLoc();
+    // To llm.rope's [T, heads, d].
+    Value seqMajor = x;
+    SmallVector<int64_t> perm;
+    if (rank == 4) {
+      if (layout->seqAxis == 2)
+        seqMajor = transposeBy(rewriter, loc, x, {0, 2, 1, 3});
+      auto sh = rankedType(seqMajor).getShape();
+      seqMajor = reshapeTo(rewriter, loc, seqMajor, {sh[1], sh[2], sh[3]});
+    } else if (layout->seqAxis == 1) {
+      seqMajor = transposeBy(rewriter, loc, x, {1, 0, 2});
+    }
+    Value off = arith::ConstantIndexOp::create(rewriter, loc, offset);
+    SmallVector<NamedAttribute> attrs = {
+        rewriter.getNamedAttr("kind",
+                              RopeKindAttr::get(getContext(), RopeKind::Default)),
+        rewriter.getNamedAttr(
+            "layout", RopeLayoutAttr::get(getContext(), RopeLayout::HalfSplit)),
+        rewriter.getNamedAttr("theta", rewriter.getF64FloatAttr(theta)),
+        rewriter.getNamedAttr("rotary_dim", rewriter.getI64IntegerAttr(d))};
+    auto rope = RopeOp::create(rewriter, loc, TypeRange{seqMajor.getType()},
+                               ValueRange{seqMajor, off}, attrs);
+    Value back = rope.getResult();
+    if (rank == 4) {
+      auto sh = rankedType(back).getShape();
+      back = reshapeTo(rewriter, loc, back, {1, sh[0], sh[1], sh[2]});
+      if (layout->seqAxis == 2)
+        back = transposeBy(rewriter, loc, back, {0, 2, 1, 3});
+    } else if (layout->seqAxis == 1) {
+      back = transposeBy(rewriter, loc, back, {1, 0, 2});
+    }
+    rewriter.replaceOp(op, back);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateRaiseRopePatterns(RewritePatternSet &patterns) {
+  patterns.add<RaiseHalfSplitRope>(patterns.getContext());
+}
 
 } // namespace pimc::llm
