@@ -393,3 +393,47 @@ func.func @reshape_chain_dynamic_uneven(%x: tensor<?x6xf32>) -> tensor<?x4xf32> 
   %1 = llm.reshape %0 : tensor<?x2xf32> -> tensor<?x4xf32>
   return %1 : tensor<?x4xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// llm.broadcast, llm.convert
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @broadcast_same_type
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xi64>)
+// CHECK-NOT: llm.broadcast
+// CHECK: return %[[X]] : tensor<4x8xi64>
+func.func @broadcast_same_type(%x: tensor<4x8xi64>) -> tensor<4x8xi64> {
+  %r = llm.broadcast %x : tensor<4x8xi64> -> tensor<4x8xi64>
+  return %r : tensor<4x8xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @broadcast_expands
+// CHECK: llm.broadcast %{{.*}} : tensor<1x8xf32> -> tensor<4x8xf32>
+func.func @broadcast_expands(%x: tensor<1x8xf32>) -> tensor<4x8xf32> {
+  %r = llm.broadcast %x : tensor<1x8xf32> -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @convert_same_type
+// CHECK-SAME: (%[[X:.*]]: tensor<4xi1>)
+// CHECK-NOT: llm.convert
+// CHECK: return %[[X]] : tensor<4xi1>
+func.func @convert_same_type(%x: tensor<4xi1>) -> tensor<4xi1> {
+  %r = llm.convert %x : tensor<4xi1> -> tensor<4xi1>
+  return %r : tensor<4xi1>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @convert_changes_type
+// CHECK: llm.convert %{{.*}} : tensor<4xi1> -> tensor<4xf32>
+func.func @convert_changes_type(%x: tensor<4xi1>) -> tensor<4xf32> {
+  %r = llm.convert %x : tensor<4xi1> -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}

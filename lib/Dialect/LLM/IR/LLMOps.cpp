@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
+#include "pimc/Dialect/LLM/IR/LLMBuilders.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
@@ -85,6 +86,16 @@ LogicalResult verifyProjection(Operation *op, Value input, Type weight,
     if (!compatible(in.getDimSize(i), out.getDimSize(i)))
       return op->emitOpError()
              << "result dimension " << i << " does not match input";
+  return success();
+}
+
+/// Data-movement ops keep the element type.
+LogicalResult verifySameElementType(Operation *op, Value input, Value result) {
+  Type a = getElementTypeOrSelf(input.getType());
+  Type b = getElementTypeOrSelf(result.getType());
+  if (a != b)
+    return op->emitOpError() << "result element type " << b
+                             << " must equal the input element type " << a;
   return success();
 }
 
@@ -373,6 +384,8 @@ LogicalResult ReshapeOp::verify() {
   auto out = ranked(getResult());
   if (!in || !out)
     return emitOpError() << "input and result must be ranked";
+  if (failed(verifySameElementType(*this, getInput(), getResult())))
+    return failure();
   if (out.getNumDynamicDims() > 1)
     return emitOpError() << "at most one result dimension may be dynamic";
   if (in.hasStaticShape() && out.hasStaticShape() &&
@@ -441,6 +454,8 @@ LogicalResult TransposeOp::verify() {
   auto out = ranked(getResult());
   if (!in || !out)
     return emitOpError() << "input and result must be ranked";
+  if (failed(verifySameElementType(*this, getInput(), getResult())))
+    return failure();
   ArrayRef<int64_t> perm = getPermutation();
   if (out.getRank() != in.getRank())
     return emitOpError() << "result rank " << out.getRank()
@@ -491,6 +506,8 @@ LogicalResult ConcatOp::verify() {
     auto t = ranked(in);
     if (!t || t.getRank() != rank)
       return emitOpError() << "every input must have rank " << rank;
+    if (failed(verifySameElementType(*this, in, getResult())))
+      return failure();
     for (int64_t i = 0; i < rank; ++i)
       if (i != getAxis() && !compatible(t.getDimSize(i), out.getDimSize(i)))
         return emitOpError()
@@ -518,6 +535,8 @@ LogicalResult SliceOp::verify() {
   if (!in || !out || in.getRank() != out.getRank())
     return emitOpError() << "input and result must be ranked with equal rank";
   if (failed(verifyAxis(*this, getAxis(), in.getRank())))
+    return failure();
+  if (failed(verifySameElementType(*this, getInput(), getResult())))
     return failure();
   if (getSize() <= 0)
     return emitOpError() << "size must be positive, got " << getSize();
@@ -552,18 +571,263 @@ OpFoldResult SliceOp::fold(FoldAdaptor) {
 LogicalResult GatherOp::verify() {
   auto in = ranked(getInput());
   auto out = ranked(getResult());
-  if (!in || !out || in.getRank() != out.getRank())
-    return emitOpError() << "input and result must be ranked with equal rank";
-  if (failed(verifyAxis(*this, getAxis(), in.getRank())) ||
-      failed(requireRank(*this, getIndices(), "indices", 1)))
+  auto idx = ranked(getIndices());
+  if (!in || !out || !idx)
+    return emitOpError() << "input, indices and result must be ranked";
+  if (failed(verifyAxis(*this, getAxis(), in.getRank())))
     return failure();
-  for (int64_t i = 0; i < in.getRank(); ++i) {
-    int64_t expected =
-        i == getAxis() ? ranked(getIndices()).getDimSize(0) : in.getDimSize(i);
-    if (!compatible(out.getDimSize(i), expected))
+  SmallVector<int64_t> expected(in.getShape().take_front(getAxis()));
+  llvm::append_range(expected, idx.getShape());
+  llvm::append_range(expected, in.getShape().drop_front(getAxis() + 1));
+  if (out.getRank() != static_cast<int64_t>(expected.size()))
+    return emitOpError() << "result rank " << out.getRank() << ", expected "
+                         << expected.size()
+                         << " (input rank - 1 + indices rank)";
+  for (auto [i, e] : llvm::enumerate(expected))
+    if (!compatible(out.getDimSize(i), e))
       return emitOpError() << "result dimension " << i << " must be "
-                           << dimStr(expected);
+                           << dimStr(e);
+  return verifySameElementType(*this, getInput(), getResult());
+}
+
+//===----------------------------------------------------------------------===//
+// Primitive ops of the graph frontends
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::verify() {
+  auto a = ranked(getLhs()), b = ranked(getRhs()), out = ranked(getResult());
+  if (a.getRank() < 2 || b.getRank() < 2)
+    return emitOpError() << "operands must have rank >= 2, got " << a << " and "
+                         << b;
+  int64_t M = a.getDimSize(a.getRank() - 2), K = a.getShape().back();
+  int64_t Kb = b.getDimSize(b.getRank() - 2), N = b.getShape().back();
+  if (!compatible(K, Kb))
+    return emitOpError() << "contraction sizes differ: lhs has K = "
+                         << dimStr(K) << ", rhs has K = " << dimStr(Kb);
+  auto batch = broadcastShapes(a.getShape().drop_back(2),
+                               b.getShape().drop_back(2));
+  if (failed(batch))
+    return emitOpError() << "batch dimensions of " << a << " and " << b
+                         << " do not broadcast";
+  SmallVector<int64_t> expected = *batch;
+  expected.push_back(M);
+  expected.push_back(N);
+  if (out.getRank() != static_cast<int64_t>(expected.size()))
+    return emitOpError() << "result rank " << out.getRank() << ", expected "
+                         << expected.size();
+  for (auto [i, e] : llvm::enumerate(expected))
+    if (!compatible(out.getDimSize(i), e))
+      return emitOpError() << "result dimension " << i << " is "
+                           << dimStr(out.getDimSize(i)) << ", expected "
+                           << dimStr(e);
+  return success();
+}
+
+LogicalResult BroadcastOp::verify() {
+  auto in = ranked(getInput()), out = ranked(getResult());
+  if (failed(verifySameElementType(*this, getInput(), getResult())))
+    return failure();
+  if (in.getRank() > out.getRank())
+    return emitOpError() << "cannot broadcast rank " << in.getRank()
+                         << " to the lower rank " << out.getRank();
+  int64_t lead = out.getRank() - in.getRank();
+  for (int64_t i = 0; i < in.getRank(); ++i) {
+    int64_t d = in.getDimSize(i), r = out.getDimSize(lead + i);
+    if (d != 1 && !compatible(d, r))
+      return emitOpError() << "input dimension " << i << " (" << dimStr(d)
+                           << ") must be 1 or equal result dimension "
+                           << lead + i << " (" << dimStr(r) << ")";
   }
+  return success();
+}
+
+OpFoldResult BroadcastOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getResult().getType() &&
+      ranked(getResult()).hasStaticShape())
+    return getInput();
+  return {};
+}
+
+LogicalResult CompareOp::verify() {
+  auto in = ranked(getLhs()), out = ranked(getResult());
+  if (in.getShape() != out.getShape())
+    return emitOpError() << "result shape must equal the operand shape "
+                         << in;
+  if (in.getElementType().isInteger(1) && getPredicate() != ComparePredicate::Eq &&
+      getPredicate() != ComparePredicate::Ne)
+    return emitOpError() << "i1 operands only support eq and ne";
+  return success();
+}
+
+LogicalResult SelectOp::verify() {
+  auto cond = ranked(getCondition()), val = ranked(getTrueValue());
+  if (cond.getShape() != val.getShape())
+    return emitOpError() << "condition shape " << cond
+                         << " must equal the value shape " << val
+                         << " (broadcast it first)";
+  return success();
+}
+
+OpFoldResult ConvertOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getResult().getType())
+    return getInput();
+  return {};
+}
+
+/// Maps a possibly negative axis into [0, rank); -1 when out of range.
+static int64_t normalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < 0)
+    axis += rank;
+  return axis >= 0 && axis < rank ? axis : -1;
+}
+
+static LogicalResult verifySignedAxis(Operation *op, int64_t axis,
+                                      int64_t rank) {
+  if (normalizeAxis(axis, rank) < 0)
+    return op->emitOpError() << "axis " << axis << " is out of range for rank "
+                             << rank;
+  return success();
+}
+
+int64_t TopkOp::getNormalizedAxis() {
+  return normalizeAxis(getAxis(), ranked(getInput()).getRank());
+}
+
+LogicalResult TopkOp::verify() {
+  auto in = ranked(getInput());
+  if (!in || in.getRank() < 1)
+    return emitOpError() << "input must be a ranked tensor of rank >= 1";
+  if (failed(verifySignedAxis(*this, getAxis(), in.getRank())))
+    return failure();
+  int64_t axis = getNormalizedAxis();
+  int64_t n = in.getDimSize(axis);
+  if (getK() < 1)
+    return emitOpError() << "k must be positive, got " << getK();
+  if (!ShapedType::isDynamic(n) && getK() > n)
+    return emitOpError() << "k = " << getK() << " exceeds the axis size " << n;
+  SmallVector<int64_t> expected(in.getShape());
+  expected[axis] = getK();
+  for (auto [what, v] : {std::pair<StringRef, Value>{"values", getValues()},
+                         {"indices", getIndices()}}) {
+    auto t = ranked(v);
+    if (t.getRank() != in.getRank())
+      return emitOpError() << what << " must have rank " << in.getRank();
+    for (auto [i, e] : llvm::enumerate(expected))
+      if (!compatible(t.getDimSize(i), e))
+        return emitOpError() << what << " dimension " << i << " is "
+                             << dimStr(t.getDimSize(i)) << ", expected "
+                             << dimStr(e);
+  }
+  return success();
+}
+
+LogicalResult CumsumOp::verify() {
+  return verifySignedAxis(*this, getAxis(), ranked(getInput()).getRank());
+}
+
+int64_t LayerNormOp::getNormalizedAxis() {
+  return normalizeAxis(getAxis(), ranked(getInput()).getRank());
+}
+
+LogicalResult LayerNormOp::verify() {
+  auto in = ranked(getInput());
+  if (!in || in.getRank() < 1)
+    return emitOpError() << "input must be a ranked tensor of rank >= 1";
+  if (failed(verifySignedAxis(*this, getAxis(), in.getRank())))
+    return failure();
+  ArrayRef<int64_t> normalized = in.getShape().drop_front(getNormalizedAxis());
+  for (auto [what, v] : {std::pair<StringRef, Value>{"weight", getWeight()},
+                         {"bias", getBias()}}) {
+    if (!v)
+      continue;
+    auto t = ranked(v);
+    bool ok = t.getRank() == static_cast<int64_t>(normalized.size());
+    for (int64_t i = 0; ok && i < t.getRank(); ++i)
+      ok = compatible(t.getDimSize(i), normalized[i]);
+    if (!ok) {
+      std::string shape;
+      for (auto [i, d] : llvm::enumerate(normalized))
+        shape += (i ? "x" : "") + dimStr(d);
+      return emitOpError() << what << " " << t
+                           << " must have the normalised shape [" << shape
+                           << "]";
+    }
+  }
+  if (getEpsilon().convertToFloat() < 0.0f)
+    return emitOpError() << "epsilon must be non-negative";
+  return success();
+}
+
+LogicalResult MoEOp::verify() {
+  auto in = ranked(getInput());
+  if (!in || in.getRank() != 2)
+    return emitOpError() << "input must be [tokens, hidden], got "
+                         << getInput().getType();
+  int64_t H = in.getDimSize(1);
+  auto router = ranked(getRouterWeight());
+  if (router.getRank() != 2)
+    return emitOpError() << "router weight must be [experts, hidden], got "
+                         << router;
+  int64_t E = router.getDimSize(0);
+  if (!compatible(router.getDimSize(1), H))
+    return emitOpError() << "router weight " << router
+                         << " does not match the hidden size " << dimStr(H);
+  if (getGate().empty())
+    return emitOpError() << "needs at least one expert";
+  if (getGate().size() != getUp().size() ||
+      getGate().size() != getDown().size())
+    return emitOpError() << "needs as many up (" << getUp().size()
+                         << ") and down (" << getDown().size()
+                         << ") weights as gate weights (" << getGate().size()
+                         << ")";
+  if (static_cast<int64_t>(getGate().size()) != E)
+    return emitOpError() << "has " << getGate().size()
+                         << " experts but the router scores " << E;
+  if (Value bias = getRouterBias()) {
+    auto b = ranked(bias);
+    if (b.getRank() != 1 || b.getDimSize(0) != E)
+      return emitOpError() << "router bias must be [" << E << "], got " << b;
+  }
+  if (getTopK() < 1 || getTopK() > E)
+    return emitOpError() << "top_k = " << getTopK() << " must be in [1, " << E
+                         << "]";
+  if (getRoutedScalingFactor().convertToFloat() <= 0.0f)
+    return emitOpError() << "routed_scaling_factor must be positive";
+  // One gated MLP: gate and up [I, H], down [H, I].
+  auto checkExpert = [&](const Twine &what, Value g, Value u,
+                         Value d) -> LogicalResult {
+    ArrayRef<int64_t> gs = weightShape(g.getType()),
+                      us = weightShape(u.getType()),
+                      ds = weightShape(d.getType());
+    if (gs.size() != 2 || us.size() != 2 || ds.size() != 2)
+      return emitOpError() << what << " weights must be 2-D";
+    if (gs != us)
+      return emitOpError() << what << " gate [" << gs[0] << ", " << gs[1]
+                           << "] and up [" << us[0] << ", " << us[1]
+                           << "] weights must have the same shape";
+    if (!compatible(gs[1], H))
+      return emitOpError() << what << " gate/up weights [" << gs[0] << ", "
+                           << gs[1] << "] do not match the hidden size "
+                           << dimStr(H);
+    if (ds[0] != gs[1] || ds[1] != gs[0])
+      return emitOpError() << what << " down weight must be [" << gs[1]
+                           << ", " << gs[0] << "], got [" << ds[0] << ", "
+                           << ds[1] << "]";
+    return success();
+  };
+  for (int64_t e = 0; e < E; ++e)
+    if (failed(checkExpert("expert " + Twine(e), getGate()[e], getUp()[e],
+                           getDown()[e])))
+      return failure();
+  bool sg = static_cast<bool>(getSharedGate()),
+       su = static_cast<bool>(getSharedUp()),
+       sd = static_cast<bool>(getSharedDown());
+  if (sg != su || sg != sd)
+    return emitOpError()
+           << "the shared expert needs all of gate, up and down weights";
+  if (sg && failed(checkExpert("shared expert", getSharedGate(),
+                               getSharedUp(), getSharedDown())))
+    return failure();
   return success();
 }
 

@@ -74,11 +74,42 @@ def LLM_ActivationAttr : EnumAttr<LLM_Dialect, LLM_Activation, "activation">;
 def LLM_ReduceKind : I32EnumAttr<"ReduceKind", "reduction", [
     I32EnumAttrCase<"Sum", 0, "sum">,
     I32EnumAttrCase<"Max", 1, "max">,
-    I32EnumAttrCase<"Mean", 2, "mean">]> {
+    I32EnumAttrCase<"Mean", 2, "mean">,
+    I32EnumAttrCase<"Min", 3, "min">,
+    I32EnumAttrCase<"Prod", 4, "prod">]> {
   let cppNamespace = "::pimc::llm";
   let genSpecializedAttr = 0;
 }
 def LLM_ReduceKindAttr : EnumAttr<LLM_Dialect, LLM_ReduceKind, "reduce_kind">;
+
+def LLM_ComparePredicate : I32EnumAttr<"ComparePredicate", "element-wise comparison", [
+    I32EnumAttrCase<"Eq", 0, "eq">,
+    I32EnumAttrCase<"Ne", 1, "ne">,
+    I32EnumAttrCase<"Lt", 2, "lt">,
+    I32EnumAttrCase<"Le", 3, "le">,
+    I32EnumAttrCase<"Gt", 4, "gt">,
+    I32EnumAttrCase<"Ge", 5, "ge">]> {
+  let cppNamespace = "::pimc::llm";
+  let genSpecializedAttr = 0;
+}
+def LLM_ComparePredicateAttr : EnumAttr<LLM_Dialect, LLM_ComparePredicate, "predicate">;
+
+def LLM_MoEScoring : I32EnumAttr<"MoEScoring", "MoE router scoring function", [
+    I32EnumAttrCase<"Softmax", 0, "softmax">,
+    I32EnumAttrCase<"Sigmoid", 1, "sigmoid">]> {
+  let cppNamespace = "::pimc::llm";
+  let genSpecializedAttr = 0;
+}
+def LLM_MoEScoringAttr : EnumAttr<LLM_Dialect, LLM_MoEScoring, "moe_scoring">;
+
+def LLM_MoERoutingOrder : I32EnumAttr<"MoERoutingOrder",
+    "whether the router scores all experts before or after top-k", [
+    I32EnumAttrCase<"ScoreThenTopk", 0, "score_then_topk">,
+    I32EnumAttrCase<"TopkThenScore", 1, "topk_then_score">]> {
+  let cppNamespace = "::pimc::llm";
+  let genSpecializedAttr = 0;
+}
+def LLM_MoERoutingOrderAttr : EnumAttr<LLM_Dialect, LLM_MoERoutingOrder, "moe_order">;
 
 //===----------------------------------------------------------------------===//
 // Types

@@ -11,6 +11,12 @@ def LLM_Activations : TensorOf<[F32]>;
 def LLM_FloatWeight : RankedTensorOf<[F32, F16, BF16]>;
 def LLM_Weight : AnyTypeOf<[LLM_FloatWeight, LLM_QuantizedWeightType]>;
 def LLM_TokenIds : RankedTensorOf<[I32, I64]>;
+// Tensors that only move or compare data: f32 activations, i64 integers, i1
+// booleans (the graph frontends' index and mask tensors), and f16/bf16
+// weights on their way to an op that widens them.
+def LLM_AnyTensor : RankedTensorOf<[F32, F16, BF16, I64, I1]>;
+// Operands that an op widens exactly to f32 before computing.
+def LLM_WidenedFloat : RankedTensorOf<[F32, F16, BF16]>;
 
 // A signless i64 attribute read as int64_t (MLIR's I64Attr reads uint64_t,
 // which would turn negative axes, starts and sizes into huge numbers).
@@ -236,6 +242,8 @@ def LLM_SubOp : LLM_BinaryOp<"sub", "lhs - rhs">;
 def LLM_MulOp : LLM_BinaryOp<"mul", "lhs * rhs">;
 def LLM_DivOp : LLM_BinaryOp<"div", "lhs / rhs">;
 def LLM_MaximumOp : LLM_BinaryOp<"maximum", "max(lhs, rhs)">;
+def LLM_MinimumOp : LLM_BinaryOp<"minimum", "min(lhs, rhs)">;
+def LLM_PowOp : LLM_BinaryOp<"pow", "powf(lhs, rhs)">;
 
 class LLM_UnaryOp<string mnemonic, string formula>
     : LLM_Op<mnemonic, [Pure, Elementwise, SameOperandsAndResultType]> {
@@ -251,6 +259,14 @@ def LLM_TanhOp : LLM_UnaryOp<"tanh", "tanh(x)">;
 def LLM_RsqrtOp : LLM_UnaryOp<"rsqrt", "1 / sqrt(x)">;
 def LLM_SigmoidOp : LLM_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
 def LLM_SiluOp : LLM_UnaryOp<"silu", "x * sigmoid(x)">;
+def LLM_SqrtOp : LLM_UnaryOp<"sqrt", "sqrt(x)">;
+def LLM_LogOp : LLM_UnaryOp<"log", "log(x)">;
+def LLM_CosOp : LLM_UnaryOp<"cos", "cos(x)">;
+def LLM_SinOp : LLM_UnaryOp<"sin", "sin(x)">;
+def LLM_AbsOp : LLM_UnaryOp<"abs", "|x|">;
+def LLM_ErfOp : LLM_UnaryOp<"erf", "erf(x)">;
+def LLM_ReciprocalOp : LLM_UnaryOp<"reciprocal", "1 / x">;
+def LLM_ReluOp : LLM_UnaryOp<"relu", "max(x, 0)">;
 
 def LLM_GeluOp : LLM_Op<"gelu", [Pure, Elementwise, SameOperandsAndResultType]> {
   let summary = "element-wise GELU";
@@ -291,10 +307,12 @@ def LLM_CastOp : LLM_Op<"cast", [Pure, SameOperandsAndResultShape]> {
 //===----------------------------------------------------------------------===//
 
 def LLM_ReduceOp : LLM_Op<"reduce", [Pure]> {
-  let summary = "sum, max or mean along one axis";
+  let summary = "sum, max, mean, min or prod along one axis";
   let description = [{
-    Reduces `input` along `axis` (f32 accumulation); the reduced dimension
-    is kept with size 1 when `keep_dim`, else removed.
+    Reduces `input` along `axis` (f32 accumulation, in index order); the
+    reduced dimension is kept with size 1 when `keep_dim`, else removed.
+    `max`/`min` of a NaN-free row are exact; `mean` is the f32 sum divided
+    by the count; `prod` multiplies in index order starting from 1.
   }];
   let arguments = (ins LLM_Activations:$input, LLM_ReduceKindAttr:$kind,
                        LLM_I64Attr:$axis, DefaultValuedAttr<BoolAttr, "false">:$keep_dim);
@@ -335,8 +353,8 @@ def LLM_ReshapeOp : LLM_Op<"reshape", [Pure]> {
     Same elements in the same row-major order. At most one result dimension
     may be dynamic; it is inferred from the element count at run time.
   }];
-  let arguments = (ins LLM_Activations:$input);
-  let results = (outs LLM_Activations:$result);
+  let arguments = (ins LLM_AnyTensor:$input);
+  let results = (outs LLM_AnyTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
@@ -346,8 +364,8 @@ def LLM_ReshapeOp : LLM_Op<"reshape", [Pure]> {
 def LLM_TransposeOp : LLM_Op<"transpose", [Pure]> {
   let summary = "permute dimensions";
   let description = "`result` dimension i is `input` dimension `permutation[i]`.";
-  let arguments = (ins LLM_Activations:$input, DenseI64ArrayAttr:$permutation);
-  let results = (outs LLM_Activations:$result);
+  let arguments = (ins LLM_AnyTensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs LLM_AnyTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
@@ -357,8 +375,8 @@ def LLM_TransposeOp : LLM_Op<"transpose", [Pure]> {
 def LLM_ConcatOp : LLM_Op<"concat", [Pure]> {
   let summary = "concatenate along one axis";
   let description = "Joins the inputs along `axis`; other dimensions must agree.";
-  let arguments = (ins Variadic<LLM_Activations>:$inputs, LLM_I64Attr:$axis);
-  let results = (outs LLM_Activations:$result);
+  let arguments = (ins Variadic<LLM_AnyTensor>:$inputs, LLM_I64Attr:$axis);
+  let results = (outs LLM_AnyTensor:$result);
   let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, $result)";
   let hasVerifier = 1;
   let hasFolder = 1;
@@ -371,9 +389,9 @@ def LLM_SliceOp : LLM_Op<"slice", [Pure]> {
     from the end (start = -1, size = 1 is the last position). Out-of-range
     slices are a runtime error when the dimension is dynamic.
   }];
-  let arguments = (ins LLM_Activations:$input, LLM_I64Attr:$axis, LLM_I64Attr:$start,
+  let arguments = (ins LLM_AnyTensor:$input, LLM_I64Attr:$axis, LLM_I64Attr:$start,
                        LLM_I64Attr:$size);
-  let results = (outs LLM_Activations:$result);
+  let results = (outs LLM_AnyTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
@@ -383,13 +401,285 @@ def LLM_GatherOp : LLM_Op<"gather", [Pure]> {
   let summary = "select slices along one axis by index";
   let description = [{
     `result` takes, along `axis`, the slices of `input` named by `indices`
-    (a 1-D tensor); the result has `indices`' length in that dimension.
-    An index out of range is a runtime error.
+    (numpy `take` / ONNX Gather): the result shape is
+    `input.shape[:axis] + indices.shape + input.shape[axis+1:]`, so 1-D
+    indices keep the rank and 0-D indices drop the axis. A negative index
+    counts from the end (-n <= i < n); anything outside is a runtime error
+    naming the index. Any element type moves unchanged.
   }];
-  let arguments = (ins LLM_Activations:$input, LLM_TokenIds:$indices, LLM_I64Attr:$axis);
-  let results = (outs LLM_Activations:$result);
+  let arguments = (ins LLM_AnyTensor:$input, RankedTensorOf<[I32, I64]>:$indices, LLM_I64Attr:$axis);
+  let results = (outs LLM_AnyTensor:$result);
   let assemblyFormat = "$input `,` $indices attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Primitive ops of the graph frontends (docs/frontend-graphs.md section 3)
+//===----------------------------------------------------------------------===//
+
+def LLM_MatmulOp : LLM_Op<"matmul", [Pure]> {
+  let summary = "batched matrix product with numpy batch broadcasting";
+  let description = [{
+    `result[..., m, n] = sum_k lhs[..., m, k] * rhs[..., k, n]`. Both
+    operands have rank >= 2; the leading (batch) dimensions broadcast by
+    numpy rules (right-aligned, size 1 or missing expands). f16/bf16
+    operands (weights) are widened exactly; products and the sum are f32,
+    summed in increasing k. A product with a parameter in the nn.Linear
+    layout is `llm.linear`; this op is every other product.
+
+    Example:
+    ```mlir
+    %s = llm.matmul %q, %k : (tensor<2x8x4x16xf32>, tensor<2x8x16x4xf32>) -> tensor<2x8x4x4xf32>
+    ```
+  }];
+  let arguments = (ins LLM_WidenedFloat:$lhs, LLM_WidenedFloat:$rhs);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def LLM_BroadcastOp : LLM_Op<"broadcast", [Pure]> {
+  let summary = "expand size-1 and missing leading dimensions";
+  let description = [{
+    numpy broadcasting of `input` to the result shape: dimensions are
+    right-aligned; an input dimension of size 1 repeats, a missing leading
+    dimension is added, every other dimension must be equal. Any element
+    type; the element type does not change. The graph importers insert it
+    so that element-wise ops always see equal shapes.
+
+    Example:
+    ```mlir
+    %b = llm.broadcast %bias : tensor<64xf32> -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins LLM_AnyTensor:$input);
+  let results = (outs LLM_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def LLM_CompareOp : LLM_Op<"compare", [Pure, SameTypeOperands]> {
+  let summary = "element-wise comparison to a boolean tensor";
+  let description = [{
+    `result[i] = lhs[i] <predicate> rhs[i]` for same-typed f32, i64 or i1
+    operands; the result has their shape and element type i1. f32
+    comparisons are IEEE: with a NaN operand every predicate but `ne` is
+    false.
+
+    Example:
+    ```mlir
+    %m = llm.compare lt %a, %b : tensor<4x4xi64> -> tensor<4x4xi1>
+    ```
+  }];
+  let arguments = (ins LLM_ComparePredicateAttr:$predicate,
+                       RankedTensorOf<[F32, I64, I1]>:$lhs,
+                       RankedTensorOf<[F32, I64, I1]>:$rhs);
+  let results = (outs RankedTensorOf<[I1]>:$result);
+  let assemblyFormat = "$predicate $lhs `,` $rhs attr-dict `:` type($lhs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def LLM_SelectOp : LLM_Op<"select", [Pure,
+    AllTypesMatch<["true_value", "false_value", "result"]>]> {
+  let summary = "element-wise choice between two tensors";
+  let description = [{
+    `result[i] = condition[i] ? true_value[i] : false_value[i]`; the
+    condition is an i1 tensor of the same shape as the values (which may be
+    f32, i64 or i1). Used for masks (`masked_fill`, `where`).
+
+    Example:
+    ```mlir
+    %y = llm.select %mask, %x, %neg_inf : tensor<4x4xi1>, tensor<4x4xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[I1]>:$condition,
+                       RankedTensorOf<[F32, I64, I1]>:$true_value,
+                       RankedTensorOf<[F32, I64, I1]>:$false_value);
+  let results = (outs RankedTensorOf<[F32, I64, I1]>:$result);
+  let assemblyFormat = "$condition `,` $true_value `,` $false_value attr-dict `:` type($condition) `,` type($result)";
+  let hasVerifier = 1;
+}
+
+def LLM_ConvertOp : LLM_Op<"convert", [Pure, SameOperandsAndResultShape]> {
+  let summary = "element type conversion between f32, i64 and i1";
+  let description = [{
+    Converts every element to the result element type (f32, i64 or i1):
+    integer to f32 rounds to nearest even (exact below 2^24); f32 to i64
+    truncates toward zero (NaN and values outside the i64 range are a
+    runtime error naming the value); to i1 is `x != 0`; from i1 gives 0 or
+    1. f16/bf16 inputs (weights) are widened exactly first. Rounding to a
+    narrower float format is `llm.cast`.
+
+    Example:
+    ```mlir
+    %f = llm.convert %ids : tensor<8xi64> -> tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins LLM_AnyTensor:$input);
+  let results = (outs RankedTensorOf<[F32, I64, I1]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
+def LLM_TopkOp : LLM_Op<"topk", [Pure]> {
+  let summary = "the k largest (or smallest) elements along one axis";
+  let description = [{
+    Along `axis` (negative counts from the end), the `k` largest elements
+    of `input` (the k smallest with `largest = false`), sorted: descending
+    for largest, ascending otherwise. Equal values are ordered by lower
+    index first, so the result is deterministic (torch.topk and ONNX TopK
+    on distinct values agree). NaN compares larger than every number.
+    `values` has the input shape with `k` in the axis dimension, `indices`
+    the same shape in i64 (positions along the axis).
+
+    Example:
+    ```mlir
+    %v, %i = llm.topk %probs {k = 2} : tensor<8x4xf32> -> tensor<8x2xf32>, tensor<8x2xi64>
+    ```
+  }];
+  let arguments = (ins LLM_Activations:$input, LLM_I64Attr:$k,
+                       DefaultValuedAttr<LLM_I64Attr, "-1">:$axis,
+                       DefaultValuedAttr<BoolAttr, "true">:$largest);
+  let results = (outs RankedTensorOf<[F32]>:$values, RankedTensorOf<[I64]>:$indices);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($values) `,` type($indices)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// `axis` in [0, rank).
+    int64_t getNormalizedAxis();
+  }];
+}
+
+def LLM_CumsumOp : LLM_Op<"cumsum", [Pure, SameOperandsAndResultType]> {
+  let summary = "prefix sum along one axis";
+  let description = [{
+    Inclusive prefix sum along `axis` (negative counts from the end):
+    `result[..., j, ...] = sum_{i <= j} input[..., i, ...]`, in index order
+    (f32 or exact i64 arithmetic, wrapping on overflow like numpy).
+    `exclusive` leaves out element j itself (the first is 0); `reverse`
+    sums from the end (ONNX CumSum's attributes).
+
+    Example:
+    ```mlir
+    %p = llm.cumsum %mask {axis = 1} : tensor<2x8xi64>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32, I64]>:$input, LLM_I64Attr:$axis,
+                       DefaultValuedAttr<BoolAttr, "false">:$exclusive,
+                       DefaultValuedAttr<BoolAttr, "false">:$reverse);
+  let results = (outs RankedTensorOf<[F32, I64]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def LLM_LayerNormOp : LLM_Op<"layer_norm", [Pure, AttrSizedOperandSegments,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "layer normalisation with optional affine weight and bias";
+  let description = [{
+    Normalises over the trailing dimensions from `axis` (default -1: the
+    last dimension; negative counts from the end), n elements per row:
+    `mean = sum(x) / n`, `var = sum((x - mean)^2) / n` (biased, two passes),
+    `y = (x - mean) * (1 / sqrt(var + epsilon))`, then `y * weight` and
+    `+ bias` when present. All f32; weight and bias have the normalised
+    shape `input.shape[axis:]` and are widened exactly from f16/bf16.
+    torch `F.layer_norm` and ONNX LayerNormalization (without its optional
+    mean/inv-std outputs).
+
+    Example:
+    ```mlir
+    %y = llm.layer_norm %x weight %w bias %b {epsilon = 1.0e-5 : f32} : (tensor<8x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins LLM_Activations:$input,
+                       Optional<LLM_WidenedFloat>:$weight,
+                       Optional<LLM_WidenedFloat>:$bias,
+                       F32Attr:$epsilon,
+                       DefaultValuedAttr<LLM_I64Attr, "-1">:$axis);
+  let results = (outs LLM_Activations:$result);
+  let assemblyFormat = [{
+    $input (`weight` $weight^)? (`bias` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// `axis` in [0, rank).
+    int64_t getNormalizedAxis();
+  }];
+}
+
+def LLM_MoEOp : LLM_Op<"moe", [Pure, AttrSizedOperandSegments,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "mixture of experts: router, top-k routing, gated experts";
+  let description = [{
+    A sparse MoE block (specs/llm-architectures.md sections 4.1-4.3) on
+    `input` x [T, H] -> [T, H]. E experts, each a gated MLP
+    `E_e(v) = down_e(act(gate_e v) * up_e v)` with gate_e, up_e [I, H] and
+    down_e [H, I] (nn.Linear layout, dense or quantized) and `activation`
+    as in `llm.gated_mlp`. Per token, in f32 throughout (routers compute in
+    fp32 in every reference implementation, so there is no cast point
+    inside the op; a checkpoint's native-precision rounding is an explicit
+    `llm.cast` on the input or result):
+
+    1. logits `l = router_weight x (+ router_bias)`, router_weight [E, H].
+    2. `order = score_then_topk` (Mixtral, Qwen-MoE, DeepSeek): scores
+       `s = softmax(l)` over the E experts (or `sigmoid(l)` element-wise),
+       then the set S of the `top_k` largest scores, w_e = s_e.
+       `order = topk_then_score` (gpt-oss, Llama 4): S = the `top_k`
+       largest logits, then w = softmax over the k selected logits (or
+       sigmoid of each).
+       Ties in top-k go to the lower expert index (as `llm.topk`).
+    3. `renormalize`: w_e = w_e / sum_{e' in S} w_e' (Mixtral; Qwen with
+       norm_topk_prob; DeepSeek-V3 with sigmoid scores).
+    4. w_e = w_e * `routed_scaling_factor` (default 1; DeepSeek).
+    5. y = sum over e in S, in increasing expert index, of
+       `w_e * E_e(x)`; with `weight_on_input` (Llama 4) of `E_e(w_e * x)`
+       instead (the scale is not moved through the non-linear expert).
+       The sum starts from 0 and adds experts in index order, as the
+       reference loops (`index_add_`) do.
+    6. With a shared expert (`shared_gate`, `shared_up`, `shared_down`,
+       all three or none; gate/up [Is, H], down [H, Is]): y += Shared(x)
+       (ungated, DeepSeek / Llama 4).
+
+    Operand order: input, router_weight, optional router_bias [E], the E
+    gate weights, the E up weights, the E down weights, then the optional
+    shared expert.
+
+    Example (2 experts, top-1):
+    ```mlir
+    %y = llm.moe %x router %wr experts gate [%g0, %g1] up [%u0, %u1] down [%d0, %d1]
+           {top_k = 1, scoring = #llm<moe_scoring softmax>, order = #llm<moe_order score_then_topk>}
+           : (tensor<4x16xf32>, tensor<2x16xf32>, tensor<32x16xf32>, tensor<32x16xf32>,
+              tensor<32x16xf32>, tensor<32x16xf32>, tensor<16x32xf32>, tensor<16x32xf32>)
+           -> tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins LLM_Activations:$input,
+                       LLM_WidenedFloat:$router_weight,
+                       Optional<LLM_WidenedFloat>:$router_bias,
+                       Variadic<LLM_Weight>:$gate,
+                       Variadic<LLM_Weight>:$up,
+                       Variadic<LLM_Weight>:$down,
+                       Optional<LLM_Weight>:$shared_gate,
+                       Optional<LLM_Weight>:$shared_up,
+                       Optional<LLM_Weight>:$shared_down,
+                       LLM_I64Attr:$top_k,
+                       DefaultValuedAttr<LLM_MoEScoringAttr, "MoEScoring::Softmax">:$scoring,
+                       DefaultValuedAttr<LLM_MoERoutingOrderAttr, "MoERoutingOrder::ScoreThenTopk">:$order,
+                       DefaultValuedAttr<BoolAttr, "false">:$renormalize,
+                       DefaultValuedAttr<F32Attr, "1.0f">:$routed_scaling_factor,
+                       DefaultValuedAttr<LLM_ActivationAttr, "Activation::Silu">:$activation,
+                       DefaultValuedAttr<BoolAttr, "false">:$weight_on_input);
+  let results = (outs LLM_Activations:$result);
+  let assemblyFormat = [{
+    $input `router` $router_weight (`bias` $router_bias^)?
+    `experts` `gate` `[` $gate `]` `up` `[` $up `]` `down` `[` $down `]`
+    (`shared` `(` $shared_gate^ `,` $shared_up `,` $shared_down `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getNumExperts() { return getGate().size(); }
+    bool hasSharedExpert() { return static_cast<bool>(getSharedGate()); }
+  }];
 }
 
 #endif // PIMC_LLM_OPS
