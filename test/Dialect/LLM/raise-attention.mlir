@@ -11,7 +11,7 @@
 // CHECK-DAG: %[[KS:.*]] = llm.reshape %[[KT]] : tensor<1x4x2x8xf32> -> tensor<4x2x8xf32>
 // CHECK-DAG: %[[VT:.*]] = llm.transpose %[[V]] {permutation = array<i64: 0, 2, 1, 3>}
 // CHECK-DAG: %[[VS:.*]] = llm.reshape %[[VT]] : tensor<1x4x2x8xf32> -> tensor<4x2x8xf32>
-// CHECK: %[[A:.*]] = llm.attention %[[QS]], %[[KS]], %[[VS]] {causal = true, scale = 0.353553385 : f32} : (tensor<4x4x8xf32>, tensor<4x2x8xf32>, tensor<4x2x8xf32>) -> tensor<4x4x8xf32>
+// CHECK: %[[A:.*]] = llm.attention %[[QS]], %[[KS]], %[[VS]] {scale = 0.353553385 : f32} : (tensor<4x4x8xf32>, tensor<4x2x8xf32>, tensor<4x2x8xf32>) -> tensor<4x4x8xf32>
 // CHECK: %[[AR:.*]] = llm.reshape %[[A]] : tensor<4x4x8xf32> -> tensor<1x4x4x8xf32>
 // CHECK: %[[O:.*]] = llm.transpose %[[AR]] {permutation = array<i64: 0, 2, 1, 3>} : tensor<1x4x4x8xf32> -> tensor<1x4x4x8xf32>
 // CHECK: return %[[O]]
@@ -30,7 +30,7 @@ func.func @llama_gqa_causal(%q: tensor<1x4x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v
   %mask = arith.constant dense<[[0.0, 0xFF800000, 0xFF800000, 0xFF800000], [0.0, 0.0, 0xFF800000, 0xFF800000], [0.0, 0.0, 0.0, 0xFF800000], [0.0, 0.0, 0.0, 0.0]]> : tensor<4x4xf32>
   %mb = llm.broadcast %mask : tensor<4x4xf32> -> tensor<1x4x4x4xf32>
   %sm = llm.add %ss, %mb : tensor<1x4x4x4xf32>
-  %p = llm.softmax %sm {axis = -1 : i64} : tensor<1x4x4x4xf32>
+  %p = llm.softmax %sm {axis = 3 : i64} : tensor<1x4x4x4xf32>
   %o = llm.matmul %p, %vr : (tensor<1x4x4x4xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
   return %o : tensor<1x4x4x8xf32>
 }
@@ -40,7 +40,7 @@ func.func @llama_gqa_causal(%q: tensor<1x4x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v
 // masked_fill(triu-style compare of aranges, finfo.min) after a division by
 // sqrt(hd); MHA on [heads, T, hd] without a batch dimension.
 // CHECK-LABEL: func.func @masked_fill_compare
-// CHECK: llm.attention %{{.*}}, %{{.*}}, %{{.*}} {causal = true, scale = 2.500000e-01 : f32} : (tensor<4x2x16xf32>, tensor<4x2x16xf32>, tensor<4x2x16xf32>) -> tensor<4x2x16xf32>
+// CHECK: llm.attention %{{.*}}, %{{.*}}, %{{.*}} {scale = 2.500000e-01 : f32} : (tensor<4x2x16xf32>, tensor<4x2x16xf32>, tensor<4x2x16xf32>) -> tensor<4x2x16xf32>
 // CHECK-NOT: llm.softmax
 func.func @masked_fill_compare(%q: tensor<2x4x16xf32>, %k: tensor<2x4x16xf32>, %v: tensor<2x4x16xf32>) -> tensor<2x4x16xf32> {
   %kt = llm.transpose %k {permutation = array<i64: 0, 2, 1>} : tensor<2x4x16xf32> -> tensor<2x16x4xf32>
@@ -64,7 +64,7 @@ func.func @masked_fill_compare(%q: tensor<2x4x16xf32>, %k: tensor<2x4x16xf32>, %
 
 // Sliding window of 2 (Mistral), finfo.min as the masked value.
 // CHECK-LABEL: func.func @sliding_window
-// CHECK: llm.attention {{.*}}{causal = true, scale = 5.000000e-01 : f32, sliding_window = 2 : i64}
+// CHECK: llm.attention {{.*}}{scale = 5.000000e-01 : f32, sliding_window = 2 : i64}
 func.func @sliding_window(%q: tensor<1x2x4x4xf32>, %k: tensor<1x2x4x4xf32>, %v: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
   %kt = llm.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xf32>
   %s = llm.matmul %q, %kt : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
@@ -83,7 +83,7 @@ func.func @sliding_window(%q: tensor<1x2x4x4xf32>, %k: tensor<1x2x4x4xf32>, %v: 
 // S - T + t, masked with -1e9; and unmasked, unscaled attention (causal =
 // false, scale 1).
 // CHECK-LABEL: func.func @offset_and_unmasked
-// CHECK: llm.attention {{.*}}{causal = true, scale = 1.250000e-01 : f32} : (tensor<2x1x8xf32>, tensor<4x1x8xf32>, tensor<4x1x8xf32>) -> tensor<2x1x8xf32>
+// CHECK: llm.attention {{.*}}{scale = 1.250000e-01 : f32} : (tensor<2x1x8xf32>, tensor<4x1x8xf32>, tensor<4x1x8xf32>) -> tensor<2x1x8xf32>
 // CHECK: llm.attention {{.*}}{causal = false, scale = 1.000000e+00 : f32} : (tensor<2x1x8xf32>, tensor<4x1x8xf32>, tensor<4x1x8xf32>) -> tensor<2x1x8xf32>
 func.func @offset_and_unmasked(%q: tensor<1x1x2x8xf32>, %k: tensor<1x1x4x8xf32>, %v: tensor<1x1x4x8xf32>) -> (tensor<1x1x2x8xf32>, tensor<1x1x2x8xf32>) {
   %kt = llm.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : tensor<1x1x4x8xf32> -> tensor<1x1x8x4xf32>
@@ -93,9 +93,9 @@ func.func @offset_and_unmasked(%q: tensor<1x1x2x8xf32>, %k: tensor<1x1x4x8xf32>,
   %mask = arith.constant dense<[[0.0, 0.0, 0.0, -1.0E+9], [0.0, 0.0, 0.0, 0.0]]> : tensor<2x4xf32>
   %mb = llm.broadcast %mask : tensor<2x4xf32> -> tensor<1x1x2x4xf32>
   %sm = llm.add %ss, %mb : tensor<1x1x2x4xf32>
-  %p = llm.softmax %sm {axis = -1 : i64} : tensor<1x1x2x4xf32>
+  %p = llm.softmax %sm {axis = 3 : i64} : tensor<1x1x2x4xf32>
   %o = llm.matmul %p, %v : (tensor<1x1x2x4xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x2x8xf32>
-  %p2 = llm.softmax %s {axis = -1 : i64} : tensor<1x1x2x4xf32>
+  %p2 = llm.softmax %s {axis = 3 : i64} : tensor<1x1x2x4xf32>
   %o2 = llm.matmul %p2, %v : (tensor<1x1x2x4xf32>, tensor<1x1x4x8xf32>) -> tensor<1x1x2x8xf32>
   return %o, %o2 : tensor<1x1x2x8xf32>, tensor<1x1x2x8xf32>
 }
@@ -116,7 +116,7 @@ func.func @tile_repeat_is_not_gqa(%q: tensor<1x4x4x8xf32>, %k: tensor<1x2x4x8xf3
   %vr = llm.reshape %ve : tensor<1x2x2x4x8xf32> -> tensor<1x4x4x8xf32>
   %kt = llm.transpose %kr {permutation = array<i64: 0, 1, 3, 2>} : tensor<1x4x4x8xf32> -> tensor<1x4x8x4xf32>
   %s = llm.matmul %q, %kt : (tensor<1x4x4x8xf32>, tensor<1x4x8x4xf32>) -> tensor<1x4x4x4xf32>
-  %p = llm.softmax %s {axis = -1 : i64} : tensor<1x4x4x4xf32>
+  %p = llm.softmax %s {axis = 3 : i64} : tensor<1x4x4x4xf32>
   %o = llm.matmul %p, %vr : (tensor<1x4x4x4xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
   return %o : tensor<1x4x4x8xf32>
 }
@@ -133,16 +133,16 @@ func.func @not_attention(%q: tensor<1x1x4x4xf32>, %k: tensor<1x1x4x4xf32>, %v: t
   %s = llm.matmul %q, %kt : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
   %anti = arith.constant dense<[[[[0.0, 0.0, 0.0, 0.0], [0xFF800000, 0.0, 0.0, 0.0], [0xFF800000, 0xFF800000, 0.0, 0.0], [0xFF800000, 0xFF800000, 0xFF800000, 0.0]]]]> : tensor<1x1x4x4xf32>
   %s1 = llm.add %s, %anti : tensor<1x1x4x4xf32>
-  %p1 = llm.softmax %s1 {axis = -1 : i64} : tensor<1x1x4x4xf32>
+  %p1 = llm.softmax %s1 {axis = 3 : i64} : tensor<1x1x4x4xf32>
   %o1 = llm.matmul %p1, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
   %soft = arith.constant dense<[[[[0.0, -5.0, -5.0, -5.0], [0.0, 0.0, -5.0, -5.0], [0.0, 0.0, 0.0, -5.0], [0.0, 0.0, 0.0, 0.0]]]]> : tensor<1x1x4x4xf32>
   %s2 = llm.add %s, %soft : tensor<1x1x4x4xf32>
-  %p2 = llm.softmax %s2 {axis = -1 : i64} : tensor<1x1x4x4xf32>
+  %p2 = llm.softmax %s2 {axis = 3 : i64} : tensor<1x1x4x4xf32>
   %o2 = llm.matmul %p2, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
   %p3 = llm.softmax %s {axis = 2 : i64} : tensor<1x1x4x4xf32>
   %o3 = llm.matmul %p3, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
   %s4 = llm.matmul %q, %k : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
-  %p4 = llm.softmax %s4 {axis = -1 : i64} : tensor<1x1x4x4xf32>
+  %p4 = llm.softmax %s4 {axis = 3 : i64} : tensor<1x1x4x4xf32>
   %o4 = llm.matmul %p4, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
   return %o1, %o2, %o3, %o4 : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
 }

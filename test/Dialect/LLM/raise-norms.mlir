@@ -13,7 +13,7 @@ func.func @llama_rms(%x: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
   %c2 = arith.constant dense<2.0> : tensor<f32>
   %c2b = llm.broadcast %c2 : tensor<f32> -> tensor<1x4x8xf32>
   %sq = llm.pow %x, %c2b : tensor<1x4x8xf32>
-  %m = llm.reduce mean %sq {axis = -1 : i64, keep_dim = true} : tensor<1x4x8xf32> -> tensor<1x4x1xf32>
+  %m = llm.reduce mean %sq {axis = 2 : i64, keep_dim = true} : tensor<1x4x8xf32> -> tensor<1x4x1xf32>
   %eps = arith.constant dense<1.0e-6> : tensor<f32>
   %epsb = llm.broadcast %eps : tensor<f32> -> tensor<1x4x1xf32>
   %v = llm.add %m, %epsb : tensor<1x4x1xf32>
@@ -146,12 +146,12 @@ func.func @rms_not_a_norm(%x: tensor<4x8xf32>, %z: tensor<4x8xf32>, %t: tensor<4
 func.func @layer_norm_onnx(%x: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
   %w = llm.weight "ln.weight" : tensor<8xf32>
   %b = llm.weight "ln.bias" : tensor<8xf32>
-  %mu = llm.reduce mean %x {axis = -1 : i64, keep_dim = true} : tensor<1x4x8xf32> -> tensor<1x4x1xf32>
+  %mu = llm.reduce mean %x {axis = 2 : i64, keep_dim = true} : tensor<1x4x8xf32> -> tensor<1x4x1xf32>
   %mub = llm.broadcast %mu : tensor<1x4x1xf32> -> tensor<1x4x8xf32>
   %xc = llm.sub %x, %mub : tensor<1x4x8xf32>
   %c2 = arith.constant dense<2.0> : tensor<1x4x8xf32>
   %sq = llm.pow %xc, %c2 : tensor<1x4x8xf32>
-  %var = llm.reduce mean %sq {axis = -1 : i64, keep_dim = true} : tensor<1x4x8xf32> -> tensor<1x4x1xf32>
+  %var = llm.reduce mean %sq {axis = 2 : i64, keep_dim = true} : tensor<1x4x8xf32> -> tensor<1x4x1xf32>
   %eps = arith.constant dense<1.0e-5> : tensor<1x4x1xf32>
   %ve = llm.add %var, %eps : tensor<1x4x1xf32>
   %sd = llm.sqrt %ve : tensor<1x4x1xf32>

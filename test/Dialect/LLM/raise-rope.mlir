@@ -69,9 +69,9 @@ func.func @computed_inv_freq_offset(%q: tensor<2x2x8xf32>) -> tensor<2x2x8xf32> 
   %cosb = llm.broadcast %cosr : tensor<2x1x8xf32> -> tensor<2x2x8xf32>
   %sinb = llm.broadcast %sinr : tensor<2x1x8xf32> -> tensor<2x2x8xf32>
   %x1 = llm.slice %q {axis = 2 : i64, start = 0 : i64, size = 4 : i64} : tensor<2x2x8xf32> -> tensor<2x2x4xf32>
-  %x2 = llm.slice %q {axis = -1 : i64, start = -4 : i64, size = 4 : i64} : tensor<2x2x8xf32> -> tensor<2x2x4xf32>
+  %x2 = llm.slice %q {axis = 2 : i64, start = -4 : i64, size = 4 : i64} : tensor<2x2x8xf32> -> tensor<2x2x4xf32>
   %nx2 = llm.neg %x2 : tensor<2x2x4xf32>
-  %rot = llm.concat %nx2, %x1 {axis = -1 : i64} : (tensor<2x2x4xf32>, tensor<2x2x4xf32>) -> tensor<2x2x8xf32>
+  %rot = llm.concat %nx2, %x1 {axis = 2 : i64} : (tensor<2x2x4xf32>, tensor<2x2x4xf32>) -> tensor<2x2x8xf32>
   %qs = llm.mul %sinb, %rot : tensor<2x2x8xf32>
   %qc = llm.mul %cosb, %q : tensor<2x2x8xf32>
   %out = llm.add %qs, %qc : tensor<2x2x8xf32>

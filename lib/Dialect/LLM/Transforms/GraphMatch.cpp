@@ -39,10 +39,8 @@ Value stripWidening(Value v) {
 Value stripBroadcast(Value v) {
   while (v) {
     v = stripWidening(v);
-    Operation *def = v.getDefiningOp();
-    if (def && def->getName().getStringRef() == "llm.broadcast" &&
-        def->getNumOperands() == 1) {
-      v = def->getOperand(0);
+    if (auto b = defOp<BroadcastOp>(v)) {
+      v = b.getInput();
       continue;
     }
     break;
@@ -194,7 +192,8 @@ private:
     auto a = eval(in);
     if (!a)
       return std::nullopt;
-    bool isFloat = isa<FloatType>(getElementTypeOrSelf(result.getType()));
+    bool isFloat =
+        result && isa<FloatType>(getElementTypeOrSelf(result.getType()));
     for (double &x : a->data)
       x = isFloat ? roundF32(fn(x)) : fn(x);
     return a;
@@ -206,7 +205,8 @@ private:
     auto a = eval(lhs), b = eval(rhs);
     if (!a || !b || a->shape != b->shape)
       return std::nullopt;
-    bool isFloat = isa<FloatType>(getElementTypeOrSelf(result.getType()));
+    bool isFloat =
+        result && isa<FloatType>(getElementTypeOrSelf(result.getType()));
     for (auto [x, y] : llvm::zip(a->data, b->data))
       x = isFloat ? roundF32(fn(x, y)) : fn(x, y);
     return a;
@@ -352,19 +352,150 @@ private:
 
   std::optional<ConstTensor> evalPrimitive(Operation *op, Value v,
                                            ArrayRef<int64_t> shape);
+  std::optional<ConstTensor> matmul(MatmulOp m, ArrayRef<int64_t> shape);
+  std::optional<ConstTensor> gather(GatherOp g, ArrayRef<int64_t> shape);
 };
 
 std::optional<ConstTensor> Evaluator::evalPrimitive(Operation *op, Value v,
                                                     ArrayRef<int64_t> shape) {
-  StringRef name = op->getName().getStringRef();
-  if (name == "llm.broadcast" && op->getNumOperands() == 1) {
-    auto a = eval(op->getOperand(0));
-    if (!a)
-      return std::nullopt;
-    return broadcastTo(*a, shape);
-  }
-  (void)v;
-  return std::nullopt;
+  return llvm::TypeSwitch<Operation *, std::optional<ConstTensor>>(op)
+      .Case([&](BroadcastOp b) -> std::optional<ConstTensor> {
+        auto a = eval(b.getInput());
+        if (!a)
+          return std::nullopt;
+        return broadcastTo(*a, shape);
+      })
+      .Case([&](ConvertOp c) -> std::optional<ConstTensor> {
+        Type et = getElementTypeOrSelf(c.getType());
+        return unary(c.getInput(), Value(), [et](double a) {
+          if (et.isInteger(1))
+            return a != 0.0 ? 1.0 : 0.0;
+          if (isa<IntegerType>(et))
+            return std::trunc(a);
+          return roundF32(a);
+        });
+      })
+      .Case([&](CompareOp c) -> std::optional<ConstTensor> {
+        ComparePredicate pred = c.getPredicate();
+        return binary(c.getLhs(), c.getRhs(), Value(),
+                      [pred](double a, double b) -> double {
+                        switch (pred) {
+                        case ComparePredicate::Eq:
+                          return a == b;
+                        case ComparePredicate::Ne:
+                          return a != b;
+                        case ComparePredicate::Lt:
+                          return a < b;
+                        case ComparePredicate::Le:
+                          return a <= b;
+                        case ComparePredicate::Gt:
+                          return a > b;
+                        case ComparePredicate::Ge:
+                          return a >= b;
+                        }
+                        return 0.0;
+                      });
+      })
+      .Case([&](SelectOp sel) -> std::optional<ConstTensor> {
+        auto c = eval(sel.getCondition()), t = eval(sel.getTrueValue()),
+             f = eval(sel.getFalseValue());
+        if (!c || !t || !f || c->shape != t->shape || t->shape != f->shape)
+          return std::nullopt;
+        for (auto [x, y, z] : llvm::zip(t->data, c->data, f->data))
+          x = y != 0.0 ? x : z;
+        return t;
+      })
+      .Case([&](PowOp p) {
+        return binary(p.getLhs(), p.getRhs(), v, [](double a, double b) {
+          return std::pow(static_cast<float>(a), static_cast<float>(b));
+        });
+      })
+      .Case([&](MinimumOp m) {
+        return binary(m.getLhs(), m.getRhs(), v,
+                      [](double a, double b) { return std::min(a, b); });
+      })
+      .Case([&](CosOp c) {
+        return unary(c.getInput(), v,
+                     [](double a) { return std::cos(static_cast<float>(a)); });
+      })
+      .Case([&](SinOp c) {
+        return unary(c.getInput(), v,
+                     [](double a) { return std::sin(static_cast<float>(a)); });
+      })
+      .Case([&](SqrtOp c) {
+        return unary(c.getInput(), v,
+                     [](double a) { return std::sqrt(static_cast<float>(a)); });
+      })
+      .Case([&](ReciprocalOp c) {
+        return unary(c.getInput(), v,
+                     [](double a) { return 1.0f / static_cast<float>(a); });
+      })
+      .Case([&](MatmulOp m) { return matmul(m, shape); })
+      .Case([&](GatherOp g) { return gather(g, shape); })
+      .Default([&](Operation *) -> std::optional<ConstTensor> {
+        return std::nullopt;
+      });
+}
+
+std::optional<ConstTensor> Evaluator::matmul(MatmulOp m,
+                                             ArrayRef<int64_t> shape) {
+  auto a = eval(m.getLhs()), b = eval(m.getRhs());
+  if (!a || !b || a->shape.size() < 2 || b->shape.size() < 2)
+    return std::nullopt;
+  int64_t rank = shape.size();
+  int64_t M = shape[rank - 2], N = shape[rank - 1];
+  int64_t K = a->shape.back();
+  if (b->shape[b->shape.size() - 2] != K)
+    return std::nullopt;
+  // Broadcast the batch dims of both operands to the result's.
+  SmallVector<int64_t> aShape(shape.drop_back(2)), bShape(shape.drop_back(2));
+  aShape.append({M, K});
+  bShape.append({K, N});
+  auto ab = broadcastTo(*a, aShape), bb = broadcastTo(*b, bShape);
+  if (!ab || !bb)
+    return std::nullopt;
+  int64_t batch = product(shape.drop_back(2));
+  ConstTensor out;
+  out.shape.assign(shape.begin(), shape.end());
+  out.data.assign(batch * M * N, 0.0);
+  for (int64_t i = 0; i < batch; ++i)
+    for (int64_t r = 0; r < M; ++r)
+      for (int64_t c = 0; c < N; ++c) {
+        float acc = 0.0f;
+        for (int64_t k = 0; k < K; ++k)
+          acc += static_cast<float>(ab->data[(i * M + r) * K + k]) *
+                 static_cast<float>(bb->data[(i * K + k) * N + c]);
+        out.data[(i * M + r) * N + c] = acc;
+      }
+  return out;
+}
+
+std::optional<ConstTensor> Evaluator::gather(GatherOp g,
+                                             ArrayRef<int64_t> shape) {
+  auto in = eval(g.getInput()), idx = eval(g.getIndices());
+  if (!in)
+    return std::nullopt;
+  if (!idx)
+    return std::nullopt;
+  int64_t rank = in->shape.size(), axis = g.getAxis();
+  if (axis < 0)
+    axis += rank;
+  int64_t outer = product(ArrayRef<int64_t>(in->shape).take_front(axis));
+  int64_t inner = product(ArrayRef<int64_t>(in->shape).drop_front(axis + 1));
+  int64_t dim = in->shape[axis];
+  ConstTensor out;
+  out.shape.assign(shape.begin(), shape.end());
+  for (int64_t o = 0; o < outer; ++o)
+    for (double di : idx->data) {
+      int64_t i = static_cast<int64_t>(di);
+      if (i < 0)
+        i += dim;
+      if (i < 0 || i >= dim)
+        return std::nullopt;
+      for (int64_t j = 0; j < inner; ++j)
+        out.data.push_back(in->data[(o * dim + i) * inner + j]);
+    }
+  return out;
 }
 
 } // namespace

@@ -45,11 +45,9 @@ std::optional<double> matchMeanPlusEps(Value v, SquareFn &&isSquare) {
 bool isSquareOf(Value sq, Value x) {
   if (auto mul = defOp<MulOp>(sq))
     return stripWidening(mul.getLhs()) == x && stripWidening(mul.getRhs()) == x;
-  Operation *def = sq.getDefiningOp();
-  if (def && def->getName().getStringRef() == "llm.pow" &&
-      def->getNumOperands() == 2) {
-    std::optional<double> e = matchSplat(def->getOperand(1));
-    return e && *e == 2.0 && stripWidening(def->getOperand(0)) == x;
+  if (auto pow = defOp<PowOp>(sq)) {
+    std::optional<double> e = matchSplat(pow.getRhs());
+    return e && *e == 2.0 && stripWidening(pow.getLhs()) == x;
   }
   return false;
 }
@@ -64,9 +62,8 @@ bool matchNormalized(Value v, Fn &&matchScale) {
       return rsqrt && matchScale(stripWidening(x), rsqrt.getInput());
     });
   if (auto div = defOp<DivOp>(v)) {
-    Operation *sqrt = stripBroadcast(div.getRhs()).getDefiningOp();
-    return sqrt && sqrt->getName().getStringRef() == "llm.sqrt" &&
-           matchScale(stripWidening(div.getLhs()), sqrt->getOperand(0));
+    auto sqrt = defOp<SqrtOp>(stripBroadcast(div.getRhs()));
+    return sqrt && matchScale(stripWidening(div.getLhs()), sqrt.getInput());
   }
   return false;
 }
