@@ -1,5 +1,6 @@
 //===- GraphMatch.cpp - matching helpers for the raising patterns ---------===//
 #include "GraphMatch.h"
+#include "pimc/Frontend/HF/Safetensors.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -7,6 +8,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 
 using namespace mlir;
@@ -140,7 +142,8 @@ SmallVector<int64_t> staticShape(Value v) {
 
 class Evaluator {
 public:
-  explicit Evaluator(int64_t maxElements) : maxElements(maxElements) {}
+  Evaluator(const hf::WeightStore *weights, int64_t maxElements)
+      : weights(weights), maxElements(maxElements) {}
 
   std::optional<ConstTensor> eval(Value v) {
     auto it = memo.find(v);
@@ -161,6 +164,7 @@ public:
   }
 
 private:
+  const hf::WeightStore *weights;
   int64_t maxElements;
   llvm::DenseMap<Value, std::optional<ConstTensor>> memo;
 
@@ -185,6 +189,43 @@ private:
       return std::nullopt;
     }
     return t;
+  }
+
+  /// A dense float weight from the store, checked against its IR type.
+  std::optional<ConstTensor> weight(WeightOp op) {
+    if (!weights)
+      return std::nullopt;
+    const hf::TensorView *t = weights->lookup(op.getName());
+    auto type = dyn_cast<RankedTensorType>(op.getType());
+    if (!t || !type || ArrayRef<int64_t>(t->shape) != type.getShape())
+      return std::nullopt;
+    ConstTensor out;
+    out.shape.assign(type.getShape().begin(), type.getShape().end());
+    int64_t n = t->numElements();
+    out.data.reserve(n);
+    for (int64_t i = 0; i < n; ++i) {
+      switch (t->dtype) {
+      case hf::DType::F32: {
+        float f;
+        std::memcpy(&f, t->data + 4 * i, 4);
+        out.data.push_back(f);
+        break;
+      }
+      case hf::DType::F16:
+      case hf::DType::BF16: {
+        uint16_t bits;
+        std::memcpy(&bits, t->data + 2 * i, 2);
+        APFloat f(t->dtype == hf::DType::F16 ? APFloat::IEEEhalf()
+                                             : APFloat::BFloat(),
+                  APInt(16, bits));
+        out.data.push_back(f.convertToDouble());
+        break;
+      }
+      default:
+        return std::nullopt;
+      }
+    }
+    return out;
   }
 
   std::optional<ConstTensor> unary(Value in, Value result,
@@ -289,6 +330,7 @@ private:
     SmallVector<int64_t> shape = staticShape(v);
     return llvm::TypeSwitch<Operation *, std::optional<ConstTensor>>(def)
         .Case([&](arith::ConstantOp op) { return constant(op); })
+        .Case([&](WeightOp op) { return weight(op); })
         .Case([&](ReshapeOp op) -> std::optional<ConstTensor> {
           auto a = eval(op.getInput());
           if (!a)
@@ -500,8 +542,10 @@ std::optional<ConstTensor> Evaluator::gather(GatherOp g,
 
 } // namespace
 
-std::optional<ConstTensor> evaluateConstant(Value v, int64_t maxElements) {
-  Evaluator e(maxElements);
+std::optional<ConstTensor> evaluateConstant(Value v,
+                                            const hf::WeightStore *weights,
+                                            int64_t maxElements) {
+  Evaluator e(weights, maxElements);
   return e.eval(v);
 }
 

@@ -17,6 +17,10 @@
 #include <optional>
 #include <vector>
 
+namespace pimc::hf {
+class WeightStore;
+} // namespace pimc::hf
+
 namespace pimc::llm {
 
 /// `v` before any llm.broadcast and exact-widening casts.
@@ -64,9 +68,12 @@ struct ConstTensor {
 
 /// Evaluates `v` if it depends only on constants, through the element-wise,
 /// shape and matmul ops the importers emit for masks and rotary tables.
+/// llm.weight tensors are read from `weights` when given (float buffers such
+/// as inv_freq or a causal-mask buffer are weights in imported graphs).
 /// Gives up (nullopt) on anything else or above `maxElements` elements.
-std::optional<ConstTensor> evaluateConstant(mlir::Value v,
-                                            int64_t maxElements = 1 << 22);
+std::optional<ConstTensor>
+evaluateConstant(mlir::Value v, const hf::WeightStore *weights = nullptr,
+                 int64_t maxElements = 1 << 22);
 
 /// Reshapes `v` to `shape` (static) with llm.reshape unless it already has
 /// that shape.

@@ -1,5 +1,6 @@
 //===- Raise.cpp - raising passes and the llm-raise pipeline --------------===//
 #include "pimc/Dialect/LLM/Transforms/Passes.h"
+#include "pimc/Frontend/HF/Safetensors.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
@@ -20,10 +21,24 @@ namespace {
 /// create ops that verify, so a non-converging rewrite is a bug in a
 /// pattern, reported as a pass failure.
 LogicalResult runPatterns(Operation *root,
-                          void (*populate)(RewritePatternSet &)) {
+                          function_ref<void(RewritePatternSet &)> populate) {
   RewritePatternSet patterns(root->getContext());
   populate(patterns);
   return applyPatternsGreedily(root, std::move(patterns));
+}
+
+/// Opens the `weights` option's files once per pass instance.
+LogicalResult openWeights(MLIRContext *ctx, ArrayRef<std::string> files,
+                          std::shared_ptr<const hf::WeightStore> &store) {
+  if (files.empty())
+    return success();
+  auto opened = hf::WeightStore::openFiles(files);
+  if (!opened)
+    return emitError(UnknownLoc::get(ctx))
+           << "llm-raise: cannot read weights: "
+           << llvm::toString(opened.takeError());
+  store = std::move(*opened);
+  return success();
 }
 
 struct RaiseNormsPass : impl::RaiseNormsBase<RaiseNormsPass> {
@@ -41,28 +56,53 @@ struct RaiseGatedMLPPass : impl::RaiseGatedMLPBase<RaiseGatedMLPPass> {
 };
 
 struct RaiseAttentionPass : impl::RaiseAttentionBase<RaiseAttentionPass> {
+  using RaiseAttentionBase::RaiseAttentionBase;
+  std::shared_ptr<const hf::WeightStore> weights;
+
+  LogicalResult initialize(MLIRContext *ctx) override {
+    return openWeights(ctx, weightFiles, weights);
+  }
   void runOnOperation() override {
-    if (failed(runPatterns(getOperation(), populateRaiseAttentionPatterns)))
+    if (failed(runPatterns(getOperation(), [&](RewritePatternSet &p) {
+          populateRaiseAttentionPatterns(p, weights.get());
+        })))
       signalPassFailure();
   }
 };
 
 struct RaiseRopePass : impl::RaiseRopeBase<RaiseRopePass> {
+  using RaiseRopeBase::RaiseRopeBase;
+  std::shared_ptr<const hf::WeightStore> weights;
+
+  LogicalResult initialize(MLIRContext *ctx) override {
+    return openWeights(ctx, weightFiles, weights);
+  }
   void runOnOperation() override {
-    if (failed(runPatterns(getOperation(), populateRaiseRopePatterns)))
+    if (failed(runPatterns(getOperation(), [&](RewritePatternSet &p) {
+          populateRaiseRopePatterns(p, weights.get());
+        })))
       signalPassFailure();
   }
 };
 
+/// Options of the `llm-raise` pipeline.
+struct RaisePipelineOptions : PassPipelineOptions<RaisePipelineOptions> {
+  ListOption<std::string> weights{
+      *this, "weights",
+      llvm::cl::desc("safetensors files of the graph, for buffer-backed "
+                     "rotary tables and masks")};
+};
+
 } // namespace
 
-void buildRaisePipeline(OpPassManager &pm) {
+void buildRaisePipeline(OpPassManager &pm, ArrayRef<std::string> weightFiles) {
   // Norms and rope first: attention then sees the rotated q/k, and the
   // layout shuffles each fused op adds cancel in the final canonicalize.
+  SmallVector<std::string> files(weightFiles.begin(), weightFiles.end());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createRaiseNorms());
-  pm.addPass(createRaiseRope());
-  pm.addPass(createRaiseAttention());
+  pm.addPass(createRaiseRope(RaiseRopeOptions{files}));
+  pm.addPass(createRaiseAttention(RaiseAttentionOptions{files}));
   pm.addPass(createRaiseGatedMLP());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -73,11 +113,13 @@ void registerRaisePasses() {
   registerPass([] { return createRaiseGatedMLP(); });
   registerPass([] { return createRaiseAttention(); });
   registerPass([] { return createRaiseRope(); });
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<RaisePipelineOptions>(
       "llm-raise",
       "recover fused llm ops (norms, rope, attention, gated MLP) from "
       "imported primitive-op graphs",
-      buildRaisePipeline);
+      [](OpPassManager &pm, const RaisePipelineOptions &options) {
+        buildRaisePipeline(pm, options.weights);
+      });
 }
 
 } // namespace pimc::llm

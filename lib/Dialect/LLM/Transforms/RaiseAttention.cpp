@@ -172,14 +172,15 @@ std::optional<std::vector<bool>> visibility(const ConstTensor &c, Fn &&isVisible
 /// add(z, m) with a constant m of 0 / <= -1e9 entries, or select(c, z, fill)
 /// / select(c, fill, z) with a constant condition and fill <= -1e9.
 /// Without a mask, `z` is `s`.
-std::optional<MaskInfo> matchMask(Value s, Value &z) {
+std::optional<MaskInfo> matchMask(Value s, Value &z,
+                                  const hf::WeightStore *weights) {
   auto type = rankedType(s);
   int64_t rank = type.getRank();
   int64_t T = type.getDimSize(rank - 2), S = type.getDimSize(rank - 1);
   if (auto add = defOp<AddOp>(s)) {
     std::optional<MaskInfo> info;
     matchEitherOrder(add, [&](Value scores, Value mask) {
-      std::optional<ConstTensor> m = evaluateConstant(mask);
+      std::optional<ConstTensor> m = evaluateConstant(mask, weights);
       if (!m)
         return false;
       auto vis = visibility(*m, [&](int64_t i) -> std::optional<bool> {
@@ -201,7 +202,7 @@ std::optional<MaskInfo> matchMask(Value s, Value &z) {
     return info;
   }
   if (auto sel = defOp<SelectOp>(s)) {
-    std::optional<ConstTensor> c = evaluateConstant(sel.getCondition());
+    std::optional<ConstTensor> c = evaluateConstant(sel.getCondition(), weights);
     if (!c)
       return std::nullopt;
     for (bool scoresIfTrue : {true, false}) {
@@ -275,7 +276,9 @@ Value toHeadMajor(PatternRewriter &b, Location loc, Value v, bool batched) {
 }
 
 struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
-  using OpRewritePattern::OpRewritePattern;
+  RaiseEagerAttention(MLIRContext *ctx, const hf::WeightStore *weights)
+      : OpRewritePattern(ctx), weights(weights) {}
+  const hf::WeightStore *weights;
 
   LogicalResult matchAndRewrite(MatmulOp pv,
                                 PatternRewriter &rewriter) const override {
@@ -287,7 +290,7 @@ struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
         !isLastAxis(softmax.getAxis(), scoresType.getRank()))
       return rewriter.notifyMatchFailure(pv, "softmax is not over the keys");
     Value z;
-    std::optional<MaskInfo> mask = matchMask(softmax.getInput(), z);
+    std::optional<MaskInfo> mask = matchMask(softmax.getInput(), z, weights);
     if (!mask)
       return rewriter.notifyMatchFailure(pv, "mask is not causal/windowed");
     MatmulOp qk;
@@ -341,8 +344,9 @@ struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
 
 } // namespace
 
-void populateRaiseAttentionPatterns(RewritePatternSet &patterns) {
-  patterns.add<RaiseEagerAttention>(patterns.getContext());
+void populateRaiseAttentionPatterns(RewritePatternSet &patterns,
+                                    const hf::WeightStore *weights) {
+  patterns.add<RaiseEagerAttention>(patterns.getContext(), weights);
 }
 
 } // namespace pimc::llm

@@ -145,7 +145,9 @@ float cosf32(float x) { return std::cos(x); }
 float sinf32(float x) { return std::sin(x); }
 
 struct RaiseHalfSplitRope : OpRewritePattern<AddOp> {
-  using OpRewritePattern::OpRewritePattern;
+  RaiseHalfSplitRope(MLIRContext *ctx, const hf::WeightStore *weights)
+      : OpRewritePattern(ctx), weights(weights) {}
+  const hf::WeightStore *weights;
 
   LogicalResult matchAndRewrite(AddOp op,
                                 PatternRewriter &rewriter) const override {
@@ -177,9 +179,9 @@ struct RaiseHalfSplitRope : OpRewritePattern<AddOp> {
     auto cosOp = findTrig<CosOp>(cosTable);
     if (!cosOp)
       return rewriter.notifyMatchFailure(op, "cos table has no llm.cos");
-    std::optional<ConstTensor> angles = evaluateConstant(cosOp.getInput());
-    std::optional<ConstTensor> c = evaluateConstant(cosTable);
-    std::optional<ConstTensor> s = evaluateConstant(sinTable);
+    std::optional<ConstTensor> angles = evaluateConstant(cosOp.getInput(), weights);
+    std::optional<ConstTensor> c = evaluateConstant(cosTable, weights);
+    std::optional<ConstTensor> s = evaluateConstant(sinTable, weights);
     if (!angles || !c || !s)
       return rewriter.notifyMatchFailure(op, "cos/sin tables are not constant");
     auto est = estimateRope(*angles, d);
@@ -239,8 +241,9 @@ struct RaiseHalfSplitRope : OpRewritePattern<AddOp> {
 
 } // namespace
 
-void populateRaiseRopePatterns(RewritePatternSet &patterns) {
-  patterns.add<RaiseHalfSplitRope>(patterns.getContext());
+void populateRaiseRopePatterns(RewritePatternSet &patterns,
+                                    const hf::WeightStore *weights) {
+  patterns.add<RaiseHalfSplitRope>(patterns.getContext(), weights);
 }
 
 } // namespace pimc::llm

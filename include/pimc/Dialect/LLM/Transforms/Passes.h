@@ -7,21 +7,32 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
+namespace pimc::hf {
+class WeightStore;
+} // namespace pimc::hf
+
 namespace pimc::llm {
 
 #define GEN_PASS_DECL
 #include "pimc/Dialect/LLM/Transforms/Passes.h.inc"
 
 /// The rewrite patterns of each raising pass, for drivers that want to
-/// combine them with their own.
+/// combine them with their own. `weights` (may be null) lets the patterns
+/// read llm.weight tensors when they must evaluate a table or mask that the
+/// model keeps in a buffer; it must outlive the patterns.
 void populateRaiseNormPatterns(mlir::RewritePatternSet &patterns);
 void populateRaiseGatedMLPPatterns(mlir::RewritePatternSet &patterns);
-void populateRaiseAttentionPatterns(mlir::RewritePatternSet &patterns);
-void populateRaiseRopePatterns(mlir::RewritePatternSet &patterns);
+void populateRaiseAttentionPatterns(mlir::RewritePatternSet &patterns,
+                                    const hf::WeightStore *weights);
+void populateRaiseRopePatterns(mlir::RewritePatternSet &patterns,
+                               const hf::WeightStore *weights);
 
 /// Adds the whole raising pipeline (`llm-raise`): every raising pass, then
 /// canonicalization and CSE so the layout shuffles around the fused ops fold.
-void buildRaisePipeline(mlir::OpPassManager &pm);
+/// `weightFiles` are the safetensors files of the imported graph (may be
+/// empty: buffer-backed rotary tables and masks then stay unraised).
+void buildRaisePipeline(mlir::OpPassManager &pm,
+                        llvm::ArrayRef<std::string> weightFiles = {});
 
 /// Registers the raising passes and the `llm-raise` pipeline.
 void registerRaisePasses();

@@ -44,6 +44,11 @@ def RaiseAttention : Pass<"llm-raise-attention"> {
     op's kv heads. A constant additive or select mask must be exactly
     causal (optionally with a sliding window), or all-visible.
   }];
+  let options = [
+    ListOption<"weightFiles", "weights", "std::string",
+               "safetensors files whose llm.weight tensors the pattern may read "
+               "as constants (rotary inv_freq and mask buffers)">
+  ];
   let dependentDialects = ["::pimc::llm::LLMDialect"];
 }
 
@@ -56,6 +61,11 @@ def RaiseRope : Pass<"llm-raise-rope"> {
     position offset are recovered from the angle table and every table
     entry is checked against `cos/sin((offset + t) * theta^(-2i/d))`.
   }];
+  let options = [
+    ListOption<"weightFiles", "weights", "std::string",
+               "safetensors files whose llm.weight tensors the pattern may read "
+               "as constants (rotary inv_freq and mask buffers)">
+  ];
   let dependentDialects = ["::pimc::llm::LLMDialect"];
 }
 
