@@ -146,3 +146,31 @@ func.func @not_attention(%q: tensor<1x1x4x4xf32>, %k: tensor<1x1x4x4xf32>, %v: t
   %o4 = llm.matmul %p4, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
   return %o1, %o2, %o3, %o4 : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
 }
+
+// -----
+
+// The make_fx trace of torch.matmul on [1, h, L, d]: bmm on [h, L, d] views,
+// viewed back to [1, h, T, T] for the scale, mask and softmax.
+// CHECK-LABEL: func.func @bmm_on_views
+// CHECK: %[[A:.*]] = llm.attention %{{.*}}, %{{.*}}, %{{.*}} {scale = 2.500000e-01 : f32} : (tensor<4x2x16xf32>, tensor<4x2x16xf32>, tensor<4x2x16xf32>) -> tensor<4x2x16xf32>
+// CHECK: %[[R:.*]] = llm.reshape %[[A]] : tensor<4x2x16xf32> -> tensor<1x4x2x16xf32>
+// CHECK: %[[T:.*]] = llm.transpose %[[R]] {permutation = array<i64: 0, 2, 1, 3>} : tensor<1x4x2x16xf32> -> tensor<1x2x4x16xf32>
+// CHECK: %[[V:.*]] = llm.reshape %[[T]] : tensor<1x2x4x16xf32> -> tensor<2x4x16xf32>
+// CHECK: return %[[V]]
+func.func @bmm_on_views(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x4x16xf32>, %v: tensor<1x2x4x16xf32>) -> tensor<2x4x16xf32> {
+  %kt = llm.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : tensor<1x2x4x16xf32> -> tensor<1x2x16x4xf32>
+  %qv = llm.reshape %q : tensor<1x2x4x16xf32> -> tensor<2x4x16xf32>
+  %ktv = llm.reshape %kt : tensor<1x2x16x4xf32> -> tensor<2x16x4xf32>
+  %s = llm.matmul %qv, %ktv : (tensor<2x4x16xf32>, tensor<2x16x4xf32>) -> tensor<2x4x4xf32>
+  %sv = llm.reshape %s : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %c = arith.constant dense<4.0> : tensor<1x2x4x4xf32>
+  %ss = llm.div %sv, %c : tensor<1x2x4x4xf32>
+  %mask = arith.constant dense<[[0.0, 0xFF800000, 0xFF800000, 0xFF800000], [0.0, 0.0, 0xFF800000, 0xFF800000], [0.0, 0.0, 0.0, 0xFF800000], [0.0, 0.0, 0.0, 0.0]]> : tensor<4x4xf32>
+  %mb = llm.broadcast %mask : tensor<4x4xf32> -> tensor<1x2x4x4xf32>
+  %sm = llm.add %ss, %mb : tensor<1x2x4x4xf32>
+  %p = llm.softmax %sm {axis = 3 : i64} : tensor<1x2x4x4xf32>
+  %pv = llm.reshape %p : tensor<1x2x4x4xf32> -> tensor<2x4x4xf32>
+  %vv = llm.reshape %v : tensor<1x2x4x16xf32> -> tensor<2x4x16xf32>
+  %o = llm.matmul %pv, %vv : (tensor<2x4x4xf32>, tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  return %o : tensor<2x4x16xf32>
+}

@@ -104,3 +104,50 @@ func.func @bias_or_wrong_activation(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, te
   %y2 = llm.linear %h2, %wd : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
   return %y, %y2 : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// The FX trace of nn.Linear on [1, T, H]: mm on a [T, H] view, the result
+// viewed back as [1, T, I]; the gated MLP runs on the [T, H] view and is
+// viewed back like the down projection was.
+// CHECK-LABEL: func.func @flattened_views
+// CHECK: %[[V:.*]] = llm.reshape %arg0 : tensor<1x4x8xf32> -> tensor<4x8xf32>
+// CHECK: %[[M:.*]] = llm.gated_mlp %[[V]], %{{.*}}, %{{.*}}, %{{.*}} : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+// CHECK: %[[R:.*]] = llm.reshape %[[M]] : tensor<4x8xf32> -> tensor<1x4x8xf32>
+// CHECK: return %[[R]]
+func.func @flattened_views(%x: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
+  %wg = llm.weight "gate" : tensor<16x8xf32>
+  %wu = llm.weight "up" : tensor<16x8xf32>
+  %wd = llm.weight "down" : tensor<8x16xf32>
+  %xv = llm.reshape %x : tensor<1x4x8xf32> -> tensor<4x8xf32>
+  %g = llm.linear %xv, %wg : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  %gv = llm.reshape %g : tensor<4x16xf32> -> tensor<1x4x16xf32>
+  %a = llm.silu %gv : tensor<1x4x16xf32>
+  %xv2 = llm.reshape %x : tensor<1x4x8xf32> -> tensor<4x8xf32>
+  %u = llm.linear %xv2, %wu : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  %uv = llm.reshape %u : tensor<4x16xf32> -> tensor<1x4x16xf32>
+  %h = llm.mul %a, %uv : tensor<1x4x16xf32>
+  %hv = llm.reshape %h : tensor<1x4x16xf32> -> tensor<4x16xf32>
+  %y = llm.linear %hv, %wd : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %yv = llm.reshape %y : tensor<4x8xf32> -> tensor<1x4x8xf32>
+  return %yv : tensor<1x4x8xf32>
+}
+
+// -----
+
+// Negative: a view that regroups the features ([4, 16] -> [8, 8]) between
+// the product and the down projection is not a gated MLP.
+// CHECK-LABEL: func.func @regrouping_view
+// CHECK-NOT: llm.gated_mlp
+func.func @regrouping_view(%x: tensor<4x8xf32>) -> tensor<8x8xf32> {
+  %wg = llm.weight "gate" : tensor<16x8xf32>
+  %wu = llm.weight "up" : tensor<16x8xf32>
+  %wd = llm.weight "down" : tensor<8x8xf32>
+  %g = llm.linear %x, %wg : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  %a = llm.silu %g : tensor<4x16xf32>
+  %u = llm.linear %x, %wu : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  %h = llm.mul %a, %u : tensor<4x16xf32>
+  %hv = llm.reshape %h : tensor<4x16xf32> -> tensor<8x8xf32>
+  %y = llm.linear %hv, %wd : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}

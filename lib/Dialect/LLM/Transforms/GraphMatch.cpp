@@ -71,6 +71,37 @@ std::optional<double> matchSplat(Value v) {
   return std::nullopt;
 }
 
+Value stripUnitReshape(Value v) {
+  while (auto r = defOp<ReshapeOp>(v)) {
+    auto in = dyn_cast<RankedTensorType>(r.getInput().getType());
+    auto out = dyn_cast<RankedTensorType>(r.getType());
+    if (!in || !out)
+      break;
+    ArrayRef<int64_t> a = in.getShape(), b = out.getShape();
+    auto dropOnes = [](ArrayRef<int64_t> s) {
+      while (!s.empty() && s.front() == 1)
+        s = s.drop_front();
+      return s;
+    };
+    if (dropOnes(a) != dropOnes(b))
+      break;
+    v = r.getInput();
+  }
+  return v;
+}
+
+Value stripRowReshape(Value v) {
+  while (auto r = defOp<ReshapeOp>(v)) {
+    auto in = dyn_cast<RankedTensorType>(r.getInput().getType());
+    auto out = dyn_cast<RankedTensorType>(r.getType());
+    if (!in || !out || in.getRank() < 1 || out.getRank() < 1 ||
+        in.getShape().back() != out.getShape().back())
+      break;
+    v = r.getInput();
+  }
+  return v;
+}
+
 bool isLastAxis(int64_t axis, int64_t rank) {
   return axis == -1 || axis == rank - 1;
 }

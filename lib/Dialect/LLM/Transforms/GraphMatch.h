@@ -35,6 +35,14 @@ mlir::Value stripWidening(mlir::Value v);
 /// arith.constant splat, possibly broadcast, reshaped or widened).
 std::optional<double> matchSplat(mlir::Value v);
 
+/// `v` before reshapes that only add or drop leading size-1 dimensions
+/// (torch.matmul on [1, h, L, d] is traced as bmm on [h, L, d] views).
+mlir::Value stripUnitReshape(mlir::Value v);
+
+/// `v` before reshapes that keep the last dimension (the flattening of
+/// leading dims around nn.Linear's mm: [1, T, H] <-> [T, H]).
+mlir::Value stripRowReshape(mlir::Value v);
+
 /// True if `axis` names the last dimension of a rank-`rank` tensor.
 bool isLastAxis(int64_t axis, int64_t rank);
 

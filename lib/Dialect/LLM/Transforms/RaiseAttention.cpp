@@ -230,16 +230,17 @@ std::optional<MaskInfo> matchMask(Value s, Value &z,
 
 /// Splits `z` into q @ k^T and the factor it is scaled by.
 std::optional<double> matchScale(Value z, MatmulOp &qk) {
-  if ((qk = defOp<MatmulOp>(z)))
+  auto product = [](Value v) { return defOp<MatmulOp>(stripUnitReshape(v)); };
+  if ((qk = product(z)))
     return 1.0;
   if (auto sc = defOp<ScaleOp>(z))
-    if ((qk = defOp<MatmulOp>(sc.getInput())))
+    if ((qk = product(sc.getInput())))
       return sc.getFactor().convertToDouble();
   if (auto mul = defOp<MulOp>(z)) {
     std::optional<double> f;
     matchEitherOrder(mul, [&](Value a, Value b) {
       std::optional<double> c = matchSplat(b);
-      if (!c || !(qk = defOp<MatmulOp>(a)))
+      if (!c || !(qk = product(a)))
         return false;
       f = *c;
       return true;
@@ -248,7 +249,7 @@ std::optional<double> matchScale(Value z, MatmulOp &qk) {
   }
   if (auto div = defOp<DivOp>(z)) {
     std::optional<double> c = matchSplat(div.getRhs());
-    if (c && *c != 0.0 && (qk = defOp<MatmulOp>(div.getLhs())))
+    if (c && *c != 0.0 && (qk = product(div.getLhs())))
       return 1.0 / *c;
   }
   return std::nullopt;
@@ -282,7 +283,8 @@ struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
 
   LogicalResult matchAndRewrite(MatmulOp pv,
                                 PatternRewriter &rewriter) const override {
-    auto softmax = defOp<SoftmaxOp>(stripWidening(pv.getLhs()));
+    auto softmax =
+        defOp<SoftmaxOp>(stripUnitReshape(stripWidening(pv.getLhs())));
     if (!softmax)
       return rewriter.notifyMatchFailure(pv, "lhs is not a softmax");
     auto scoresType = rankedType(softmax.getResult());
@@ -297,15 +299,14 @@ struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
     std::optional<double> scale = matchScale(z, qk);
     if (!scale)
       return rewriter.notifyMatchFailure(pv, "scores are not q @ k^T * c");
-    Value q = qk.getLhs();
-    Value k = matchKeyTranspose(qk.getRhs());
-    Value v = pv.getRhs();
+    Value q = stripUnitReshape(qk.getLhs());
+    Value k = matchKeyTranspose(stripUnitReshape(qk.getRhs()));
+    Value v = stripUnitReshape(pv.getRhs());
     if (!k)
       return rewriter.notifyMatchFailure(pv, "rhs of q @ k^T is not k^T");
     auto ql = headLayout(q), kl = headLayout(k), vl = headLayout(v);
     auto ol = headLayout(pv.getResult());
-    if (!ql || !kl || !vl || !ol || ql->batched != kl->batched ||
-        ql->batched != vl->batched || ql->batched != ol->batched)
+    if (!ql || !kl || !vl || !ol)
       return rewriter.notifyMatchFailure(pv, "operands are not [1, h, L, d]");
     // Batch dims must agree exactly (no broadcasting in the products).
     if (ql->heads != kl->heads || kl->heads != vl->heads ||
@@ -337,7 +338,10 @@ struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
         rewriter, loc, resultType, qs, ks, vs,
         rewriter.getF32FloatAttr(static_cast<float>(*scale)),
         rewriter.getBoolAttr(mask->causal), window, FloatAttr());
-    rewriter.replaceOp(pv, toHeadMajor(rewriter, loc, att, ol->batched));
+    // Back in the torch layout of q (the product may be a bmm on a view).
+    Value out = toHeadMajor(rewriter, loc, att, ql->batched);
+    rewriter.replaceOp(pv, reshapeTo(rewriter, loc, out,
+                                     rankedType(pv.getResult()).getShape()));
     return success();
   }
 };

@@ -17,19 +17,23 @@ ArrayRef<int64_t> weightShape(Value w) {
 
 /// The gate projection and activation of `v` = act(linear(x, Wg)).
 /// SiLU also appears spelled out as `g * sigmoid(g)`.
+/// The projections may sit inside reshapes that flatten the leading dims
+/// (nn.Linear on [1, T, H] is traced as mm on [T, H]); those keep rows.
+LinearOp projection(Value v) { return defOp<LinearOp>(stripRowReshape(v)); }
+
 std::optional<std::pair<LinearOp, Activation>> matchActivation(Value v) {
   if (auto silu = defOp<SiluOp>(v))
-    if (auto gate = defOp<LinearOp>(silu.getInput()))
+    if (auto gate = projection(silu.getInput()))
       return std::make_pair(gate, Activation::Silu);
   if (auto gelu = defOp<GeluOp>(v))
-    if (auto gate = defOp<LinearOp>(gelu.getInput()))
+    if (auto gate = projection(gelu.getInput()))
       return std::make_pair(gate, gelu.getApproximate() ? Activation::GeluTanh
                                                         : Activation::Gelu);
   if (auto mul = defOp<MulOp>(v)) {
     std::optional<std::pair<LinearOp, Activation>> found;
     matchEitherOrder(mul, [&](Value g, Value s) {
       auto sig = defOp<SigmoidOp>(s);
-      auto gate = defOp<LinearOp>(g);
+      auto gate = projection(g);
       if (!sig || !gate || sig.getInput() != g)
         return false;
       found = std::make_pair(gate, Activation::Silu);
@@ -49,14 +53,14 @@ struct RaiseGatedMLP : OpRewritePattern<LinearOp> {
                                 PatternRewriter &rewriter) const override {
     if (down.getBias())
       return rewriter.notifyMatchFailure(down, "down projection has a bias");
-    auto prod = defOp<MulOp>(down.getInput());
+    auto prod = defOp<MulOp>(stripRowReshape(down.getInput()));
     if (!prod)
       return rewriter.notifyMatchFailure(down, "input is not a product");
     LinearOp gate, up;
     Activation act = Activation::Silu;
     bool matched = matchEitherOrder(prod, [&](Value a, Value b) {
       auto g = matchActivation(a);
-      auto u = defOp<LinearOp>(b);
+      auto u = projection(b);
       if (!g || !u || g->first == u)
         return false;
       gate = g->first;
@@ -66,22 +70,31 @@ struct RaiseGatedMLP : OpRewritePattern<LinearOp> {
     });
     if (!matched)
       return rewriter.notifyMatchFailure(down, "not act(gate(x)) * up(x)");
-    if (gate.getInput() != up.getInput())
+    Value x = gate.getInput();
+    if (x != up.getInput() &&
+        (x.getType() != up.getInput().getType() ||
+         stripRowReshape(x) != stripRowReshape(up.getInput())))
       return rewriter.notifyMatchFailure(down, "gate and up read different inputs");
     if (gate.getBias() || up.getBias())
       return rewriter.notifyMatchFailure(down, "gate/up projection has a bias");
-    Value x = gate.getInput();
-    if (x.getType() != down.getType())
-      return rewriter.notifyMatchFailure(down, "result type differs from input");
+    auto xType = cast<RankedTensorType>(x.getType());
+    auto outType = cast<RankedTensorType>(down.getType());
+    if (!xType.hasStaticShape() || !outType.hasStaticShape() ||
+        xType.getNumElements() != outType.getNumElements() ||
+        xType.getShape().back() != outType.getShape().back())
+      return rewriter.notifyMatchFailure(down, "result rows differ from input rows");
     ArrayRef<int64_t> g = weightShape(gate.getWeight()),
                       u = weightShape(up.getWeight()),
                       d = weightShape(down.getWeight());
     if (g.size() != 2 || g != u || d.size() != 2 || d[0] != g[1] ||
         d[1] != g[0])
       return rewriter.notifyMatchFailure(down, "weights do not form a gated MLP");
-    rewriter.replaceOpWithNewOp<GatedMLPOp>(
-        down, down.getType(), x, gate.getWeight(), up.getWeight(),
-        down.getWeight(), ActivationAttr::get(getContext(), act));
+    Value mlp = GatedMLPOp::create(rewriter, down.getLoc(), xType, x,
+                                   gate.getWeight(), up.getWeight(),
+                                   down.getWeight(),
+                                   ActivationAttr::get(getContext(), act));
+    rewriter.replaceOp(down,
+                       reshapeTo(rewriter, down.getLoc(), mlp, outType.getShape()));
     return success();
   }
 };
