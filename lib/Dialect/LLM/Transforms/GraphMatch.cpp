@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <tuple>
 #include <functional>
 
 using namespace mlir;
@@ -175,6 +176,8 @@ class Evaluator {
 public:
   Evaluator(const hf::WeightStore *weights, int64_t maxElements)
       : weights(weights), maxElements(maxElements) {}
+
+  void bind(Value v, const ConstTensor &t) { memo[v] = t; }
 
   std::optional<ConstTensor> eval(Value v) {
     auto it = memo.find(v);
@@ -426,6 +429,16 @@ private:
   std::optional<ConstTensor> evalPrimitive(Operation *op, Value v,
                                            ArrayRef<int64_t> shape);
   std::optional<ConstTensor> matmul(MatmulOp m, ArrayRef<int64_t> shape);
+  std::optional<ConstTensor> reduce(ReduceOp r);
+  std::optional<ConstTensor> softmax(SoftmaxOp s);
+  std::optional<ConstTensor> topk(TopkOp t, unsigned result);
+
+  /// Splits `shape` around `axis` into (outer, size, inner) extents.
+  static std::tuple<int64_t, int64_t, int64_t> around(ArrayRef<int64_t> shape,
+                                                      int64_t axis) {
+    return {product(shape.take_front(axis)), shape[axis],
+            product(shape.drop_front(axis + 1))};
+  }
   std::optional<ConstTensor> gather(GatherOp g, ArrayRef<int64_t> shape);
 };
 
@@ -504,6 +517,24 @@ std::optional<ConstTensor> Evaluator::evalPrimitive(Operation *op, Value v,
                      [](double a) { return 1.0f / static_cast<float>(a); });
       })
       .Case([&](MatmulOp m) { return matmul(m, shape); })
+      .Case([&](SigmoidOp c) {
+        return unary(c.getInput(), v, [](double a) {
+          return 1.0f / (1.0f + std::exp(-static_cast<float>(a)));
+        });
+      })
+      .Case([&](SiluOp c) {
+        return unary(c.getInput(), v, [](double a) {
+          float x = static_cast<float>(a);
+          return x / (1.0f + std::exp(-x));
+        });
+      })
+      .Case([&](TanhOp c) {
+        return unary(c.getInput(), v,
+                     [](double a) { return std::tanh(static_cast<float>(a)); });
+      })
+      .Case([&](ReduceOp r) { return reduce(r); })
+      .Case([&](SoftmaxOp sm) { return softmax(sm); })
+      .Case([&](TopkOp t) { return topk(t, cast<OpResult>(v).getResultNumber()); })
       .Case([&](GatherOp g) { return gather(g, shape); })
       .Default([&](Operation *) -> std::optional<ConstTensor> {
         return std::nullopt;
@@ -543,6 +574,108 @@ std::optional<ConstTensor> Evaluator::matmul(MatmulOp m,
   return out;
 }
 
+std::optional<ConstTensor> Evaluator::reduce(ReduceOp r) {
+  auto a = eval(r.getInput());
+  if (!a)
+    return std::nullopt;
+  int64_t rank = a->shape.size(), axis = r.getAxis();
+  if (axis < 0)
+    axis += rank;
+  int64_t outer, n, inner;
+  std::tie(outer, n, inner) = around(a->shape, axis);
+  ConstTensor out;
+  out.shape = a->shape;
+  if (r.getKeepDim())
+    out.shape[axis] = 1;
+  else
+    out.shape.erase(out.shape.begin() + axis);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      float acc = 0;
+      for (int64_t k = 0; k < n; ++k) {
+        float x = static_cast<float>(a->data[(o * n + k) * inner + i]);
+        switch (r.getKind()) {
+        case ReduceKind::Sum:
+        case ReduceKind::Mean:
+          acc = k ? acc + x : x;
+          break;
+        case ReduceKind::Max:
+          acc = k ? std::max(acc, x) : x;
+          break;
+        case ReduceKind::Min:
+          acc = k ? std::min(acc, x) : x;
+          break;
+        case ReduceKind::Prod:
+          acc = k ? acc * x : x;
+          break;
+        }
+      }
+      if (r.getKind() == ReduceKind::Mean)
+        acc /= static_cast<float>(n);
+      out.data.push_back(acc);
+    }
+  return out;
+}
+
+std::optional<ConstTensor> Evaluator::softmax(SoftmaxOp s) {
+  auto a = eval(s.getInput());
+  if (!a)
+    return std::nullopt;
+  int64_t rank = a->shape.size(), axis = s.getAxis();
+  if (axis < 0)
+    axis += rank;
+  int64_t outer, n, inner;
+  std::tie(outer, n, inner) = around(a->shape, axis);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      auto at = [&, o, i](int64_t k) -> double & {
+        return a->data[(o * n + k) * inner + i];
+      };
+      float m = -INFINITY, sum = 0;
+      for (int64_t k = 0; k < n; ++k)
+        m = std::max(m, static_cast<float>(at(k)));
+      for (int64_t k = 0; k < n; ++k)
+        sum += std::exp(static_cast<float>(at(k)) - m);
+      for (int64_t k = 0; k < n; ++k)
+        at(k) = std::exp(static_cast<float>(at(k)) - m) / sum;
+    }
+  return a;
+}
+
+std::optional<ConstTensor> Evaluator::topk(TopkOp t, unsigned result) {
+  auto a = eval(t.getInput());
+  if (!a)
+    return std::nullopt;
+  int64_t rank = a->shape.size(), axis = t.getAxis(), k = t.getK();
+  if (axis < 0)
+    axis += rank;
+  int64_t outer, n, inner;
+  std::tie(outer, n, inner) = around(a->shape, axis);
+  if (k > n)
+    return std::nullopt;
+  ConstTensor out;
+  out.shape = a->shape;
+  out.shape[axis] = k;
+  out.data.assign(outer * k * inner, 0.0);
+  SmallVector<int64_t> order(n);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      auto at = [&, o, i](int64_t j) {
+        return a->data[(o * n + j) * inner + i];
+      };
+      for (int64_t j = 0; j < n; ++j)
+        order[j] = j;
+      // Sorted by value, ties to the lower index (llm.topk).
+      std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
+        return t.getLargest() ? at(x) > at(y) : at(x) < at(y);
+      });
+      for (int64_t j = 0; j < k; ++j)
+        out.data[(o * k + j) * inner + i] =
+            result == 0 ? at(order[j]) : static_cast<double>(order[j]);
+    }
+  return out;
+}
+
 std::optional<ConstTensor> Evaluator::gather(GatherOp g,
                                              ArrayRef<int64_t> shape) {
   auto in = eval(g.getInput()), idx = eval(g.getIndices());
@@ -573,10 +706,14 @@ std::optional<ConstTensor> Evaluator::gather(GatherOp g,
 
 } // namespace
 
-std::optional<ConstTensor> evaluateConstant(Value v,
-                                            const hf::WeightStore *weights,
-                                            int64_t maxElements) {
+std::optional<ConstTensor>
+evaluateConstant(Value v, const hf::WeightStore *weights,
+                 const llvm::DenseMap<Value, ConstTensor> *bindings,
+                 int64_t maxElements) {
   Evaluator e(weights, maxElements);
+  if (bindings)
+    for (const auto &[value, tensor] : *bindings)
+      e.bind(value, tensor);
   return e.eval(v);
 }
 

@@ -78,9 +78,13 @@ struct ConstTensor {
 /// shape and matmul ops the importers emit for masks and rotary tables.
 /// llm.weight tensors are read from `weights` when given (float buffers such
 /// as inv_freq or a causal-mask buffer are weights in imported graphs).
-/// Gives up (nullopt) on anything else or above `maxElements` elements.
+/// `bindings` gives values to chosen non-constant values (the MoE pattern
+/// runs a routing subgraph on sample logits). Gives up (nullopt) on
+/// anything else or above `maxElements` elements.
 std::optional<ConstTensor>
 evaluateConstant(mlir::Value v, const hf::WeightStore *weights = nullptr,
+                 const llvm::DenseMap<mlir::Value, ConstTensor> *bindings =
+                     nullptr,
                  int64_t maxElements = 1 << 22);
 
 /// Reshapes `v` to `shape` (static) with llm.reshape unless it already has

@@ -13,6 +13,7 @@ namespace pimc::llm {
 #define GEN_PASS_DEF_RAISEGATEDMLP
 #define GEN_PASS_DEF_RAISEATTENTION
 #define GEN_PASS_DEF_RAISEROPE
+#define GEN_PASS_DEF_RAISEMOE
 #include "pimc/Dialect/LLM/Transforms/Passes.h.inc"
 
 namespace {
@@ -85,6 +86,21 @@ struct RaiseRopePass : impl::RaiseRopeBase<RaiseRopePass> {
   }
 };
 
+struct RaiseMoEPass : impl::RaiseMoEBase<RaiseMoEPass> {
+  using RaiseMoEBase::RaiseMoEBase;
+  std::shared_ptr<const hf::WeightStore> weights;
+
+  LogicalResult initialize(MLIRContext *ctx) override {
+    return openWeights(ctx, weightFiles, weights);
+  }
+  void runOnOperation() override {
+    if (failed(runPatterns(getOperation(), [&](RewritePatternSet &p) {
+          populateRaiseMoEPatterns(p, weights.get());
+        })))
+      signalPassFailure();
+  }
+};
+
 /// Options of the `llm-raise` pipeline.
 struct RaisePipelineOptions : PassPipelineOptions<RaisePipelineOptions> {
   ListOption<std::string> weights{
@@ -104,6 +120,8 @@ void buildRaisePipeline(OpPassManager &pm, ArrayRef<std::string> weightFiles) {
   pm.addPass(createRaiseRope(RaiseRopeOptions{files}));
   pm.addPass(createRaiseAttention(RaiseAttentionOptions{files}));
   pm.addPass(createRaiseGatedMLP());
+  // MoE experts must already be gated MLPs.
+  pm.addPass(createRaiseMoE(RaiseMoEOptions{files}));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -113,9 +131,10 @@ void registerRaisePasses() {
   registerPass([] { return createRaiseGatedMLP(); });
   registerPass([] { return createRaiseAttention(); });
   registerPass([] { return createRaiseRope(); });
+  registerPass([] { return createRaiseMoE(); });
   PassPipelineRegistration<RaisePipelineOptions>(
       "llm-raise",
-      "recover fused llm ops (norms, rope, attention, gated MLP) from "
+      "recover fused llm ops (norms, rope, attention, gated MLP, MoE) from "
       "imported primitive-op graphs",
       [](OpPassManager &pm, const RaisePipelineOptions &options) {
         buildRaisePipeline(pm, options.weights);

@@ -26,6 +26,8 @@ void populateRaiseAttentionPatterns(mlir::RewritePatternSet &patterns,
                                     const hf::WeightStore *weights);
 void populateRaiseRopePatterns(mlir::RewritePatternSet &patterns,
                                const hf::WeightStore *weights);
+void populateRaiseMoEPatterns(mlir::RewritePatternSet &patterns,
+                              const hf::WeightStore *weights);
 
 /// Adds the whole raising pipeline (`llm-raise`): every raising pass, then
 /// canonicalization and CSE so the layout shuffles around the fused ops fold.

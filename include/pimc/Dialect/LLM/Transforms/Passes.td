@@ -69,4 +69,21 @@ def RaiseRope : Pass<"llm-raise-rope"> {
   let dependentDialects = ["::pimc::llm::LLMDialect"];
 }
 
+def RaiseMoE : Pass<"llm-raise-moe"> {
+  let summary = "recover llm.moe from the dense MoE formulation";
+  let description = [{
+    `sum(routing[:, :, None] * stack([expert_e(x)], 1), 1)` with every
+    expert an `llm.gated_mlp` on x becomes `llm.moe`, when the routing
+    subgraph (router projection of x, then scores, top-k, renormalisation,
+    scatter) computes one of llm.moe's routing functions. Run after
+    llm-raise-gated-mlp.
+  }];
+  let options = [
+    ListOption<"weightFiles", "weights", "std::string",
+               "safetensors files whose llm.weight tensors the pattern may read "
+               "as constants">
+  ];
+  let dependentDialects = ["::pimc::llm::LLMDialect"];
+}
+
 #endif // PIMC_LLM_TRANSFORMS_PASSES
