@@ -145,3 +145,86 @@ func.func @not_rope(%q: tensor<4x1x8xf32>, %pos: tensor<4x1xf32>) -> (tensor<4x1
   %out3 = llm.add %qc3, %qs3 : tensor<4x1x8xf32>
   return %out, %out2, %out3 : tensor<4x1x8xf32>, tensor<4x1x8xf32>, tensor<4x1x8xf32>
 }
+
+// -----
+
+// Interleaved pairs (GPT-J's rotate_every_two, Meta's Llama) as the FX
+// importer spells them: strided slices are gathers of constant positions,
+// stack is a concat of [..., d/2, 1] views, flatten a reshape; the tables
+// are duplicate_interleave(cos) (repeat as reshape + broadcast + reshape)
+// of freqs = inv_freq @ positions kept in a [1, T, d/2] table.
+// CHECK-LABEL: func.func @interleaved
+// CHECK: %[[OFF:.*]] = arith.constant 0 : index
+// CHECK: llm.rope %{{.*}}, %[[OFF]] {kind = #llm<rope_kind default>, layout = #llm<rope_layout interleaved>, rotary_dim = 8 : i64, theta = 1.000000e+04 : f64} : tensor<4x2x8xf32>
+// CHECK-NOT: llm.gather
+func.func @interleaved(%q: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %inv = arith.constant dense<[[[1.0], [0.1], [0.01], [0.001]]]> : tensor<1x4x1xf32>
+  %pos = arith.constant dense<[[[0.0, 1.0, 2.0, 3.0]]]> : tensor<1x1x4xf32>
+  %fr = llm.matmul %inv, %pos : (tensor<1x4x1xf32>, tensor<1x1x4xf32>) -> tensor<1x4x4xf32>
+  %frt = llm.transpose %fr {permutation = array<i64: 0, 2, 1>} : tensor<1x4x4xf32> -> tensor<1x4x4xf32>
+  %cos = llm.cos %frt : tensor<1x4x4xf32>
+  %sin = llm.sin %frt : tensor<1x4x4xf32>
+  %c1 = llm.reshape %cos : tensor<1x4x4xf32> -> tensor<16x1x1xf32>
+  %c2 = llm.broadcast %c1 : tensor<16x1x1xf32> -> tensor<16x2x1xf32>
+  %c3 = llm.reshape %c2 : tensor<16x2x1xf32> -> tensor<1x1x4x8xf32>
+  %cb = llm.broadcast %c3 : tensor<1x1x4x8xf32> -> tensor<1x2x4x8xf32>
+  %s1 = llm.reshape %sin : tensor<1x4x4xf32> -> tensor<16x1x1xf32>
+  %s2 = llm.broadcast %s1 : tensor<16x1x1xf32> -> tensor<16x2x1xf32>
+  %s3 = llm.reshape %s2 : tensor<16x2x1xf32> -> tensor<1x1x4x8xf32>
+  %sb = llm.broadcast %s3 : tensor<1x1x4x8xf32> -> tensor<1x2x4x8xf32>
+  %even = arith.constant dense<[0, 2, 4, 6]> : tensor<4xi64>
+  %odd = arith.constant dense<[1, 3, 5, 7]> : tensor<4xi64>
+  %x1 = llm.gather %q, %even {axis = 3 : i64} : (tensor<1x2x4x8xf32>, tensor<4xi64>) -> tensor<1x2x4x4xf32>
+  %x2 = llm.gather %q, %odd {axis = 3 : i64} : (tensor<1x2x4x8xf32>, tensor<4xi64>) -> tensor<1x2x4x4xf32>
+  %nx2 = llm.neg %x2 : tensor<1x2x4x4xf32>
+  %a = llm.reshape %nx2 : tensor<1x2x4x4xf32> -> tensor<1x2x4x4x1xf32>
+  %b = llm.reshape %x1 : tensor<1x2x4x4xf32> -> tensor<1x2x4x4x1xf32>
+  %st = llm.concat %a, %b {axis = 4 : i64} : (tensor<1x2x4x4x1xf32>, tensor<1x2x4x4x1xf32>) -> tensor<1x2x4x4x2xf32>
+  %rot = llm.reshape %st : tensor<1x2x4x4x2xf32> -> tensor<1x2x4x8xf32>
+  %qc = llm.mul %q, %cb : tensor<1x2x4x8xf32>
+  %qs = llm.mul %rot, %sb : tensor<1x2x4x8xf32>
+  %out = llm.add %qc, %qs : tensor<1x2x4x8xf32>
+  return %out : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Negatives: interleaved rotation with the even/odd roles swapped
+// (stack(-x1, x2)), and a half-split rotation paired with interleaved
+// tables (the table check fails).
+// CHECK-LABEL: func.func @interleaved_not_rope
+// CHECK-NOT: llm.rope
+func.func @interleaved_not_rope(%q: tensor<1x1x4x8xf32>) -> (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) {
+  %inv = arith.constant dense<[[[1.0], [0.1], [0.01], [0.001]]]> : tensor<1x4x1xf32>
+  %pos = arith.constant dense<[[[0.0, 1.0, 2.0, 3.0]]]> : tensor<1x1x4xf32>
+  %fr = llm.matmul %inv, %pos : (tensor<1x4x1xf32>, tensor<1x1x4xf32>) -> tensor<1x4x4xf32>
+  %frt = llm.transpose %fr {permutation = array<i64: 0, 2, 1>} : tensor<1x4x4xf32> -> tensor<1x4x4xf32>
+  %cos = llm.cos %frt : tensor<1x4x4xf32>
+  %sin = llm.sin %frt : tensor<1x4x4xf32>
+  %c1 = llm.reshape %cos : tensor<1x4x4xf32> -> tensor<16x1x1xf32>
+  %c2 = llm.broadcast %c1 : tensor<16x1x1xf32> -> tensor<16x2x1xf32>
+  %cb = llm.reshape %c2 : tensor<16x2x1xf32> -> tensor<1x1x4x8xf32>
+  %s1 = llm.reshape %sin : tensor<1x4x4xf32> -> tensor<16x1x1xf32>
+  %s2 = llm.broadcast %s1 : tensor<16x1x1xf32> -> tensor<16x2x1xf32>
+  %sb = llm.reshape %s2 : tensor<16x2x1xf32> -> tensor<1x1x4x8xf32>
+  %even = arith.constant dense<[0, 2, 4, 6]> : tensor<4xi64>
+  %odd = arith.constant dense<[1, 3, 5, 7]> : tensor<4xi64>
+  %x1 = llm.gather %q, %even {axis = 3 : i64} : (tensor<1x1x4x8xf32>, tensor<4xi64>) -> tensor<1x1x4x4xf32>
+  %x2 = llm.gather %q, %odd {axis = 3 : i64} : (tensor<1x1x4x8xf32>, tensor<4xi64>) -> tensor<1x1x4x4xf32>
+  %nx1 = llm.neg %x1 : tensor<1x1x4x4xf32>
+  %a = llm.reshape %nx1 : tensor<1x1x4x4xf32> -> tensor<1x1x4x4x1xf32>
+  %b = llm.reshape %x2 : tensor<1x1x4x4xf32> -> tensor<1x1x4x4x1xf32>
+  %st = llm.concat %a, %b {axis = 4 : i64} : (tensor<1x1x4x4x1xf32>, tensor<1x1x4x4x1xf32>) -> tensor<1x1x4x4x2xf32>
+  %rot = llm.reshape %st : tensor<1x1x4x4x2xf32> -> tensor<1x1x4x8xf32>
+  %qc = llm.mul %q, %cb : tensor<1x1x4x8xf32>
+  %qs = llm.mul %rot, %sb : tensor<1x1x4x8xf32>
+  %out = llm.add %qc, %qs : tensor<1x1x4x8xf32>
+  %h1 = llm.slice %q {axis = 3 : i64, start = 0 : i64, size = 4 : i64} : tensor<1x1x4x8xf32> -> tensor<1x1x4x4xf32>
+  %h2 = llm.slice %q {axis = 3 : i64, start = 4 : i64, size = 4 : i64} : tensor<1x1x4x8xf32> -> tensor<1x1x4x4xf32>
+  %nh2 = llm.neg %h2 : tensor<1x1x4x4xf32>
+  %half = llm.concat %nh2, %h1 {axis = 3 : i64} : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x8xf32>
+  %qc2 = llm.mul %q, %cb : tensor<1x1x4x8xf32>
+  %qs2 = llm.mul %half, %sb : tensor<1x1x4x8xf32>
+  %out2 = llm.add %qc2, %qs2 : tensor<1x1x4x8xf32>
+  return %out, %out2 : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>
+}

@@ -1,7 +1,8 @@
 //===- RaiseRope.cpp - x*cos + rotate_half(x)*sin -> llm.rope -------------===//
 //
-// HF-style rotary embedding,
-//   q * cos + rotate_half(q) * sin,  rotate_half(x) = cat(-x2, x1),
+// Rotary embedding as models write it,
+//   q * cos + rotate_half(q) * sin,  rotate_half(x) = cat(-x2, x1)  (HF), or
+//   q * cos + rotate_every_two(q) * sin  (GPT-J / Meta, interleaved pairs),
 // with cos/sin computed in the graph from inv_freq and positions. The
 // pattern does not trust how the tables are spelled: it evaluates them
 // (they depend only on constants once the importer has folded arange),
@@ -60,6 +61,72 @@ Value matchRotateHalf(Value rot) {
   return lo.getInput();
 }
 
+/// True if `indices` is the constant arithmetic sequence start, start + 2,
+/// ... of length n.
+bool isStrided(Value indices, int64_t start, int64_t n) {
+  std::optional<ConstTensor> c = evaluateConstant(indices);
+  if (!c || c->numElements() != n)
+    return false;
+  for (int64_t i = 0; i < n; ++i)
+    if (c->data[i] != static_cast<double>(start + 2 * i))
+      return false;
+  return true;
+}
+
+/// x[..., start::2] as the FX importer spells a strided slice: a gather of
+/// the constant positions along the last axis.
+Value matchEveryOther(Value v, int64_t start, int64_t d) {
+  auto g = defOp<GatherOp>(v);
+  if (!g)
+    return {};
+  auto in = rankedType(g.getInput());
+  if (!in || in.getShape().back() != d ||
+      !isLastAxis(g.getAxis(), in.getRank()) ||
+      !isStrided(g.getIndices(), start, d / 2))
+    return {};
+  return g.getInput();
+}
+
+/// rot = stack((-x[..., 1::2], x[..., ::2]), -1).flatten(-2) (GPT-J's
+/// rotate_every_two); returns x. The stack is a concat of [..., d/2, 1]
+/// views along a new last axis, the flatten a reshape.
+Value matchRotateEveryTwo(Value rot) {
+  auto type = rankedType(rot);
+  auto flat = defOp<ReshapeOp>(rot);
+  if (!type || !flat)
+    return {};
+  int64_t d = type.getShape().back();
+  auto cat = defOp<ConcatOp>(flat.getInput());
+  auto ct = cat ? rankedType(cat.getResult()) : RankedTensorType();
+  if (!cat || d % 2 != 0 || cat.getInputs().size() != 2 ||
+      ct.getRank() != type.getRank() + 1 ||
+      !isLastAxis(cat.getAxis(), ct.getRank()) || ct.getShape().back() != 2 ||
+      ct.getDimSize(ct.getRank() - 2) != d / 2)
+    return {};
+  // Drops the [..., d/2] -> [..., d/2, 1] view; the negation may sit on
+  // either side of it.
+  auto unview = [](Value v) -> Value {
+    if (auto r = defOp<ReshapeOp>(v))
+      return r.getInput();
+    return v;
+  };
+  Value odd = unview(cat.getInputs()[0]);
+  auto neg = defOp<NegOp>(odd);
+  if (!neg) {
+    if (auto n2 = defOp<NegOp>(cat.getInputs()[0]))
+      odd = unview(n2.getInput());
+    else
+      return {};
+  } else {
+    odd = neg.getInput();
+  }
+  Value x1 = matchEveryOther(odd, 1, d);
+  Value x0 = matchEveryOther(unview(cat.getInputs()[1]), 0, d);
+  if (!x0 || x0 != x1 || x0.getType() != rot.getType())
+    return {};
+  return x0;
+}
+
 /// The llm.cos / llm.sin feeding a table through layout-only ops.
 template <typename OpTy>
 OpTy findTrig(Value v) {
@@ -87,18 +154,22 @@ std::vector<float> inverseFrequencies(double theta, int64_t d) {
 
 /// Theta and offset read off an angle table whose last dim holds
 /// p * inv_freq[j] (j < d/2, possibly repeated as cat(freqs, freqs)).
-std::optional<std::pair<double, int64_t>> estimateRope(const ConstTensor &x,
-                                                       int64_t d) {
+std::optional<std::pair<double, int64_t>>
+estimateRope(const ConstTensor &x, int64_t d, RopeLayout layout) {
   int64_t width = x.shape.empty() ? 0 : x.shape.back();
   if ((width != d && width != d / 2) || d < 4)
     return std::nullopt;
-  int64_t rows = x.numElements() / width, m = d / 2 - 1;
+  // Column holding the last frequency d/2 - 1: duplicated in place
+  // (interleaved) or as cat(freqs, freqs) (half-split) when width = d.
+  int64_t m = d / 2 - 1;
+  int64_t col = width == d && layout == RopeLayout::Interleaved ? 2 * m : m;
+  int64_t rows = x.numElements() / width;
   double offset = INFINITY, theta = 0;
   for (int64_t r = 0; r < rows; ++r) {
     double p = x.data[r * width];
     offset = std::min(offset, p);
     if (p != 0 && theta == 0) {
-      double f = x.data[r * width + m] / p;
+      double f = x.data[r * width + col] / p;
       if (!(f > 0 && f < 1))
         return std::nullopt;
       theta = std::pow(f, -static_cast<double>(d) / (2.0 * m));
@@ -117,14 +188,14 @@ std::optional<std::pair<double, int64_t>> estimateRope(const ConstTensor &x,
 /// Layout of the rotated operand: which axis is the sequence and which the
 /// heads, in [1, h, T, d], [1, T, h, d], [T, h, d] or [h, T, d].
 struct RopeLayoutGuess {
-  int64_t seqAxis, headAxis;
+  int64_t seqAxis;
 };
 
 /// True if `table` is `fn((offset + t) * inv_freq[j mod d/2])` along the
 /// sequence axis of `layout`, constant over every other axis.
 bool tableMatches(const ConstTensor &table, RopeLayoutGuess layout,
-                  const std::vector<float> &invFreq, int64_t offset,
-                  float (*fn)(float)) {
+                  RopeLayout pairs, const std::vector<float> &invFreq,
+                  int64_t offset, float (*fn)(float)) {
   int64_t rank = table.shape.size(), d = table.shape.back();
   SmallVector<int64_t> idx(rank, 0);
   for (int64_t i = 0, n = table.numElements(); i < n; ++i) {
@@ -134,7 +205,9 @@ bool tableMatches(const ConstTensor &table, RopeLayoutGuess layout,
       rem /= table.shape[a];
     }
     float pos = static_cast<float>(offset + idx[layout.seqAxis]);
-    float want = fn(pos * invFreq[idx[rank - 1] % (d / 2)]);
+    int64_t j = idx[rank - 1];
+    int64_t freq = pairs == RopeLayout::Interleaved ? j / 2 : j % (d / 2);
+    float want = fn(pos * invFreq[freq]);
     if (std::fabs(table.data[i] - want) > kTableTolerance)
       return false;
   }
@@ -144,8 +217,8 @@ bool tableMatches(const ConstTensor &table, RopeLayoutGuess layout,
 float cosf32(float x) { return std::cos(x); }
 float sinf32(float x) { return std::sin(x); }
 
-struct RaiseHalfSplitRope : OpRewritePattern<AddOp> {
-  RaiseHalfSplitRope(MLIRContext *ctx, const hf::WeightStore *weights)
+struct RaiseRope : OpRewritePattern<AddOp> {
+  RaiseRope(MLIRContext *ctx, const hf::WeightStore *weights)
       : OpRewritePattern(ctx), weights(weights) {}
   const hf::WeightStore *weights;
 
@@ -157,6 +230,7 @@ struct RaiseHalfSplitRope : OpRewritePattern<AddOp> {
         (type.getRank() == 4 && type.getDimSize(0) != 1))
       return failure();
     Value x, cosTable, sinTable;
+    RopeLayout pairs = RopeLayout::HalfSplit;
     bool matched = matchEitherOrder(op, [&](Value a, Value b) {
       auto ma = defOp<MulOp>(a), mb = defOp<MulOp>(b);
       if (!ma || !mb)
@@ -164,6 +238,11 @@ struct RaiseHalfSplitRope : OpRewritePattern<AddOp> {
       return matchEitherOrder(ma, [&](Value xa, Value c) {
         return matchEitherOrder(mb, [&](Value rot, Value s) {
           Value xr = matchRotateHalf(rot);
+          pairs = RopeLayout::HalfSplit;
+          if (!xr) {
+            xr = matchRotateEveryTwo(rot);
+            pairs = RopeLayout::Interleaved;
+          }
           if (!xr || xr != xa)
             return false;
           x = xa;
@@ -174,7 +253,7 @@ struct RaiseHalfSplitRope : OpRewritePattern<AddOp> {
       });
     });
     if (!matched)
-      return rewriter.notifyMatchFailure(op, "not x * cos + rotate_half(x) * sin");
+      return rewriter.notifyMatchFailure(op, "not x * cos + rotate(x) * sin");
     int64_t d = type.getShape().back();
     auto cosOp = findTrig<CosOp>(cosTable);
     if (!cosOp)
@@ -184,19 +263,19 @@ struct RaiseHalfSplitRope : OpRewritePattern<AddOp> {
     std::optional<ConstTensor> s = evaluateConstant(sinTable, weights);
     if (!angles || !c || !s)
       return rewriter.notifyMatchFailure(op, "cos/sin tables are not constant");
-    auto est = estimateRope(*angles, d);
+    auto est = estimateRope(*angles, d, pairs);
     if (!est)
       return rewriter.notifyMatchFailure(op, "angles are not p * theta^(-2i/d)");
     auto [theta, offset] = *est;
     std::vector<float> invFreq = inverseFrequencies(theta, d);
     int64_t rank = type.getRank();
     SmallVector<RopeLayoutGuess> guesses =
-        rank == 4 ? SmallVector<RopeLayoutGuess>{{2, 1}, {1, 2}}
-                  : SmallVector<RopeLayoutGuess>{{1, 0}, {0, 1}};
+        rank == 4 ? SmallVector<RopeLayoutGuess>{{2}, {1}}
+                  : SmallVector<RopeLayoutGuess>{{1}, {0}};
     std::optional<RopeLayoutGuess> layout;
     for (RopeLayoutGuess g : guesses)
-      if (tableMatches(*c, g, invFreq, offset, cosf32) &&
-          tableMatches(*s, g, invFreq, offset, sinf32)) {
+      if (tableMatches(*c, g, pairs, invFreq, offset, cosf32) &&
+          tableMatches(*s, g, pairs, invFreq, offset, sinf32)) {
         layout = g;
         break;
       }
@@ -206,7 +285,6 @@ struct RaiseHalfSplitRope : OpRewritePattern<AddOp> {
     Location loc = op.getLoc();
     // To llm.rope's [T, heads, d].
     Value seqMajor = x;
-    SmallVector<int64_t> perm;
     if (rank == 4) {
       if (layout->seqAxis == 2)
         seqMajor = transposeBy(rewriter, loc, x, {0, 2, 1, 3});
@@ -220,7 +298,7 @@ struct RaiseHalfSplitRope : OpRewritePattern<AddOp> {
         rewriter.getNamedAttr("kind",
                               RopeKindAttr::get(getContext(), RopeKind::Default)),
         rewriter.getNamedAttr(
-            "layout", RopeLayoutAttr::get(getContext(), RopeLayout::HalfSplit)),
+            "layout", RopeLayoutAttr::get(getContext(), pairs)),
         rewriter.getNamedAttr("theta", rewriter.getF64FloatAttr(theta)),
         rewriter.getNamedAttr("rotary_dim", rewriter.getI64IntegerAttr(d))};
     auto rope = RopeOp::create(rewriter, loc, TypeRange{seqMajor.getType()},
@@ -243,7 +321,7 @@ struct RaiseHalfSplitRope : OpRewritePattern<AddOp> {
 
 void populateRaiseRopePatterns(RewritePatternSet &patterns,
                                     const hf::WeightStore *weights) {
-  patterns.add<RaiseHalfSplitRope>(patterns.getContext(), weights);
+  patterns.add<RaiseRope>(patterns.getContext(), weights);
 }
 
 } // namespace pimc::llm
