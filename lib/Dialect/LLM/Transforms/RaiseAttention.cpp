@@ -48,10 +48,20 @@ std::optional<HeadLayout> headLayout(Value v) {
   return std::nullopt;
 }
 
+/// Drops leading size-1 dims (a view may add or remove the batch of 1).
+ArrayRef<int64_t> dropLeadingOnes(ArrayRef<int64_t> s) {
+  while (!s.empty() && s.front() == 1)
+    s = s.drop_front();
+  return s;
+}
+
 /// Undoes repeat_kv / repeat_interleave along the head axis:
 /// reshape([.., nkv, 1, S, d]) -> broadcast([.., nkv, rep, S, d]) ->
-/// reshape([.., nkv * rep, S, d]) gives back the [.., nkv, S, d] source.
-/// Returns `v` itself when it is not repeated.
+/// reshape([.., nkv * rep, S, d]) gives back the [.., nkv, S, d] source
+/// (the views may add or drop the batch of 1). Each kv head then serves
+/// `rep` consecutive query heads, which is llm.attention's mapping; a
+/// repeat before the head axis (tile order) is not undone. Returns `v`
+/// itself when it is not repeated this way.
 Value unrepeatHeads(Value v) {
   auto outer = defOp<ReshapeOp>(v);
   if (!outer)
@@ -62,30 +72,33 @@ Value unrepeatHeads(Value v) {
   auto expanded = rankedType(bcast.getResult());
   auto src = rankedType(bcast.getInput());
   auto out = rankedType(v);
-  if (!expanded || !src || !out)
-    return v;
-  // The head axis is 1 in [1, h, S, d] and 0 in [h, S, d]; the repeat axis
-  // follows it.
-  int64_t rank = out.getRank(), h = rank == 4 ? 1 : 0;
-  if (expanded.getRank() != rank + 1 || src.getRank() != rank + 1)
+  if (!expanded || !src || !out || expanded.getRank() != src.getRank() ||
+      expanded.getRank() < 4)
     return v;
   ArrayRef<int64_t> e = expanded.getShape(), s = src.getShape();
-  for (int64_t i = 0; i <= rank; ++i)
-    if (i != h + 1 && e[i] != s[i])
+  // The repeat axis sits right before [S, d]; the kv heads before it.
+  int64_t r = expanded.getRank() - 3;
+  for (int64_t i = 0; i < expanded.getRank(); ++i)
+    if (i != r && e[i] != s[i])
       return v;
-  if (s[h + 1] != 1 || e[h] * e[h + 1] != out.getDimSize(h))
+  if (s[r] != 1)
+    return v;
+  SmallVector<int64_t> merged(e.begin(), e.end());
+  merged[r - 1] *= merged[r];
+  merged.erase(merged.begin() + r);
+  if (dropLeadingOnes(merged) != dropLeadingOnes(out.getShape()))
     return v;
   // The source without the size-1 repeat axis: an unsqueeze (reshape) of
-  // the [.., nkv, S, d] kv tensor, or any value of that shape.
-  Value kv = bcast.getInput();
-  if (auto unsq = defOp<ReshapeOp>(kv)) {
-    auto inner = rankedType(unsq.getInput());
-    SmallVector<int64_t> want(s.begin(), s.end());
-    want.erase(want.begin() + h + 1);
-    if (inner && inner.getShape() == ArrayRef<int64_t>(want))
-      return unsq.getInput();
-  }
-  return v;
+  // the [.., nkv, S, d] kv tensor.
+  auto unsq = defOp<ReshapeOp>(bcast.getInput());
+  if (!unsq)
+    return v;
+  SmallVector<int64_t> want(s.begin(), s.end());
+  want.erase(want.begin() + r);
+  auto inner = rankedType(unsq.getInput());
+  if (!inner || dropLeadingOnes(inner.getShape()) != dropLeadingOnes(want))
+    return v;
+  return unsq.getInput();
 }
 
 /// The key operand behind `kt` = k^T (last two dims swapped).
