@@ -215,3 +215,34 @@ func.func @layer_norm_not(%x: tensor<4x8xf32>, %z: tensor<4x8xf32>) -> (tensor<4
   %n2 = llm.mul %xc2, %r2b : tensor<4x8xf32>
   return %n, %n2 : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// RMS norm as torch.onnx.export writes rsqrt: Div(1, Sqrt(var + eps)), and
+// as pow(var + eps, -0.5); the weight multiply first.
+// CHECK-LABEL: func.func @rms_onnx_spellings
+// CHECK: llm.rms_norm %arg0, %{{.*}} {epsilon = 9.99999974E-6 : f32}
+// CHECK: llm.rms_norm %arg0, %{{.*}} {epsilon = 9.99999974E-6 : f32}
+// CHECK-NOT: llm.sqrt
+// CHECK-NOT: llm.pow
+func.func @rms_onnx_spellings(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %w = llm.weight "w" : tensor<8xf32>
+  %wb = llm.broadcast %w : tensor<8xf32> -> tensor<4x8xf32>
+  %c2 = arith.constant dense<2.0> : tensor<4x8xf32>
+  %sq = llm.pow %x, %c2 : tensor<4x8xf32>
+  %m = llm.reduce mean %sq {axis = 1 : i64, keep_dim = true} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %eps = arith.constant dense<1.0e-5> : tensor<4x1xf32>
+  %v = llm.add %m, %eps : tensor<4x1xf32>
+  %s = llm.sqrt %v : tensor<4x1xf32>
+  %one = arith.constant dense<1.0> : tensor<4x1xf32>
+  %r = llm.div %one, %s : tensor<4x1xf32>
+  %rb = llm.broadcast %r : tensor<4x1xf32> -> tensor<4x8xf32>
+  %n = llm.mul %x, %rb : tensor<4x8xf32>
+  %y = llm.mul %wb, %n : tensor<4x8xf32>
+  %mh = arith.constant dense<-0.5> : tensor<4x1xf32>
+  %r2 = llm.pow %v, %mh : tensor<4x1xf32>
+  %r2b = llm.broadcast %r2 : tensor<4x1xf32> -> tensor<4x8xf32>
+  %n2 = llm.mul %x, %r2b : tensor<4x8xf32>
+  %y2 = llm.mul %n2, %wb : tensor<4x8xf32>
+  return %y, %y2 : tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -52,14 +52,36 @@ bool isSquareOf(Value sq, Value x) {
   return false;
 }
 
-/// `v` = x * rsqrt(s) (either order, rsqrt broadcast), or x / sqrt(s);
-/// calls `matchScale(x, s)` to check the statistic.
+/// The statistic s of r = 1 / sqrt(s) spelled as rsqrt(s), reciprocal(
+/// sqrt(s)), 1 / sqrt(s) (torch.onnx exports rsqrt so) or pow(s, -0.5).
+Value matchInverseSqrt(Value r) {
+  if (auto rsqrt = defOp<RsqrtOp>(r))
+    return rsqrt.getInput();
+  if (auto rec = defOp<ReciprocalOp>(r))
+    if (auto sqrt = defOp<SqrtOp>(stripBroadcast(rec.getInput())))
+      return sqrt.getInput();
+  if (auto div = defOp<DivOp>(r)) {
+    std::optional<double> one = matchSplat(div.getLhs());
+    if (one && *one == 1.0)
+      if (auto sqrt = defOp<SqrtOp>(stripBroadcast(div.getRhs())))
+        return sqrt.getInput();
+  }
+  if (auto pow = defOp<PowOp>(r)) {
+    std::optional<double> e = matchSplat(pow.getRhs());
+    if (e && *e == -0.5)
+      return pow.getLhs();
+  }
+  return {};
+}
+
+/// `v` = x * (1 / sqrt(s)) (either order, the factor broadcast), or
+/// x / sqrt(s); calls `matchScale(x, s)` to check the statistic.
 template <typename Fn>
 bool matchNormalized(Value v, Fn &&matchScale) {
   if (auto mul = defOp<MulOp>(v))
     return matchEitherOrder(mul, [&](Value x, Value r) {
-      auto rsqrt = defOp<RsqrtOp>(stripBroadcast(r));
-      return rsqrt && matchScale(stripWidening(x), rsqrt.getInput());
+      Value stat = matchInverseSqrt(stripBroadcast(r));
+      return stat && matchScale(stripWidening(x), stat);
     });
   if (auto div = defOp<DivOp>(v)) {
     auto sqrt = defOp<SqrtOp>(stripBroadcast(div.getRhs()));
