@@ -36,16 +36,19 @@ struct HeadLayout {
   bool batched = false;
 };
 
-std::optional<HeadLayout> headLayout(Value v) {
-  auto t = rankedType(v);
-  if (!t || !t.hasStaticShape())
-    return std::nullopt;
-  ArrayRef<int64_t> s = t.getShape();
+std::optional<HeadLayout> headLayout(ArrayRef<int64_t> s) {
   if (s.size() == 4 && s[0] == 1)
     return HeadLayout{s[1], s[2], s[3], true};
   if (s.size() == 3)
     return HeadLayout{s[0], s[1], s[2], false};
   return std::nullopt;
+}
+
+std::optional<HeadLayout> headLayout(Value v) {
+  auto t = rankedType(v);
+  if (!t || !t.hasStaticShape())
+    return std::nullopt;
+  return headLayout(t.getShape());
 }
 
 /// Drops leading size-1 dims (a view may add or remove the batch of 1).
@@ -101,19 +104,39 @@ Value unrepeatHeads(Value v) {
   return unsq.getInput();
 }
 
-/// The key operand behind `kt` = k^T (last two dims swapped).
-Value matchKeyTranspose(Value kt) {
+/// The keys behind `kt` = k^T: k is `src` permuted by `perm` (identity
+/// when kt swaps the last two dims of k itself; canonicalization may have
+/// composed k^T with the model's own head transpose, e.g. GPT-2's
+/// k.view(B, T, h, d).transpose(1, 2).transpose(-2, -1)).
+struct KeySource {
+  Value src;
+  SmallVector<int64_t> perm;
+  bool identity() const {
+    for (auto [i, p] : llvm::enumerate(perm))
+      if (static_cast<int64_t>(i) != p)
+        return false;
+    return true;
+  }
+  SmallVector<int64_t> shape() const {
+    SmallVector<int64_t> out;
+    for (int64_t p : perm)
+      out.push_back(rankedType(src).getDimSize(p));
+    return out;
+  }
+};
+
+std::optional<KeySource> matchKeyTranspose(Value kt) {
   auto tr = defOp<TransposeOp>(kt);
   if (!tr)
-    return {};
-  ArrayRef<int64_t> p = tr.getPermutation();
+    return std::nullopt;
+  SmallVector<int64_t> p(tr.getPermutation());
   int64_t r = p.size();
-  if (r < 2 || p[r - 1] != r - 2 || p[r - 2] != r - 1)
-    return {};
-  for (int64_t i = 0; i < r - 2; ++i)
-    if (p[i] != i)
-      return {};
-  return tr.getInput();
+  if (r < 2)
+    return std::nullopt;
+  // k = kt with its last two dims swapped = src permuted by p with its last
+  // two entries swapped.
+  std::swap(p[r - 1], p[r - 2]);
+  return KeySource{tr.getInput(), p};
 }
 
 /// What a constant mask does: which keys of each query row it hides.
@@ -313,11 +336,12 @@ struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
     if (!scale)
       return rewriter.notifyMatchFailure(pv, "scores are not q @ k^T * c");
     Value q = stripUnitReshape(qk.getLhs());
-    Value k = matchKeyTranspose(stripUnitReshape(qk.getRhs()));
+    std::optional<KeySource> k =
+        matchKeyTranspose(stripUnitReshape(qk.getRhs()));
     Value v = stripUnitReshape(pv.getRhs());
-    if (!k)
+    if (!k || !rankedType(k->src).hasStaticShape())
       return rewriter.notifyMatchFailure(pv, "rhs of q @ k^T is not k^T");
-    auto ql = headLayout(q), kl = headLayout(k), vl = headLayout(v);
+    auto ql = headLayout(q), kl = headLayout(k->shape()), vl = headLayout(v);
     auto ol = headLayout(pv.getResult());
     if (!ql || !kl || !vl || !ol)
       return rewriter.notifyMatchFailure(pv, "operands are not [1, h, L, d]");
@@ -329,16 +353,23 @@ struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
       return rewriter.notifyMatchFailure(pv, "operand shapes do not agree");
     if (!isa<FloatType>(rankedType(q).getElementType()) ||
         !rankedType(q).getElementType().isF32() ||
-        !rankedType(k).getElementType().isF32() ||
+        !rankedType(k->src).getElementType().isF32() ||
         !rankedType(v).getElementType().isF32())
       return rewriter.notifyMatchFailure(pv, "operands are not f32");
-    Value k0 = unrepeatHeads(k), v0 = unrepeatHeads(v);
-    auto k0l = headLayout(k0), v0l = headLayout(v0);
-    if (!k0l || !v0l || k0l->heads != v0l->heads) {
-      k0 = k;
-      v0 = v;
-    }
     Location loc = pv.getLoc();
+    // GQA: the repeat can only be seen when k is the source itself.
+    Value k0, v0 = v;
+    if (k->identity()) {
+      k0 = unrepeatHeads(k->src);
+      v0 = unrepeatHeads(v);
+      auto k0l = headLayout(k0), v0l = headLayout(v0);
+      if (!k0l || !v0l || k0l->heads != v0l->heads) {
+        k0 = k->src;
+        v0 = v;
+      }
+    } else {
+      k0 = transposeBy(rewriter, loc, k->src, k->perm);
+    }
     Value qs = toSequenceMajor(rewriter, loc, q);
     Value ks = toSequenceMajor(rewriter, loc, k0);
     Value vs = toSequenceMajor(rewriter, loc, v0);

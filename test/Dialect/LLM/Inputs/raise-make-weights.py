@@ -4,8 +4,9 @@ Usage: raise-make-weights.py graph.mlir OUTDIR
 Reads every `llm.weight "name" : tensor<...xf32>` and the argument types of
 @forward, writes OUTDIR/w.safetensors and OUTDIR/in.safetensors (input_0,
 ...). Weights named *inv_freq hold the real default-rope frequencies
-(theta 1e4, as HF computes them) so the rope tables are a rope; weights
-named ln* / *norm* are around 1 (norm weights), the rest ~ N(0, 1/sqrt(K)).
+(theta 1e4, as HF computes them) so the rope tables are a rope; *.attn.bias
+is GPT-2's tril mask buffer; ln* / *norm* / *.ln_* are around 1 (norm
+weights); the rest ~ N(0, 1/sqrt(K)).
 """
 import re
 import sys
@@ -30,7 +31,10 @@ def main():
         if name.endswith("inv_freq"):
             d = 2 * shape[0]
             weights[name] = 1.0 / (10000.0 ** (torch.arange(0, d, 2, dtype=torch.int64).float() / d))
-        elif name.startswith("ln") or "norm" in name:
+        elif name.endswith(".attn.bias"):
+            # GPT-2's causal-mask buffer: tril(ones).view(1, 1, n, n).
+            weights[name] = torch.tril(torch.ones(shape[-2:])).reshape(shape)
+        elif name.startswith("ln") or "norm" in name or ".ln_" in name:
             weights[name] = 1.0 + 0.1 * torch.randn(shape, generator=gen)
         else:
             weights[name] = torch.randn(shape, generator=gen) / (shape[-1] ** 0.5)
