@@ -409,8 +409,9 @@ private:
           return unary(op.getInput(), v, [](double a) { return -a; });
         })
         .Case([&](ExpOp op) {
-          return unary(op.getInput(), v,
-                       [](double a) { return std::exp(static_cast<float>(a)); });
+          return unary(op.getInput(), v, [](double a) {
+            return std::exp(static_cast<float>(a));
+          });
         })
         .Case([&](RsqrtOp op) {
           return unary(op.getInput(), v, [](double a) {
@@ -534,7 +535,9 @@ std::optional<ConstTensor> Evaluator::evalPrimitive(Operation *op, Value v,
       })
       .Case([&](ReduceOp r) { return reduce(r); })
       .Case([&](SoftmaxOp sm) { return softmax(sm); })
-      .Case([&](TopkOp t) { return topk(t, cast<OpResult>(v).getResultNumber()); })
+      .Case([&](TopkOp t) {
+        return topk(t, cast<OpResult>(v).getResultNumber());
+      })
       .Case([&](GatherOp g) { return gather(g, shape); })
       .Default([&](Operation *) -> std::optional<ConstTensor> {
         return std::nullopt;

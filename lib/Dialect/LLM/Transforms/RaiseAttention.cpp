@@ -184,7 +184,8 @@ std::optional<MaskInfo> classifyMask(const std::vector<bool> &visible,
 /// The [T, S] visibility of a constant evaluated to the full score shape
 /// [.., T, S]; nullopt unless every leading (batch, head) slab is the same.
 template <typename Fn>
-std::optional<std::vector<bool>> visibility(const ConstTensor &c, Fn &&isVisible) {
+std::optional<std::vector<bool>> visibility(const ConstTensor &c,
+                                            Fn &&isVisible) {
   int64_t rank = c.shape.size();
   if (rank < 2)
     return std::nullopt;
@@ -238,7 +239,8 @@ std::optional<MaskInfo> matchMask(Value s, Value &z,
     return info;
   }
   if (auto sel = defOp<SelectOp>(s)) {
-    std::optional<ConstTensor> c = evaluateConstant(sel.getCondition(), weights);
+    std::optional<ConstTensor> c =
+        evaluateConstant(sel.getCondition(), weights);
     if (!c)
       return std::nullopt;
     for (bool scoresIfTrue : {true, false}) {

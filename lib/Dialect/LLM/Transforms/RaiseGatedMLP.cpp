@@ -74,7 +74,8 @@ struct RaiseGatedMLP : OpRewritePattern<LinearOp> {
     if (x != up.getInput() &&
         (x.getType() != up.getInput().getType() ||
          stripRowReshape(x) != stripRowReshape(up.getInput())))
-      return rewriter.notifyMatchFailure(down, "gate and up read different inputs");
+      return rewriter.notifyMatchFailure(down,
+                                         "gate and up read different inputs");
     if (gate.getBias() || up.getBias())
       return rewriter.notifyMatchFailure(down, "gate/up projection has a bias");
     auto xType = cast<RankedTensorType>(x.getType());
@@ -82,19 +83,22 @@ struct RaiseGatedMLP : OpRewritePattern<LinearOp> {
     if (!xType.hasStaticShape() || !outType.hasStaticShape() ||
         xType.getNumElements() != outType.getNumElements() ||
         xType.getShape().back() != outType.getShape().back())
-      return rewriter.notifyMatchFailure(down, "result rows differ from input rows");
+      return rewriter.notifyMatchFailure(down,
+                                         "result rows differ from input rows");
     ArrayRef<int64_t> g = weightShape(gate.getWeight()),
                       u = weightShape(up.getWeight()),
                       d = weightShape(down.getWeight());
     if (g.size() != 2 || g != u || d.size() != 2 || d[0] != g[1] ||
         d[1] != g[0])
-      return rewriter.notifyMatchFailure(down, "weights do not form a gated MLP");
+      return rewriter.notifyMatchFailure(down,
+                                         "weights do not form a gated MLP");
     Value mlp = GatedMLPOp::create(rewriter, down.getLoc(), xType, x,
                                    gate.getWeight(), up.getWeight(),
                                    down.getWeight(),
                                    ActivationAttr::get(getContext(), act));
     rewriter.replaceOp(down,
-                       reshapeTo(rewriter, down.getLoc(), mlp, outType.getShape()));
+                       reshapeTo(rewriter, down.getLoc(), mlp,
+                                 outType.getShape()));
     return success();
   }
 };

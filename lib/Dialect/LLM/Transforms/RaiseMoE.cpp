@@ -93,7 +93,8 @@ std::vector<double> referenceRouting(const ConstTensor &logits, int64_t k,
 std::optional<SmallVector<GatedMLPOp>> matchStackedExperts(Value stacked) {
   auto cat = defOp<ConcatOp>(stacked);
   auto type = dyn_cast<RankedTensorType>(stacked.getType());
-  if (!cat || !type || type.getRank() != 3 || (cat.getAxis() != 1 && cat.getAxis() != -2))
+  if (!cat || !type || type.getRank() != 3 ||
+      (cat.getAxis() != 1 && cat.getAxis() != -2))
     return std::nullopt;
   SmallVector<GatedMLPOp> experts;
   for (Value in : cat.getInputs()) {
@@ -220,11 +221,13 @@ struct RaiseDenseMoE : OpRewritePattern<ReduceOp> {
       return true;
     });
     if (!matched)
-      return rewriter.notifyMatchFailure(sum, "not sum_e routing[:, e] * expert_e");
+      return rewriter.notifyMatchFailure(sum,
+                                         "not sum_e routing[:, e] * expert_e");
     Value x = experts.front().getInput();
     auto xType = cast<RankedTensorType>(x.getType());
     if (xType != sum.getType() || xType.getRank() != 2)
-      return rewriter.notifyMatchFailure(sum, "experts do not map [T, H] to [T, H]");
+      return rewriter.notifyMatchFailure(sum,
+                                         "experts do not map [T, H] to [T, H]");
     int64_t E = experts.size(), H = xType.getDimSize(1);
 
     // The router projection and the top-k inside the routing subgraph.
@@ -256,7 +259,8 @@ struct RaiseDenseMoE : OpRewritePattern<ReduceOp> {
     std::optional<RoutingConfig> config =
         identifyRouting(routing, router, k, weights);
     if (!config)
-      return rewriter.notifyMatchFailure(sum, "routing is not an llm.moe router");
+      return rewriter.notifyMatchFailure(sum,
+                                         "routing is not an llm.moe router");
 
     SmallVector<Value> gates, ups, downs;
     for (GatedMLPOp e : experts) {
@@ -268,7 +272,8 @@ struct RaiseDenseMoE : OpRewritePattern<ReduceOp> {
     auto moe = MoEOp::create(
         rewriter, sum.getLoc(), xType, x, router.getWeight(), router.getBias(),
         gates, ups, downs, Value(), Value(), Value(),
-        rewriter.getI64IntegerAttr(k), MoEScoringAttr::get(ctx, config->scoring),
+        rewriter.getI64IntegerAttr(k),
+        MoEScoringAttr::get(ctx, config->scoring),
         MoERoutingOrderAttr::get(ctx, config->order),
         rewriter.getBoolAttr(config->renormalize),
         rewriter.getF32FloatAttr(static_cast<float>(config->scale)),

@@ -93,7 +93,8 @@ bool matchNormalized(Value v, Fn &&matchScale) {
 /// RMS statistic: x * rsqrt(mean(x^2) + eps); sets x and eps.
 bool matchRmsNormalized(Value v, Value &x, double &eps) {
   return matchNormalized(v, [&](Value in, Value stat) {
-    auto e = matchMeanPlusEps(stat, [&](Value sq) { return isSquareOf(sq, in); });
+    auto e = matchMeanPlusEps(
+        stat, [&](Value sq) { return isSquareOf(sq, in); });
     if (!e)
       return false;
     x = in;

@@ -258,14 +258,16 @@ struct RaiseRope : OpRewritePattern<AddOp> {
     auto cosOp = findTrig<CosOp>(cosTable);
     if (!cosOp)
       return rewriter.notifyMatchFailure(op, "cos table has no llm.cos");
-    std::optional<ConstTensor> angles = evaluateConstant(cosOp.getInput(), weights);
+    std::optional<ConstTensor> angles =
+        evaluateConstant(cosOp.getInput(), weights);
     std::optional<ConstTensor> c = evaluateConstant(cosTable, weights);
     std::optional<ConstTensor> s = evaluateConstant(sinTable, weights);
     if (!angles || !c || !s)
       return rewriter.notifyMatchFailure(op, "cos/sin tables are not constant");
     auto est = estimateRope(*angles, d, pairs);
     if (!est)
-      return rewriter.notifyMatchFailure(op, "angles are not p * theta^(-2i/d)");
+      return rewriter.notifyMatchFailure(op,
+                                         "angles are not p * theta^(-2i/d)");
     auto [theta, offset] = *est;
     std::vector<float> invFreq = inverseFrequencies(theta, d);
     int64_t rank = type.getRank();
@@ -295,8 +297,8 @@ struct RaiseRope : OpRewritePattern<AddOp> {
     }
     Value off = arith::ConstantIndexOp::create(rewriter, loc, offset);
     SmallVector<NamedAttribute> attrs = {
-        rewriter.getNamedAttr("kind",
-                              RopeKindAttr::get(getContext(), RopeKind::Default)),
+        rewriter.getNamedAttr(
+            "kind", RopeKindAttr::get(getContext(), RopeKind::Default)),
         rewriter.getNamedAttr(
             "layout", RopeLayoutAttr::get(getContext(), pairs)),
         rewriter.getNamedAttr("theta", rewriter.getF64FloatAttr(theta)),
