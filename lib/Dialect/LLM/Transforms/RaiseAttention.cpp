@@ -327,6 +327,7 @@ struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
       return rewriter.notifyMatchFailure(pv, "lhs is not a softmax");
     auto scoresType = rankedType(softmax.getResult());
     if (!scoresType || !scoresType.hasStaticShape() ||
+        scoresType.getRank() < 2 ||
         !isLastAxis(softmax.getAxis(), scoresType.getRank()))
       return rewriter.notifyMatchFailure(pv, "softmax is not over the keys");
     Value z;

@@ -78,9 +78,9 @@ struct RaiseGatedMLP : OpRewritePattern<LinearOp> {
                                          "gate and up read different inputs");
     if (gate.getBias() || up.getBias())
       return rewriter.notifyMatchFailure(down, "gate/up projection has a bias");
-    auto xType = cast<RankedTensorType>(x.getType());
-    auto outType = cast<RankedTensorType>(down.getType());
-    if (!xType.hasStaticShape() || !outType.hasStaticShape() ||
+    auto xType = dyn_cast<RankedTensorType>(x.getType());
+    auto outType = dyn_cast<RankedTensorType>(down.getType());
+    if (!xType || !outType || !xType.hasStaticShape() || !outType.hasStaticShape() ||
         xType.getNumElements() != outType.getNumElements() ||
         xType.getShape().back() != outType.getShape().back())
       return rewriter.notifyMatchFailure(down,

@@ -112,8 +112,9 @@ bool matchCentered(Value xc, Value &x) {
   if (!mean || mean.getKind() != ReduceKind::Mean || !mean.getKeepDim())
     return false;
   Value in = stripWidening(sub.getLhs());
-  int64_t rank = cast<RankedTensorType>(in.getType()).getRank();
-  if (!isLastAxis(mean.getAxis(), rank) || stripWidening(mean.getInput()) != in)
+  auto inType = dyn_cast<RankedTensorType>(in.getType());
+  if (!inType || !isLastAxis(mean.getAxis(), inType.getRank()) ||
+      stripWidening(mean.getInput()) != in)
     return false;
   x = in;
   return true;
@@ -162,8 +163,8 @@ struct RaiseRMSNorm : OpRewritePattern<MulOp> {
 
   LogicalResult matchAndRewrite(MulOp op,
                                 PatternRewriter &rewriter) const override {
-    auto type = cast<RankedTensorType>(op.getType());
-    if (type.getRank() < 1 || type.isDynamicDim(type.getRank() - 1))
+    auto type = dyn_cast<RankedTensorType>(op.getType());
+    if (!type || type.getRank() < 1 || type.isDynamicDim(type.getRank() - 1))
       return failure();
     int64_t n = type.getShape().back();
     Value x, weight;
@@ -241,15 +242,17 @@ struct FoldLayerNormWeight : OpRewritePattern<MulOp> {
 
   LogicalResult matchAndRewrite(MulOp op,
                                 PatternRewriter &rewriter) const override {
-    int64_t n = cast<RankedTensorType>(op.getType()).getShape().back();
+    auto type = dyn_cast<RankedTensorType>(op.getType());
+    if (!type || type.getRank() < 1)
+      return failure();
+    int64_t n = type.getShape().back();
     LayerNormOp ln;
     Value w;
     bool matched = matchEitherOrder(op, [&](Value a, Value b) {
       ln = defOp<LayerNormOp>(a);
       w = matchLastDimVector(b, n);
       return ln && w && !ln.getWeight() && !ln.getBias() &&
-             isLastAxis(ln.getAxis(),
-                        cast<RankedTensorType>(op.getType()).getRank());
+             isLastAxis(ln.getAxis(), type.getRank());
     });
     if (!matched)
       return failure();
@@ -265,15 +268,17 @@ struct FoldLayerNormBias : OpRewritePattern<AddOp> {
 
   LogicalResult matchAndRewrite(AddOp op,
                                 PatternRewriter &rewriter) const override {
-    int64_t n = cast<RankedTensorType>(op.getType()).getShape().back();
+    auto type = dyn_cast<RankedTensorType>(op.getType());
+    if (!type || type.getRank() < 1)
+      return failure();
+    int64_t n = type.getShape().back();
     LayerNormOp ln;
     Value b;
     bool matched = matchEitherOrder(op, [&](Value x, Value y) {
       ln = defOp<LayerNormOp>(x);
       b = matchLastDimVector(y, n);
       return ln && b && !ln.getBias() &&
-             isLastAxis(ln.getAxis(),
-                        cast<RankedTensorType>(op.getType()).getRank());
+             isLastAxis(ln.getAxis(), type.getRank());
     });
     if (!matched)
       return failure();
