@@ -151,3 +151,67 @@ func.func @regrouping_view(%x: tensor<4x8xf32>) -> tensor<8x8xf32> {
   %y = llm.linear %hv, %wd : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
   return %y : tensor<8x8xf32>
 }
+
+// -----
+
+// GPT-2's NewGELU as torch.onnx exports it (x * x * x, constants broadcast
+// from scalars), and the exact erf GELU: both become llm.gelu.
+// CHECK-LABEL: func.func @spelled_out_gelu
+// CHECK: %[[T:.*]] = llm.gelu %arg0 {approximate = true} : tensor<4x16xf32>
+// CHECK: %[[E:.*]] = llm.gelu %arg0 : tensor<4x16xf32>
+// CHECK-NOT: llm.tanh
+// CHECK-NOT: llm.erf
+// CHECK: return %[[T]], %[[E]]
+func.func @spelled_out_gelu(%x: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %c044 = arith.constant dense<4.471500e-02> : tensor<f32>
+  %ck = arith.constant dense<0.797884583> : tensor<f32>
+  %one = arith.constant dense<1.0> : tensor<f32>
+  %half = arith.constant dense<0.5> : tensor<f32>
+  %x2 = llm.mul %x, %x : tensor<4x16xf32>
+  %x3 = llm.mul %x, %x2 : tensor<4x16xf32>
+  %c044b = llm.broadcast %c044 : tensor<f32> -> tensor<4x16xf32>
+  %a = llm.mul %c044b, %x3 : tensor<4x16xf32>
+  %b = llm.add %x, %a : tensor<4x16xf32>
+  %ckb = llm.broadcast %ck : tensor<f32> -> tensor<4x16xf32>
+  %c = llm.mul %ckb, %b : tensor<4x16xf32>
+  %t = llm.tanh %c : tensor<4x16xf32>
+  %oneb = llm.broadcast %one : tensor<f32> -> tensor<4x16xf32>
+  %d = llm.add %oneb, %t : tensor<4x16xf32>
+  %e = llm.mul %x, %d : tensor<4x16xf32>
+  %halfb = llm.broadcast %half : tensor<f32> -> tensor<4x16xf32>
+  %g = llm.mul %halfb, %e : tensor<4x16xf32>
+  %s2 = arith.constant dense<1.41421354> : tensor<4x16xf32>
+  %z = llm.div %x, %s2 : tensor<4x16xf32>
+  %erf = llm.erf %z : tensor<4x16xf32>
+  %p = llm.add %erf, %oneb : tensor<4x16xf32>
+  %hx = llm.mul %x, %halfb : tensor<4x16xf32>
+  %ge = llm.mul %hx, %p : tensor<4x16xf32>
+  return %g, %ge : tensor<4x16xf32>, tensor<4x16xf32>
+}
+
+// -----
+
+// Negatives: a wrong cubic coefficient (0.05), and tanh of the plain x
+// (not the GELU polynomial).
+// CHECK-LABEL: func.func @not_gelu
+// CHECK-NOT: llm.gelu
+func.func @not_gelu(%x: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %c05 = arith.constant dense<5.0e-02> : tensor<4x16xf32>
+  %ck = arith.constant dense<0.797884583> : tensor<4x16xf32>
+  %one = arith.constant dense<1.0> : tensor<4x16xf32>
+  %half = arith.constant dense<0.5> : tensor<4x16xf32>
+  %x2 = llm.mul %x, %x : tensor<4x16xf32>
+  %x3 = llm.mul %x, %x2 : tensor<4x16xf32>
+  %a = llm.mul %c05, %x3 : tensor<4x16xf32>
+  %b = llm.add %x, %a : tensor<4x16xf32>
+  %c = llm.mul %ck, %b : tensor<4x16xf32>
+  %t = llm.tanh %c : tensor<4x16xf32>
+  %d = llm.add %one, %t : tensor<4x16xf32>
+  %e = llm.mul %x, %d : tensor<4x16xf32>
+  %g = llm.mul %half, %e : tensor<4x16xf32>
+  %t2 = llm.tanh %x : tensor<4x16xf32>
+  %d2 = llm.add %one, %t2 : tensor<4x16xf32>
+  %e2 = llm.mul %x, %d2 : tensor<4x16xf32>
+  %g2 = llm.mul %half, %e2 : tensor<4x16xf32>
+  return %g, %g2 : tensor<4x16xf32>, tensor<4x16xf32>
+}

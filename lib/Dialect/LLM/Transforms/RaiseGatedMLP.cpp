@@ -1,6 +1,13 @@
-//===- RaiseGatedMLP.cpp - down(act(gate(x)) * up(x)) -> llm.gated_mlp ----===//
+//===- RaiseGatedMLP.cpp - gate activations and gated MLPs ----------------===//
+//
+// Spelled-out GELUs -> llm.gelu, then down(act(gate(x)) * up(x)) ->
+// llm.gated_mlp.
+//
+//===----------------------------------------------------------------------===//
 #include "GraphMatch.h"
 #include "pimc/Dialect/LLM/Transforms/Passes.h"
+
+#include <cmath>
 
 using namespace mlir;
 
@@ -103,9 +110,124 @@ struct RaiseGatedMLP : OpRewritePattern<LinearOp> {
   }
 };
 
+/// The factors of a product tree of llm.mul (looking through broadcasts of
+/// constant factors).
+void productFactors(Value v, SmallVectorImpl<Value> &factors, int depth = 0) {
+  if (auto mul = defOp<MulOp>(v); mul && depth < 8) {
+    productFactors(mul.getLhs(), factors, depth + 1);
+    productFactors(mul.getRhs(), factors, depth + 1);
+    return;
+  }
+  factors.push_back(v);
+}
+
+bool near(std::optional<double> c, double want) {
+  return c && std::fabs(*c - want) <= 1e-6 * std::fabs(want);
+}
+
+/// Removes from `factors` one splat constant equal to `want`; false if none.
+bool takeConstant(SmallVectorImpl<Value> &factors, double want) {
+  for (auto *it = factors.begin(); it != factors.end(); ++it)
+    if (near(matchSplat(*it), want)) {
+      factors.erase(it);
+      return true;
+    }
+  return false;
+}
+
+/// `v` = 1 + OpTy(arg) (either order); returns arg.
+template <typename OpTy>
+Value matchOnePlus(Value v) {
+  auto add = defOp<AddOp>(v);
+  if (!add)
+    return {};
+  Value arg;
+  matchEitherOrder(add, [&](Value one, Value f) {
+    auto op = defOp<OpTy>(f);
+    if (!op || !near(matchSplat(one), 1.0))
+      return false;
+    arg = op.getInput();
+    return true;
+  });
+  return arg;
+}
+
+/// True if the product tree `v` is exactly c * x (c a splat).
+bool isScaled(Value v, Value x, double c) {
+  SmallVector<Value> f;
+  productFactors(v, f);
+  return f.size() == 2 && takeConstant(f, c) && f.front() == x;
+}
+
+/// True if `v` is x^3 (x * x * x in any association, or pow(x, 3)).
+bool isCube(Value v, Value x) {
+  if (auto pow = defOp<PowOp>(v))
+    return pow.getLhs() == x && near(matchSplat(pow.getRhs()), 3.0);
+  SmallVector<Value> f;
+  productFactors(v, f);
+  return f.size() == 3 && llvm::all_of(f, [&](Value y) { return y == x; });
+}
+
+/// 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))) (GPT-2's NewGELU,
+/// torch.onnx's export of gelu(approximate="tanh")) -> llm.gelu
+/// {approximate = true}; 0.5 * x * (1 + erf(x / sqrt 2)) -> llm.gelu.
+/// The products may be associated in any order; the result is the same
+/// function up to the order of the f32 multiplications.
+struct RaiseGelu : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MulOp op,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<Value> f;
+    productFactors(op.getResult(), f);
+    if (f.size() != 3 || !takeConstant(f, 0.5))
+      return failure();
+    for (int swap = 0; swap < 2; ++swap) {
+      Value x = f[swap], onePlus = f[1 - swap];
+      if (Value t = matchOnePlus<TanhOp>(onePlus)) {
+        SmallVector<Value> g;
+        productFactors(t, g);
+        if (g.size() != 2 || !takeConstant(g, std::sqrt(2.0 / M_PI)))
+          continue;
+        auto inner = defOp<AddOp>(g.front());
+        bool ok = inner && matchEitherOrder(inner, [&](Value a, Value b) {
+          if (a != x)
+            return false;
+          SmallVector<Value> h;
+          productFactors(b, h);
+          if (h.size() == 2 && takeConstant(h, 0.044715))
+            return isCube(h.front(), x);
+          // 0.044715 * x * x * x flattened into one product.
+          return h.size() == 4 && takeConstant(h, 0.044715) &&
+                 llvm::all_of(h, [&](Value y) { return y == x; });
+        });
+        if (!ok)
+          continue;
+        rewriter.replaceOpWithNewOp<GeluOp>(op, op.getType(), x,
+                                            rewriter.getBoolAttr(true));
+        return success();
+      }
+      if (Value e = matchOnePlus<ErfOp>(onePlus)) {
+        bool ok = isScaled(e, x, 1.0 / std::sqrt(2.0));
+        if (auto div = defOp<DivOp>(e))
+          ok |= div.getLhs() == x && near(matchSplat(div.getRhs()),
+                                          std::sqrt(2.0));
+        if (!ok)
+          continue;
+        rewriter.replaceOpWithNewOp<GeluOp>(op, op.getType(), x,
+                                            rewriter.getBoolAttr(false));
+        return success();
+      }
+    }
+    return failure();
+  }
+};
+
 } // namespace
 
 void populateRaiseGatedMLPPatterns(RewritePatternSet &patterns) {
+  // GELU first (higher benefit): GeGLU's activation may arrive spelled out.
+  patterns.add<RaiseGelu>(patterns.getContext(), /*benefit=*/2);
   patterns.add<RaiseGatedMLP>(patterns.getContext());
 }
 

@@ -25,8 +25,10 @@ def RaiseNorms : Pass<"llm-raise-norms"> {
 }
 
 def RaiseGatedMLP : Pass<"llm-raise-gated-mlp"> {
-  let summary = "recover llm.gated_mlp from down(act(gate(x)) * up(x))";
+  let summary = "recover llm.gelu and llm.gated_mlp from their decompositions";
   let description = [{
+    Spelled-out GELUs (`0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`,
+    `0.5 x (1 + erf(x / sqrt 2))`) become `llm.gelu`; then
     `llm.linear(act(llm.linear(x, Wg)) * llm.linear(x, Wu), Wd)` without
     biases, with act one of silu (or `g * sigmoid(g)`), gelu, gelu_tanh,
     becomes `llm.gated_mlp`.
