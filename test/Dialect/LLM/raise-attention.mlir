@@ -174,3 +174,45 @@ func.func @bmm_on_views(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x4x16xf32>, %v: 
   %o = llm.matmul %pv, %vv : (tensor<2x4x4xf32>, tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
   return %o : tensor<2x4x16xf32>
 }
+
+// -----
+
+// Gemma 2: queries pre-scaled by query_pre_attn_scalar^-0.5, logits
+// soft-capped as c * tanh(s / c) before the causal mask.
+// CHECK-LABEL: func.func @softcap_prescaled
+// CHECK: llm.attention %{{.*}}, %{{.*}}, %{{.*}} {logit_softcap = 5.000000e+01 : f32, scale = 2.500000e-01 : f32}
+// CHECK-NOT: llm.tanh
+func.func @softcap_prescaled(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x4x16xf32>, %v: tensor<1x2x4x16xf32>) -> tensor<1x2x4x16xf32> {
+  %c = arith.constant dense<0.25> : tensor<1x2x4x16xf32>
+  %qs = llm.mul %q, %c : tensor<1x2x4x16xf32>
+  %kt = llm.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : tensor<1x2x4x16xf32> -> tensor<1x2x16x4xf32>
+  %s = llm.matmul %qs, %kt : (tensor<1x2x4x16xf32>, tensor<1x2x16x4xf32>) -> tensor<1x2x4x4xf32>
+  %cap = arith.constant dense<50.0> : tensor<1x2x4x4xf32>
+  %sd = llm.div %s, %cap : tensor<1x2x4x4xf32>
+  %t = llm.tanh %sd : tensor<1x2x4x4xf32>
+  %sc = llm.mul %t, %cap : tensor<1x2x4x4xf32>
+  %mask = arith.constant dense<[[0.0, 0xFF800000, 0xFF800000, 0xFF800000], [0.0, 0.0, 0xFF800000, 0xFF800000], [0.0, 0.0, 0.0, 0xFF800000], [0.0, 0.0, 0.0, 0.0]]> : tensor<4x4xf32>
+  %mb = llm.broadcast %mask : tensor<4x4xf32> -> tensor<1x2x4x4xf32>
+  %sm = llm.add %sc, %mb : tensor<1x2x4x4xf32>
+  %p = llm.softmax %sm {axis = 3 : i64} : tensor<1x2x4x4xf32>
+  %o = llm.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x16xf32>) -> tensor<1x2x4x16xf32>
+  return %o : tensor<1x2x4x16xf32>
+}
+
+// -----
+
+// Negative: a soft-cap whose divisor and multiplier differ is no soft-cap.
+// CHECK-LABEL: func.func @bad_softcap
+// CHECK-NOT: llm.attention
+func.func @bad_softcap(%q: tensor<1x1x4x16xf32>, %k: tensor<1x1x4x16xf32>, %v: tensor<1x1x4x16xf32>) -> tensor<1x1x4x16xf32> {
+  %kt = llm.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : tensor<1x1x4x16xf32> -> tensor<1x1x16x4xf32>
+  %s = llm.matmul %q, %kt : (tensor<1x1x4x16xf32>, tensor<1x1x16x4xf32>) -> tensor<1x1x4x4xf32>
+  %c1 = arith.constant dense<50.0> : tensor<1x1x4x4xf32>
+  %c2 = arith.constant dense<30.0> : tensor<1x1x4x4xf32>
+  %sd = llm.div %s, %c1 : tensor<1x1x4x4xf32>
+  %t = llm.tanh %sd : tensor<1x1x4x4xf32>
+  %sc = llm.mul %t, %c2 : tensor<1x1x4x4xf32>
+  %p = llm.softmax %sc {axis = 3 : i64} : tensor<1x1x4x4xf32>
+  %o = llm.matmul %p, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x16xf32>) -> tensor<1x1x4x16xf32>
+  return %o : tensor<1x1x4x16xf32>
+}

@@ -15,6 +15,8 @@
 #include "GraphMatch.h"
 #include "pimc/Dialect/LLM/Transforms/Passes.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace pimc::llm {
@@ -293,6 +295,62 @@ std::optional<double> matchScale(Value z, MatmulOp &qk) {
   return std::nullopt;
 }
 
+/// Gemma 2's logit soft-capping, c * tanh(s / c) (or s * (1/c)); returns c
+/// and sets `s`.
+std::optional<double> matchSoftcap(Value z, Value &s) {
+  auto mul = defOp<MulOp>(z);
+  if (!mul)
+    return std::nullopt;
+  std::optional<double> cap;
+  matchEitherOrder(mul, [&](Value t, Value c) {
+    auto tanh = defOp<TanhOp>(t);
+    std::optional<double> cv = matchSplat(c);
+    if (!tanh || !cv || *cv <= 0)
+      return false;
+    Value in = tanh.getInput();
+    if (auto div = defOp<DivOp>(in)) {
+      std::optional<double> d = matchSplat(div.getRhs());
+      if (!d || *d != *cv)
+        return false;
+      s = div.getLhs();
+    } else if (auto m = defOp<MulOp>(in)) {
+      bool ok = matchEitherOrder(m, [&](Value a, Value b) {
+        std::optional<double> r = matchSplat(b);
+        if (!r || std::fabs(*r * *cv - 1.0) > 1e-6)
+          return false;
+        s = a;
+        return true;
+      });
+      if (!ok)
+        return false;
+    } else {
+      return false;
+    }
+    cap = *cv;
+    return true;
+  });
+  return cap;
+}
+
+/// q = q0 * c (a constant pre-scaling of the queries); returns c, sets q0.
+std::optional<double> matchPrescaled(Value q, Value &q0) {
+  if (auto sc = defOp<ScaleOp>(q)) {
+    q0 = sc.getInput();
+    return sc.getFactor().convertToDouble();
+  }
+  auto mul = defOp<MulOp>(q);
+  if (!mul)
+    return std::nullopt;
+  std::optional<double> f;
+  matchEitherOrder(mul, [&](Value a, Value b) {
+    f = matchSplat(b);
+    if (f)
+      q0 = a;
+    return f.has_value();
+  });
+  return f;
+}
+
 /// [1, h, L, d] -> [L, h, d] (or [h, L, d] -> [L, h, d]).
 Value toSequenceMajor(PatternRewriter &b, Location loc, Value v) {
   auto t = rankedType(v);
@@ -334,11 +392,20 @@ struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
     std::optional<MaskInfo> mask = matchMask(softmax.getInput(), z, weights);
     if (!mask)
       return rewriter.notifyMatchFailure(pv, "mask is not causal/windowed");
+    Value capped;
+    std::optional<double> softcap = matchSoftcap(z, capped);
+    if (softcap)
+      z = capped;
     MatmulOp qk;
     std::optional<double> scale = matchScale(z, qk);
     if (!scale)
       return rewriter.notifyMatchFailure(pv, "scores are not q @ k^T * c");
     Value q = stripUnitReshape(qk.getLhs());
+    Value q0;
+    if (std::optional<double> pre = matchPrescaled(q, q0)) {
+      q = stripUnitReshape(q0);
+      *scale *= *pre;
+    }
     std::optional<KeySource> k =
         matchKeyTranspose(stripUnitReshape(qk.getRhs()));
     Value v = stripUnitReshape(pv.getRhs());
@@ -384,7 +451,9 @@ struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
     auto att = AttentionOp::create(
         rewriter, loc, resultType, qs, ks, vs,
         rewriter.getF32FloatAttr(static_cast<float>(*scale)),
-        rewriter.getBoolAttr(mask->causal), window, FloatAttr());
+        rewriter.getBoolAttr(mask->causal), window,
+        softcap ? rewriter.getF32FloatAttr(static_cast<float>(*softcap))
+                : FloatAttr());
     // Back in the torch layout of q (the product may be a bmm on a view).
     Value out = toHeadMajor(rewriter, loc, att, ql->batched);
     rewriter.replaceOp(pv, reshapeTo(rewriter, loc, out,
