@@ -228,3 +228,25 @@ func.func @interleaved_not_rope(%q: tensor<1x1x4x8xf32>) -> (tensor<1x1x4x8xf32>
   %out2 = llm.add %qc2, %qs2 : tensor<1x1x4x8xf32>
   return %out, %out2 : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>
 }
+
+// -----
+
+// Negative: one angle row broadcast over all T tokens (every token rotated
+// as position 0) is not a rope of T positions.
+// CHECK-LABEL: func.func @table_broadcast_over_tokens
+// CHECK-NOT: llm.rope
+func.func @table_broadcast_over_tokens(%q: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %emb = arith.constant dense<[[[[1.0, 0.1, 0.01, 0.001, 1.0, 0.1, 0.01, 0.001]]]]> : tensor<1x1x1x8xf32>
+  %cos = llm.cos %emb : tensor<1x1x1x8xf32>
+  %sin = llm.sin %emb : tensor<1x1x1x8xf32>
+  %cosb = llm.broadcast %cos : tensor<1x1x1x8xf32> -> tensor<1x2x4x8xf32>
+  %sinb = llm.broadcast %sin : tensor<1x1x1x8xf32> -> tensor<1x2x4x8xf32>
+  %qc = llm.mul %q, %cosb : tensor<1x2x4x8xf32>
+  %x1 = llm.slice %q {axis = 3 : i64, start = 0 : i64, size = 4 : i64} : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %x2 = llm.slice %q {axis = 3 : i64, start = 4 : i64, size = 4 : i64} : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %nx2 = llm.neg %x2 : tensor<1x2x4x4xf32>
+  %rot = llm.concat %nx2, %x1 {axis = 3 : i64} : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x8xf32>
+  %qs = llm.mul %rot, %sinb : tensor<1x2x4x8xf32>
+  %out = llm.add %qc, %qs : tensor<1x2x4x8xf32>
+  return %out : tensor<1x2x4x8xf32>
+}

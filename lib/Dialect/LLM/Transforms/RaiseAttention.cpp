@@ -207,6 +207,19 @@ std::optional<std::vector<bool>> visibility(const ConstTensor &c,
   return vis;
 }
 
+/// A mask operand evaluated before its broadcast over batch and heads when
+/// that keeps the [T, S] trailing dims (h times fewer elements), else in
+/// full.
+std::optional<ConstTensor> evaluateMask(Value mask, int64_t T, int64_t S,
+                                        const hf::WeightStore *weights) {
+  Value inner = stripBroadcast(mask);
+  auto t = rankedType(inner);
+  if (inner != mask && t && t.getRank() >= 2 &&
+      t.getDimSize(t.getRank() - 2) == T && t.getDimSize(t.getRank() - 1) == S)
+    return evaluateConstant(inner, weights);
+  return evaluateConstant(mask, weights);
+}
+
 /// Splits `s` into the unmasked scores and the mask it applies:
 /// add(z, m) with a constant m of 0 / <= -1e9 entries, or select(c, z, fill)
 /// / select(c, fill, z) with a constant condition and fill <= -1e9.
@@ -219,7 +232,7 @@ std::optional<MaskInfo> matchMask(Value s, Value &z,
   if (auto add = defOp<AddOp>(s)) {
     std::optional<MaskInfo> info;
     matchEitherOrder(add, [&](Value scores, Value mask) {
-      std::optional<ConstTensor> m = evaluateConstant(mask, weights);
+      std::optional<ConstTensor> m = evaluateMask(mask, T, S, weights);
       if (!m)
         return false;
       auto vis = visibility(*m, [&](int64_t i) -> std::optional<bool> {
@@ -242,7 +255,7 @@ std::optional<MaskInfo> matchMask(Value s, Value &z,
   }
   if (auto sel = defOp<SelectOp>(s)) {
     std::optional<ConstTensor> c =
-        evaluateConstant(sel.getCondition(), weights);
+        evaluateMask(sel.getCondition(), T, S, weights);
     if (!c)
       return std::nullopt;
     for (bool scoresIfTrue : {true, false}) {

@@ -191,12 +191,22 @@ struct RopeLayoutGuess {
   int64_t seqAxis;
 };
 
-/// True if `table` is `fn((offset + t) * inv_freq[j mod d/2])` along the
-/// sequence axis of `layout`, constant over every other axis.
-bool tableMatches(const ConstTensor &table, RopeLayoutGuess layout,
-                  RopeLayout pairs, const std::vector<float> &invFreq,
-                  int64_t offset, float (*fn)(float)) {
+/// True if `table` (the operand's table before its final broadcast, so
+/// right-aligned with the `xShape` it multiplies) is
+/// `fn((offset + t) * inv_freq[j mod d/2])` along the sequence axis of
+/// `layout`, constant over every other axis. The table must not be
+/// broadcast along the sequence (that would give every token one angle).
+bool tableMatches(const ConstTensor &table, ArrayRef<int64_t> xShape,
+                  RopeLayoutGuess layout, RopeLayout pairs,
+                  const std::vector<float> &invFreq, int64_t offset,
+                  float (*fn)(float)) {
   int64_t rank = table.shape.size(), d = table.shape.back();
+  int64_t lead = static_cast<int64_t>(xShape.size()) - rank;
+  int64_t seq = layout.seqAxis - lead;
+  int64_t T = xShape[layout.seqAxis];
+  if (lead < 0 || d != xShape.back() ||
+      (T > 1 && (seq < 0 || table.shape[seq] != T)))
+    return false;
   SmallVector<int64_t> idx(rank, 0);
   for (int64_t i = 0, n = table.numElements(); i < n; ++i) {
     int64_t rem = i;
@@ -204,7 +214,7 @@ bool tableMatches(const ConstTensor &table, RopeLayoutGuess layout,
       idx[a] = rem % table.shape[a];
       rem /= table.shape[a];
     }
-    float pos = static_cast<float>(offset + idx[layout.seqAxis]);
+    float pos = static_cast<float>(offset + (seq >= 0 ? idx[seq] : 0));
     int64_t j = idx[rank - 1];
     int64_t freq = pairs == RopeLayout::Interleaved ? j / 2 : j % (d / 2);
     float want = fn(pos * invFreq[freq]);
@@ -260,8 +270,11 @@ struct RaiseRope : OpRewritePattern<AddOp> {
       return rewriter.notifyMatchFailure(op, "cos table has no llm.cos");
     std::optional<ConstTensor> angles =
         evaluateConstant(cosOp.getInput(), weights);
-    std::optional<ConstTensor> c = evaluateConstant(cosTable, weights);
-    std::optional<ConstTensor> s = evaluateConstant(sinTable, weights);
+    // The tables before their broadcast over the heads: h times smaller.
+    std::optional<ConstTensor> c =
+        evaluateConstant(stripBroadcast(cosTable), weights);
+    std::optional<ConstTensor> s =
+        evaluateConstant(stripBroadcast(sinTable), weights);
     if (!angles || !c || !s)
       return rewriter.notifyMatchFailure(op, "cos/sin tables are not constant");
     auto est = estimateRope(*angles, d, pairs);
@@ -276,8 +289,10 @@ struct RaiseRope : OpRewritePattern<AddOp> {
                   : SmallVector<RopeLayoutGuess>{{1}, {0}};
     std::optional<RopeLayoutGuess> layout;
     for (RopeLayoutGuess g : guesses)
-      if (tableMatches(*c, g, pairs, invFreq, offset, cosf32) &&
-          tableMatches(*s, g, pairs, invFreq, offset, sinf32)) {
+      if (tableMatches(*c, type.getShape(), g, pairs, invFreq, offset,
+                       cosf32) &&
+          tableMatches(*s, type.getShape(), g, pairs, invFreq, offset,
+                       sinf32)) {
         layout = g;
         break;
       }
