@@ -281,3 +281,28 @@ func.func @experts_on_other_input(%z: tensor<4x8xf32>, %x: tensor<4x8xf32>) -> (
   %y = llm.reduce sum %m {axis = 1 : i64} : tensor<4x4x8xf32> -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// A shared expert added to the routed output (DeepSeek) folds into llm.moe;
+// one with another activation or on another input does not.
+// CHECK-LABEL: func.func @shared_expert
+// CHECK: %[[M:.*]] = llm.moe %arg0 router %{{.*}} experts gate[%{{.*}}] up[%{{.*}}] down[%{{.*}}] shared(%{{.*}}, %{{.*}}, %{{.*}}) {top_k = 1 : i64}
+// CHECK: %[[N:.*]] = llm.moe %arg0 router
+// CHECK-NOT: shared
+// CHECK: llm.add
+// CHECK: return %[[M]]
+func.func @shared_expert(%x: tensor<4x8xf32>, %z: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %wr = llm.weight "router" : tensor<2x8xf32>
+  %g0 = llm.weight "g0" : tensor<16x8xf32>
+  %g1 = llm.weight "g1" : tensor<16x8xf32>
+  %d0 = llm.weight "d0" : tensor<8x16xf32>
+  %d1 = llm.weight "d1" : tensor<8x16xf32>
+  %m = llm.moe %x router %wr experts gate[%g0, %g1] up[%g1, %g0] down[%d0, %d1] {top_k = 1 : i64} : (tensor<4x8xf32>, tensor<2x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %s = llm.gated_mlp %x, %g0, %g1, %d1 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %y = llm.add %m, %s : tensor<4x8xf32>
+  %s2 = llm.gated_mlp %z, %g0, %g1, %d1 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %m2 = llm.moe %x router %wr experts gate[%g0, %g1] up[%g1, %g0] down[%d0, %d1] {top_k = 1 : i64, activation = #llm<activation gelu>} : (tensor<4x8xf32>, tensor<2x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %y2 = llm.add %s2, %m2 : tensor<4x8xf32>
+  return %y, %y2 : tensor<4x8xf32>, tensor<4x8xf32>
+}

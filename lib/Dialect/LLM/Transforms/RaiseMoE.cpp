@@ -284,11 +284,44 @@ struct RaiseDenseMoE : OpRewritePattern<ReduceOp> {
   }
 };
 
+/// moe(x) + shared(x) -> llm.moe with the shared expert (DeepSeek, Llama 4:
+/// an ungated shared expert with the routed experts' activation). llm.moe
+/// adds the shared expert after the routed sum, as the graph does.
+struct FoldSharedExpert : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp add,
+                                PatternRewriter &rewriter) const override {
+    MoEOp moe;
+    GatedMLPOp shared;
+    bool matched = matchEitherOrder(add, [&](Value a, Value b) {
+      moe = defOp<MoEOp>(a);
+      shared = defOp<GatedMLPOp>(b);
+      return moe && shared && !moe.hasSharedExpert() &&
+             shared.getInput() == moe.getInput() &&
+             shared.getActivation() == moe.getActivation();
+    });
+    if (!matched)
+      return failure();
+    auto fused = MoEOp::create(
+        rewriter, add.getLoc(), moe.getType(), moe.getInput(),
+        moe.getRouterWeight(), moe.getRouterBias(), moe.getGate(),
+        moe.getUp(), moe.getDown(), shared.getGate(), shared.getUp(),
+        shared.getDown(), moe.getTopKAttr(), moe.getScoringAttr(),
+        moe.getOrderAttr(), moe.getRenormalizeAttr(),
+        moe.getRoutedScalingFactorAttr(), moe.getActivationAttr(),
+        moe.getWeightOnInputAttr());
+    rewriter.replaceOp(add, fused.getResult());
+    return success();
+  }
+};
+
 } // namespace
 
 void populateRaiseMoEPatterns(RewritePatternSet &patterns,
                               const hf::WeightStore *weights) {
   patterns.add<RaiseDenseMoE>(patterns.getContext(), weights);
+  patterns.add<FoldSharedExpert>(patterns.getContext());
 }
 
 } // namespace pimc::llm
