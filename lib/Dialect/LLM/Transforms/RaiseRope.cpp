@@ -227,6 +227,158 @@ bool tableMatches(const ConstTensor &table, ArrayRef<int64_t> xShape,
 float cosf32(float x) { return std::cos(x); }
 float sinf32(float x) { return std::sin(x); }
 
+/// A recognised rotary embedding: `x` rotated by a default rope of `theta`
+/// at positions offset + t along `layout.seqAxis`, with `pairs`.
+struct RopeMatch {
+  Value x;
+  RopeLayout pairs;
+  double theta;
+  int64_t offset;
+  RopeLayoutGuess layout;
+};
+
+/// Matches `op` = x * cos + rotate(x) * sin and checks the tables; the
+/// failure reason is returned in `why`.
+std::optional<RopeMatch> matchRope(AddOp op, const hf::WeightStore *weights,
+                                   StringRef &why) {
+  auto type = rankedType(op.getResult());
+  if (!type || !type.hasStaticShape() ||
+      (type.getRank() != 3 && type.getRank() != 4) ||
+      (type.getRank() == 4 && type.getDimSize(0) != 1)) {
+    why = "not a [1, h, T, d] / [T, h, d] tensor";
+    return std::nullopt;
+  }
+  Value x, cosTable, sinTable;
+  RopeLayout pairs = RopeLayout::HalfSplit;
+  bool matched = matchEitherOrder(op, [&](Value a, Value b) {
+    auto ma = defOp<MulOp>(a), mb = defOp<MulOp>(b);
+    if (!ma || !mb)
+      return false;
+    return matchEitherOrder(ma, [&](Value xa, Value c) {
+      return matchEitherOrder(mb, [&](Value rot, Value s) {
+        Value xr = matchRotateHalf(rot);
+        pairs = RopeLayout::HalfSplit;
+        if (!xr) {
+          xr = matchRotateEveryTwo(rot);
+          pairs = RopeLayout::Interleaved;
+        }
+        if (!xr || xr != xa)
+          return false;
+        x = xa;
+        cosTable = c;
+        sinTable = s;
+        return true;
+      });
+    });
+  });
+  if (!matched) {
+    why = "not x * cos + rotate(x) * sin";
+    return std::nullopt;
+  }
+  int64_t d = type.getShape().back();
+  auto cosOp = findTrig<CosOp>(cosTable);
+  if (!cosOp) {
+    why = "cos table has no llm.cos";
+    return std::nullopt;
+  }
+  std::optional<ConstTensor> angles =
+      evaluateConstant(cosOp.getInput(), weights);
+  // The tables before their broadcast over the heads: h times smaller.
+  std::optional<ConstTensor> c =
+      evaluateConstant(stripBroadcast(cosTable), weights);
+  std::optional<ConstTensor> s =
+      evaluateConstant(stripBroadcast(sinTable), weights);
+  if (!angles || !c || !s) {
+    why = "cos/sin tables are not constant";
+    return std::nullopt;
+  }
+  auto est = estimateRope(*angles, d, pairs);
+  if (!est) {
+    why = "angles are not p * theta^(-2i/d)";
+    return std::nullopt;
+  }
+  auto [theta, offset] = *est;
+  std::vector<float> invFreq = inverseFrequencies(theta, d);
+  SmallVector<RopeLayoutGuess> guesses =
+      type.getRank() == 4 ? SmallVector<RopeLayoutGuess>{{2}, {1}}
+                          : SmallVector<RopeLayoutGuess>{{1}, {0}};
+  for (RopeLayoutGuess g : guesses)
+    if (tableMatches(*c, type.getShape(), g, pairs, invFreq, offset,
+                     cosf32) &&
+        tableMatches(*s, type.getShape(), g, pairs, invFreq, offset, sinf32))
+      return RopeMatch{x, pairs, theta, offset, g};
+  why = "tables are not a default rope";
+  return std::nullopt;
+}
+
+/// llm.rope of `x` (in the layout of `m`) rotating its first `rotaryDim`
+/// features, converted to and from llm.rope's [T, heads, d].
+Value buildRope(PatternRewriter &rewriter, Location loc, Value x,
+                const RopeMatch &m, int64_t rotaryDim) {
+  MLIRContext *ctx = rewriter.getContext();
+  int64_t rank = rankedType(x).getRank();
+  Value seqMajor = x;
+  if (rank == 4) {
+    if (m.layout.seqAxis == 2)
+      seqMajor = transposeBy(rewriter, loc, x, {0, 2, 1, 3});
+    auto sh = rankedType(seqMajor).getShape();
+    seqMajor = reshapeTo(rewriter, loc, seqMajor, {sh[1], sh[2], sh[3]});
+  } else if (m.layout.seqAxis == 1) {
+    seqMajor = transposeBy(rewriter, loc, x, {1, 0, 2});
+  }
+  Value off = arith::ConstantIndexOp::create(rewriter, loc, m.offset);
+  SmallVector<NamedAttribute> attrs = {
+      rewriter.getNamedAttr("kind",
+                            RopeKindAttr::get(ctx, RopeKind::Default)),
+      rewriter.getNamedAttr("layout", RopeLayoutAttr::get(ctx, m.pairs)),
+      rewriter.getNamedAttr("theta", rewriter.getF64FloatAttr(m.theta)),
+      rewriter.getNamedAttr("rotary_dim",
+                            rewriter.getI64IntegerAttr(rotaryDim))};
+  auto rope = RopeOp::create(rewriter, loc, TypeRange{seqMajor.getType()},
+                             ValueRange{seqMajor, off}, attrs);
+  Value back = rope.getResult();
+  if (rank == 4) {
+    auto sh = rankedType(back).getShape();
+    back = reshapeTo(rewriter, loc, back, {1, sh[0], sh[1], sh[2]});
+    if (m.layout.seqAxis == 2)
+      back = transposeBy(rewriter, loc, back, {0, 2, 1, 3});
+  } else if (m.layout.seqAxis == 1) {
+    back = transposeBy(rewriter, loc, back, {1, 0, 2});
+  }
+  return back;
+}
+
+/// Partial rotary (GPT-NeoX, Phi): cat(rope(x[..., :r]), x[..., r:]).
+/// Returns the full x and r when `cat` has that shape around `rotated`.
+std::optional<std::pair<Value, int64_t>> matchPartialRotary(ConcatOp cat,
+                                                            Value rotated) {
+  auto type = rankedType(cat.getResult());
+  if (!type || cat.getInputs().size() != 2 ||
+      !isLastAxis(cat.getAxis(), type.getRank()) ||
+      cat.getInputs()[0] != rotated)
+    return std::nullopt;
+  auto pass = defOp<SliceOp>(cat.getInputs()[1]);
+  if (!pass || !isLastAxis(pass.getAxis(), type.getRank()))
+    return std::nullopt;
+  Value full = pass.getInput();
+  int64_t d = type.getShape().back();
+  int64_t r = rankedType(rotated).getShape().back();
+  if (full.getType() != type || pass.getStart() != r ||
+      pass.getSize() != d - r)
+    return std::nullopt;
+  return std::make_pair(full, r);
+}
+
+/// `x` = x_full[..., :r] for a last-axis slice from 0.
+Value rotaryPartOf(Value x) {
+  auto sl = defOp<SliceOp>(x);
+  auto t = sl ? rankedType(sl.getInput()) : RankedTensorType();
+  if (!sl || !t || !isLastAxis(sl.getAxis(), t.getRank()) ||
+      sl.getStart() != 0)
+    return {};
+  return sl.getInput();
+}
+
 struct RaiseRope : OpRewritePattern<AddOp> {
   RaiseRope(MLIRContext *ctx, const hf::WeightStore *weights)
       : OpRewritePattern(ctx), weights(weights) {}
@@ -234,102 +386,48 @@ struct RaiseRope : OpRewritePattern<AddOp> {
 
   LogicalResult matchAndRewrite(AddOp op,
                                 PatternRewriter &rewriter) const override {
-    auto type = rankedType(op.getResult());
-    if (!type || !type.hasStaticShape() ||
-        (type.getRank() != 3 && type.getRank() != 4) ||
-        (type.getRank() == 4 && type.getDimSize(0) != 1))
-      return failure();
-    Value x, cosTable, sinTable;
-    RopeLayout pairs = RopeLayout::HalfSplit;
-    bool matched = matchEitherOrder(op, [&](Value a, Value b) {
-      auto ma = defOp<MulOp>(a), mb = defOp<MulOp>(b);
-      if (!ma || !mb)
-        return false;
-      return matchEitherOrder(ma, [&](Value xa, Value c) {
-        return matchEitherOrder(mb, [&](Value rot, Value s) {
-          Value xr = matchRotateHalf(rot);
-          pairs = RopeLayout::HalfSplit;
-          if (!xr) {
-            xr = matchRotateEveryTwo(rot);
-            pairs = RopeLayout::Interleaved;
-          }
-          if (!xr || xr != xa)
-            return false;
-          x = xa;
-          cosTable = c;
-          sinTable = s;
-          return true;
-        });
-      });
-    });
-    if (!matched)
-      return rewriter.notifyMatchFailure(op, "not x * cos + rotate(x) * sin");
-    int64_t d = type.getShape().back();
-    auto cosOp = findTrig<CosOp>(cosTable);
-    if (!cosOp)
-      return rewriter.notifyMatchFailure(op, "cos table has no llm.cos");
-    std::optional<ConstTensor> angles =
-        evaluateConstant(cosOp.getInput(), weights);
-    // The tables before their broadcast over the heads: h times smaller.
-    std::optional<ConstTensor> c =
-        evaluateConstant(stripBroadcast(cosTable), weights);
-    std::optional<ConstTensor> s =
-        evaluateConstant(stripBroadcast(sinTable), weights);
-    if (!angles || !c || !s)
-      return rewriter.notifyMatchFailure(op, "cos/sin tables are not constant");
-    auto est = estimateRope(*angles, d, pairs);
-    if (!est)
-      return rewriter.notifyMatchFailure(op,
-                                         "angles are not p * theta^(-2i/d)");
-    auto [theta, offset] = *est;
-    std::vector<float> invFreq = inverseFrequencies(theta, d);
-    int64_t rank = type.getRank();
-    SmallVector<RopeLayoutGuess> guesses =
-        rank == 4 ? SmallVector<RopeLayoutGuess>{{2}, {1}}
-                  : SmallVector<RopeLayoutGuess>{{1}, {0}};
-    std::optional<RopeLayoutGuess> layout;
-    for (RopeLayoutGuess g : guesses)
-      if (tableMatches(*c, type.getShape(), g, pairs, invFreq, offset,
-                       cosf32) &&
-          tableMatches(*s, type.getShape(), g, pairs, invFreq, offset,
-                       sinf32)) {
-        layout = g;
-        break;
-      }
-    if (!layout)
-      return rewriter.notifyMatchFailure(op, "tables are not a default rope");
+    StringRef why;
+    std::optional<RopeMatch> m = matchRope(op, weights, why);
+    if (!m)
+      return rewriter.notifyMatchFailure(op, why);
+    // A partial rotary is raised whole by RaisePartialRope.
+    if (Value full = rotaryPartOf(m->x))
+      for (Operation *user : op->getUsers())
+        if (auto cat = dyn_cast<ConcatOp>(user))
+          if (auto partial = matchPartialRotary(cat, op.getResult());
+              partial && partial->first == full)
+            return rewriter.notifyMatchFailure(op, "part of a partial rotary");
+    int64_t d = rankedType(op.getResult()).getShape().back();
+    rewriter.replaceOp(op, buildRope(rewriter, op.getLoc(), m->x, *m, d));
+    return success();
+  }
+};
 
-    Location loc = op.getLoc();
-    // To llm.rope's [T, heads, d].
-    Value seqMajor = x;
-    if (rank == 4) {
-      if (layout->seqAxis == 2)
-        seqMajor = transposeBy(rewriter, loc, x, {0, 2, 1, 3});
-      auto sh = rankedType(seqMajor).getShape();
-      seqMajor = reshapeTo(rewriter, loc, seqMajor, {sh[1], sh[2], sh[3]});
-    } else if (layout->seqAxis == 1) {
-      seqMajor = transposeBy(rewriter, loc, x, {1, 0, 2});
-    }
-    Value off = arith::ConstantIndexOp::create(rewriter, loc, offset);
-    SmallVector<NamedAttribute> attrs = {
-        rewriter.getNamedAttr(
-            "kind", RopeKindAttr::get(getContext(), RopeKind::Default)),
-        rewriter.getNamedAttr(
-            "layout", RopeLayoutAttr::get(getContext(), pairs)),
-        rewriter.getNamedAttr("theta", rewriter.getF64FloatAttr(theta)),
-        rewriter.getNamedAttr("rotary_dim", rewriter.getI64IntegerAttr(d))};
-    auto rope = RopeOp::create(rewriter, loc, TypeRange{seqMajor.getType()},
-                               ValueRange{seqMajor, off}, attrs);
-    Value back = rope.getResult();
-    if (rank == 4) {
-      auto sh = rankedType(back).getShape();
-      back = reshapeTo(rewriter, loc, back, {1, sh[0], sh[1], sh[2]});
-      if (layout->seqAxis == 2)
-        back = transposeBy(rewriter, loc, back, {0, 2, 1, 3});
-    } else if (layout->seqAxis == 1) {
-      back = transposeBy(rewriter, loc, back, {1, 0, 2});
-    }
-    rewriter.replaceOp(op, back);
+/// cat(rope(x[..., :r]), x[..., r:]) -> llm.rope of x with rotary_dim r
+/// (the frequencies use r, as HF computes them for partial rotary).
+struct RaisePartialRope : OpRewritePattern<ConcatOp> {
+  RaisePartialRope(MLIRContext *ctx, const hf::WeightStore *weights)
+      : OpRewritePattern(ctx), weights(weights) {}
+  const hf::WeightStore *weights;
+
+  LogicalResult matchAndRewrite(ConcatOp cat,
+                                PatternRewriter &rewriter) const override {
+    if (cat.getInputs().size() != 2)
+      return failure();
+    auto add = defOp<AddOp>(cat.getInputs()[0]);
+    if (!add)
+      return failure();
+    auto partial = matchPartialRotary(cat, add.getResult());
+    if (!partial)
+      return failure();
+    StringRef why;
+    std::optional<RopeMatch> m = matchRope(add, weights, why);
+    if (!m)
+      return rewriter.notifyMatchFailure(cat, why);
+    if (rotaryPartOf(m->x) != partial->first)
+      return rewriter.notifyMatchFailure(cat, "rotates another tensor");
+    rewriter.replaceOp(cat, buildRope(rewriter, cat.getLoc(), partial->first,
+                                      *m, partial->second));
     return success();
   }
 };
@@ -338,7 +436,7 @@ struct RaiseRope : OpRewritePattern<AddOp> {
 
 void populateRaiseRopePatterns(RewritePatternSet &patterns,
                                     const hf::WeightStore *weights) {
-  patterns.add<RaiseRope>(patterns.getContext(), weights);
+  patterns.add<RaiseRope, RaisePartialRope>(patterns.getContext(), weights);
 }
 
 } // namespace pimc::llm
