@@ -246,3 +246,24 @@ func.func @rms_onnx_spellings(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4
   %y2 = llm.mul %n2, %wb : tensor<4x8xf32>
   return %y, %y2 : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// The weight unsqueezed to [1, 1, n] before the broadcast (ONNX Unsqueeze)
+// is still the [n] weight.
+// CHECK-LABEL: func.func @rms_unsqueezed_weight
+// CHECK: llm.rms_norm %arg0, %{{.*}} {epsilon = 9.99999974E-6 : f32} : (tensor<1x4x8xf32>, tensor<8xf32>) -> tensor<1x4x8xf32>
+func.func @rms_unsqueezed_weight(%x: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
+  %w = llm.weight "w" : tensor<8xf32>
+  %wu = llm.reshape %w : tensor<8xf32> -> tensor<1x1x8xf32>
+  %wb = llm.broadcast %wu : tensor<1x1x8xf32> -> tensor<1x4x8xf32>
+  %sq = llm.mul %x, %x : tensor<1x4x8xf32>
+  %m = llm.reduce mean %sq {axis = 2 : i64, keep_dim = true} : tensor<1x4x8xf32> -> tensor<1x4x1xf32>
+  %eps = arith.constant dense<1.0e-5> : tensor<1x4x1xf32>
+  %v = llm.add %m, %eps : tensor<1x4x1xf32>
+  %r = llm.rsqrt %v : tensor<1x4x1xf32>
+  %rb = llm.broadcast %r : tensor<1x4x1xf32> -> tensor<1x4x8xf32>
+  %n = llm.mul %x, %rb : tensor<1x4x8xf32>
+  %y = llm.mul %n, %wb : tensor<1x4x8xf32>
+  return %y : tensor<1x4x8xf32>
+}

@@ -150,6 +150,14 @@ bool matchLayerNormalized(Value v, Value &x, double &eps) {
 /// An [n] vector broadcast along the last dimension of a [..., n] tensor.
 Value matchLastDimVector(Value v, int64_t n) {
   Value w = stripBroadcast(v);
+  // An unsqueezed [1, ..., 1, n] view of the vector is the same vector.
+  if (auto r = defOp<ReshapeOp>(w)) {
+    auto in = dyn_cast<RankedTensorType>(r.getInput().getType());
+    auto out = dyn_cast<RankedTensorType>(r.getType());
+    if (in && out && in.getRank() == 1 && out.getNumElements() == n &&
+        out.getShape().back() == n)
+      w = stripWidening(r.getInput());
+  }
   auto t = dyn_cast<RankedTensorType>(w.getType());
   if (!t || t.getRank() != 1 || t.getDimSize(0) != n)
     return {};
