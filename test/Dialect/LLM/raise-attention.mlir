@@ -216,3 +216,29 @@ func.func @bad_softcap(%q: tensor<1x1x4x16xf32>, %k: tensor<1x1x4x16xf32>, %v: t
   %o = llm.matmul %p, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x16xf32>) -> tensor<1x1x4x16xf32>
   return %o : tensor<1x1x4x16xf32>
 }
+
+// -----
+
+// Positions from a cumulative sum of ones (as models derive them from an
+// all-ones attention mask), the causal mask from comparing them; the
+// compare/select chain is evaluated, then checked like a constant mask.
+// CHECK-LABEL: func.func @mask_from_cumsum_positions
+// CHECK: llm.attention {{.*}}{scale = 2.500000e-01 : f32} : (tensor<4x1x16xf32>
+func.func @mask_from_cumsum_positions(%q: tensor<1x1x4x16xf32>, %k: tensor<1x1x4x16xf32>, %v: tensor<1x1x4x16xf32>) -> tensor<1x1x4x16xf32> {
+  %ones = arith.constant dense<1> : tensor<4xi64>
+  %pos = llm.cumsum %ones {axis = 0 : i64, exclusive = true} : tensor<4xi64>
+  %row = llm.reshape %pos : tensor<4xi64> -> tensor<4x1xi64>
+  %rowb = llm.broadcast %row : tensor<4x1xi64> -> tensor<4x4xi64>
+  %colb = llm.broadcast %pos : tensor<4xi64> -> tensor<4x4xi64>
+  %future = llm.compare gt %colb, %rowb : tensor<4x4xi64> -> tensor<4x4xi1>
+  %fb = llm.broadcast %future : tensor<4x4xi1> -> tensor<1x1x4x4xi1>
+  %kt = llm.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : tensor<1x1x4x16xf32> -> tensor<1x1x16x4xf32>
+  %s = llm.matmul %q, %kt : (tensor<1x1x4x16xf32>, tensor<1x1x16x4xf32>) -> tensor<1x1x4x4xf32>
+  %c = arith.constant dense<0.25> : tensor<1x1x4x4xf32>
+  %ss = llm.mul %s, %c : tensor<1x1x4x4xf32>
+  %ninf = arith.constant dense<0xFF800000> : tensor<1x1x4x4xf32>
+  %sm = llm.select %fb, %ninf, %ss : tensor<1x1x4x4xi1>, tensor<1x1x4x4xf32>
+  %p = llm.softmax %sm {axis = 3 : i64} : tensor<1x1x4x4xf32>
+  %o = llm.matmul %p, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x16xf32>) -> tensor<1x1x4x16xf32>
+  return %o : tensor<1x1x4x16xf32>
+}

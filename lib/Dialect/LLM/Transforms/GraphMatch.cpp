@@ -431,6 +431,7 @@ private:
                                            ArrayRef<int64_t> shape);
   std::optional<ConstTensor> matmul(MatmulOp m, ArrayRef<int64_t> shape);
   std::optional<ConstTensor> reduce(ReduceOp r);
+  std::optional<ConstTensor> cumsum(CumsumOp c);
   std::optional<ConstTensor> softmax(SoftmaxOp s);
   std::optional<ConstTensor> topk(TopkOp t, unsigned result);
 
@@ -533,6 +534,22 @@ std::optional<ConstTensor> Evaluator::evalPrimitive(Operation *op, Value v,
         return unary(c.getInput(), v,
                      [](double a) { return std::tanh(static_cast<float>(a)); });
       })
+      .Case([&](AbsOp c) {
+        return unary(c.getInput(), v, [](double a) { return std::fabs(a); });
+      })
+      .Case([&](ReluOp c) {
+        return unary(c.getInput(), v,
+                     [](double a) { return a > 0 ? a : 0.0; });
+      })
+      .Case([&](LogOp c) {
+        return unary(c.getInput(), v,
+                     [](double a) { return std::log(static_cast<float>(a)); });
+      })
+      .Case([&](ErfOp c) {
+        return unary(c.getInput(), v,
+                     [](double a) { return std::erf(static_cast<float>(a)); });
+      })
+      .Case([&](CumsumOp c) { return cumsum(c); })
       .Case([&](ReduceOp r) { return reduce(r); })
       .Case([&](SoftmaxOp sm) { return softmax(sm); })
       .Case([&](TopkOp t) {
@@ -616,6 +633,34 @@ std::optional<ConstTensor> Evaluator::reduce(ReduceOp r) {
       if (r.getKind() == ReduceKind::Mean)
         acc /= static_cast<float>(n);
       out.data.push_back(acc);
+    }
+  return out;
+}
+
+std::optional<ConstTensor> Evaluator::cumsum(CumsumOp c) {
+  auto a = eval(c.getInput());
+  if (!a)
+    return std::nullopt;
+  bool isFloat = isa<FloatType>(getElementTypeOrSelf(c.getType()));
+  int64_t rank = a->shape.size(), axis = c.getAxis();
+  if (axis < 0)
+    axis += rank;
+  int64_t outer, n, inner;
+  std::tie(outer, n, inner) = around(a->shape, axis);
+  ConstTensor out = *a;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double acc = 0;
+      for (int64_t step = 0; step < n; ++step) {
+        int64_t k = c.getReverse() ? n - 1 - step : step;
+        int64_t at = (o * n + k) * inner + i;
+        double x = a->data[at];
+        if (!c.getExclusive())
+          acc = isFloat ? roundF32(acc + x) : acc + x;
+        out.data[at] = acc;
+        if (c.getExclusive())
+          acc = isFloat ? roundF32(acc + x) : acc + x;
+      }
     }
   return out;
 }

@@ -126,6 +126,12 @@ void buildRaisePipeline(OpPassManager &pm, ArrayRef<std::string> weightFiles) {
   pm.addPass(createCSEPass());
 }
 
+LogicalResult raiseGraph(ModuleOp module, ArrayRef<std::string> weightFiles) {
+  PassManager pm(module->getContext());
+  buildRaisePipeline(pm, weightFiles);
+  return pm.run(module);
+}
+
 void registerRaisePasses() {
   registerPass([] { return createRaiseNorms(); });
   registerPass([] { return createRaiseGatedMLP(); });

@@ -87,7 +87,8 @@ struct RaiseGatedMLP : OpRewritePattern<LinearOp> {
       return rewriter.notifyMatchFailure(down, "gate/up projection has a bias");
     auto xType = dyn_cast<RankedTensorType>(x.getType());
     auto outType = dyn_cast<RankedTensorType>(down.getType());
-    if (!xType || !outType || !xType.hasStaticShape() || !outType.hasStaticShape() ||
+    if (!xType || !outType || !xType.hasStaticShape() ||
+        !outType.hasStaticShape() ||
         xType.getNumElements() != outType.getNumElements() ||
         xType.getShape().back() != outType.getShape().back())
       return rewriter.notifyMatchFailure(down,

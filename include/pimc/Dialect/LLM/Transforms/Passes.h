@@ -4,6 +4,7 @@
 
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -35,6 +36,12 @@ void populateRaiseMoEPatterns(mlir::RewritePatternSet &patterns,
 /// empty: buffer-backed rotary tables and masks then stay unraised).
 void buildRaisePipeline(mlir::OpPassManager &pm,
                         llvm::ArrayRef<std::string> weightFiles = {});
+
+/// Runs the `llm-raise` pipeline on an imported graph (what `pimc import`
+/// does by default); `weightFiles` as for buildRaisePipeline. Diagnostics go
+/// to the module's context.
+mlir::LogicalResult raiseGraph(mlir::ModuleOp module,
+                               llvm::ArrayRef<std::string> weightFiles = {});
 
 /// Registers the raising passes and the `llm-raise` pipeline.
 void registerRaisePasses();
