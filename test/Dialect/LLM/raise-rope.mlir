@@ -277,3 +277,28 @@ func.func @partial_rotary(%q: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   %out = llm.concat %re, %xp {axis = 3 : i64} : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x8xf32>
   return %out : tensor<1x2x4x8xf32>
 }
+
+// -----
+
+// Linear position scaling (rope_scaling {"type": "linear", "factor": 2}):
+// inv_freq / 2, recovered from the step of the first column.
+// CHECK-LABEL: func.func @linear_scaling
+// CHECK: llm.rope %arg0, %{{.*}} {factor = 2.000000e+00 : f64, kind = #llm<rope_kind linear>, layout = #llm<rope_layout half_split>, rotary_dim = 8 : i64, theta = 1.000000e+04 : f64} : tensor<4x1x8xf32>
+func.func @linear_scaling(%q: tensor<4x1x8xf32>) -> tensor<4x1x8xf32> {
+  %inv = arith.constant dense<[[0.5, 0.05, 0.005, 0.0005]]> : tensor<1x4xf32>
+  %pos = arith.constant dense<[[0.0], [1.0], [2.0], [3.0]]> : tensor<4x1xf32>
+  %fr = llm.matmul %pos, %inv : (tensor<4x1xf32>, tensor<1x4xf32>) -> tensor<4x4xf32>
+  %emb = llm.concat %fr, %fr {axis = 1 : i64} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x8xf32>
+  %cos = llm.cos %emb : tensor<4x8xf32>
+  %sin = llm.sin %emb : tensor<4x8xf32>
+  %cosr = llm.reshape %cos : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %sinr = llm.reshape %sin : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %qc = llm.mul %q, %cosr : tensor<4x1x8xf32>
+  %x1 = llm.slice %q {axis = 2 : i64, start = 0 : i64, size = 4 : i64} : tensor<4x1x8xf32> -> tensor<4x1x4xf32>
+  %x2 = llm.slice %q {axis = 2 : i64, start = 4 : i64, size = 4 : i64} : tensor<4x1x8xf32> -> tensor<4x1x4xf32>
+  %nx2 = llm.neg %x2 : tensor<4x1x4xf32>
+  %rot = llm.concat %nx2, %x1 {axis = 2 : i64} : (tensor<4x1x4xf32>, tensor<4x1x4xf32>) -> tensor<4x1x8xf32>
+  %qs = llm.mul %rot, %sinr : tensor<4x1x8xf32>
+  %out = llm.add %qc, %qs : tensor<4x1x8xf32>
+  return %out : tensor<4x1x8xf32>
+}

@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -143,19 +144,35 @@ OpTy findTrig(Value v) {
   return {};
 }
 
-/// inv_freq as llm.rope computes it (HF's default rope, in f32).
-std::vector<float> inverseFrequencies(double theta, int64_t d) {
+/// inv_freq as llm.rope computes it (HF's default rope, in f32; the
+/// linear kind divides each by the factor).
+std::vector<float> inverseFrequencies(double theta, int64_t d,
+                                      double factor) {
   std::vector<float> f(d / 2);
-  for (int64_t i = 0; i < d / 2; ++i)
+  for (int64_t i = 0; i < d / 2; ++i) {
     f[i] = 1.0f / std::pow(static_cast<float>(theta),
                            static_cast<float>(2 * i) / static_cast<float>(d));
+    if (factor != 1.0)
+      f[i] /= static_cast<float>(factor);
+  }
   return f;
 }
 
-/// Theta and offset read off an angle table whose last dim holds
-/// p * inv_freq[j] (j < d/2, possibly repeated as cat(freqs, freqs)).
-std::optional<std::pair<double, int64_t>>
-estimateRope(const ConstTensor &x, int64_t d, RopeLayout layout) {
+/// What the angle table says about the rope: base, first position and
+/// linear position scaling (HF's "linear" rope_scaling divides inv_freq by
+/// `factor`).
+struct RopeEstimate {
+  double theta;
+  int64_t offset;
+  double factor;
+};
+
+/// Theta, offset and linear factor read off an angle table whose last dim
+/// holds p * inv_freq[j] (j < d/2, possibly repeated as cat(freqs, freqs)
+/// or in place). Column 0 is p / factor (inv_freq[0] = 1 / factor), the
+/// ratio of the last column to it is theta^(-(d-2)/d).
+std::optional<RopeEstimate> estimateRope(const ConstTensor &x, int64_t d,
+                                         RopeLayout layout) {
   int64_t width = x.shape.empty() ? 0 : x.shape.back();
   if ((width != d && width != d / 2) || d < 4)
     return std::nullopt;
@@ -164,10 +181,11 @@ estimateRope(const ConstTensor &x, int64_t d, RopeLayout layout) {
   int64_t m = d / 2 - 1;
   int64_t col = width == d && layout == RopeLayout::Interleaved ? 2 * m : m;
   int64_t rows = x.numElements() / width;
-  double offset = INFINITY, theta = 0;
+  double theta = 0;
+  std::vector<double> firsts;
   for (int64_t r = 0; r < rows; ++r) {
     double p = x.data[r * width];
-    offset = std::min(offset, p);
+    firsts.push_back(p);
     if (p != 0 && theta == 0) {
       double f = x.data[r * width + col] / p;
       if (!(f > 0 && f < 1))
@@ -175,14 +193,30 @@ estimateRope(const ConstTensor &x, int64_t d, RopeLayout layout) {
       theta = std::pow(f, -static_cast<double>(d) / (2.0 * m));
     }
   }
-  if (theta <= 1 || !std::isfinite(theta) || offset < 0 ||
-      offset != std::floor(offset))
+  if (theta <= 1 || !std::isfinite(theta))
     return std::nullopt;
   // Rope bases are integers in practice; snap the f32-rounded estimate.
   double rounded = std::round(theta);
   if (std::fabs(rounded - theta) <= 1e-3 * theta)
     theta = rounded;
-  return std::make_pair(theta, static_cast<int64_t>(offset));
+  // Positions step by one: the step between distinct first-column values
+  // is 1 / factor.
+  llvm::sort(firsts);
+  firsts.erase(std::unique(firsts.begin(), firsts.end()), firsts.end());
+  double factor = 1.0;
+  if (firsts.size() > 1) {
+    factor = 1.0 / (firsts[1] - firsts[0]);
+    double nice = std::round(factor * 4) / 4;
+    if (std::fabs(nice - factor) <= 1e-3 * factor)
+      factor = nice;
+  }
+  if (!(factor > 0) || !std::isfinite(factor))
+    return std::nullopt;
+  double offset = firsts.front() * factor;
+  if (offset < -1e-3 || std::fabs(offset - std::round(offset)) > 1e-3)
+    return std::nullopt;
+  return RopeEstimate{theta, static_cast<int64_t>(std::round(offset)),
+                      factor};
 }
 
 /// Layout of the rotated operand: which axis is the sequence and which the
@@ -234,6 +268,7 @@ struct RopeMatch {
   RopeLayout pairs;
   double theta;
   int64_t offset;
+  double factor;
   RopeLayoutGuess layout;
 };
 
@@ -297,16 +332,17 @@ std::optional<RopeMatch> matchRope(AddOp op, const hf::WeightStore *weights,
     why = "angles are not p * theta^(-2i/d)";
     return std::nullopt;
   }
-  auto [theta, offset] = *est;
-  std::vector<float> invFreq = inverseFrequencies(theta, d);
+  std::vector<float> invFreq =
+      inverseFrequencies(est->theta, d, est->factor);
   SmallVector<RopeLayoutGuess> guesses =
       type.getRank() == 4 ? SmallVector<RopeLayoutGuess>{{2}, {1}}
                           : SmallVector<RopeLayoutGuess>{{1}, {0}};
   for (RopeLayoutGuess g : guesses)
-    if (tableMatches(*c, type.getShape(), g, pairs, invFreq, offset,
+    if (tableMatches(*c, type.getShape(), g, pairs, invFreq, est->offset,
                      cosf32) &&
-        tableMatches(*s, type.getShape(), g, pairs, invFreq, offset, sinf32))
-      return RopeMatch{x, pairs, theta, offset, g};
+        tableMatches(*s, type.getShape(), g, pairs, invFreq, est->offset,
+                     sinf32))
+      return RopeMatch{x, pairs, est->theta, est->offset, est->factor, g};
   why = "tables are not a default rope";
   return std::nullopt;
 }
@@ -327,13 +363,18 @@ Value buildRope(PatternRewriter &rewriter, Location loc, Value x,
     seqMajor = transposeBy(rewriter, loc, x, {1, 0, 2});
   }
   Value off = arith::ConstantIndexOp::create(rewriter, loc, m.offset);
+  bool linear = m.factor != 1.0;
   SmallVector<NamedAttribute> attrs = {
-      rewriter.getNamedAttr("kind",
-                            RopeKindAttr::get(ctx, RopeKind::Default)),
+      rewriter.getNamedAttr(
+          "kind", RopeKindAttr::get(ctx, linear ? RopeKind::Linear
+                                                : RopeKind::Default)),
       rewriter.getNamedAttr("layout", RopeLayoutAttr::get(ctx, m.pairs)),
       rewriter.getNamedAttr("theta", rewriter.getF64FloatAttr(m.theta)),
       rewriter.getNamedAttr("rotary_dim",
                             rewriter.getI64IntegerAttr(rotaryDim))};
+  if (linear)
+    attrs.push_back(
+        rewriter.getNamedAttr("factor", rewriter.getF64FloatAttr(m.factor)));
   auto rope = RopeOp::create(rewriter, loc, TypeRange{seqMajor.getType()},
                              ValueRange{seqMajor, off}, attrs);
   Value back = rope.getResult();
