@@ -92,10 +92,10 @@ cl::opt<std::string> graphExpect(
              "safetensors file; exit 1 on a mismatch"),
     cl::value_desc("out.safetensors"));
 cl::opt<double> graphAtol("atol", cl::sub(runRefCmd), cl::cat(pimcCategory),
-                          cl::desc("Absolute tolerance of --expect"),
+                          cl::desc("Absolute tolerance of --expect (default 1e-5)"),
                           cl::init(1e-5));
 cl::opt<double> graphRtol("rtol", cl::sub(runRefCmd), cl::cat(pimcCategory),
-                          cl::desc("Relative tolerance of --expect"),
+                          cl::desc("Relative tolerance of --expect (default 1e-4)"),
                           cl::init(1e-4));
 cl::opt<std::string> graphOutputs(
     "outputs", cl::sub(runRefCmd), cl::cat(pimcCategory),
@@ -207,8 +207,9 @@ int runGraphReference(mlir::MLIRContext &ctx) {
   hf::registerImportDialects(ctx);
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceFile<mlir::ModuleOp>(
-      runInput, sourceMgr, mlir::ParserConfig(&ctx));
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(runInput, sourceMgr,
+                                            mlir::ParserConfig(&ctx));
   if (!module)
     return fail(formatv("cannot parse '{0}'", runInput));
 
@@ -223,7 +224,9 @@ int runGraphReference(mlir::MLIRContext &ctx) {
     return fail(toString(store.takeError()));
   auto interp = ref::Interpreter::create(*module, **store);
   if (!interp)
-    return fail(formatv("{0}: {1}", runInput, toString(interp.takeError())));
+    return fail(formatv("{0}: {1}{2}", runInput,
+                        runWeights.empty() ? "no --weights given; " : "",
+                        toString(interp.takeError())));
   if (!(*interp)->takesPlainTensors())
     return fail(formatv("'{0}' takes token ids and KV caches; run it with "
                         "--prompt-ids, not --inputs",
@@ -234,7 +237,8 @@ int runGraphReference(mlir::MLIRContext &ctx) {
     return fail(toString(inputs.takeError()));
   auto results = (*interp)->call(*inputs);
   if (!results)
-    return fail(formatv("{0}: {1}", graphInputs, toString(results.takeError())));
+    return fail(
+        formatv("{0}: {1}", graphInputs, toString(results.takeError())));
 
   if (!graphOutputs.empty())
     if (Error e = ref::writeHostTensors(graphOutputs, "output_", *results))
@@ -259,8 +263,8 @@ int runGraphReference(mlir::MLIRContext &ctx) {
                         graphExpect, expected->size(), results->size()));
   bool allOk = true;
   for (auto [i, got] : llvm::enumerate(*results)) {
-    auto cmp = ref::compareHostTensors(got, (*expected)[i], graphAtol,
-                                       graphRtol);
+    auto cmp =
+        ref::compareHostTensors(got, (*expected)[i], graphAtol, graphRtol);
     if (!cmp)
       return fail(formatv("output_{0}: {1}", i, toString(cmp.takeError())));
     if (cmp->ok()) {
@@ -322,7 +326,9 @@ int runReference(mlir::MLIRContext &ctx) {
                                                    mlir::ParserConfig(&ctx));
     if (!module)
       return fail(formatv("cannot parse '{0}'", runInput));
-    auto store = hf::WeightStore::openDirectory(runWeights);
+    auto store = sys::fs::is_directory(runWeights)
+                     ? hf::WeightStore::openDirectory(runWeights)
+                     : hf::WeightStore::openFiles({runWeights});
     if (!store)
       return fail(toString(store.takeError()));
     weights = std::move(*store);
@@ -331,6 +337,10 @@ int runReference(mlir::MLIRContext &ctx) {
   auto interp = ref::Interpreter::create(*module, *weights);
   if (!interp)
     return fail(toString(interp.takeError()));
+  if ((*interp)->takesPlainTensors())
+    return fail(formatv("'{0}' takes plain tensors; run it with --inputs, not "
+                        "--prompt-ids",
+                        runInput));
   for (int64_t id : *prompt)
     if (id >= (*interp)->vocabSize())
       return fail(formatv("--prompt-ids: token {0} is outside the vocabulary "

@@ -5,8 +5,8 @@
 // it at run time.
 //
 //===----------------------------------------------------------------------===//
-#include "pimc/Dialect/LLM/IR/LLMDialect.h"
 #include "pimc/Dialect/LLM/IR/LLMBuilders.h"
+#include "pimc/Dialect/LLM/IR/LLMDialect.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
@@ -604,8 +604,8 @@ LogicalResult MatmulOp::verify() {
   if (!compatible(K, Kb))
     return emitOpError() << "contraction sizes differ: lhs has K = "
                          << dimStr(K) << ", rhs has K = " << dimStr(Kb);
-  auto batch = broadcastShapes(a.getShape().drop_back(2),
-                               b.getShape().drop_back(2));
+  auto batch =
+      broadcastShapes(a.getShape().drop_back(2), b.getShape().drop_back(2));
   if (failed(batch))
     return emitOpError() << "batch dimensions of " << a << " and " << b
                          << " do not broadcast";
@@ -648,12 +648,35 @@ OpFoldResult BroadcastOp::fold(FoldAdaptor) {
   return {};
 }
 
+namespace {
+/// broadcast(broadcast(x)) -> broadcast(x): every dimension of x is 1 or
+/// equal to the middle one, which is 1 or equal to the last, so x
+/// broadcasts to the last shape directly.
+struct ComposeBroadcasts : OpRewritePattern<BroadcastOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BroadcastOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<BroadcastOp>();
+    if (!inner)
+      return failure();
+    rewriter.replaceOpWithNewOp<BroadcastOp>(op, op.getType(),
+                                             inner.getInput());
+    return success();
+  }
+};
+} // namespace
+
+void BroadcastOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results.add<ComposeBroadcasts>(context);
+}
+
 LogicalResult CompareOp::verify() {
   auto in = ranked(getLhs()), out = ranked(getResult());
   if (in.getShape() != out.getShape())
-    return emitOpError() << "result shape must equal the operand shape "
-                         << in;
-  if (in.getElementType().isInteger(1) && getPredicate() != ComparePredicate::Eq &&
+    return emitOpError() << "result shape must equal the operand shape " << in;
+  if (in.getElementType().isInteger(1) &&
+      getPredicate() != ComparePredicate::Eq &&
       getPredicate() != ComparePredicate::Ne)
     return emitOpError() << "i1 operands only support eq and ne";
   return success();
@@ -684,8 +707,8 @@ static int64_t normalizeAxis(int64_t axis, int64_t rank) {
 static LogicalResult verifySignedAxis(Operation *op, int64_t axis,
                                       int64_t rank) {
   if (normalizeAxis(axis, rank) < 0)
-    return op->emitOpError() << "axis " << axis << " is out of range for rank "
-                             << rank;
+    return op->emitOpError()
+           << "axis " << axis << " is out of range for rank " << rank;
   return success();
 }
 
@@ -714,9 +737,9 @@ LogicalResult TopkOp::verify() {
       return emitOpError() << what << " must have rank " << in.getRank();
     for (auto [i, e] : llvm::enumerate(expected))
       if (!compatible(t.getDimSize(i), e))
-        return emitOpError() << what << " dimension " << i << " is "
-                             << dimStr(t.getDimSize(i)) << ", expected "
-                             << dimStr(e);
+        return emitOpError()
+               << what << " dimension " << i << " is "
+               << dimStr(t.getDimSize(i)) << ", expected " << dimStr(e);
   }
   return success();
 }
@@ -780,12 +803,15 @@ LogicalResult MoEOp::verify() {
                          << ") and down (" << getDown().size()
                          << ") weights as gate weights (" << getGate().size()
                          << ")";
-  if (static_cast<int64_t>(getGate().size()) != E)
+  // The expert count is the number of weight operands; a dynamic router
+  // dimension is checked by the interpreter.
+  if (!compatible(E, getGate().size()))
     return emitOpError() << "has " << getGate().size()
                          << " experts but the router scores " << E;
+  E = getGate().size();
   if (Value bias = getRouterBias()) {
     auto b = ranked(bias);
-    if (b.getRank() != 1 || b.getDimSize(0) != E)
+    if (b.getRank() != 1 || !compatible(b.getDimSize(0), E))
       return emitOpError() << "router bias must be [" << E << "], got " << b;
   }
   if (getTopK() < 1 || getTopK() > E)
@@ -810,9 +836,9 @@ LogicalResult MoEOp::verify() {
                            << gs[1] << "] do not match the hidden size "
                            << dimStr(H);
     if (ds[0] != gs[1] || ds[1] != gs[0])
-      return emitOpError() << what << " down weight must be [" << gs[1]
-                           << ", " << gs[0] << "], got [" << ds[0] << ", "
-                           << ds[1] << "]";
+      return emitOpError() << what << " down weight must be [" << gs[1] << ", "
+                           << gs[0] << "], got [" << ds[0] << ", " << ds[1]
+                           << "]";
     return success();
   };
   for (int64_t e = 0; e < E; ++e)
@@ -825,8 +851,8 @@ LogicalResult MoEOp::verify() {
   if (sg != su || sg != sd)
     return emitOpError()
            << "the shared expert needs all of gate, up and down weights";
-  if (sg && failed(checkExpert("shared expert", getSharedGate(),
-                               getSharedUp(), getSharedDown())))
+  if (sg && failed(checkExpert("shared expert", getSharedGate(), getSharedUp(),
+                               getSharedDown())))
     return failure();
   return success();
 }
