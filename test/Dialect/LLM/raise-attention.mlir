@@ -242,3 +242,20 @@ func.func @mask_from_cumsum_positions(%q: tensor<1x1x4x16xf32>, %k: tensor<1x1x4
   %o = llm.matmul %p, %v : (tensor<1x1x4x4xf32>, tensor<1x1x4x16xf32>) -> tensor<1x1x4x16xf32>
   return %o : tensor<1x1x4x16xf32>
 }
+
+// -----
+
+// MQA by broadcasting in the products: one kv head [1, 1, S, d] against
+// 4 query heads -> llm.attention with one kv head.
+// CHECK-LABEL: func.func @mqa_broadcast
+// CHECK: llm.attention {{.*}} : (tensor<4x4x8xf32>, tensor<4x1x8xf32>, tensor<4x1x8xf32>) -> tensor<4x4x8xf32>
+func.func @mqa_broadcast(%q: tensor<1x4x4x8xf32>, %k: tensor<1x1x4x8xf32>, %v: tensor<1x1x4x8xf32>) -> tensor<1x4x4x8xf32> {
+  %kt = llm.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : tensor<1x1x4x8xf32> -> tensor<1x1x8x4xf32>
+  %s = llm.matmul %q, %kt : (tensor<1x4x4x8xf32>, tensor<1x1x8x4xf32>) -> tensor<1x4x4x4xf32>
+  %mask = arith.constant dense<[[0.0, 0xFF800000, 0xFF800000, 0xFF800000], [0.0, 0.0, 0xFF800000, 0xFF800000], [0.0, 0.0, 0.0, 0xFF800000], [0.0, 0.0, 0.0, 0.0]]> : tensor<4x4xf32>
+  %mb = llm.broadcast %mask : tensor<4x4xf32> -> tensor<1x4x4x4xf32>
+  %sm = llm.add %s, %mb : tensor<1x4x4x4xf32>
+  %p = llm.softmax %sm {axis = 3 : i64} : tensor<1x4x4x4xf32>
+  %o = llm.matmul %p, %v : (tensor<1x4x4x4xf32>, tensor<1x1x4x8xf32>) -> tensor<1x4x4x8xf32>
+  return %o : tensor<1x4x4x8xf32>
+}

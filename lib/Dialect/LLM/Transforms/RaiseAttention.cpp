@@ -428,14 +428,15 @@ struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
     auto ol = headLayout(pv.getResult());
     if (!ql || !kl || !vl || !ol)
       return rewriter.notifyMatchFailure(pv, "operands are not [1, h, L, d]");
-    // Batch dims must agree exactly (no broadcasting in the products).
-    if (ql->heads != kl->heads || kl->heads != vl->heads ||
+    // Batch dims must agree, except that one kv head may be broadcast over
+    // all query heads by the products (MQA): llm.attention with nkv = 1.
+    if ((kl->heads != ql->heads && kl->heads != 1) ||
+        kl->heads != vl->heads ||
         kl->length != vl->length || ql->dim != kl->dim ||
         ol->heads != ql->heads || ol->length != ql->length ||
         ol->dim != vl->dim)
       return rewriter.notifyMatchFailure(pv, "operand shapes do not agree");
-    if (!isa<FloatType>(rankedType(q).getElementType()) ||
-        !rankedType(q).getElementType().isF32() ||
+    if (!rankedType(q).getElementType().isF32() ||
         !rankedType(k->src).getElementType().isF32() ||
         !rankedType(v).getElementType().isF32())
       return rewriter.notifyMatchFailure(pv, "operands are not f32");
