@@ -2,8 +2,8 @@
 
 Usage: raise-make-weights.py graph.mlir OUTDIR
 Reads every `llm.weight "name" : tensor<...xf32>` and the argument types of
-@forward, writes OUTDIR/w.safetensors and OUTDIR/in.safetensors (input_0,
-...). Weights named *inv_freq hold the real default-rope frequencies
+@forward (f32 activations, i64 token ids in [0, 8)), writes
+OUTDIR/w.safetensors and OUTDIR/in.safetensors (input_0, ...). Weights named *inv_freq hold the real default-rope frequencies
 (theta 1e4, as HF computes them) so the rope tables are a rope; *.attn.bias
 is GPT-2's tril mask buffer; ln* / *norm* / *.ln_* are around 1 (norm
 weights); the rest ~ N(0, 1/sqrt(K)).
@@ -40,8 +40,12 @@ def main():
             weights[name] = torch.randn(shape, generator=gen) / (shape[-1] ** 0.5)
     sig = re.search(r"func\.func @forward\(([^)]*)\)", src).group(1)
     inputs = {}
-    for i, ty in enumerate(re.findall(r"tensor<([0-9x]+f32)>", sig)):
-        inputs["input_%d" % i] = torch.randn(shape_of(ty), generator=gen)
+    for i, ty in enumerate(re.findall(r"tensor<([0-9x]+(?:f32|i64))>", sig)):
+        if ty.endswith("i64"):
+            # Token ids: small enough for any vocabulary in the tests.
+            inputs["input_%d" % i] = torch.randint(0, 8, shape_of(ty), generator=gen)
+        else:
+            inputs["input_%d" % i] = torch.randn(shape_of(ty), generator=gen)
     write_file(out + "/w.safetensors", weights)
     write_file(out + "/in.safetensors", inputs)
 
