@@ -302,3 +302,63 @@ func.func @linear_scaling(%q: tensor<4x1x8xf32>) -> tensor<4x1x8xf32> {
   %out = llm.add %qc, %qs : tensor<4x1x8xf32>
   return %out : tensor<4x1x8xf32>
 }
+
+// -----
+
+// Llama 3.1 frequency scaling (factor 8, low/high_freq_factor 1/4, original
+// context 8192, theta 5e5, d = 16): the inv_freq buffer HF computes, read
+// back into llm.rope's llama3 parameters and checked against the reference
+// kernel's frequencies.
+// CHECK-LABEL: func.func @llama3_scaling
+// CHECK: llm.rope %{{.*}}, %{{.*}} {factor = 8.000000e+00 : f64, high_freq_factor = 4.000000e+00 : f64, kind = #llm<rope_kind llama3>, layout = #llm<rope_layout half_split>, low_freq_factor = 1.000000e+00 : f64, original_max_position_embeddings = 8192 : i64, rotary_dim = 16 : i64, theta = 5.000000e+05 : f64} : tensor<4x2x16xf32>
+func.func @llama3_scaling(%q: tensor<1x2x4x16xf32>) -> tensor<1x2x4x16xf32> {
+  %inv = arith.constant dense<[[[1.0], [0.193922758], [0.0376060307], [0.00729266508], [0.000524846022], [3.42810235e-05], [6.64786967e-06], [1.28917316e-06]]]> : tensor<1x8x1xf32>
+  %pos = arith.constant dense<[[[0.0, 1.0, 2.0, 3.0]]]> : tensor<1x1x4xf32>
+  %fr = llm.matmul %inv, %pos : (tensor<1x8x1xf32>, tensor<1x1x4xf32>) -> tensor<1x8x4xf32>
+  %frt = llm.transpose %fr {permutation = array<i64: 0, 2, 1>} : tensor<1x8x4xf32> -> tensor<1x4x8xf32>
+  %cos = llm.cos %frt : tensor<1x4x8xf32>
+  %sin = llm.sin %frt : tensor<1x4x8xf32>
+  %cc = llm.concat %cos, %cos {axis = 2 : i64} : (tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> tensor<1x4x16xf32>
+  %sc = llm.concat %sin, %sin {axis = 2 : i64} : (tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> tensor<1x4x16xf32>
+  %cu = llm.reshape %cc : tensor<1x4x16xf32> -> tensor<1x1x4x16xf32>
+  %su = llm.reshape %sc : tensor<1x4x16xf32> -> tensor<1x1x4x16xf32>
+  %cb = llm.broadcast %cu : tensor<1x1x4x16xf32> -> tensor<1x2x4x16xf32>
+  %sb = llm.broadcast %su : tensor<1x1x4x16xf32> -> tensor<1x2x4x16xf32>
+  %qc = llm.mul %q, %cb : tensor<1x2x4x16xf32>
+  %x1 = llm.slice %q {axis = 3 : i64, start = 0 : i64, size = 8 : i64} : tensor<1x2x4x16xf32> -> tensor<1x2x4x8xf32>
+  %x2 = llm.slice %q {axis = 3 : i64, start = 8 : i64, size = 8 : i64} : tensor<1x2x4x16xf32> -> tensor<1x2x4x8xf32>
+  %nx2 = llm.neg %x2 : tensor<1x2x4x8xf32>
+  %rot = llm.concat %nx2, %x1 {axis = 3 : i64} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x16xf32>
+  %qs = llm.mul %rot, %sb : tensor<1x2x4x16xf32>
+  %out = llm.add %qc, %qs : tensor<1x2x4x16xf32>
+  return %out : tensor<1x2x4x16xf32>
+}
+
+// -----
+
+// Negative: one low frequency divided by 6 instead of the factor 8 fits no
+// llama3 parameters.
+// CHECK-LABEL: func.func @not_llama3
+// CHECK-NOT: llm.rope
+func.func @not_llama3(%q: tensor<1x2x4x16xf32>) -> tensor<1x2x4x16xf32> {
+  %inv = arith.constant dense<[[[1.0], [0.193922758], [0.0376060307], [0.00729266508], [0.000524846022], [4.57080313e-05], [6.64786967e-06], [1.28917316e-06]]]> : tensor<1x8x1xf32>
+  %pos = arith.constant dense<[[[0.0, 1.0, 2.0, 3.0]]]> : tensor<1x1x4xf32>
+  %fr = llm.matmul %inv, %pos : (tensor<1x8x1xf32>, tensor<1x1x4xf32>) -> tensor<1x8x4xf32>
+  %frt = llm.transpose %fr {permutation = array<i64: 0, 2, 1>} : tensor<1x8x4xf32> -> tensor<1x4x8xf32>
+  %cos = llm.cos %frt : tensor<1x4x8xf32>
+  %sin = llm.sin %frt : tensor<1x4x8xf32>
+  %cc = llm.concat %cos, %cos {axis = 2 : i64} : (tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> tensor<1x4x16xf32>
+  %sc = llm.concat %sin, %sin {axis = 2 : i64} : (tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> tensor<1x4x16xf32>
+  %cu = llm.reshape %cc : tensor<1x4x16xf32> -> tensor<1x1x4x16xf32>
+  %su = llm.reshape %sc : tensor<1x4x16xf32> -> tensor<1x1x4x16xf32>
+  %cb = llm.broadcast %cu : tensor<1x1x4x16xf32> -> tensor<1x2x4x16xf32>
+  %sb = llm.broadcast %su : tensor<1x1x4x16xf32> -> tensor<1x2x4x16xf32>
+  %qc = llm.mul %q, %cb : tensor<1x2x4x16xf32>
+  %x1 = llm.slice %q {axis = 3 : i64, start = 0 : i64, size = 8 : i64} : tensor<1x2x4x16xf32> -> tensor<1x2x4x8xf32>
+  %x2 = llm.slice %q {axis = 3 : i64, start = 8 : i64, size = 8 : i64} : tensor<1x2x4x16xf32> -> tensor<1x2x4x8xf32>
+  %nx2 = llm.neg %x2 : tensor<1x2x4x8xf32>
+  %rot = llm.concat %nx2, %x1 {axis = 3 : i64} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x16xf32>
+  %qs = llm.mul %rot, %sb : tensor<1x2x4x16xf32>
+  %out = llm.add %qc, %qs : tensor<1x2x4x16xf32>
+  return %out : tensor<1x2x4x16xf32>
+}

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "GraphMatch.h"
 #include "pimc/Dialect/LLM/Transforms/Passes.h"
+#include "pimc/Reference/Kernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
@@ -144,18 +145,13 @@ OpTy findTrig(Value v) {
   return {};
 }
 
-/// inv_freq as llm.rope computes it (HF's default rope, in f32; the
-/// linear kind divides each by the factor).
-std::vector<float> inverseFrequencies(double theta, int64_t d,
-                                      double factor) {
-  std::vector<float> f(d / 2);
-  for (int64_t i = 0; i < d / 2; ++i) {
-    f[i] = 1.0f / std::pow(static_cast<float>(theta),
-                           static_cast<float>(2 * i) / static_cast<float>(d));
-    if (factor != 1.0)
-      f[i] /= static_cast<float>(factor);
-  }
-  return f;
+/// The inverse frequencies llm.rope uses for `params` (the reference
+/// kernels' own computation, so a match is a match with the interpreter).
+std::vector<float> ropeInvFreq(const ref::RopeParams &params, int64_t seqLen) {
+  std::vector<float> inv;
+  float attentionFactor = 1.0f;
+  ref::ropeFrequencies(params, seqLen, inv, attentionFactor);
+  return inv;
 }
 
 /// What the angle table says about the rope: base, first position and
@@ -219,6 +215,92 @@ std::optional<RopeEstimate> estimateRope(const ConstTensor &x, int64_t d,
                       factor};
 }
 
+/// Candidate llama3 parameters for an angle table whose frequencies
+/// f_i = angle / position are theta^(-2i/d) for the high frequencies, that
+/// divided by `factor` for the low ones and blended in between. theta comes
+/// from the second frequency, factor from the lowest; low/high_freq_factor
+/// are taken as Llama 3.x's 1 and 4 and original_max_position_embeddings
+/// is solved from the blended frequencies (or, without any, the smallest
+/// power of two that separates the bands). The caller checks the whole
+/// table against these parameters.
+std::optional<ref::RopeParams> estimateLlama3(const ConstTensor &x, int64_t d,
+                                              RopeLayout layout,
+                                              int64_t offset) {
+  int64_t width = x.shape.empty() ? 0 : x.shape.back();
+  if ((width != d && width != d / 2) || d < 8)
+    return std::nullopt;
+  int64_t half = d / 2, rows = x.numElements() / width;
+  auto colOf = [&](int64_t i) {
+    return width == d && layout == RopeLayout::Interleaved ? 2 * i : i;
+  };
+  // The row with the largest position has the best-resolved frequencies.
+  int64_t best = -1;
+  for (int64_t r = 0; r < rows; ++r)
+    if (x.data[r * width] > 0 &&
+        (best < 0 || x.data[r * width] > x.data[best * width]))
+      best = r;
+  if (best < 0)
+    return std::nullopt;
+  double p = x.data[best * width];
+  if (std::fabs(p - std::round(p)) > 1e-3 || std::round(p) < offset)
+    return std::nullopt;
+  std::vector<double> f(half);
+  for (int64_t i = 0; i < half; ++i)
+    f[i] = x.data[best * width + colOf(i)] / p;
+  if (!(f[1] > 0 && f[1] < 1))
+    return std::nullopt;
+  ref::RopeParams params;
+  params.kind = ref::RopeParams::Kind::Llama3;
+  params.rotaryDim = d;
+  params.interleaved = layout == RopeLayout::Interleaved;
+  params.theta = std::round(std::pow(f[1], -static_cast<double>(d) / 2.0));
+  params.lowFreqFactor = 1.0;
+  params.highFreqFactor = 4.0;
+  std::vector<double> def(half), ratio(half);
+  for (int64_t i = 0; i < half; ++i) {
+    def[i] = std::pow(params.theta, -2.0 * i / d);
+    ratio[i] = def[i] / f[i];
+  }
+  double factor = *std::max_element(ratio.begin(), ratio.end());
+  factor = std::round(factor * 4) / 4;
+  if (factor <= 1.0)
+    return std::nullopt;
+  params.factor = factor;
+  const double twoPi = 2.0 * 3.14159265358979323846;
+  // Blended: s = (L0 / wavelen - low) / (high - low) from
+  // f = ((1 - s) / factor + s) * def.
+  std::vector<double> l0s;
+  double maxHigh = 0, minLow = INFINITY;
+  for (int64_t i = 0; i < half; ++i) {
+    double wavelen = twoPi / def[i];
+    if (std::fabs(ratio[i] - 1.0) < 1e-4) {
+      maxHigh = std::max(maxHigh, wavelen);
+    } else if (std::fabs(ratio[i] - factor) < 1e-4 * factor) {
+      minLow = std::min(minLow, wavelen);
+    } else {
+      double smooth = (1.0 / ratio[i] - 1.0 / factor) / (1.0 - 1.0 / factor);
+      l0s.push_back(wavelen * (3.0 * smooth + 1.0));
+    }
+  }
+  double l0 = 0;
+  if (!l0s.empty()) {
+    for (double v : l0s)
+      l0 += v;
+    l0 = std::round(l0 / l0s.size());
+  } else {
+    // Bands: high wavelens < L0 / 4, low wavelens > L0.
+    for (double cand = 1024; cand <= (1 << 24); cand *= 2)
+      if (maxHigh < cand / 4 && cand < minLow) {
+        l0 = cand;
+        break;
+      }
+  }
+  if (l0 <= 0)
+    return std::nullopt;
+  params.originalMaxPositionEmbeddings = static_cast<int64_t>(l0);
+  return params;
+}
+
 /// Layout of the rotated operand: which axis is the sequence and which the
 /// heads, in [1, h, T, d], [1, T, h, d], [T, h, d] or [h, T, d].
 struct RopeLayoutGuess {
@@ -266,9 +348,8 @@ float sinf32(float x) { return std::sin(x); }
 struct RopeMatch {
   Value x;
   RopeLayout pairs;
-  double theta;
+  ref::RopeParams params;
   int64_t offset;
-  double factor;
   RopeLayoutGuess layout;
 };
 
@@ -332,18 +413,38 @@ std::optional<RopeMatch> matchRope(AddOp op, const hf::WeightStore *weights,
     why = "angles are not p * theta^(-2i/d)";
     return std::nullopt;
   }
-  std::vector<float> invFreq =
-      inverseFrequencies(est->theta, d, est->factor);
+  // The sequence length only matters for the dynamic kind, never produced.
+  const int64_t seqLen = 0;
   SmallVector<RopeLayoutGuess> guesses =
       type.getRank() == 4 ? SmallVector<RopeLayoutGuess>{{2}, {1}}
                           : SmallVector<RopeLayoutGuess>{{1}, {0}};
-  for (RopeLayoutGuess g : guesses)
-    if (tableMatches(*c, type.getShape(), g, pairs, invFreq, est->offset,
-                     cosf32) &&
-        tableMatches(*s, type.getShape(), g, pairs, invFreq, est->offset,
-                     sinf32))
-      return RopeMatch{x, pairs, est->theta, est->offset, est->factor, g};
-  why = "tables are not a default rope";
+  auto check = [&](const ref::RopeParams &params) -> std::optional<RopeMatch> {
+    std::vector<float> invFreq = ropeInvFreq(params, seqLen);
+    for (RopeLayoutGuess g : guesses)
+      if (tableMatches(*c, type.getShape(), g, pairs, invFreq, est->offset,
+                       cosf32) &&
+          tableMatches(*s, type.getShape(), g, pairs, invFreq, est->offset,
+                       sinf32))
+        return RopeMatch{x, pairs, params, est->offset, g};
+    return std::nullopt;
+  };
+  ref::RopeParams params;
+  params.rotaryDim = d;
+  params.interleaved = pairs == RopeLayout::Interleaved;
+  params.theta = est->theta;
+  if (est->factor != 1.0) {
+    params.kind = ref::RopeParams::Kind::Linear;
+    params.factor = est->factor;
+  }
+  if (std::optional<RopeMatch> m = check(params))
+    return m;
+  // Llama 3's frequency-dependent scaling leaves the high frequencies and
+  // divides the low ones by the factor.
+  if (std::optional<ref::RopeParams> l3 =
+          estimateLlama3(*angles, d, pairs, est->offset))
+    if (std::optional<RopeMatch> m = check(*l3))
+      return m;
+  why = "tables are not a default, linear or llama3 rope";
   return std::nullopt;
 }
 
@@ -363,18 +464,29 @@ Value buildRope(PatternRewriter &rewriter, Location loc, Value x,
     seqMajor = transposeBy(rewriter, loc, x, {1, 0, 2});
   }
   Value off = arith::ConstantIndexOp::create(rewriter, loc, m.offset);
-  bool linear = m.factor != 1.0;
+  const ref::RopeParams &p = m.params;
+  RopeKind kind = p.kind == ref::RopeParams::Kind::Linear ? RopeKind::Linear
+                  : p.kind == ref::RopeParams::Kind::Llama3
+                      ? RopeKind::Llama3
+                      : RopeKind::Default;
   SmallVector<NamedAttribute> attrs = {
-      rewriter.getNamedAttr(
-          "kind", RopeKindAttr::get(ctx, linear ? RopeKind::Linear
-                                                : RopeKind::Default)),
+      rewriter.getNamedAttr("kind", RopeKindAttr::get(ctx, kind)),
       rewriter.getNamedAttr("layout", RopeLayoutAttr::get(ctx, m.pairs)),
-      rewriter.getNamedAttr("theta", rewriter.getF64FloatAttr(m.theta)),
+      rewriter.getNamedAttr("theta", rewriter.getF64FloatAttr(p.theta)),
       rewriter.getNamedAttr("rotary_dim",
                             rewriter.getI64IntegerAttr(rotaryDim))};
-  if (linear)
+  if (kind != RopeKind::Default)
     attrs.push_back(
-        rewriter.getNamedAttr("factor", rewriter.getF64FloatAttr(m.factor)));
+        rewriter.getNamedAttr("factor", rewriter.getF64FloatAttr(p.factor)));
+  if (kind == RopeKind::Llama3) {
+    attrs.push_back(rewriter.getNamedAttr(
+        "low_freq_factor", rewriter.getF64FloatAttr(p.lowFreqFactor)));
+    attrs.push_back(rewriter.getNamedAttr(
+        "high_freq_factor", rewriter.getF64FloatAttr(p.highFreqFactor)));
+    attrs.push_back(rewriter.getNamedAttr(
+        "original_max_position_embeddings",
+        rewriter.getI64IntegerAttr(p.originalMaxPositionEmbeddings)));
+  }
   auto rope = RopeOp::create(rewriter, loc, TypeRange{seqMajor.getType()},
                              ValueRange{seqMajor, off}, attrs);
   Value back = rope.getResult();
