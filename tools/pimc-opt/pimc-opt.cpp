@@ -1,5 +1,6 @@
 //===- pimc-opt.cpp - MLIR optimizer driver over pimc dialects ------------===//
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
+#include "pimc/Dialect/LLM/Transforms/Passes.h"
 #include "pimc/Dialect/PIM/IR/PIMDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -17,6 +18,7 @@ int main(int argc, char **argv) {
   mlir::registerCSEPass();
   mlir::registerInlinerPass();
   mlir::registerSymbolDCEPass();
+  pimc::llm::registerRaisePasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "pimc optimizer driver\n", registry));
 }

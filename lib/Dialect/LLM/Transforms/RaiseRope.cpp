@@ -1,0 +1,595 @@
+//===- RaiseRope.cpp - x*cos + rotate_half(x)*sin -> llm.rope -------------===//
+//
+// Rotary embedding as models write it,
+//   q * cos + rotate_half(q) * sin,  rotate_half(x) = cat(-x2, x1)  (HF), or
+//   q * cos + rotate_every_two(q) * sin  (GPT-J / Meta, interleaved pairs),
+// with cos/sin computed in the graph from inv_freq and positions. The
+// pattern does not trust how the tables are spelled: it evaluates them
+// (they depend only on constants once the importer has folded arange),
+// recovers theta and the position offset from the angle table, and checks
+// every cos/sin entry against cos/sin((offset + t) * theta^(-2i/d)) computed
+// in f32 as llm.rope computes it. Anything else (scaled frequencies,
+// positions that are a function argument, partial rotary) is left alone.
+//
+//===----------------------------------------------------------------------===//
+#include "GraphMatch.h"
+#include "pimc/Dialect/LLM/Transforms/Passes.h"
+#include "pimc/Reference/Kernels.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+
+namespace pimc::llm {
+
+namespace {
+
+/// Largest |table - expected| accepted: the f32 rounding of the angle
+/// (p * inv_freq, |angle| <= ~T) and of libm cos/sin when the graph computes
+/// inv_freq in another order than llm.rope does.
+constexpr double kTableTolerance = 1e-4;
+
+RankedTensorType rankedType(Value v) {
+  return dyn_cast<RankedTensorType>(v.getType());
+}
+
+/// rot = cat(-x[..., d/2:], x[..., :d/2], -1); returns x.
+Value matchRotateHalf(Value rot) {
+  auto cat = defOp<ConcatOp>(rot);
+  auto type = rankedType(rot);
+  if (!cat || !type || cat.getInputs().size() != 2 ||
+      !isLastAxis(cat.getAxis(), type.getRank()))
+    return {};
+  int64_t d = type.getShape().back();
+  if (d % 2 != 0)
+    return {};
+  auto neg = defOp<NegOp>(cat.getInputs()[0]);
+  if (!neg)
+    return {};
+  auto hi = defOp<SliceOp>(neg.getInput());
+  auto lo = defOp<SliceOp>(cat.getInputs()[1]);
+  if (!hi || !lo || hi.getInput() != lo.getInput())
+    return {};
+  int64_t rank = type.getRank();
+  auto isHalf = [&](SliceOp s, int64_t start) {
+    return isLastAxis(s.getAxis(), rank) && s.getSize() == d / 2 &&
+           (s.getStart() == start || s.getStart() == start - d);
+  };
+  if (!isHalf(hi, d / 2) || !isHalf(lo, 0))
+    return {};
+  return lo.getInput();
+}
+
+/// True if `indices` is the constant arithmetic sequence start, start + 2,
+/// ... of length n.
+bool isStrided(Value indices, int64_t start, int64_t n) {
+  std::optional<ConstTensor> c = evaluateConstant(indices);
+  if (!c || c->numElements() != n)
+    return false;
+  for (int64_t i = 0; i < n; ++i)
+    if (c->data[i] != static_cast<double>(start + 2 * i))
+      return false;
+  return true;
+}
+
+/// x[..., start::2] as the FX importer spells a strided slice: a gather of
+/// the constant positions along the last axis.
+Value matchEveryOther(Value v, int64_t start, int64_t d) {
+  auto g = defOp<GatherOp>(v);
+  if (!g)
+    return {};
+  auto in = rankedType(g.getInput());
+  if (!in || in.getShape().back() != d ||
+      !isLastAxis(g.getAxis(), in.getRank()) ||
+      !isStrided(g.getIndices(), start, d / 2))
+    return {};
+  return g.getInput();
+}
+
+/// rot = stack((-x[..., 1::2], x[..., ::2]), -1).flatten(-2) (GPT-J's
+/// rotate_every_two); returns x. The stack is a concat of [..., d/2, 1]
+/// views along a new last axis, the flatten a reshape.
+Value matchRotateEveryTwo(Value rot) {
+  auto type = rankedType(rot);
+  auto flat = defOp<ReshapeOp>(rot);
+  if (!type || !flat)
+    return {};
+  int64_t d = type.getShape().back();
+  auto cat = defOp<ConcatOp>(flat.getInput());
+  auto ct = cat ? rankedType(cat.getResult()) : RankedTensorType();
+  if (!cat || d % 2 != 0 || cat.getInputs().size() != 2 ||
+      ct.getRank() != type.getRank() + 1 ||
+      !isLastAxis(cat.getAxis(), ct.getRank()) || ct.getShape().back() != 2 ||
+      ct.getDimSize(ct.getRank() - 2) != d / 2)
+    return {};
+  // Drops the [..., d/2] -> [..., d/2, 1] view; the negation may sit on
+  // either side of it.
+  auto unview = [](Value v) -> Value {
+    if (auto r = defOp<ReshapeOp>(v))
+      return r.getInput();
+    return v;
+  };
+  Value odd = unview(cat.getInputs()[0]);
+  auto neg = defOp<NegOp>(odd);
+  if (!neg) {
+    if (auto n2 = defOp<NegOp>(cat.getInputs()[0]))
+      odd = unview(n2.getInput());
+    else
+      return {};
+  } else {
+    odd = neg.getInput();
+  }
+  Value x1 = matchEveryOther(odd, 1, d);
+  Value x0 = matchEveryOther(unview(cat.getInputs()[1]), 0, d);
+  if (!x0 || x0 != x1 || x0.getType() != rot.getType())
+    return {};
+  return x0;
+}
+
+/// The llm.cos / llm.sin feeding a table through layout-only ops.
+template <typename OpTy>
+OpTy findTrig(Value v) {
+  for (int depth = 0; v && depth < 16; ++depth) {
+    if (auto op = defOp<OpTy>(v))
+      return op;
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getNumOperands() < 1 ||
+        !isa<BroadcastOp, ReshapeOp, TransposeOp, SliceOp, GatherOp, CastOp,
+             ConcatOp>(def))
+      return {};
+    v = def->getOperand(0);
+  }
+  return {};
+}
+
+/// The inverse frequencies llm.rope uses for `params` (the reference
+/// kernels' own computation, so a match is a match with the interpreter).
+std::vector<float> ropeInvFreq(const ref::RopeParams &params, int64_t seqLen) {
+  std::vector<float> inv;
+  float attentionFactor = 1.0f;
+  ref::ropeFrequencies(params, seqLen, inv, attentionFactor);
+  return inv;
+}
+
+/// What the angle table says about the rope: base, first position and
+/// linear position scaling (HF's "linear" rope_scaling divides inv_freq by
+/// `factor`).
+struct RopeEstimate {
+  double theta;
+  int64_t offset;
+  double factor;
+};
+
+/// Theta, offset and linear factor read off an angle table whose last dim
+/// holds p * inv_freq[j] (j < d/2, possibly repeated as cat(freqs, freqs)
+/// or in place). Column 0 is p / factor (inv_freq[0] = 1 / factor), the
+/// ratio of the last column to it is theta^(-(d-2)/d).
+std::optional<RopeEstimate> estimateRope(const ConstTensor &x, int64_t d,
+                                         RopeLayout layout) {
+  int64_t width = x.shape.empty() ? 0 : x.shape.back();
+  if ((width != d && width != d / 2) || d < 4)
+    return std::nullopt;
+  // Column holding the last frequency d/2 - 1: duplicated in place
+  // (interleaved) or as cat(freqs, freqs) (half-split) when width = d.
+  int64_t m = d / 2 - 1;
+  int64_t col = width == d && layout == RopeLayout::Interleaved ? 2 * m : m;
+  int64_t rows = x.numElements() / width;
+  double theta = 0;
+  std::vector<double> firsts;
+  for (int64_t r = 0; r < rows; ++r) {
+    double p = x.data[r * width];
+    firsts.push_back(p);
+    if (p != 0 && theta == 0) {
+      double f = x.data[r * width + col] / p;
+      if (!(f > 0 && f < 1))
+        return std::nullopt;
+      theta = std::pow(f, -static_cast<double>(d) / (2.0 * m));
+    }
+  }
+  if (theta <= 1 || !std::isfinite(theta))
+    return std::nullopt;
+  // Rope bases are integers in practice; snap the f32-rounded estimate.
+  double rounded = std::round(theta);
+  if (std::fabs(rounded - theta) <= 1e-3 * theta)
+    theta = rounded;
+  // Positions step by one: the step between distinct first-column values
+  // is 1 / factor.
+  llvm::sort(firsts);
+  firsts.erase(std::unique(firsts.begin(), firsts.end()), firsts.end());
+  double factor = 1.0;
+  if (firsts.size() > 1) {
+    factor = 1.0 / (firsts[1] - firsts[0]);
+    double nice = std::round(factor * 4) / 4;
+    if (std::fabs(nice - factor) <= 1e-3 * factor)
+      factor = nice;
+  }
+  if (!(factor > 0) || !std::isfinite(factor))
+    return std::nullopt;
+  double offset = firsts.front() * factor;
+  if (offset < -1e-3 || std::fabs(offset - std::round(offset)) > 1e-3)
+    return std::nullopt;
+  return RopeEstimate{theta, static_cast<int64_t>(std::round(offset)),
+                      factor};
+}
+
+/// Candidate llama3 parameters for an angle table whose frequencies
+/// f_i = angle / position are theta^(-2i/d) for the high frequencies, that
+/// divided by `factor` for the low ones and blended in between. theta comes
+/// from the second frequency, factor from the lowest; low/high_freq_factor
+/// are taken as Llama 3.x's 1 and 4 and original_max_position_embeddings
+/// is solved from the blended frequencies (or, without any, the smallest
+/// power of two that separates the bands). The caller checks the whole
+/// table against these parameters.
+std::optional<ref::RopeParams> estimateLlama3(const ConstTensor &x, int64_t d,
+                                              RopeLayout layout,
+                                              int64_t offset) {
+  int64_t width = x.shape.empty() ? 0 : x.shape.back();
+  if ((width != d && width != d / 2) || d < 8)
+    return std::nullopt;
+  int64_t half = d / 2, rows = x.numElements() / width;
+  auto colOf = [&](int64_t i) {
+    return width == d && layout == RopeLayout::Interleaved ? 2 * i : i;
+  };
+  // The row with the largest position has the best-resolved frequencies.
+  int64_t best = -1;
+  for (int64_t r = 0; r < rows; ++r)
+    if (x.data[r * width] > 0 &&
+        (best < 0 || x.data[r * width] > x.data[best * width]))
+      best = r;
+  if (best < 0)
+    return std::nullopt;
+  double p = x.data[best * width];
+  if (std::fabs(p - std::round(p)) > 1e-3 || std::round(p) < offset)
+    return std::nullopt;
+  std::vector<double> f(half);
+  for (int64_t i = 0; i < half; ++i)
+    f[i] = x.data[best * width + colOf(i)] / p;
+  if (!(f[1] > 0 && f[1] < 1))
+    return std::nullopt;
+  ref::RopeParams params;
+  params.kind = ref::RopeParams::Kind::Llama3;
+  params.rotaryDim = d;
+  params.interleaved = layout == RopeLayout::Interleaved;
+  params.theta = std::round(std::pow(f[1], -static_cast<double>(d) / 2.0));
+  params.lowFreqFactor = 1.0;
+  params.highFreqFactor = 4.0;
+  std::vector<double> def(half), ratio(half);
+  for (int64_t i = 0; i < half; ++i) {
+    def[i] = std::pow(params.theta, -2.0 * i / d);
+    ratio[i] = def[i] / f[i];
+  }
+  double factor = *std::max_element(ratio.begin(), ratio.end());
+  factor = std::round(factor * 4) / 4;
+  if (factor <= 1.0)
+    return std::nullopt;
+  params.factor = factor;
+  const double twoPi = 2.0 * 3.14159265358979323846;
+  // Blended: s = (L0 / wavelen - low) / (high - low) from
+  // f = ((1 - s) / factor + s) * def.
+  std::vector<double> l0s;
+  double maxHigh = 0, minLow = INFINITY;
+  for (int64_t i = 0; i < half; ++i) {
+    double wavelen = twoPi / def[i];
+    if (std::fabs(ratio[i] - 1.0) < 1e-4) {
+      maxHigh = std::max(maxHigh, wavelen);
+    } else if (std::fabs(ratio[i] - factor) < 1e-4 * factor) {
+      minLow = std::min(minLow, wavelen);
+    } else {
+      double smooth = (1.0 / ratio[i] - 1.0 / factor) / (1.0 - 1.0 / factor);
+      l0s.push_back(wavelen * (3.0 * smooth + 1.0));
+    }
+  }
+  double l0 = 0;
+  if (!l0s.empty()) {
+    for (double v : l0s)
+      l0 += v;
+    l0 = std::round(l0 / l0s.size());
+  } else {
+    // Bands: high wavelens < L0 / 4, low wavelens > L0.
+    for (double cand = 1024; cand <= (1 << 24); cand *= 2)
+      if (maxHigh < cand / 4 && cand < minLow) {
+        l0 = cand;
+        break;
+      }
+  }
+  if (l0 <= 0)
+    return std::nullopt;
+  params.originalMaxPositionEmbeddings = static_cast<int64_t>(l0);
+  return params;
+}
+
+/// Layout of the rotated operand: which axis is the sequence and which the
+/// heads, in [1, h, T, d], [1, T, h, d], [T, h, d] or [h, T, d].
+struct RopeLayoutGuess {
+  int64_t seqAxis;
+};
+
+/// True if `table` (the operand's table before its final broadcast, so
+/// right-aligned with the `xShape` it multiplies) is
+/// `fn((offset + t) * inv_freq[j mod d/2])` along the sequence axis of
+/// `layout`, constant over every other axis. The table must not be
+/// broadcast along the sequence (that would give every token one angle).
+bool tableMatches(const ConstTensor &table, ArrayRef<int64_t> xShape,
+                  RopeLayoutGuess layout, RopeLayout pairs,
+                  const std::vector<float> &invFreq, int64_t offset,
+                  float (*fn)(float)) {
+  int64_t rank = table.shape.size(), d = table.shape.back();
+  int64_t lead = static_cast<int64_t>(xShape.size()) - rank;
+  int64_t seq = layout.seqAxis - lead;
+  int64_t T = xShape[layout.seqAxis];
+  if (lead < 0 || d != xShape.back() ||
+      (T > 1 && (seq < 0 || table.shape[seq] != T)))
+    return false;
+  SmallVector<int64_t> idx(rank, 0);
+  for (int64_t i = 0, n = table.numElements(); i < n; ++i) {
+    int64_t rem = i;
+    for (int64_t a = rank - 1; a >= 0; --a) {
+      idx[a] = rem % table.shape[a];
+      rem /= table.shape[a];
+    }
+    float pos = static_cast<float>(offset + (seq >= 0 ? idx[seq] : 0));
+    int64_t j = idx[rank - 1];
+    int64_t freq = pairs == RopeLayout::Interleaved ? j / 2 : j % (d / 2);
+    float want = fn(pos * invFreq[freq]);
+    if (std::fabs(table.data[i] - want) > kTableTolerance)
+      return false;
+  }
+  return true;
+}
+
+float cosf32(float x) { return std::cos(x); }
+float sinf32(float x) { return std::sin(x); }
+
+/// A recognised rotary embedding: `x` rotated by a default rope of `theta`
+/// at positions offset + t along `layout.seqAxis`, with `pairs`.
+struct RopeMatch {
+  Value x;
+  RopeLayout pairs;
+  ref::RopeParams params;
+  int64_t offset;
+  RopeLayoutGuess layout;
+};
+
+/// Matches `op` = x * cos + rotate(x) * sin and checks the tables; the
+/// failure reason is returned in `why`.
+std::optional<RopeMatch> matchRope(AddOp op, const hf::WeightStore *weights,
+                                   StringRef &why) {
+  auto type = rankedType(op.getResult());
+  if (!type || !type.hasStaticShape() ||
+      (type.getRank() != 3 && type.getRank() != 4) ||
+      (type.getRank() == 4 && type.getDimSize(0) != 1)) {
+    why = "not a [1, h, T, d] / [T, h, d] tensor";
+    return std::nullopt;
+  }
+  Value x, cosTable, sinTable;
+  RopeLayout pairs = RopeLayout::HalfSplit;
+  bool matched = matchEitherOrder(op, [&](Value a, Value b) {
+    auto ma = defOp<MulOp>(a), mb = defOp<MulOp>(b);
+    if (!ma || !mb)
+      return false;
+    return matchEitherOrder(ma, [&](Value xa, Value c) {
+      return matchEitherOrder(mb, [&](Value rot, Value s) {
+        Value xr = matchRotateHalf(rot);
+        pairs = RopeLayout::HalfSplit;
+        if (!xr) {
+          xr = matchRotateEveryTwo(rot);
+          pairs = RopeLayout::Interleaved;
+        }
+        if (!xr || xr != xa)
+          return false;
+        x = xa;
+        cosTable = c;
+        sinTable = s;
+        return true;
+      });
+    });
+  });
+  if (!matched) {
+    why = "not x * cos + rotate(x) * sin";
+    return std::nullopt;
+  }
+  int64_t d = type.getShape().back();
+  auto cosOp = findTrig<CosOp>(cosTable);
+  if (!cosOp) {
+    why = "cos table has no llm.cos";
+    return std::nullopt;
+  }
+  std::optional<ConstTensor> angles =
+      evaluateConstant(cosOp.getInput(), weights);
+  // The tables before their broadcast over the heads: h times smaller.
+  std::optional<ConstTensor> c =
+      evaluateConstant(stripBroadcast(cosTable), weights);
+  std::optional<ConstTensor> s =
+      evaluateConstant(stripBroadcast(sinTable), weights);
+  if (!angles || !c || !s) {
+    why = "cos/sin tables are not constant";
+    return std::nullopt;
+  }
+  auto est = estimateRope(*angles, d, pairs);
+  if (!est) {
+    why = "angles are not p * theta^(-2i/d)";
+    return std::nullopt;
+  }
+  // The sequence length only matters for the dynamic kind, never produced.
+  const int64_t seqLen = 0;
+  SmallVector<RopeLayoutGuess> guesses =
+      type.getRank() == 4 ? SmallVector<RopeLayoutGuess>{{2}, {1}}
+                          : SmallVector<RopeLayoutGuess>{{1}, {0}};
+  auto check = [&](const ref::RopeParams &params) -> std::optional<RopeMatch> {
+    std::vector<float> invFreq = ropeInvFreq(params, seqLen);
+    for (RopeLayoutGuess g : guesses)
+      if (tableMatches(*c, type.getShape(), g, pairs, invFreq, est->offset,
+                       cosf32) &&
+          tableMatches(*s, type.getShape(), g, pairs, invFreq, est->offset,
+                       sinf32))
+        return RopeMatch{x, pairs, params, est->offset, g};
+    return std::nullopt;
+  };
+  ref::RopeParams params;
+  params.rotaryDim = d;
+  params.interleaved = pairs == RopeLayout::Interleaved;
+  params.theta = est->theta;
+  if (est->factor != 1.0) {
+    params.kind = ref::RopeParams::Kind::Linear;
+    params.factor = est->factor;
+  }
+  if (std::optional<RopeMatch> m = check(params))
+    return m;
+  // Llama 3's frequency-dependent scaling leaves the high frequencies and
+  // divides the low ones by the factor.
+  if (std::optional<ref::RopeParams> l3 =
+          estimateLlama3(*angles, d, pairs, est->offset))
+    if (std::optional<RopeMatch> m = check(*l3))
+      return m;
+  why = "tables are not a default, linear or llama3 rope";
+  return std::nullopt;
+}
+
+/// llm.rope of `x` (in the layout of `m`) rotating its first `rotaryDim`
+/// features, converted to and from llm.rope's [T, heads, d].
+Value buildRope(PatternRewriter &rewriter, Location loc, Value x,
+                const RopeMatch &m, int64_t rotaryDim) {
+  MLIRContext *ctx = rewriter.getContext();
+  int64_t rank = rankedType(x).getRank();
+  Value seqMajor = x;
+  if (rank == 4) {
+    if (m.layout.seqAxis == 2)
+      seqMajor = transposeBy(rewriter, loc, x, {0, 2, 1, 3});
+    auto sh = rankedType(seqMajor).getShape();
+    seqMajor = reshapeTo(rewriter, loc, seqMajor, {sh[1], sh[2], sh[3]});
+  } else if (m.layout.seqAxis == 1) {
+    seqMajor = transposeBy(rewriter, loc, x, {1, 0, 2});
+  }
+  Value off = arith::ConstantIndexOp::create(rewriter, loc, m.offset);
+  const ref::RopeParams &p = m.params;
+  RopeKind kind = p.kind == ref::RopeParams::Kind::Linear ? RopeKind::Linear
+                  : p.kind == ref::RopeParams::Kind::Llama3
+                      ? RopeKind::Llama3
+                      : RopeKind::Default;
+  SmallVector<NamedAttribute> attrs = {
+      rewriter.getNamedAttr("kind", RopeKindAttr::get(ctx, kind)),
+      rewriter.getNamedAttr("layout", RopeLayoutAttr::get(ctx, m.pairs)),
+      rewriter.getNamedAttr("theta", rewriter.getF64FloatAttr(p.theta)),
+      rewriter.getNamedAttr("rotary_dim",
+                            rewriter.getI64IntegerAttr(rotaryDim))};
+  if (kind != RopeKind::Default)
+    attrs.push_back(
+        rewriter.getNamedAttr("factor", rewriter.getF64FloatAttr(p.factor)));
+  if (kind == RopeKind::Llama3) {
+    attrs.push_back(rewriter.getNamedAttr(
+        "low_freq_factor", rewriter.getF64FloatAttr(p.lowFreqFactor)));
+    attrs.push_back(rewriter.getNamedAttr(
+        "high_freq_factor", rewriter.getF64FloatAttr(p.highFreqFactor)));
+    attrs.push_back(rewriter.getNamedAttr(
+        "original_max_position_embeddings",
+        rewriter.getI64IntegerAttr(p.originalMaxPositionEmbeddings)));
+  }
+  auto rope = RopeOp::create(rewriter, loc, TypeRange{seqMajor.getType()},
+                             ValueRange{seqMajor, off}, attrs);
+  Value back = rope.getResult();
+  if (rank == 4) {
+    auto sh = rankedType(back).getShape();
+    back = reshapeTo(rewriter, loc, back, {1, sh[0], sh[1], sh[2]});
+    if (m.layout.seqAxis == 2)
+      back = transposeBy(rewriter, loc, back, {0, 2, 1, 3});
+  } else if (m.layout.seqAxis == 1) {
+    back = transposeBy(rewriter, loc, back, {1, 0, 2});
+  }
+  return back;
+}
+
+/// Partial rotary (GPT-NeoX, Phi): cat(rope(x[..., :r]), x[..., r:]).
+/// Returns the full x and r when `cat` has that shape around `rotated`.
+std::optional<std::pair<Value, int64_t>> matchPartialRotary(ConcatOp cat,
+                                                            Value rotated) {
+  auto type = rankedType(cat.getResult());
+  if (!type || cat.getInputs().size() != 2 ||
+      !isLastAxis(cat.getAxis(), type.getRank()) ||
+      cat.getInputs()[0] != rotated)
+    return std::nullopt;
+  auto pass = defOp<SliceOp>(cat.getInputs()[1]);
+  if (!pass || !isLastAxis(pass.getAxis(), type.getRank()))
+    return std::nullopt;
+  Value full = pass.getInput();
+  int64_t d = type.getShape().back();
+  int64_t r = rankedType(rotated).getShape().back();
+  if (full.getType() != type || pass.getStart() != r ||
+      pass.getSize() != d - r)
+    return std::nullopt;
+  return std::make_pair(full, r);
+}
+
+/// `x` = x_full[..., :r] for a last-axis slice from 0.
+Value rotaryPartOf(Value x) {
+  auto sl = defOp<SliceOp>(x);
+  auto t = sl ? rankedType(sl.getInput()) : RankedTensorType();
+  if (!sl || !t || !isLastAxis(sl.getAxis(), t.getRank()) ||
+      sl.getStart() != 0)
+    return {};
+  return sl.getInput();
+}
+
+struct RaiseRope : OpRewritePattern<AddOp> {
+  RaiseRope(MLIRContext *ctx, const hf::WeightStore *weights)
+      : OpRewritePattern(ctx), weights(weights) {}
+  const hf::WeightStore *weights;
+
+  LogicalResult matchAndRewrite(AddOp op,
+                                PatternRewriter &rewriter) const override {
+    StringRef why;
+    std::optional<RopeMatch> m = matchRope(op, weights, why);
+    if (!m)
+      return rewriter.notifyMatchFailure(op, why);
+    // A partial rotary is raised whole by RaisePartialRope.
+    if (Value full = rotaryPartOf(m->x))
+      for (Operation *user : op->getUsers())
+        if (auto cat = dyn_cast<ConcatOp>(user))
+          if (auto partial = matchPartialRotary(cat, op.getResult());
+              partial && partial->first == full)
+            return rewriter.notifyMatchFailure(op, "part of a partial rotary");
+    int64_t d = rankedType(op.getResult()).getShape().back();
+    rewriter.replaceOp(op, buildRope(rewriter, op.getLoc(), m->x, *m, d));
+    return success();
+  }
+};
+
+/// cat(rope(x[..., :r]), x[..., r:]) -> llm.rope of x with rotary_dim r
+/// (the frequencies use r, as HF computes them for partial rotary).
+struct RaisePartialRope : OpRewritePattern<ConcatOp> {
+  RaisePartialRope(MLIRContext *ctx, const hf::WeightStore *weights)
+      : OpRewritePattern(ctx), weights(weights) {}
+  const hf::WeightStore *weights;
+
+  LogicalResult matchAndRewrite(ConcatOp cat,
+                                PatternRewriter &rewriter) const override {
+    if (cat.getInputs().size() != 2)
+      return failure();
+    auto add = defOp<AddOp>(cat.getInputs()[0]);
+    if (!add)
+      return failure();
+    auto partial = matchPartialRotary(cat, add.getResult());
+    if (!partial)
+      return failure();
+    StringRef why;
+    std::optional<RopeMatch> m = matchRope(add, weights, why);
+    if (!m)
+      return rewriter.notifyMatchFailure(cat, why);
+    if (rotaryPartOf(m->x) != partial->first)
+      return rewriter.notifyMatchFailure(cat, "rotates another tensor");
+    rewriter.replaceOp(cat, buildRope(rewriter, cat.getLoc(), partial->first,
+                                      *m, partial->second));
+    return success();
+  }
+};
+
+} // namespace
+
+void populateRaiseRopePatterns(RewritePatternSet &patterns,
+                                    const hf::WeightStore *weights) {
+  patterns.add<RaiseRope, RaisePartialRope>(patterns.getContext(), weights);
+}
+
+} // namespace pimc::llm

@@ -1,0 +1,308 @@
+// RUN: pimc-opt %s --split-input-file --llm-raise-moe | FileCheck %s
+// Dense MoE blocks as the FX importer lowers MixtralSparseMoeBlock(dispatch=
+// "dense"): scatter becomes a one-hot compare, a max for the hit mask and a
+// sum of one-hot * src.
+
+// Mixtral: softmax router, top-2, renormalised, scattered into a [T, E]
+// routing matrix, every expert on every token, weighted sum over the experts.
+// CHECK-LABEL: func.func @mixtral_dense
+// CHECK: %[[WR:.*]] = llm.weight "gate.weight"
+// CHECK: %[[Y:.*]] = llm.moe %arg0 router %[[WR]] experts gate[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] up[{{.*}}] down[{{.*}}] {renormalize = true, top_k = 2 : i64}
+// CHECK-NOT: llm.gated_mlp
+// CHECK-NOT: llm.topk
+// CHECK: return %[[Y]]
+func.func @mixtral_dense(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %wr = llm.weight "gate.weight" : tensor<4x8xf32>
+  %logits = llm.linear %x, %wr : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x4xf32>
+  %probs = llm.softmax %logits {axis = 1 : i64} : tensor<4x4xf32>
+  %vals, %idx = llm.topk %probs {k = 2 : i64, axis = 1 : i64} : tensor<4x4xf32> -> tensor<4x2xf32>, tensor<4x2xi64>
+  %s = llm.reduce sum %vals {axis = 1 : i64, keep_dim = true} : tensor<4x2xf32> -> tensor<4x1xf32>
+  %sb = llm.broadcast %s : tensor<4x1xf32> -> tensor<4x2xf32>
+  %w = llm.div %vals, %sb : tensor<4x2xf32>
+  %idxc = llm.reshape %idx : tensor<4x2xi64> -> tensor<4x2x1xi64>
+  %idxb = llm.broadcast %idxc : tensor<4x2x1xi64> -> tensor<4x2x4xi64>
+  %range = arith.constant dense<[0, 1, 2, 3]> : tensor<4xi64>
+  %rangeb = llm.broadcast %range : tensor<4xi64> -> tensor<4x2x4xi64>
+  %eq = llm.compare eq %idxb, %rangeb : tensor<4x2x4xi64> -> tensor<4x2x4xi1>
+  %hot = llm.convert %eq : tensor<4x2x4xi1> -> tensor<4x2x4xf32>
+  %hit = llm.reduce max %hot {axis = 1 : i64} : tensor<4x2x4xf32> -> tensor<4x4xf32>
+  %zero = arith.constant dense<0.0> : tensor<4x4xf32>
+  %mask = llm.compare ne %hit, %zero : tensor<4x4xf32> -> tensor<4x4xi1>
+  %wc = llm.reshape %w : tensor<4x2xf32> -> tensor<4x2x1xf32>
+  %wb = llm.broadcast %wc : tensor<4x2x1xf32> -> tensor<4x2x4xf32>
+  %prod = llm.mul %hot, %wb : tensor<4x2x4xf32>
+  %val = llm.reduce sum %prod {axis = 1 : i64} : tensor<4x2x4xf32> -> tensor<4x4xf32>
+  %routing = llm.select %mask, %val, %zero : tensor<4x4xi1>, tensor<4x4xf32>
+  %g0 = llm.weight "e.0.w1" : tensor<16x8xf32>
+  %u0 = llm.weight "e.0.w3" : tensor<16x8xf32>
+  %d0 = llm.weight "e.0.w2" : tensor<8x16xf32>
+  %g1 = llm.weight "e.1.w1" : tensor<16x8xf32>
+  %u1 = llm.weight "e.1.w3" : tensor<16x8xf32>
+  %d1 = llm.weight "e.1.w2" : tensor<8x16xf32>
+  %g2 = llm.weight "e.2.w1" : tensor<16x8xf32>
+  %u2 = llm.weight "e.2.w3" : tensor<16x8xf32>
+  %d2 = llm.weight "e.2.w2" : tensor<8x16xf32>
+  %g3 = llm.weight "e.3.w1" : tensor<16x8xf32>
+  %u3 = llm.weight "e.3.w3" : tensor<16x8xf32>
+  %d3 = llm.weight "e.3.w2" : tensor<8x16xf32>
+  %e0 = llm.gated_mlp %x, %g0, %u0, %d0 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %r0 = llm.reshape %e0 : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %e1 = llm.gated_mlp %x, %g1, %u1, %d1 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %r1 = llm.reshape %e1 : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %e2 = llm.gated_mlp %x, %g2, %u2, %d2 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %r2 = llm.reshape %e2 : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %e3 = llm.gated_mlp %x, %g3, %u3, %d3 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %r3 = llm.reshape %e3 : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %stk = llm.concat %r0, %r1, %r2, %r3 {axis = 1 : i64} : (tensor<4x1x8xf32>, tensor<4x1x8xf32>, tensor<4x1x8xf32>, tensor<4x1x8xf32>) -> tensor<4x4x8xf32>
+  %rc = llm.reshape %routing : tensor<4x4xf32> -> tensor<4x4x1xf32>
+  %rb = llm.broadcast %rc : tensor<4x4x1xf32> -> tensor<4x4x8xf32>
+  %m = llm.mul %rb, %stk : tensor<4x4x8xf32>
+  %y = llm.reduce sum %m {axis = 1 : i64} : tensor<4x4x8xf32> -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Sigmoid scores, no renormalisation, a routed scaling factor of 2.5
+// (DeepSeek-style routing) and GeGLU experts.
+// CHECK-LABEL: func.func @sigmoid_scaled
+// CHECK: llm.moe {{.*}}{activation = #llm<activation gelu_tanh>, routed_scaling_factor = 2.500000e+00 : f32, scoring = #llm<moe_scoring sigmoid>, top_k = 2 : i64}
+func.func @sigmoid_scaled(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %wr = llm.weight "gate.weight" : tensor<4x8xf32>
+  %logits = llm.linear %x, %wr : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x4xf32>
+  %probs = llm.sigmoid %logits : tensor<4x4xf32>
+  %vals, %idx = llm.topk %probs {k = 2 : i64, axis = 1 : i64} : tensor<4x4xf32> -> tensor<4x2xf32>, tensor<4x2xi64>
+  %c = arith.constant dense<2.5> : tensor<4x2xf32>
+  %w = llm.mul %vals, %c : tensor<4x2xf32>
+  %idxc = llm.reshape %idx : tensor<4x2xi64> -> tensor<4x2x1xi64>
+  %idxb = llm.broadcast %idxc : tensor<4x2x1xi64> -> tensor<4x2x4xi64>
+  %range = arith.constant dense<[0, 1, 2, 3]> : tensor<4xi64>
+  %rangeb = llm.broadcast %range : tensor<4xi64> -> tensor<4x2x4xi64>
+  %eq = llm.compare eq %idxb, %rangeb : tensor<4x2x4xi64> -> tensor<4x2x4xi1>
+  %hot = llm.convert %eq : tensor<4x2x4xi1> -> tensor<4x2x4xf32>
+  %hit = llm.reduce max %hot {axis = 1 : i64} : tensor<4x2x4xf32> -> tensor<4x4xf32>
+  %zero = arith.constant dense<0.0> : tensor<4x4xf32>
+  %mask = llm.compare ne %hit, %zero : tensor<4x4xf32> -> tensor<4x4xi1>
+  %wc = llm.reshape %w : tensor<4x2xf32> -> tensor<4x2x1xf32>
+  %wb = llm.broadcast %wc : tensor<4x2x1xf32> -> tensor<4x2x4xf32>
+  %prod = llm.mul %hot, %wb : tensor<4x2x4xf32>
+  %val = llm.reduce sum %prod {axis = 1 : i64} : tensor<4x2x4xf32> -> tensor<4x4xf32>
+  %routing = llm.select %mask, %val, %zero : tensor<4x4xi1>, tensor<4x4xf32>
+  %g0 = llm.weight "e.0.w1" : tensor<16x8xf32>
+  %u0 = llm.weight "e.0.w3" : tensor<16x8xf32>
+  %d0 = llm.weight "e.0.w2" : tensor<8x16xf32>
+  %g1 = llm.weight "e.1.w1" : tensor<16x8xf32>
+  %u1 = llm.weight "e.1.w3" : tensor<16x8xf32>
+  %d1 = llm.weight "e.1.w2" : tensor<8x16xf32>
+  %g2 = llm.weight "e.2.w1" : tensor<16x8xf32>
+  %u2 = llm.weight "e.2.w3" : tensor<16x8xf32>
+  %d2 = llm.weight "e.2.w2" : tensor<8x16xf32>
+  %g3 = llm.weight "e.3.w1" : tensor<16x8xf32>
+  %u3 = llm.weight "e.3.w3" : tensor<16x8xf32>
+  %d3 = llm.weight "e.3.w2" : tensor<8x16xf32>
+  %e0 = llm.gated_mlp %x, %g0, %u0, %d0 {activation = #llm<activation gelu_tanh>} : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %r0 = llm.reshape %e0 : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %e1 = llm.gated_mlp %x, %g1, %u1, %d1 {activation = #llm<activation gelu_tanh>} : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %r1 = llm.reshape %e1 : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %e2 = llm.gated_mlp %x, %g2, %u2, %d2 {activation = #llm<activation gelu_tanh>} : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %r2 = llm.reshape %e2 : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %e3 = llm.gated_mlp %x, %g3, %u3, %d3 {activation = #llm<activation gelu_tanh>} : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %r3 = llm.reshape %e3 : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %stk = llm.concat %r0, %r1, %r2, %r3 {axis = 1 : i64} : (tensor<4x1x8xf32>, tensor<4x1x8xf32>, tensor<4x1x8xf32>, tensor<4x1x8xf32>) -> tensor<4x4x8xf32>
+  %rc = llm.reshape %routing : tensor<4x4xf32> -> tensor<4x4x1xf32>
+  %rb = llm.broadcast %rc : tensor<4x4x1xf32> -> tensor<4x4x8xf32>
+  %m = llm.mul %rb, %stk : tensor<4x4x8xf32>
+  %y = llm.reduce sum %m {axis = 1 : i64} : tensor<4x4x8xf32> -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Negative: the router softmax runs over the tokens (axis 0), which is no
+// llm.moe routing; the experts stay.
+// CHECK-LABEL: func.func @softmax_over_tokens
+// CHECK-NOT: llm.moe
+// CHECK: llm.gated_mlp
+func.func @softmax_over_tokens(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %wr = llm.weight "gate.weight" : tensor<4x8xf32>
+  %logits = llm.linear %x, %wr : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x4xf32>
+  %probs = llm.softmax %logits {axis = 0 : i64} : tensor<4x4xf32>
+  %vals, %idx = llm.topk %probs {k = 2 : i64, axis = 1 : i64} : tensor<4x4xf32> -> tensor<4x2xf32>, tensor<4x2xi64>
+  %s = llm.reduce sum %vals {axis = 1 : i64, keep_dim = true} : tensor<4x2xf32> -> tensor<4x1xf32>
+  %sb = llm.broadcast %s : tensor<4x1xf32> -> tensor<4x2xf32>
+  %w = llm.div %vals, %sb : tensor<4x2xf32>
+  %idxc = llm.reshape %idx : tensor<4x2xi64> -> tensor<4x2x1xi64>
+  %idxb = llm.broadcast %idxc : tensor<4x2x1xi64> -> tensor<4x2x4xi64>
+  %range = arith.constant dense<[0, 1, 2, 3]> : tensor<4xi64>
+  %rangeb = llm.broadcast %range : tensor<4xi64> -> tensor<4x2x4xi64>
+  %eq = llm.compare eq %idxb, %rangeb : tensor<4x2x4xi64> -> tensor<4x2x4xi1>
+  %hot = llm.convert %eq : tensor<4x2x4xi1> -> tensor<4x2x4xf32>
+  %hit = llm.reduce max %hot {axis = 1 : i64} : tensor<4x2x4xf32> -> tensor<4x4xf32>
+  %zero = arith.constant dense<0.0> : tensor<4x4xf32>
+  %mask = llm.compare ne %hit, %zero : tensor<4x4xf32> -> tensor<4x4xi1>
+  %wc = llm.reshape %w : tensor<4x2xf32> -> tensor<4x2x1xf32>
+  %wb = llm.broadcast %wc : tensor<4x2x1xf32> -> tensor<4x2x4xf32>
+  %prod = llm.mul %hot, %wb : tensor<4x2x4xf32>
+  %val = llm.reduce sum %prod {axis = 1 : i64} : tensor<4x2x4xf32> -> tensor<4x4xf32>
+  %routing = llm.select %mask, %val, %zero : tensor<4x4xi1>, tensor<4x4xf32>
+  %g0 = llm.weight "e.0.w1" : tensor<16x8xf32>
+  %u0 = llm.weight "e.0.w3" : tensor<16x8xf32>
+  %d0 = llm.weight "e.0.w2" : tensor<8x16xf32>
+  %g1 = llm.weight "e.1.w1" : tensor<16x8xf32>
+  %u1 = llm.weight "e.1.w3" : tensor<16x8xf32>
+  %d1 = llm.weight "e.1.w2" : tensor<8x16xf32>
+  %g2 = llm.weight "e.2.w1" : tensor<16x8xf32>
+  %u2 = llm.weight "e.2.w3" : tensor<16x8xf32>
+  %d2 = llm.weight "e.2.w2" : tensor<8x16xf32>
+  %g3 = llm.weight "e.3.w1" : tensor<16x8xf32>
+  %u3 = llm.weight "e.3.w3" : tensor<16x8xf32>
+  %d3 = llm.weight "e.3.w2" : tensor<8x16xf32>
+  %e0 = llm.gated_mlp %x, %g0, %u0, %d0 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %r0 = llm.reshape %e0 : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %e1 = llm.gated_mlp %x, %g1, %u1, %d1 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %r1 = llm.reshape %e1 : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %e2 = llm.gated_mlp %x, %g2, %u2, %d2 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %r2 = llm.reshape %e2 : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %e3 = llm.gated_mlp %x, %g3, %u3, %d3 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %r3 = llm.reshape %e3 : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %stk = llm.concat %r0, %r1, %r2, %r3 {axis = 1 : i64} : (tensor<4x1x8xf32>, tensor<4x1x8xf32>, tensor<4x1x8xf32>, tensor<4x1x8xf32>) -> tensor<4x4x8xf32>
+  %rc = llm.reshape %routing : tensor<4x4xf32> -> tensor<4x4x1xf32>
+  %rb = llm.broadcast %rc : tensor<4x4x1xf32> -> tensor<4x4x8xf32>
+  %m = llm.mul %rb, %stk : tensor<4x4x8xf32>
+  %y = llm.reduce sum %m {axis = 1 : i64} : tensor<4x4x8xf32> -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Negative: the weights scattered are 1 - p (not a routing function), and
+// the experts read another tensor than the router.
+// CHECK-LABEL: func.func @not_a_router
+// CHECK-NOT: llm.moe
+func.func @not_a_router(%x: tensor<4x8xf32>, %z: tensor<4x8xf32>) -> (tensor<4x8xf32>) {
+  %wr = llm.weight "gate.weight" : tensor<4x8xf32>
+  %logits = llm.linear %x, %wr : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x4xf32>
+  %probs = llm.softmax %logits {axis = 1 : i64} : tensor<4x4xf32>
+  %vals, %idx = llm.topk %probs {k = 2 : i64, axis = 1 : i64} : tensor<4x4xf32> -> tensor<4x2xf32>, tensor<4x2xi64>
+  %one = arith.constant dense<1.0> : tensor<4x2xf32>
+  %w = llm.sub %one, %vals : tensor<4x2xf32>
+  %idxc = llm.reshape %idx : tensor<4x2xi64> -> tensor<4x2x1xi64>
+  %idxb = llm.broadcast %idxc : tensor<4x2x1xi64> -> tensor<4x2x4xi64>
+  %range = arith.constant dense<[0, 1, 2, 3]> : tensor<4xi64>
+  %rangeb = llm.broadcast %range : tensor<4xi64> -> tensor<4x2x4xi64>
+  %eq = llm.compare eq %idxb, %rangeb : tensor<4x2x4xi64> -> tensor<4x2x4xi1>
+  %hot = llm.convert %eq : tensor<4x2x4xi1> -> tensor<4x2x4xf32>
+  %hit = llm.reduce max %hot {axis = 1 : i64} : tensor<4x2x4xf32> -> tensor<4x4xf32>
+  %zero = arith.constant dense<0.0> : tensor<4x4xf32>
+  %mask = llm.compare ne %hit, %zero : tensor<4x4xf32> -> tensor<4x4xi1>
+  %wc = llm.reshape %w : tensor<4x2xf32> -> tensor<4x2x1xf32>
+  %wb = llm.broadcast %wc : tensor<4x2x1xf32> -> tensor<4x2x4xf32>
+  %prod = llm.mul %hot, %wb : tensor<4x2x4xf32>
+  %val = llm.reduce sum %prod {axis = 1 : i64} : tensor<4x2x4xf32> -> tensor<4x4xf32>
+  %routing = llm.select %mask, %val, %zero : tensor<4x4xi1>, tensor<4x4xf32>
+  %g0 = llm.weight "e.0.w1" : tensor<16x8xf32>
+  %u0 = llm.weight "e.0.w3" : tensor<16x8xf32>
+  %d0 = llm.weight "e.0.w2" : tensor<8x16xf32>
+  %g1 = llm.weight "e.1.w1" : tensor<16x8xf32>
+  %u1 = llm.weight "e.1.w3" : tensor<16x8xf32>
+  %d1 = llm.weight "e.1.w2" : tensor<8x16xf32>
+  %g2 = llm.weight "e.2.w1" : tensor<16x8xf32>
+  %u2 = llm.weight "e.2.w3" : tensor<16x8xf32>
+  %d2 = llm.weight "e.2.w2" : tensor<8x16xf32>
+  %g3 = llm.weight "e.3.w1" : tensor<16x8xf32>
+  %u3 = llm.weight "e.3.w3" : tensor<16x8xf32>
+  %d3 = llm.weight "e.3.w2" : tensor<8x16xf32>
+  %e0 = llm.gated_mlp %x, %g0, %u0, %d0 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %r0 = llm.reshape %e0 : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %e1 = llm.gated_mlp %x, %g1, %u1, %d1 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %r1 = llm.reshape %e1 : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %e2 = llm.gated_mlp %x, %g2, %u2, %d2 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %r2 = llm.reshape %e2 : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %e3 = llm.gated_mlp %x, %g3, %u3, %d3 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %r3 = llm.reshape %e3 : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %stk = llm.concat %r0, %r1, %r2, %r3 {axis = 1 : i64} : (tensor<4x1x8xf32>, tensor<4x1x8xf32>, tensor<4x1x8xf32>, tensor<4x1x8xf32>) -> tensor<4x4x8xf32>
+  %rc = llm.reshape %routing : tensor<4x4xf32> -> tensor<4x4x1xf32>
+  %rb = llm.broadcast %rc : tensor<4x4x1xf32> -> tensor<4x4x8xf32>
+  %m = llm.mul %rb, %stk : tensor<4x4x8xf32>
+  %y = llm.reduce sum %m {axis = 1 : i64} : tensor<4x4x8xf32> -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @experts_on_other_input
+// CHECK-NOT: llm.moe
+func.func @experts_on_other_input(%z: tensor<4x8xf32>, %x: tensor<4x8xf32>) -> (tensor<4x8xf32>) {
+  %wr = llm.weight "gate.weight" : tensor<4x8xf32>
+  %logits = llm.linear %z, %wr : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x4xf32>
+  %probs = llm.softmax %logits {axis = 1 : i64} : tensor<4x4xf32>
+  %vals, %idx = llm.topk %probs {k = 2 : i64, axis = 1 : i64} : tensor<4x4xf32> -> tensor<4x2xf32>, tensor<4x2xi64>
+  %s = llm.reduce sum %vals {axis = 1 : i64, keep_dim = true} : tensor<4x2xf32> -> tensor<4x1xf32>
+  %sb = llm.broadcast %s : tensor<4x1xf32> -> tensor<4x2xf32>
+  %w = llm.div %vals, %sb : tensor<4x2xf32>
+  %idxc = llm.reshape %idx : tensor<4x2xi64> -> tensor<4x2x1xi64>
+  %idxb = llm.broadcast %idxc : tensor<4x2x1xi64> -> tensor<4x2x4xi64>
+  %range = arith.constant dense<[0, 1, 2, 3]> : tensor<4xi64>
+  %rangeb = llm.broadcast %range : tensor<4xi64> -> tensor<4x2x4xi64>
+  %eq = llm.compare eq %idxb, %rangeb : tensor<4x2x4xi64> -> tensor<4x2x4xi1>
+  %hot = llm.convert %eq : tensor<4x2x4xi1> -> tensor<4x2x4xf32>
+  %hit = llm.reduce max %hot {axis = 1 : i64} : tensor<4x2x4xf32> -> tensor<4x4xf32>
+  %zero = arith.constant dense<0.0> : tensor<4x4xf32>
+  %mask = llm.compare ne %hit, %zero : tensor<4x4xf32> -> tensor<4x4xi1>
+  %wc = llm.reshape %w : tensor<4x2xf32> -> tensor<4x2x1xf32>
+  %wb = llm.broadcast %wc : tensor<4x2x1xf32> -> tensor<4x2x4xf32>
+  %prod = llm.mul %hot, %wb : tensor<4x2x4xf32>
+  %val = llm.reduce sum %prod {axis = 1 : i64} : tensor<4x2x4xf32> -> tensor<4x4xf32>
+  %routing = llm.select %mask, %val, %zero : tensor<4x4xi1>, tensor<4x4xf32>
+  %g0 = llm.weight "e.0.w1" : tensor<16x8xf32>
+  %u0 = llm.weight "e.0.w3" : tensor<16x8xf32>
+  %d0 = llm.weight "e.0.w2" : tensor<8x16xf32>
+  %g1 = llm.weight "e.1.w1" : tensor<16x8xf32>
+  %u1 = llm.weight "e.1.w3" : tensor<16x8xf32>
+  %d1 = llm.weight "e.1.w2" : tensor<8x16xf32>
+  %g2 = llm.weight "e.2.w1" : tensor<16x8xf32>
+  %u2 = llm.weight "e.2.w3" : tensor<16x8xf32>
+  %d2 = llm.weight "e.2.w2" : tensor<8x16xf32>
+  %g3 = llm.weight "e.3.w1" : tensor<16x8xf32>
+  %u3 = llm.weight "e.3.w3" : tensor<16x8xf32>
+  %d3 = llm.weight "e.3.w2" : tensor<8x16xf32>
+  %e0 = llm.gated_mlp %x, %g0, %u0, %d0 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %r0 = llm.reshape %e0 : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %e1 = llm.gated_mlp %x, %g1, %u1, %d1 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %r1 = llm.reshape %e1 : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %e2 = llm.gated_mlp %x, %g2, %u2, %d2 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %r2 = llm.reshape %e2 : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %e3 = llm.gated_mlp %x, %g3, %u3, %d3 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %r3 = llm.reshape %e3 : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %stk = llm.concat %r0, %r1, %r2, %r3 {axis = 1 : i64} : (tensor<4x1x8xf32>, tensor<4x1x8xf32>, tensor<4x1x8xf32>, tensor<4x1x8xf32>) -> tensor<4x4x8xf32>
+  %rc = llm.reshape %routing : tensor<4x4xf32> -> tensor<4x4x1xf32>
+  %rb = llm.broadcast %rc : tensor<4x4x1xf32> -> tensor<4x4x8xf32>
+  %m = llm.mul %rb, %stk : tensor<4x4x8xf32>
+  %y = llm.reduce sum %m {axis = 1 : i64} : tensor<4x4x8xf32> -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// A shared expert added to the routed output (DeepSeek) folds into llm.moe;
+// one with another activation or on another input does not.
+// CHECK-LABEL: func.func @shared_expert
+// CHECK: %[[M:.*]] = llm.moe %arg0 router %{{.*}} experts gate[%{{.*}}] up[%{{.*}}] down[%{{.*}}] shared(%{{.*}}, %{{.*}}, %{{.*}}) {top_k = 1 : i64}
+// CHECK: %[[N:.*]] = llm.moe %arg0 router
+// CHECK-NOT: shared
+// CHECK: llm.add
+// CHECK: return %[[M]]
+func.func @shared_expert(%x: tensor<4x8xf32>, %z: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %wr = llm.weight "router" : tensor<2x8xf32>
+  %g0 = llm.weight "g0" : tensor<16x8xf32>
+  %g1 = llm.weight "g1" : tensor<16x8xf32>
+  %d0 = llm.weight "d0" : tensor<8x16xf32>
+  %d1 = llm.weight "d1" : tensor<8x16xf32>
+  %m = llm.moe %x router %wr experts gate[%g0, %g1] up[%g1, %g0] down[%d0, %d1] {top_k = 1 : i64} : (tensor<4x8xf32>, tensor<2x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %s = llm.gated_mlp %x, %g0, %g1, %d1 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %y = llm.add %m, %s : tensor<4x8xf32>
+  %s2 = llm.gated_mlp %z, %g0, %g1, %d1 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %m2 = llm.moe %x router %wr experts gate[%g0, %g1] up[%g1, %g0] down[%d0, %d1] {top_k = 1 : i64, activation = #llm<activation gelu>} : (tensor<4x8xf32>, tensor<2x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %y2 = llm.add %s2, %m2 : tensor<4x8xf32>
+  return %y, %y2 : tensor<4x8xf32>, tensor<4x8xf32>
+}
