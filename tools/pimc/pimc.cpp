@@ -11,6 +11,7 @@
 #include "SupportCommand.h"
 #include "pimc/Backend/Backend.h"
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
+#include "pimc/Dialect/LLM/Transforms/Passes.h"
 #include "pimc/Dialect/PIM/IR/PIMDialect.h"
 #include "pimc/Frontend/HF/HFImporter.h"
 #include "pimc/Frontend/ONNX/ONNXImporter.h"
@@ -69,6 +70,11 @@ cl::opt<std::string>
     importOutput("o", cl::sub(importCmd), cl::cat(pimcCategory),
                  cl::desc("Output .mlir file (default: stdout)"),
                  cl::value_desc("file"), cl::init("-"));
+cl::opt<bool> importNoRaise(
+    "no-raise", cl::sub(importCmd), cl::cat(pimcCategory),
+    cl::desc("ONNX / FX graphs: keep the imported primitive ops (do not run "
+             "the llm-raise pipeline that fuses norms, RoPE, attention, gated "
+             "MLPs and MoE)"));
 cl::opt<std::string> importWeightsOut(
     "weights-out", cl::sub(importCmd), cl::cat(pimcCategory),
     cl::desc("ONNX: safetensors file for the initializers that become "
@@ -228,6 +234,7 @@ int runONNXImport(mlir::MLIRContext &ctx) {
   auto model = onnx::importModelFile(ctx, importInput, options);
   if (!model)
     return fail(toString(model.takeError()));
+  std::vector<std::string> weightFiles;
   if (!model->weights.empty()) {
     std::string weightsPath = importWeightsOut;
     if (weightsPath.empty()) {
@@ -241,7 +248,10 @@ int runONNXImport(mlir::MLIRContext &ctx) {
     }
     if (Error err = onnx::writeWeights(weightsPath, model->weights))
       return fail(toString(std::move(err)));
+    weightFiles.push_back(weightsPath);
   }
+  if (!importNoRaise && failed(llm::raiseGraph(*model->module, weightFiles)))
+    return fail(formatv("{0}: raising the imported graph failed", importInput));
   Error err = writeToOutput(importOutput, [&](raw_ostream &os) -> Error {
     mlir::OpPrintingFlags flags;
     if (importPrintLocations)
