@@ -17,6 +17,8 @@
 #include "pimc/Dialect/PIM/IR/PIMDialect.h"
 #include "pimc/Frontend/HF/HFConfig.h"
 #include "pimc/Frontend/HF/HFImporter.h"
+#include "pimc/Frontend/ONNX/ONNXImporter.h"
+#include "pimc/Dialect/LLM/Transforms/Passes.h"
 
 #include "pimsim/Target.h"
 
@@ -49,10 +51,12 @@ const char *kUsage =
 
 USAGE: pimc support <model> [options]
 
-<model> is a Hugging Face checkpoint directory (or its config.json) or an
-llm IR file (.mlir). The report lists every config feature the model uses
-(honoured, without effect on inference, or unsupported with the importer's
-reason), every llm op the model imports to with its count, where the
+<model> is a Hugging Face checkpoint directory (or its config.json), an
+ONNX model (.onnx) or an llm IR file (.mlir). The report lists every config
+feature (checkpoints: honoured, without effect on inference, or unsupported
+with the importer's reason) or source op (ONNX: in the importer's op table
+or not) the model uses, every llm op the model imports to (after llm-raise
+for graphs) with its count, where the
 backend places it for the target (pim, host) or why it cannot, and whether
 the whole model compiles for the target.
 
@@ -78,6 +82,15 @@ struct Options {
   bool json = false;
 };
 
+/// One op kind of the source graph (an ONNX op type at its opset, an ATen
+/// op): does the importer's table have it.
+struct SourceOpRow {
+  std::string name;
+  int64_t count = 0;
+  bool supported = false;
+  std::string reason;
+};
+
 /// One llm op kind of the imported module.
 struct OpRow {
   std::string name;
@@ -90,7 +103,9 @@ struct Report {
   std::string input, format;
   std::string modelType;
   std::vector<hf::ConfigFeature> features;
+  std::vector<SourceOpRow> sourceOps;
   std::string importError; // the model could not be imported
+  bool raised = false;     // llm ops are counted after llm-raise
   std::vector<OpRow> ops;
   std::string targetName;
   bool compiles = false;
@@ -101,6 +116,9 @@ struct Report {
       return false;
     for (const hf::ConfigFeature &f : features)
       if (f.status == hf::ConfigFeature::Status::Unsupported)
+        return false;
+    for (const SourceOpRow &r : sourceOps)
+      if (!r.supported)
         return false;
     return llvm::all_of(ops, [](const OpRow &r) { return r.reason.empty(); });
   }
@@ -195,8 +213,77 @@ void analyzeModule(mlir::ModuleOp module, const pimsim::Target &target,
     report.ops.push_back(row);
 }
 
+/// ONNX: every op type against the importer's table, then (when all are
+/// there) the import itself and llm-raise, whose ops analyzeModule counts.
+/// Errors only when the file cannot be read as a model at all.
+Error analyzeONNX(mlir::MLIRContext &ctx, StringRef path, Report &report,
+                  mlir::OwningOpRef<mlir::ModuleOp> &module) {
+  auto summary = onnx::summarizeModelFile(path);
+  if (!summary)
+    return summary.takeError();
+  std::map<std::string, SourceOpRow> rows;
+  std::vector<std::string> order;
+  for (const std::string &op : summary->opTypes) {
+    std::string key = formatv("{0} (opset {1})", op, summary->opset).str();
+    auto [it, inserted] = rows.try_emplace(key);
+    if (inserted) {
+      order.push_back(key);
+      it->second.name = key;
+      it->second.supported = onnx::isSupportedOp("", op, summary->opset);
+      if (!it->second.supported)
+        it->second.reason = "no rule in the ONNX importer's op table";
+    }
+    ++it->second.count;
+  }
+  for (const std::string &key : order)
+    report.sourceOps.push_back(rows[key]);
+  if (llvm::any_of(report.sourceOps,
+                   [](const SourceOpRow &r) { return !r.supported; })) {
+    report.importError = "the model has unsupported ops (above)";
+    return Error::success();
+  }
+  auto model = onnx::importModelFile(ctx, path, onnx::ImportOptions());
+  if (!model) {
+    report.importError = toString(model.takeError());
+    return Error::success();
+  }
+  // The raising passes read buffer-backed tables (rotary, masks) from the
+  // weights file, as `pimc import` does.
+  SmallString<128> weightsPath;
+  std::vector<std::string> weightFiles;
+  if (!model->weights.empty()) {
+    if (std::error_code ec = sys::fs::createTemporaryFile(
+            "pimc-support", "safetensors", weightsPath))
+      return createStringError("cannot create a temporary file: " +
+                               ec.message());
+    if (Error e = onnx::writeWeights(weightsPath, model->weights)) {
+      sys::fs::remove(weightsPath);
+      return e;
+    }
+    weightFiles.push_back(weightsPath.str().str());
+  }
+  auto diags = captureDiagnostics(ctx, [&] {
+    report.raised = succeeded(llm::raiseGraph(*model->module, weightFiles));
+  });
+  if (!weightsPath.empty())
+    sys::fs::remove(weightsPath);
+  if (!report.raised)
+    report.importError = "llm-raise failed" +
+                         (diags.empty() ? "" : ": " + diags.front().first);
+  module = std::move(model->module);
+  return Error::success();
+}
+
 json::Value toJSON(const Report &r) {
-  json::Array features, ops;
+  json::Array features, ops, sourceOps;
+  for (const SourceOpRow &row : r.sourceOps) {
+    json::Object o{{"name", row.name},
+                   {"count", row.count},
+                   {"supported", row.supported}};
+    if (!row.reason.empty())
+      o["reason"] = row.reason;
+    sourceOps.push_back(std::move(o));
+  }
   for (const hf::ConfigFeature &f : r.features) {
     json::Object o{{"name", f.field},
                    {"value", f.value},
@@ -219,6 +306,8 @@ json::Value toJSON(const Report &r) {
                     {"format", r.format},
                     {"supported", r.supported()},
                     {"config_features", std::move(features)},
+                    {"source_ops", std::move(sourceOps)},
+                    {"raised", r.raised},
                     {"llm_ops", std::move(ops)},
                     {"target", r.targetName},
                     {"compiles", r.compiles}};
@@ -249,14 +338,26 @@ void printText(const Report &r, raw_ostream &os) {
         os << "               " << f.reason << "\n";
     }
   }
+  if (!r.sourceOps.empty()) {
+    size_t bad = llvm::count_if(r.sourceOps, [](const SourceOpRow &row) {
+      return !row.supported;
+    });
+    os << formatv("\nsource ops: {0} kinds, {1} unsupported by the importer\n",
+                  r.sourceOps.size(), bad);
+    for (const SourceOpRow &row : r.sourceOps)
+      os << formatv("  {0,-12} {1,-32} x{2}{3}\n",
+                    row.supported ? "supported" : "unsupported", row.name,
+                    row.count, row.reason.empty() ? "" : "  " + row.reason);
+  }
   if (!r.importError.empty())
     os << "\nimport: not possible: " << r.importError << "\n";
   if (!r.ops.empty()) {
     size_t bad = llvm::count_if(
         r.ops, [](const OpRow &row) { return !row.reason.empty(); });
-    os << formatv("\nllm ops: {0} kinds, {1} unsupported by the backend for "
-                  "target '{2}'\n",
-                  r.ops.size(), bad, r.targetName);
+    os << formatv("\nllm ops{3}: {0} kinds, {1} unsupported by the backend "
+                  "for target '{2}'\n",
+                  r.ops.size(), bad, r.targetName,
+                  r.raised ? " (after llm-raise)" : "");
     os << "  (placement: pim = the PIM units; host = the host or the target's "
           "near-memory unit)\n";
     os << formatv("  {0,-24} {1,7}  {2}\n", "op", "count", "placement");
@@ -319,16 +420,17 @@ int pimcSupportMain(int argc, char **argv) {
   StringRef ext = sys::path::extension(opt.input);
   bool isConfigFile = sys::path::filename(opt.input) == "config.json";
   bool isCheckpoint = sys::fs::is_directory(opt.input) || isConfigFile;
-  if (!isCheckpoint && ext != ".mlir")
+  if (!isCheckpoint && ext != ".mlir" && ext != ".onnx")
     return fail("'" + opt.input +
                 "': unknown model format (expected a Hugging Face checkpoint "
-                "directory, config.json or .mlir)");
+                "directory, config.json, .onnx or .mlir)");
   auto target = pimsim::loadTarget(opt.target);
   if (!target)
     return fail(toString(target.takeError()));
 
   mlir::MLIRContext ctx;
   hf::registerImportDialects(ctx);
+  onnx::registerImportDialects(ctx);
   ctx.loadDialect<pim::PIMDialect>();
   ctx.printOpOnDiagnostic(false);
 
@@ -363,6 +465,10 @@ int pimcSupportMain(int argc, char **argv) {
         weights = std::move(model->weights);
       }
     }
+  } else if (ext == ".onnx") {
+    report.format = "onnx";
+    if (Error e = analyzeONNX(ctx, opt.input, report, module))
+      return fail(toString(std::move(e)));
   } else {
     report.format = "llm-ir";
     llvm::SourceMgr sourceMgr;

@@ -2811,3 +2811,8 @@ pimc::onnx::importModelFile(MLIRContext &context, StringRef path,
   Importer importer(context, **model, path, options);
   return importer.run();
 }
+
+bool pimc::onnx::isSupportedOp(StringRef domain, StringRef opType,
+                               int64_t opset) {
+  return findRule(domain, opType, opset) != nullptr;
+}

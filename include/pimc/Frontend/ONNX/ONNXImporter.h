@@ -97,6 +97,11 @@ struct ModelSummary {
 };
 llvm::Expected<ModelSummary> summarizeModelFile(llvm::StringRef path);
 
+/// Whether the importer's op table has a rule for `opType` of `domain` (""
+/// or "ai.onnx" for the default domain) at `opset` (for `pimc support`).
+bool isSupportedOp(llvm::StringRef domain, llvm::StringRef opType,
+                   int64_t opset);
+
 /// Registers the dialects the imported IR uses.
 void registerImportDialects(mlir::MLIRContext &context);
 
