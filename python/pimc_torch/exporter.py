@@ -15,6 +15,7 @@ import os
 import re
 import sys
 import sysconfig
+import warnings
 
 import torch
 import torch.fx
@@ -607,7 +608,10 @@ def export_onnx(module, example_inputs, path, input_names=None, opset=17, files=
     label, _ = _module_label(module)
     tmp = files.path(path)
     try:
-        with torch.no_grad():
+        # The exporter's TracerWarnings (shape-dependent Python values) are what real-mode
+        # tracing means here: the graph is for these input shapes.
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             torch.onnx.export(module, inputs, tmp, opset_version=opset, input_names=names,
                               output_names=["output_%d" % i for i in range(n_out)],
                               do_constant_folding=True)

@@ -188,8 +188,8 @@ class MixtralExpert(nn.Module):
 class MixtralSparseMoeBlock(nn.Module):
     """Top-k MoE: router softmax -> topk -> renormalise.
 
-    dispatch="sparse" is HF Mixtral's loop: per expert, torch.where over the one-hot routing
-    picks its tokens, the expert runs on those rows only and index_add_ scatters them back.
+    dispatch="sparse" is HF Mixtral's loop: per expert, torch.where over the routing picks its
+    tokens, the expert runs on those rows only and index_add_ scatters them back.
     dispatch="dense" runs every expert on every token and weights the results with the routing
     weights scattered into a [tokens, experts] matrix (zero for unselected experts).
     """
@@ -223,10 +223,11 @@ class MixtralSparseMoeBlock(nn.Module):
             final_hidden_states = torch.zeros(
                 (batch_size * sequence_length, hidden_dim), dtype=hidden_states.dtype,
                 device=hidden_states.device)
-            expert_mask = F.one_hot(selected_experts, num_classes=self.num_experts).permute(2, 1, 0)
+            # HF builds the mask with F.one_hot, which checks its input with .item(): make_fx
+            # cannot trace that, so compare with the expert index instead (as DeepSeek's code does).
             for expert_idx in range(self.num_experts):
                 expert_layer = self.experts[expert_idx]
-                idx, top_x = torch.where(expert_mask[expert_idx])
+                top_x, idx = torch.where(selected_experts == expert_idx)
                 current_state = hidden_states[None, top_x].reshape(-1, hidden_dim)
                 current_hidden_states = expert_layer(current_state) * routing_weights[top_x, idx, None]
                 final_hidden_states.index_add_(0, top_x, current_hidden_states.to(hidden_states.dtype))
