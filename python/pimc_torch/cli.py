@@ -154,10 +154,30 @@ def cmd_export(args):
     return 0
 
 
+def check_onnx(path):
+    """Parse and check an .onnx file; a summary of its opset and op types."""
+    import onnx
+    if not os.path.isfile(path):
+        raise CliError("%s: no such file" % path)
+    try:
+        model = onnx.load(path)
+        onnx.checker.check_model(model)
+    except Exception as e:
+        raise CliError("%s: not a valid ONNX model: %s" % (path, str(e).strip().splitlines()[0]
+                                                           if str(e).strip() else type(e).__name__))
+    opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=0)
+    ops = sorted({n.op_type for n in model.graph.node})
+    return "%s: valid ONNX, opset %d, %d nodes, %d initializers, ops: %s" % (
+        path, opset, len(model.graph.node), len(model.graph.initializer), ", ".join(ops))
+
+
 def cmd_check(args):
     from . import graph_format as gf
     from . import replay
     path = args.graph
+    if path.endswith(".onnx"):
+        print(check_onnx(path))
+        return 0
     json_path = os.path.join(path, "graph.json") if os.path.isdir(path) else path
     graph = gf.load(json_path)
     report = replay.check(json_path, graph, inputs=args.inputs, expect=args.expect,
@@ -189,8 +209,9 @@ def build_parser():
                    help="also write model.onnx (torch.onnx.export, opset 17)")
     e.add_argument("--tracer", choices=("auto", "make_fx", "torch.export"), default="auto",
                    help="auto: torch.export when torch has it (>= 2.1), else make_fx")
-    c = sub.add_parser("check", help="validate a graph.json and replay it with torch's ATen ops")
-    c.add_argument("graph", help="graph.json or a directory holding it")
+    c = sub.add_parser("check", help="validate a graph.json and replay it with torch's ATen ops "
+                                     "(or check a model.onnx)")
+    c.add_argument("graph", help="graph.json, a directory holding it, or a .onnx file")
     c.add_argument("--inputs", help="inputs.safetensors (default: beside the graph, if present)")
     c.add_argument("--expect", help="outputs.safetensors (default: beside the graph, if present)")
     c.add_argument("--atol", type=float, default=1e-5)
