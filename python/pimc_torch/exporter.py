@@ -15,6 +15,7 @@ import os
 import re
 import sys
 import sysconfig
+import traceback
 import warnings
 
 import torch
@@ -192,6 +193,16 @@ class _RecordingInterpreter(torch.fx.Interpreter):
         v = super().run_node(n)
         self.values[n] = v
         return v
+
+
+def _user_location(exc, root):
+    """' at File "m.py", line N, in f' for the innermost model frame of an exception."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _is_user_file(f.filename)]
+    if not frames:
+        return ""
+    f = frames[-1]
+    text = _format_frames([(f.filename, f.lineno, f.name, f.line)], root)
+    return " at " + text.replace("\n    ", ": ")
 
 
 def _trace_make_fx(module, inputs, input_names, root):
@@ -502,7 +513,8 @@ def _flatten_outputs(out, what):
     flat = pytree.tree_flatten(out)[0]
     for i, t in enumerate(flat):
         if not isinstance(t, torch.Tensor):
-            raise ExportError("%s output %d is a %s, not a tensor" % (what, i, type(t).__name__))
+            raise ExportError("%s: output %d is of type %s, not a tensor"
+                              % (what, i, type(t).__name__))
     if not flat:
         raise ExportError("%s returns no tensor" % what)
     return flat
@@ -528,8 +540,8 @@ def trace(module, example_inputs, input_names=None, tracer="auto"):
         except ExportError:
             raise
         except Exception as e:
-            raise ExportError("%s: running forward on the example inputs failed: %s: %s"
-                              % (label, type(e).__name__, e))
+            raise ExportError("%s: running forward on the example inputs failed%s: %s: %s"
+                              % (label, _user_location(e, root), type(e).__name__, e))
     try:
         if tracer == "torch.export":
             if not has_torch_export():
@@ -543,7 +555,12 @@ def trace(module, example_inputs, input_names=None, tracer="auto"):
     except ExportError:
         raise
     except Exception as e:
-        raise ExportError("%s: tracing with %s failed: %s: %s" % (label, tracer, type(e).__name__, e))
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        if "get value out of a tracing tensor" in msg:
+            msg = ("the model reads a tensor's value in Python (.item(), .tolist(), bool(), "
+                   "or control flow on tensor data), which cannot be traced")
+        raise ExportError("%s: tracing with %s failed%s: %s: %s"
+                          % (label, tracer, _user_location(e, root), type(e).__name__, msg))
     if len(traced.outputs) != len(eager):
         raise ExportError("%s: the traced graph has %d outputs, the module %d"
                           % (label, len(traced.outputs), len(eager)))
