@@ -7,7 +7,6 @@ graph outputs with the goldens. A graph that replays to the eager module's outpu
 everything an importer needs.
 """
 
-import math
 import os
 import sys
 
