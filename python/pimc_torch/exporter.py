@@ -544,7 +544,7 @@ def trace(module, example_inputs, input_names=None, tracer="auto"):
     inputs = tuple(example_inputs)
     for i, x in enumerate(inputs):
         if not isinstance(x, torch.Tensor):
-            raise ExportError("example input %d is a %s; only tensor inputs are supported"
+            raise ExportError("example input %d is of type %s; only tensor inputs are supported"
                               % (i, type(x).__name__))
     module.eval()
     label, root = _module_label(module)
