@@ -226,11 +226,14 @@ def _user_location(exc, root):
 
 def _trace_make_fx(module, inputs, input_names, root):
     from torch.fx.experimental import proxy_tensor
-    from torch.nn.utils.stateless import functional_call
-    try:
-        from functorch import functionalize
+    try:                # torch >= 2.0 (the 1.13 names below are deprecated there)
+        from torch.func import functional_call, functionalize
     except ImportError:
-        functionalize = None
+        from torch.nn.utils.stateless import functional_call
+        try:
+            from functorch import functionalize
+        except ImportError:
+            functionalize = None
 
     slots = _tensor_slots(module)
     unique, index_of = [], {}       # unique tensors in first-seen order; id -> index
@@ -478,6 +481,11 @@ def _build_graph(traced, module_label):
         if target in NO_OP_TARGETS:
             refs[n] = ref_of(n.args[0], names[n])
             continue
+        if getattr(n.target._schema, "is_mutable", False):
+            # Both tracers functionalise; a mutating op left over would change what earlier
+            # nodes computed, which a dataflow importer cannot represent.
+            raise ExportError("node '%s': %s.%s mutates its input and survived functionalisation"
+                              % (names[n], target, overload))
         if n not in traced.values:
             raise ExportError("node '%s' (%s): the tracer recorded no value" % (n.name, target))
         meta = _meta_of(traced.values[n], names[n])
