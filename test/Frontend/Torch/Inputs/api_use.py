@@ -37,3 +37,22 @@ exporter.has_torch_export = lambda: True
 exporter._trace_torch_export = refuse
 g, _ = pimc_torch.trace(net, (torch.ones(2, 4),))
 print("fallback:", g["producer"]["tracer"], "|", g["producer"]["fallback"])
+
+
+# Without functionalize (no functorch) an in-place op would reach the graph: refused by name.
+class InPlace(torch.nn.Module):
+    def forward(self, x):
+        y = x * 2
+        y.add_(1)
+        return y
+
+
+class NoFunctionalize:
+    pass
+
+
+sys.modules["functorch"] = NoFunctionalize()
+try:
+    pimc_torch.trace(InPlace(), (torch.ones(2),), tracer="make_fx")
+except pimc_torch.ExportError as e:
+    print("error:", e)
