@@ -23,6 +23,7 @@ import torch.fx
 import torch.utils._pytree as pytree
 
 from . import graph_format as gf
+from .graph_format import ExportError
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from pimc_testgen import safetensors_io as st     # noqa: E402
@@ -32,10 +33,6 @@ NO_OP_TARGETS = {"aten.detach", "aten.alias", "aten.lift_fresh"}
 # Shape assertions torch.export inserts; they return None and compute nothing.
 ASSERT_TARGETS = {"aten._assert_async", "aten._assert_scalar", "aten._assert_tensor_metadata",
                   "aten.sym_constrain_range_for_size", "aten.sym_constrain_range"}
-
-
-class ExportError(RuntimeError):
-    pass
 
 
 def has_torch_export():
