@@ -229,6 +229,9 @@ static const std::vector<HostOpSpec> &hostOpSpecs() {
       {"logits", {"in"}},
       {"sum", {"in", "out", "parts", "stride"}},
       {"linear", {"in", "out", "weight"}},
+      {"attn_combine",
+       {"in", "stats", "out", "parts", "stride", "heads", "block", "param",
+        "part_keys"}},
   };
   return specs;
 }
