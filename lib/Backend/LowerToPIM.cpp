@@ -5,7 +5,8 @@
 //     PIM units in the `gemv_rows` layout; linears that share an input are
 //     one fused GEMV (one input broadcast: Q/K/V, gate/up);
 //   * attention runs on the PIM units over the KV cache (K rows, V^T rows),
-//     softmax on the near-memory unit, one KV head per channel;
+//     softmax on the near-memory unit, one KV head per channel (per part
+//     of the sequence when split, merged by attn_combine);
 //   * everything else (embedding, norms, RoPE, residual adds, the gate
 //     activation, format conversion) is host ops, fused into one host
 //     kernel per gap between PIM phases.
