@@ -1078,16 +1078,17 @@ TEST_F(HostOpTest, AttnCombineMergesPartialSoftmaxes) {
   // softmax over every live key (keys <= pos), and parts past pos are
   // ignored (their stats are NaN here).
   const int heads = 2, block = 4, parts = 3, keys = 4, stride = 8;
-  load({json::Object{{"op", "attn_combine"},
-                     {"in", buf(0, (parts - 1) * stride + heads * block, "f32")},
-                     {"stats", buf(512, parts * 2 * heads, "f32")},
-                     {"out", buf(768, heads * block, "f32")},
-                     {"parts", parts},
-                     {"stride", stride},
-                     {"heads", heads},
-                     {"block", block},
-                     {"part_keys", keys},
-                     {"param", "pos"}}});
+  load(
+      {json::Object{{"op", "attn_combine"},
+                    {"in", buf(0, (parts - 1) * stride + heads * block, "f32")},
+                    {"stats", buf(512, parts * 2 * heads, "f32")},
+                    {"out", buf(768, heads * block, "f32")},
+                    {"parts", parts},
+                    {"stride", stride},
+                    {"heads", heads},
+                    {"block", block},
+                    {"part_keys", keys},
+                    {"param", "pos"}}});
   std::vector<float> score = random(heads * parts * keys, 40, -6, 6);
   std::vector<float> v = random(heads * parts * keys * block, 41);
   for (int pos : {2, 5, 11}) {
@@ -1116,9 +1117,10 @@ TEST_F(HostOpTest, AttnCombineMergesPartialSoftmaxes) {
     writeF32(512, st);
     ASSERT_FALSE(bool(run(pos, 0))) << pos;
     std::vector<float> got = readF32(768, heads * block);
-    if (n <= keys) // one live part: its output, bit for bit
+    if (n <= keys) { // one live part: its output, bit for bit
       for (int i = 0; i < heads * block; ++i)
         EXPECT_EQ(bitsOf(got[i]), bitsOf(in[i])) << "pos " << pos;
+    }
     for (int h = 0; h < heads; ++h) {
       float m = -INFINITY, l = 0;
       for (int k = 0; k < n; ++k)

@@ -884,8 +884,8 @@ Geometry &Lowering::geometry(int64_t hd, int64_t window, int64_t S) {
       pp.krow = param("krow" + ps, 0, g.KR - 1, pp.slot, 0, m.B * g.kpr, 0);
       pp.vrow = param("vrow" + ps, 0, g.VR - 1, pp.slot, 0, m.E, 0);
       pp.vcol = param("vcol" + ps, 0, m.cols - 1, pp.slot, 0, m.lanes, m.cols);
-      pp.kvRows = param("kv_rows" + ps, 1, g.liveKR, pp.kvLen,
-                        m.B * g.kpr - 1, m.B * g.kpr, 0);
+      pp.kvRows = param("kv_rows" + ps, 1, g.liveKR, pp.kvLen, m.B * g.kpr - 1,
+                        m.B * g.kpr, 0);
       pp.vrows = param("vrows" + ps, 1, g.liveVR, pp.kvLen, m.E - 1, m.E, 0);
       g.parts.push_back(pp);
     }
@@ -1117,8 +1117,8 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
   std::string kvName = currentLayer + ".kv_append";
   for (int64_t p = 0; p < S; ++p) {
     const PartParams &pp = g.parts[p];
-    auto kvs = stream(partName(kvName, p), p * NC, NC,
-                      dispatchInfo(op, "attention"));
+    auto kvs =
+        stream(partName(kvName, p), p * NC, NC, dispatchInfo(op, "attention"));
     OpBuilder sb = OpBuilder::atBlockEnd(&kvs.getBody().front());
     macro(sb, "st",
           {attr("bank", pp.kbank),
@@ -1160,8 +1160,8 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
   for (int64_t p = 0; p < S; ++p) {
     const PartParams &pp = g.parts[p];
     int64_t ctxOff = ctxAll.off + 4 * p * ctxN;
-    auto ats = stream(partName(atName, p), p * NC, NC,
-                      dispatchInfo(op, "attention"));
+    auto ats =
+        stream(partName(atName, p), p * NC, NC, dispatchInfo(op, "attention"));
     OpBuilder sb = OpBuilder::atBlockEnd(&ats.getBody().front());
     OpBuilder qb = G > 1 ? loop(sb, "q", b.getI64IntegerAttr(G)) : sb;
     std::string qterm = G > 1 ? "+" + std::to_string(2 * m.E) + "*q" : "";
@@ -1202,11 +1202,11 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
     barrier(cb);
     SmallVector<NamedAttribute> sf{attr("length", pp.kvLen)};
     if (S > 1) // [max, sum] of head ch * G + q of part p
-      sf.push_back(attr(
-          "data", llvm::formatv("act+{0}+{1}*ch{2}", stats.off + 8 * p * H,
-                                8 * G,
-                                G > 1 ? std::string("+8*q") : std::string())
-                      .str()));
+      sf.push_back(
+          attr("data",
+               llvm::formatv("act+{0}+{1}*ch{2}", stats.off + 8 * p * H, 8 * G,
+                             G > 1 ? std::string("+8*q") : std::string())
+                   .str()));
     macro(qb, "sfm", sf);
     barrier(qb);
     macro(qb, "mv_gb",
@@ -1222,9 +1222,10 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
       std::string qd = G > 1 ? "+" + std::to_string(4 * g.nd * m.B) + "*q" : "";
       macro(qb, "rd_acc",
             {attr("count", m.units / m.perBurst),
-             attr("data", llvm::formatv("act+{0}+{1}*ch{2}", ctxOff + 4 * dh * m.B,
-                                        4 * g.nd * m.B * G, qd)
-                              .str())});
+             attr("data",
+                  llvm::formatv("act+{0}+{1}*ch{2}", ctxOff + 4 * dh * m.B,
+                                4 * g.nd * m.B * G, qd)
+                      .str())});
       barrier(qb);
     }
     step(partName(atName, p));
@@ -1318,8 +1319,8 @@ FailureOr<pim::ProgramOp> Lowering::run() {
       int64_t S = splitFor(at, why);
       if (S == 0)
         continue; // diagnosed by lowerAttention
-      Geometry &g = geometry(
-          hd, at.getSlidingWindow() ? *at.getSlidingWindow() : 0, S);
+      Geometry &g =
+          geometry(hd, at.getSlidingWindow() ? *at.getSlidingWindow() : 0, S);
       kvRowsPlanned += g.KR + g.nd * g.VR;
     }
   weightRow = kvRowsPlanned;

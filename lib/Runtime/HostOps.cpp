@@ -1037,8 +1037,7 @@ Error HostOps::runOp(Device &device, const HostOp &op,
     if (!st)
       return st.takeError();
     int64_t pos = param(op.param);
-    int64_t live =
-        std::clamp<int64_t>(pos / op.partKeys + 1, 1, op.parts);
+    int64_t live = std::clamp<int64_t>(pos / op.partKeys + 1, 1, op.parts);
     std::vector<float> out(size_t(op.out.elements));
     if (live == 1) { // only part 0 holds keys: its output, bit for bit
       std::copy_n(in->begin(), out.size(), out.begin());

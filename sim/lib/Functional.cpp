@@ -217,8 +217,8 @@ void FunctionalModel::moveToSoftmax(int64_t channel, int64_t firstUnit,
     s.softmax[s.sbFill++] = takeAccumulator(s, firstUnit + i, reg);
 }
 
-bool FunctionalModel::softmaxUnit(int64_t channel, int64_t length,
-                                  Function fn, float stats[2]) {
+bool FunctionalModel::softmaxUnit(int64_t channel, int64_t length, Function fn,
+                                  float stats[2]) {
   ChannelState &s = state(channel);
   if (length <= 0 || length > s.sbFill) {
     fail(formatv("functional model: sfm length={0}, but the softmax buffer "

@@ -144,8 +144,7 @@ const OperandSpec kMvSB[] = {O(F::Bank), O(F::Row), O(F::Count), O(F::Reg),
                              O(F::Channels)};
 // Data of an sfm (1.4): where fn=softmax writes its statistics [max, sum]
 // (two fp32, 8 bytes).
-const OperandSpec kSfm[] = {R(F::Length), O(F::Fn), O(F::Data),
-                            O(F::Channels)};
+const OperandSpec kSfm[] = {R(F::Length), O(F::Fn), O(F::Data), O(F::Channels)};
 const OperandSpec kEwMul[] = {R(F::Row), R(F::Col), R(F::Count),
                               O(F::Channels)};
 const OperandSpec kEwAdd[] = {R(F::Offset), R(F::Src), R(F::Count),
@@ -1325,7 +1324,7 @@ private:
     }
     if (opcodeHasField(inst.op, Field::Data) && inst.dataRegion >= 0) {
       Span d = span(inst, Field::Data);
-      int64_t size = inst.op == Opcode::WrGB ? std::max<int64_t>(bytes, 0)
+      int64_t size = inst.op == Opcode::WrGB  ? std::max<int64_t>(bytes, 0)
                      : inst.op == Opcode::Sfm ? 8 // [max, sum] (1.4)
                                               : burstBytes;
       if (d.overflow)

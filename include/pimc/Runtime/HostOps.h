@@ -2,11 +2,11 @@
 //
 // Every host kernel of a compiled model carries `params` = {"ops": [...]}
 // (docs/backend-abi.md, "Host kernels"): embedding, rms_norm, add, rope,
-// gated_act, pack, v_stage, sum, attn_combine and logits, run in order on the program's `act`
-// region in f32. HostOps parses them once, when a program is loaded, into a
-// compact op list (every field checked; errors name the kernel and the op),
-// binds the checkpoint tensors they read, and executes a kernel's ops
-// through a Device with the reference kernels (pimc/Reference/Kernels.h).
+// gated_act, pack, v_stage, sum, attn_combine and logits, run in order on the
+// program's `act` region in f32. HostOps parses them once, when a program is
+// loaded, into a compact op list (every field checked; errors name the kernel
+// and the op), binds the checkpoint tensors they read, and executes a kernel's
+// ops through a Device with the reference kernels (pimc/Reference/Kernels.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIMC_RUNTIME_HOSTOPS_H
