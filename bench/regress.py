@@ -37,6 +37,8 @@ CASES = {
     "gptq4-tiny-gddr6": ("llama_gptq4", "targets/gddr6-aim.json", 64),
     "llama3.2-1b-hbm3-2k": ("preset:llama3.2-1b", "targets/hbm3-pim.json", 2048),
     "llama3-8b-hbm3-2k": ("preset:llama3-8b", "targets/hbm3-pim.json", 2048),
+    # Beyond one channel's 2048 keys: the attention split over the sequence.
+    "llama3-8b-hbm3-4k": ("preset:llama3-8b", "targets/hbm3-pim.json", 4096),
     "llama3-70b-hbm3x10-2k": ("preset:llama3-70b", "targets/hbm3-pim-10stack.json", 2048),
 }
 

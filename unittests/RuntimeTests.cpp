@@ -1072,6 +1072,97 @@ TEST_F(HostOpTest, SumAddsPartsInOrder) {
             "which has 20");
 }
 
+TEST_F(HostOpTest, AttnCombineMergesPartialSoftmaxes) {
+  // 2 heads of block 4, 3 parts of 4 keys: part p holds keys 4p .. 4p+3.
+  // Each part's o_p is normalised by its own sum; the merge must equal one
+  // softmax over every live key (keys <= pos), and parts past pos are
+  // ignored (their stats are NaN here).
+  const int heads = 2, block = 4, parts = 3, keys = 4, stride = 8;
+  load(
+      {json::Object{{"op", "attn_combine"},
+                    {"in", buf(0, (parts - 1) * stride + heads * block, "f32")},
+                    {"stats", buf(512, parts * 2 * heads, "f32")},
+                    {"out", buf(768, heads * block, "f32")},
+                    {"parts", parts},
+                    {"stride", stride},
+                    {"heads", heads},
+                    {"block", block},
+                    {"part_keys", keys},
+                    {"param", "pos"}}});
+  std::vector<float> score = random(heads * parts * keys, 40, -6, 6);
+  std::vector<float> v = random(heads * parts * keys * block, 41);
+  for (int pos : {2, 5, 11}) {
+    int n = pos + 1;
+    std::vector<float> in((parts - 1) * stride + heads * block, 0);
+    std::vector<float> st(parts * 2 * heads, NAN);
+    for (int p = 0; p * keys < n; ++p)
+      for (int h = 0; h < heads; ++h) {
+        int k0 = p * keys, k1 = std::min(n, k0 + keys);
+        float m = -INFINITY, l = 0;
+        for (int k = k0; k < k1; ++k)
+          m = std::max(m, score[h * parts * keys + k]);
+        for (int k = k0; k < k1; ++k)
+          l += std::exp(score[h * parts * keys + k] - m);
+        for (int j = 0; j < block; ++j) {
+          float o = 0;
+          for (int k = k0; k < k1; ++k)
+            o += std::exp(score[h * parts * keys + k] - m) *
+                 v[(h * parts * keys + k) * block + j];
+          in[p * stride + h * block + j] = o / l;
+        }
+        st[p * 2 * heads + 2 * h] = m;
+        st[p * 2 * heads + 2 * h + 1] = l;
+      }
+    writeF32(0, in);
+    writeF32(512, st);
+    ASSERT_FALSE(bool(run(pos, 0))) << pos;
+    std::vector<float> got = readF32(768, heads * block);
+    if (n <= keys) { // one live part: its output, bit for bit
+      for (int i = 0; i < heads * block; ++i)
+        EXPECT_EQ(bitsOf(got[i]), bitsOf(in[i])) << "pos " << pos;
+    }
+    for (int h = 0; h < heads; ++h) {
+      float m = -INFINITY, l = 0;
+      for (int k = 0; k < n; ++k)
+        m = std::max(m, score[h * parts * keys + k]);
+      for (int k = 0; k < n; ++k)
+        l += std::exp(score[h * parts * keys + k] - m);
+      for (int j = 0; j < block; ++j) {
+        float o = 0;
+        for (int k = 0; k < n; ++k)
+          o += std::exp(score[h * parts * keys + k] - m) / l *
+               v[(h * parts * keys + k) * block + j];
+        EXPECT_NEAR(got[h * block + j], o, 1e-5f * (1 + std::fabs(o)))
+            << "pos " << pos << " head " << h << " j " << j;
+      }
+    }
+  }
+  EXPECT_EQ(parseError({json::Object{{"op", "attn_combine"},
+                                     {"in", buf(0, 23, "f32")},
+                                     {"stats", buf(512, 12, "f32")},
+                                     {"out", buf(768, 8, "f32")},
+                                     {"parts", 3},
+                                     {"stride", 8},
+                                     {"heads", 2},
+                                     {"block", 4},
+                                     {"part_keys", 4},
+                                     {"param", "pos"}}}),
+            "host kernel 'k' (0), op 0 (attn_combine): reads 24 elements of "
+            "'in', which has 23");
+  EXPECT_EQ(parseError({json::Object{{"op", "attn_combine"},
+                                     {"in", buf(0, 24, "f32")},
+                                     {"stats", buf(512, 12, "f32")},
+                                     {"out", buf(768, 8, "f32")},
+                                     {"parts", 3},
+                                     {"stride", 8},
+                                     {"heads", 2},
+                                     {"block", 4},
+                                     {"part_keys", 4},
+                                     {"param", "where"}}}),
+            "host kernel 'k' (0), op 0 (attn_combine): 'param' names "
+            "'where', which is not a parameter of the program");
+}
+
 TEST_F(HostOpTest, LogitsMarksTheBuffer) {
   load({json::Object{{"op", "logits"}, {"in", buf(128, 32, "f32")}}});
   ASSERT_TRUE(hostOps->logits().has_value());
@@ -1095,7 +1186,8 @@ TEST(HostOpParseTest, ErrorsNameKernelAndOp) {
       parseError({json::Object{{"op", "logits"}, {"in", buf(0, 4, "f32")}},
                   json::Object{{"op", "softmax"}}}),
       "host kernel 'k' (0), op 1: unknown op 'softmax' (ops: embedding, "
-      "rms_norm, add, rope, gated_act, pack, v_stage, sum, linear, logits)");
+      "rms_norm, add, rope, gated_act, pack, v_stage, sum, linear, logits, "
+      "attn_combine)");
   EXPECT_EQ(parseError({json::Object{{"op", "rms_norm"},
                                      {"in", buf(0, 4, "f32")},
                                      {"out", buf(0, 4, "f32")},

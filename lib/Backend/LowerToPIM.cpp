@@ -5,7 +5,8 @@
 //     PIM units in the `gemv_rows` layout; linears that share an input are
 //     one fused GEMV (one input broadcast: Q/K/V, gate/up);
 //   * attention runs on the PIM units over the KV cache (K rows, V^T rows),
-//     softmax on the near-memory unit, one KV head per channel;
+//     softmax on the near-memory unit, one KV head per channel (per part
+//     of the sequence when split, merged by attn_combine);
 //   * everything else (embedding, norms, RoPE, residual adds, the gate
 //     activation, format conversion) is host ops, fused into one host
 //     kernel per gap between PIM phases.
@@ -226,12 +227,30 @@ struct Slot {
   bool contiguous() const { return block == 0 || block == stride; }
 };
 
-/// Attention geometry shared by layers with the same head dim and window.
+/// The runtime parameters of one part of the sequence (all of it when the
+/// attention is not split).
+struct PartParams {
+  std::string slot, kvLen, kbank, kgrp, krow, vrow, vcol, kvRows, vrows;
+};
+
+/// The most parts one attention is split into (each part takes ten runtime
+/// parameters; a program has at most 64).
+constexpr int64_t kMaxSplit = 4;
+
+/// Attention geometry shared by layers with the same head dim, window and
+/// split.
 struct Geometry {
   int64_t hd, maxT, window; // window 0: none (linear cache)
   int64_t cpk, kpr, KR, nd, VR;
   std::string slot, kvLen, kbank, kgrp, krow, vrow, vcol, kvRows, vrows,
       vgroup;
+  // Split over S parts of Tp keys (S = 1: none). Part p holds positions
+  // [p Tp, (p + 1) Tp) in its slots 0 .. Tp-1, plus slot Tp, where the
+  // parts that do not hold pos write the appended key and value (a trash
+  // slot, so one append stream per part needs no masking). KR / VR count
+  // the Tp + 1 slots (what is allocated); liveKR / liveVR the Tp live ones.
+  int64_t S = 1, Tp = 0, liveKR = 0, liveVR = 0;
+  std::vector<PartParams> parts;
 };
 
 struct CacheInfo {
@@ -333,7 +352,24 @@ private:
   void emitGemv(StringRef name, Value input, ArrayRef<GemvPart> parts,
                 Operation *anchor);
   LogicalResult lowerAttention(llm::AttentionOp op);
-  Geometry &geometry(int64_t hd, int64_t window);
+  Geometry &geometry(int64_t hd, int64_t window, int64_t S = 1);
+  /// Keys per part when maxT keys are split over S parts: a whole number of
+  /// V staging columns (lanes), so pos % lanes is the lane in every part.
+  int64_t splitKeys(int64_t maxT, int64_t S) const {
+    return ceilDiv(ceilDiv(maxT, S), m.lanes) * m.lanes;
+  }
+  /// KV-head copies R of an attention with H q heads and KVH KV heads: the
+  /// largest divisor of the group size with KVH R channels.
+  int64_t replicasFor(int64_t H, int64_t KVH) const {
+    int64_t G = H / KVH;
+    for (int64_t cand = G; cand >= 1; --cand)
+      if (G % cand == 0 && KVH * cand <= m.C)
+        return cand;
+    return 1;
+  }
+  /// The split S of an attention (forced by --attention-split or chosen by
+  /// the cost model); 0 with `why` set when none fits.
+  int64_t splitFor(llm::AttentionOp op, std::string &why);
   DictionaryAttr dispatchInfo(Operation *op, StringRef cls);
 
   ModuleOp module;
@@ -807,7 +843,7 @@ void Lowering::emitGemv(StringRef name, Value input, ArrayRef<GemvPart> parts,
   }
 }
 
-Geometry &Lowering::geometry(int64_t hd, int64_t window) {
+Geometry &Lowering::geometry(int64_t hd, int64_t window, int64_t S) {
   int64_t maxT = maxContext;
   int64_t ring = 0;
   if (window > 0 && window < maxContext) {
@@ -815,7 +851,7 @@ Geometry &Lowering::geometry(int64_t hd, int64_t window) {
     ring = window;
   }
   for (Geometry &g : geometries)
-    if (g.hd == hd && g.maxT == maxT && g.window == ring)
+    if (g.hd == hd && g.maxT == maxT && g.window == ring && g.S == S)
       return g;
   Geometry g;
   g.hd = hd;
@@ -823,6 +859,39 @@ Geometry &Lowering::geometry(int64_t hd, int64_t window) {
   g.window = ring;
   g.cpk = hd / m.lanes;
   g.kpr = m.cols / g.cpk;
+  if (S > 1) {
+    assert(!ring && "ring caches are not split");
+    std::string sfx = "_" + std::to_string(geometries.size());
+    g.S = S;
+    g.Tp = splitKeys(maxT, S);
+    int64_t slots = g.Tp + 1; // + the trash slot
+    g.KR = ceilDiv(ceilDiv(slots, m.B), g.kpr);
+    g.nd = ceilDiv(hd, m.B);
+    g.VR = ceilDiv(slots, m.E);
+    g.liveKR = ceilDiv(ceilDiv(g.Tp, m.B), g.kpr);
+    g.liveVR = ceilDiv(g.Tp, m.E);
+    g.slot = "pos"; // the V staging lane: pos % lanes = slot % lanes
+    for (int64_t p = 0; p < S; ++p) {
+      std::string ps = sfx + "_p" + std::to_string(p);
+      PartParams pp;
+      // at = pos - p Tp in [-1, Tp]; slot = at, or the trash slot Tp for
+      // the parts before (at = -1) and after (at = Tp) the one holding pos.
+      std::string at = param("kv_at" + ps, -1, g.Tp, "pos", -p * g.Tp, 1, 0);
+      pp.slot = param("slot" + ps, 0, g.Tp, at, g.Tp + 1, 1, g.Tp + 1);
+      pp.kvLen = param("kv_len" + ps, 1, g.Tp, "pos", 1 - p * g.Tp, 1, 0);
+      pp.kbank = param("kbank" + ps, 0, m.B - 1, pp.slot, 0, 1, m.B);
+      pp.kgrp = param("kgrp" + ps, 0, g.kpr - 1, pp.slot, 0, m.B, g.kpr);
+      pp.krow = param("krow" + ps, 0, g.KR - 1, pp.slot, 0, m.B * g.kpr, 0);
+      pp.vrow = param("vrow" + ps, 0, g.VR - 1, pp.slot, 0, m.E, 0);
+      pp.vcol = param("vcol" + ps, 0, m.cols - 1, pp.slot, 0, m.lanes, m.cols);
+      pp.kvRows = param("kv_rows" + ps, 1, g.liveKR, pp.kvLen, m.B * g.kpr - 1,
+                        m.B * g.kpr, 0);
+      pp.vrows = param("vrows" + ps, 1, g.liveVR, pp.kvLen, m.E - 1, m.E, 0);
+      g.parts.push_back(pp);
+    }
+    geometries.push_back(g);
+    return geometries.back();
+  }
   g.KR = ceilDiv(ceilDiv(maxT, m.B), g.kpr);
   g.nd = ceilDiv(hd, m.B);
   g.VR = ceilDiv(maxT, m.E);
@@ -843,8 +912,101 @@ Geometry &Lowering::geometry(int64_t hd, int64_t window) {
   if (ring)
     g.vgroup = param("vgroup" + sfx, 0, ceilDiv(maxT, m.lanes) - 1, g.slot, 0,
                      m.lanes, 0);
+  g.liveKR = g.KR;
+  g.liveVR = g.VR;
+  g.parts.push_back({g.slot, g.kvLen, g.kbank, g.kgrp, g.krow, g.vrow, g.vcol,
+                     g.kvRows, g.vrows});
   geometries.push_back(g);
   return geometries.back();
+}
+
+int64_t Lowering::splitFor(llm::AttentionOp op, std::string &why) {
+  auto qt = cast<ShapedType>(op.getQuery().getType());
+  auto kt = cast<ShapedType>(op.getKey().getType());
+  int64_t H = qt.getDimSize(1), hd = qt.getDimSize(2);
+  int64_t KVH = kt.getDimSize(1);
+  int64_t window = op.getSlidingWindow() ? *op.getSlidingWindow() : 0;
+  int64_t maxT = maxContext;
+  if (window > 0 && window < maxContext)
+    return 1; // ring caches are not split (docs/backend.md)
+  int64_t R = replicasFor(H, KVH), NC = KVH * R, Gq = H / KVH / R;
+  // Keys one channel's softmax can take: its probabilities fill whole V rows
+  // (E keys each) of the global buffer.
+  int64_t limit = (m.gbEl / m.E) * m.E;
+  int64_t byChannels = std::max<int64_t>(1, m.C / NC);
+  auto fits = [&](int64_t S) { return splitKeys(maxT, S) <= limit; };
+  // Every part holds at least one key.
+  auto nonEmpty = [&](int64_t S) {
+    return S == 1 || splitKeys(maxT, S) * (S - 1) < maxT;
+  };
+  if (opts.attentionSplit > 0) {
+    int64_t S = opts.attentionSplit;
+    if (S > kMaxSplit)
+      why = llvm::formatv("--attention-split {0}: at most {1} parts", S,
+                          kMaxSplit);
+    else if (NC * S > m.C)
+      why = llvm::formatv("--attention-split {0}: {1} KV heads x {2} copies x "
+                          "{0} parts need {3} channels, target has {4}",
+                          S, KVH, R, NC * S, m.C);
+    else if (!nonEmpty(S))
+      why = llvm::formatv("--attention-split {0}: a context of {1} keys "
+                          "leaves a part without keys",
+                          S, maxT);
+    else if (!fits(S))
+      why = llvm::formatv("a context of {0} keys in {1} part(s) needs {2} "
+                          "keys per channel; one channel's global buffer "
+                          "holds {3} probabilities (use --max-context {4} or "
+                          "less, or a larger --attention-split)",
+                          maxT, S, splitKeys(maxT, S), limit, S * limit);
+    else
+      return S;
+    return 0;
+  }
+  int64_t Smax = std::min(kMaxSplit, byChannels);
+  if (!fits(Smax)) {
+    why = llvm::formatv(
+        "a context of {0} keys needs {1} parts of at most {2} keys (one "
+        "channel's global buffer holds {2} probabilities), but {3} KV heads x "
+        "{4} copies on {5} channels leave room for {6} (at most {7}; use "
+        "--max-context {8} or less)",
+        maxT, ceilDiv(maxT, limit), limit, KVH, R, m.C, Smax, kMaxSplit,
+        Smax * limit);
+    return 0;
+  }
+  // Cost model: the slowest channel's MAC columns (keys and values, one
+  // row switch per row) for its Gq q heads, plus the merge on the vector
+  // unit (or the host).
+  const pimsim::NearMemoryUnit *vec = nullptr;
+  for (const pimsim::NearMemoryUnit &u : m.t.nearMemory)
+    if (llvm::is_contained(u.functions, "attn_combine") &&
+        opts.dispatch.count("elementwise") == 0)
+      vec = &u;
+  int64_t cpk = hd / m.lanes, kpr = m.cols / cpk, nd = ceilDiv(hd, m.B);
+  auto cost = [&](int64_t S) {
+    int64_t Tp = S == 1 ? maxT : splitKeys(maxT, S);
+    int64_t kr = ceilDiv(ceilDiv(Tp, m.B), kpr), vr = ceilDiv(Tp, m.E);
+    double c = double(Gq) * (kr * (kpr * cpk * m.ccdab + m.rowSwitch) +
+                             nd * vr * (m.cols * m.ccdab + m.rowSwitch));
+    if (S > 1) {
+      double elems = double(S) * H * (nd * m.B + 2);
+      c += vec ? vec->latencyCycles + elems / vec->elementsPerCycle
+               : m.hostNs(int64_t(elems * 4), int64_t(elems * 3)) /
+                     (m.t.tCKps * 1e-3);
+    }
+    return c;
+  };
+  int64_t best = 0;
+  double bestCost = 0;
+  for (int64_t S = 1; S <= Smax; ++S) {
+    if (!fits(S) || !nonEmpty(S))
+      continue;
+    double c = cost(S);
+    if (best == 0 || c < bestCost) {
+      best = S;
+      bestCost = c;
+    }
+  }
+  return best;
 }
 
 LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
@@ -884,16 +1046,17 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
   // so R q heads of a group run in parallel; channel c holds KV head c / R
   // and runs q heads c*Gq .. c*Gq+Gq-1 (Gq = G / R) in turn.
   int64_t G = H / KVH;
-  int64_t R = 1;
-  for (int64_t cand = G; cand >= 1; --cand)
-    if (G % cand == 0 && KVH * cand <= m.C) {
-      R = cand;
-      break;
-    }
+  int64_t R = replicasFor(H, KVH);
   int64_t NC = KVH * R;
   int64_t window = op.getSlidingWindow() ? *op.getSlidingWindow() : 0;
-  Geometry &g = geometry(hd, window);
-  if (g.VR * m.E > m.gbEl || 2 * m.E > m.gbBytes)
+  // Split attention (docs/backend.md): part p of S runs on channels
+  // [p NC, (p + 1) NC) over its Tp keys; attn_combine merges the parts.
+  std::string why;
+  int64_t S = splitFor(op, why);
+  if (S == 0)
+    return op.emitError() << "PIM lowering: " << why;
+  Geometry &g = geometry(hd, window, S);
+  if (g.liveVR * m.E > m.gbEl || 2 * m.E > m.gbBytes)
     return op.emitError() << "PIM lowering: a context of " << g.maxT
                           << " keys needs " << g.VR * m.E * 2
                           << " bytes of probabilities in the global buffer; "
@@ -902,7 +1065,7 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
                           << m.gbEl << " or less)";
   int64_t cacheIdx = key->second.first;
   CacheInfo &ci = caches[cacheIdx];
-  kvChannels = std::max(kvChannels, NC);
+  kvChannels = std::max(kvChannels, NC * S);
   int64_t kbase = kvRow, vbase = kvRow + g.KR;
   kvRow += g.KR + g.nd * g.VR;
   kvBytes += 2 * g.maxT * KVH * hd * 2; // what must move (one copy)
@@ -946,15 +1109,21 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
   flush();
 
   // Stream 1: append K (one key = cpk columns of bank slot % B) and V^T
-  // (dim d of head ch: one lane of column vcol in bank d % B).
+  // (dim d of head ch: one lane of column vcol in bank d % B). Split: one
+  // stream per part; the parts that do not hold pos write the trash slot.
+  auto partName = [&](const std::string &base, int64_t p) {
+    return S == 1 ? base : base + ".p" + std::to_string(p);
+  };
   std::string kvName = currentLayer + ".kv_append";
-  auto kvs = stream(kvName, 0, NC, dispatchInfo(op, "attention"));
-  {
+  for (int64_t p = 0; p < S; ++p) {
+    const PartParams &pp = g.parts[p];
+    auto kvs =
+        stream(partName(kvName, p), p * NC, NC, dispatchInfo(op, "attention"));
     OpBuilder sb = OpBuilder::atBlockEnd(&kvs.getBody().front());
     macro(sb, "st",
-          {attr("bank", g.kbank),
-           attr("row", llvm::formatv("{0}+{1}", kbase, g.krow).str()),
-           attr("col", llvm::formatv("{0}*{1}", g.cpk, g.kgrp).str()),
+          {attr("bank", pp.kbank),
+           attr("row", llvm::formatv("{0}+{1}", kbase, pp.krow).str()),
+           attr("col", llvm::formatv("{0}*{1}", g.cpk, pp.kgrp).str()),
            attr("count", g.cpk),
            attr("data",
                 llvm::formatv("act+{0}+{1}*ch", kslot.off, hd * 2).str())});
@@ -964,8 +1133,8 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
       macro(lb, "st",
             {attr("bank", "d"),
              attr("row",
-                  llvm::formatv("{0}+{1}", vbase + dh * g.VR, g.vrow).str()),
-             attr("col", g.vcol), attr("count", int64_t(1)),
+                  llvm::formatv("{0}+{1}", vbase + dh * g.VR, pp.vrow).str()),
+             attr("col", pp.vcol), attr("count", int64_t(1)),
              attr("data",
                   llvm::formatv("act+{0}+{1}*ch+{2}*d{3}",
                                 stage.off + 32 * groups * dh * m.B,
@@ -973,25 +1142,33 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
                                 groups > 1 ? "+32*" + g.vgroup : std::string())
                       .str())});
     }
+    step(partName(kvName, p));
   }
-  step(kvName);
   stepBarrier();
 
   // Stream 2: per q head of the channel's KV head: scores K q (all banks,
   // 64-key groups) into the softmax buffer, softmax over kv_len keys,
-  // probabilities back to the global buffer, then V^T p.
-  Slot ctx = alloc(H * g.nd * m.B);
+  // probabilities back to the global buffer, then V^T p. Split: one stream
+  // per part over its keys, each also writing its softmax statistics.
+  int64_t ctxN = H * g.nd * m.B;
+  Slot ctxAll = alloc(S * ctxN);
+  Slot stats;
+  if (S > 1)
+    stats = alloc(S * 2 * H);
   std::string atName = currentLayer + ".attention";
-  auto ats = stream(atName, 0, NC, dispatchInfo(op, "attention"));
   G = G / R; // q heads per channel
-  {
+  for (int64_t p = 0; p < S; ++p) {
+    const PartParams &pp = g.parts[p];
+    int64_t ctxOff = ctxAll.off + 4 * p * ctxN;
+    auto ats =
+        stream(partName(atName, p), p * NC, NC, dispatchInfo(op, "attention"));
     OpBuilder sb = OpBuilder::atBlockEnd(&ats.getBody().front());
     OpBuilder qb = G > 1 ? loop(sb, "q", b.getI64IntegerAttr(G)) : sb;
     std::string qterm = G > 1 ? "+" + std::to_string(2 * m.E) + "*q" : "";
     broadcast(qb, 0, qimg.off, 2 * m.E,
               llvm::formatv("+{0}*ch{1}", 2 * m.E * G, qterm).str());
     barrier(qb);
-    OpBuilder rb = loop(qb, "r", b.getStringAttr(g.kvRows));
+    OpBuilder rb = loop(qb, "r", b.getStringAttr(pp.kvRows));
     // Key groups of a row in batches of Ag accumulator registers: Ag MACs,
     // one barrier, Ag moves to the softmax buffer (in key order), one barrier.
     int64_t Ag = 1;
@@ -1023,13 +1200,20 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
       macro(cb, "mv_sb", f);
     }
     barrier(cb);
-    macro(qb, "sfm", {attr("length", g.kvLen)});
+    SmallVector<NamedAttribute> sf{attr("length", pp.kvLen)};
+    if (S > 1) // [max, sum] of head ch * G + q of part p
+      sf.push_back(
+          attr("data",
+               llvm::formatv("act+{0}+{1}*ch{2}", stats.off + 8 * p * H, 8 * G,
+                             G > 1 ? std::string("+8*q") : std::string())
+                   .str()));
+    macro(qb, "sfm", sf);
     barrier(qb);
     macro(qb, "mv_gb",
-          {attr("count", llvm::formatv("{0}*{1}", m.cols, g.vrows).str())});
+          {attr("count", llvm::formatv("{0}*{1}", m.cols, pp.vrows).str())});
     barrier(qb);
     for (int64_t dh = 0; dh < g.nd; ++dh) {
-      OpBuilder vb = loop(qb, "v", b.getStringAttr(g.vrows));
+      OpBuilder vb = loop(qb, "v", b.getStringAttr(pp.vrows));
       macro(vb, "mac_ab",
             {attr("row", llvm::formatv("{0}+v", vbase + dh * g.VR).str()),
              attr("col", int64_t(0)), attr("count", m.cols),
@@ -1038,14 +1222,28 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
       std::string qd = G > 1 ? "+" + std::to_string(4 * g.nd * m.B) + "*q" : "";
       macro(qb, "rd_acc",
             {attr("count", m.units / m.perBurst),
-             attr("data", llvm::formatv("act+{0}+{1}*ch{2}", ctx.off + 4 * dh * m.B,
-                                        4 * g.nd * m.B * G, qd)
-                              .str())});
+             attr("data",
+                  llvm::formatv("act+{0}+{1}*ch{2}", ctxOff + 4 * dh * m.B,
+                                4 * g.nd * m.B * G, qd)
+                      .str())});
       barrier(qb);
     }
+    step(partName(atName, p));
   }
-  step(atName);
   stepBarrier();
+
+  // Split: merge the parts' normalised outputs with their statistics (on
+  // the vector unit when it runs attn_combine; pending, so it joins the
+  // next kernel).
+  Slot ctx = ctxAll;
+  if (S > 1) {
+    ctx = alloc(ctxN);
+    hostOp("attn_combine",
+           {attr("in", buf(ctxAll)), attr("stats", buf(stats)),
+            attr("out", buf(ctx)), attr("parts", S), attr("stride", ctxN),
+            attr("heads", H), attr("block", g.nd * m.B),
+            attr("part_keys", g.Tp), attr("param", "pos")});
+  }
 
   Slot r = ctx;
   r.n = H * hd;
@@ -1117,7 +1315,12 @@ FailureOr<pim::ProgramOp> Lowering::run() {
       int64_t hd = cast<ShapedType>(at.getQuery().getType()).getDimSize(2);
       if (hd < m.lanes || hd % m.lanes != 0 || hd / m.lanes > m.cols)
         continue;
-      Geometry &g = geometry(hd, at.getSlidingWindow() ? *at.getSlidingWindow() : 0);
+      std::string why;
+      int64_t S = splitFor(at, why);
+      if (S == 0)
+        continue; // diagnosed by lowerAttention
+      Geometry &g =
+          geometry(hd, at.getSlidingWindow() ? *at.getSlidingWindow() : 0, S);
       kvRowsPlanned += g.KR + g.nd * g.VR;
     }
   weightRow = kvRowsPlanned;

@@ -8,6 +8,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -113,6 +114,8 @@ StringRef hostOpName(HostOpKind kind) {
     return "linear";
   case HostOpKind::Logits:
     return "logits";
+  case HostOpKind::AttnCombine:
+    return "attn_combine";
   }
   return "?";
 }
@@ -124,7 +127,7 @@ std::optional<HostOpKind> parseHostOpKind(StringRef name) {
        {HostOpKind::Embedding, HostOpKind::RmsNorm, HostOpKind::Add,
         HostOpKind::Rope, HostOpKind::GatedAct, HostOpKind::Pack,
         HostOpKind::VStage, HostOpKind::Sum, HostOpKind::Linear,
-        HostOpKind::Logits})
+        HostOpKind::Logits, HostOpKind::AttnCombine})
     if (hostOpName(k) == name)
       return k;
   return std::nullopt;
@@ -505,7 +508,7 @@ Error HostOpsParser::parseOp(const json::Object &obj, const std::string &where,
     return createStringError(
         where + ": unknown op '" + *kindName +
         "' (ops: embedding, rms_norm, add, rope, gated_act, pack, v_stage, "
-        "sum, linear, logits)");
+        "sum, linear, logits, attn_combine)");
   op.kind = *kind;
   FieldReader r(obj, where + " (" + kindName->str() + ")");
   r.get("op", true);
@@ -675,6 +678,41 @@ Error HostOpsParser::parseOp(const json::Object &obj, const std::string &where,
       if (need > op.in.elements)
         r.fail(formatv("reads {0} elements of 'in', which has {1}", need,
                        op.in.elements));
+    }
+    break;
+  }
+  case HostOpKind::AttnCombine: {
+    op.in = buffer(r, "in");
+    op.b = buffer(r, "stats");
+    op.out = buffer(r, "out");
+    op.parts = r.integer("parts", std::nullopt, 1);
+    op.inStride = r.integer("stride", std::nullopt, 0);
+    op.heads = r.integer("heads", std::nullopt, 1);
+    op.headDim = r.integer("block", std::nullopt, 1);
+    op.outStride = r.integer("stats_stride", 2 * op.heads, 0);
+    op.partKeys = r.integer("part_keys", std::nullopt, 1);
+    std::string param = r.string("param");
+    if (!r.failed()) {
+      for (size_t i = 0; i < program.params.size(); ++i)
+        if (program.params[i].name == param)
+          op.param = int64_t(i);
+      if (op.param < 0)
+        r.fail("'param' names '" + param +
+               "', which is not a parameter of the program");
+    }
+    needFormat("in", op.in, ElemFormat::F32);
+    needFormat("stats", op.b, ElemFormat::F32);
+    needFormat("out", op.out, ElemFormat::F32);
+    sameLength("out", op.out, "heads * block", op.heads * op.headDim);
+    if (!r.failed()) {
+      int64_t need = (op.parts - 1) * op.inStride + op.heads * op.headDim;
+      int64_t needStats = (op.parts - 1) * op.outStride + 2 * op.heads;
+      if (need > op.in.elements)
+        r.fail(formatv("reads {0} elements of 'in', which has {1}", need,
+                       op.in.elements));
+      else if (needStats > op.b.elements)
+        r.fail(formatv("reads {0} elements of 'stats', which has {1}",
+                       needStats, op.b.elements));
     }
     break;
   }
@@ -982,6 +1020,49 @@ Error HostOps::runOp(Device &device, const HostOp &op,
       for (int64_t p = 1; p < op.parts; ++p)
         acc += (*in)[size_t(p * op.inStride) + n];
       out[n] = acc;
+    }
+    return writeBuffer(device, region, op.out, out);
+  }
+  case HostOpKind::AttnCombine: {
+    // The split-K merge of normalised partials (docs/backend-abi.md): part p
+    // has o_p = P_p V_p / l_p, max m_p and sum l_p; with M = max m_p over
+    // the parts that hold keys, w_p = exp(m_p - M) l_p and
+    // o = sum_p w_p o_p / sum_p w_p, in f32, parts in order.
+    if (Error e = checkParam(op.param, "attn_combine position"))
+      return e;
+    auto in = readBuffer(device, region, op.in);
+    if (!in)
+      return in.takeError();
+    auto st = readBuffer(device, region, op.b);
+    if (!st)
+      return st.takeError();
+    int64_t pos = param(op.param);
+    int64_t live = std::clamp<int64_t>(pos / op.partKeys + 1, 1, op.parts);
+    std::vector<float> out(size_t(op.out.elements));
+    if (live == 1) { // only part 0 holds keys: its output, bit for bit
+      std::copy_n(in->begin(), out.size(), out.begin());
+      return writeBuffer(device, region, op.out, out);
+    }
+    std::vector<float> w(static_cast<size_t>(live));
+    for (int64_t h = 0; h < op.heads; ++h) {
+      auto stat = [&](int64_t p, int k) {
+        return (*st)[size_t(p * op.outStride + 2 * h + k)];
+      };
+      float M = stat(0, 0);
+      for (int64_t p = 1; p < live; ++p)
+        M = std::max(M, stat(p, 0));
+      float W = 0;
+      for (int64_t p = 0; p < live; ++p) {
+        w[size_t(p)] = std::exp(stat(p, 0) - M) * stat(p, 1);
+        W += w[size_t(p)];
+      }
+      for (int64_t j = 0; j < op.headDim; ++j) {
+        size_t n = size_t(h * op.headDim + j);
+        float acc = 0;
+        for (int64_t p = 0; p < live; ++p)
+          acc += w[size_t(p)] * (*in)[size_t(p * op.inStride) + n];
+        out[n] = acc / W;
+      }
     }
     return writeBuffer(device, region, op.out, out);
   }

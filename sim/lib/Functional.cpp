@@ -217,14 +217,14 @@ void FunctionalModel::moveToSoftmax(int64_t channel, int64_t firstUnit,
     s.softmax[s.sbFill++] = takeAccumulator(s, firstUnit + i, reg);
 }
 
-void FunctionalModel::softmaxUnit(int64_t channel, int64_t length,
-                                  Function fn) {
+bool FunctionalModel::softmaxUnit(int64_t channel, int64_t length, Function fn,
+                                  float stats[2]) {
   ChannelState &s = state(channel);
   if (length <= 0 || length > s.sbFill) {
     fail(formatv("functional model: sfm length={0}, but the softmax buffer "
                  "of channel {1} holds {2} values (moved in by mv_sb)",
                  length, channel, s.sbFill));
-    return;
+    return false;
   }
   float *v = s.softmax.data();
   if (fn == Function::Exp) {
@@ -241,9 +241,11 @@ void FunctionalModel::softmaxUnit(int64_t channel, int64_t length,
     }
     for (int64_t i = 0; i < length; ++i)
       v[i] = v[i] / sum;
+    stats[0] = m;
+    stats[1] = sum;
   } else {
     fail(formatv("functional model: sfm does not run '{0}'", functionName(fn)));
-    return;
+    return false;
   }
   // Masking (1.1): values past the length are zero from here on.
   std::fill(v + length, v + s.sbFill, 0.0f);
@@ -251,6 +253,7 @@ void FunctionalModel::softmaxUnit(int64_t channel, int64_t length,
   s.sbRead = 0;
   s.gbCursor = 0;
   s.sbReset = true;
+  return true;
 }
 
 void FunctionalModel::moveToGlobalBuffer(int64_t channel) {
@@ -408,10 +411,24 @@ void FunctionalModel::onCommand(int64_t, Command cmd, const DecodedAddress &,
     if (req->type == RequestType::MvSB)
       moveToSoftmax(channel, op.gbOffset, op.reg);
     return;
-  case Command::SFM:
-    if (req->type == RequestType::Sfm)
-      softmaxUnit(channel, op.length, op.fn);
+  case Command::SFM: {
+    if (req->type != RequestType::Sfm)
+      return;
+    float stats[2] = {0.0f, 0.0f};
+    if (!softmaxUnit(channel, op.length, op.fn, stats) || op.region < 0)
+      return;
+    // Statistics (1.4): [max, sum] as two little-endian fp32 at data=.
+    std::vector<uint8_t> out(8);
+    for (int k = 0; k < 2; ++k) {
+      uint32_t bits;
+      std::memcpy(&bits, &stats[k], 4);
+      for (int j = 0; j < 4; ++j)
+        out[4 * k + j] = static_cast<uint8_t>(bits >> (8 * j));
+    }
+    if (SparseMemory *r = regionRange(8))
+      r->write(op.offset, out);
     return;
+  }
   case Command::MVGB:
     if (req->type == RequestType::MvGB)
       moveToGlobalBuffer(channel);

@@ -142,7 +142,9 @@ const OperandSpec kMove[] = {O(F::Bank), O(F::Row), O(F::Count),
                              O(F::Channels)};
 const OperandSpec kMvSB[] = {O(F::Bank), O(F::Row), O(F::Count), O(F::Reg),
                              O(F::Channels)};
-const OperandSpec kSfm[] = {R(F::Length), O(F::Fn), O(F::Channels)};
+// Data of an sfm (1.4): where fn=softmax writes its statistics [max, sum]
+// (two fp32, 8 bytes).
+const OperandSpec kSfm[] = {R(F::Length), O(F::Fn), O(F::Data), O(F::Channels)};
 const OperandSpec kEwMul[] = {R(F::Row), R(F::Col), R(F::Count),
                               O(F::Channels)};
 const OperandSpec kEwAdd[] = {R(F::Offset), R(F::Src), R(F::Count),
@@ -1292,6 +1294,8 @@ private:
       if (inst.fn != Function::Softmax && inst.fn != Function::Exp)
         report(ctx + ": the near-memory unit runs softmax or exp, not " +
                functionName(inst.fn));
+      else if (inst.fn == Function::Exp && inst.dataRegion != -1)
+        report(ctx + ": only fn=softmax writes statistics (data=)");
       else if (none_of(t.nearMemory, [](const NearMemoryUnit &u) {
                  return u.name == "softmax";
                }))
@@ -1320,8 +1324,9 @@ private:
     }
     if (opcodeHasField(inst.op, Field::Data) && inst.dataRegion >= 0) {
       Span d = span(inst, Field::Data);
-      int64_t size =
-          inst.op == Opcode::WrGB ? std::max<int64_t>(bytes, 0) : burstBytes;
+      int64_t size = inst.op == Opcode::WrGB  ? std::max<int64_t>(bytes, 0)
+                     : inst.op == Opcode::Sfm ? 8 // [max, sum] (1.4)
+                                              : burstBytes;
       if (d.overflow)
         report(ctx + ": data offset overflows");
       else

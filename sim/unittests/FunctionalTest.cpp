@@ -262,7 +262,10 @@ TEST(FunctionalTest, AttentionScoreGddr6AimMatchesReferenceBitForBit) {
 /// buffer; `sfm` runs over the 64 values; `mv_gb count=4` writes the 64
 /// probabilities (fp16) to global-buffer bytes 0..127, which the context
 /// GEMV (columns 0..3 of row 41) reads as its input.
-void runAttentionHead(StringRef fn, unsigned seed, int qExpBase) {
+/// With `stats` (1.4, fn=softmax), the sfm also writes its [max, sum] to
+/// region st (8 bytes per channel), checked bit for bit too.
+void runAttentionHead(StringRef fn, unsigned seed, int qExpBase,
+                      bool stats = false) {
   Target t = loadShipped("hbm3-pim.json");
   ASSERT_EQ(t.pim.inputFormat, "fp16");
   const int T = 64, D = 64, H = 2;
@@ -270,6 +273,7 @@ void runAttentionHead(StringRef fn, unsigned seed, int qExpBase) {
 .region kv kind=kv_cache channels=0-1 banks=0-63 rows=40-41 bytes=262144
 .region q kind=activations channels=0-1 banks=0-63 rows=100 bytes=256
 .region o kind=activations channels=0-1 banks=0-63 rows=101 bytes=512
+.region st kind=activations channels=0-1 banks=0-63 rows=102 bytes=16
 .stream head channels=0-1
   set_model
   set_head value=ch
@@ -280,7 +284,7 @@ void runAttentionHead(StringRef fn, unsigned seed, int qExpBase) {
   mv_sb bank=0 row=40 count=8
   barrier
   sfm length=64 fn=)" +
-                     fn.str() + R"(
+                     fn.str() + (stats ? " data=st+8*ch" : "") + R"(
   barrier
   mv_gb row=41 count=4
   barrier
@@ -306,7 +310,7 @@ void runAttentionHead(StringRef fn, unsigned seed, int qExpBase) {
   // Reference, following docs/pimsim-isa.md: per-lane scores, tree; softmax
   // (max-subtracted, sum in index order) or exp in fp32; fp16 round to
   // nearest even; per-lane context, tree.
-  std::vector<float> ref;
+  std::vector<float> ref, refStats;
   for (int h = 0; h < H; ++h) {
     std::vector<float> s = refGemvLanes(&Kc[h * T * D], &q[h * D], T, D, false);
     std::vector<float> p(T);
@@ -314,7 +318,9 @@ void runAttentionHead(StringRef fn, unsigned seed, int qExpBase) {
       for (int i = 0; i < T; ++i)
         p[i] = expf(s[i]);
     } else {
-      p = refSoftmax(s);
+      float ms[2];
+      p = refSoftmax(s, ms);
+      refStats.insert(refStats.end(), ms, ms + 2);
     }
     int spread = 0; // the data exercise the unit: no one-hot softmax
     for (int i = 0; i < T; ++i) {
@@ -334,6 +340,14 @@ void runAttentionHead(StringRef fn, unsigned seed, int qExpBase) {
   for (int i = 0; i < H * D; ++i)
     ASSERT_TRUE(std::isfinite(ref[i])) << i;
   ASSERT_TRUE(sameBits(floatsOf(*o), ref, "o"));
+  auto st = sim.readRegion("st", 0, 8 * H);
+  ASSERT_TRUE(bool(st));
+  if (stats) {
+    ASSERT_TRUE(sameBits(floatsOf(*st), refStats, "stats"));
+    EXPECT_GT(refStats[1], 1.0f); // more than one key contributes
+  } else {
+    EXPECT_EQ(*st, std::vector<uint8_t>(8 * H)); // no data=: nothing written
+  }
 
   // A second run starts a fresh softmax buffer (the first mv_sb after an
   // sfm) and mv_gb writes from offset 0 again (reset by sfm): same results.
@@ -348,6 +362,83 @@ void runAttentionHead(StringRef fn, unsigned seed, int qExpBase) {
 
 TEST(FunctionalTest, AttentionHeadSoftmaxHbm3PimMatchesReferenceBitForBit) {
   runAttentionHead("softmax", 2024, 9); // q about 2^-6 .. 2^-2
+}
+
+TEST(FunctionalTest, AttentionHeadSoftmaxStatsMatchReferenceBitForBit) {
+  // 1.4: `sfm data=` writes [max, sum]; the other results are unchanged.
+  runAttentionHead("softmax", 2024, 9, /*stats=*/true);
+  runAttentionHead("softmax", 2025, 9, /*stats=*/true);
+}
+
+TEST(FunctionalTest, SoftmaxStatsFormAndChecks) {
+  Target t = loadShipped("hbm3-pim.json");
+  std::string body = R"(
+.region st kind=activations channels=0-3 banks=0-63 rows=102 bytes=32
+.stream s channels=0-3
+  mv_sb count=2
+  barrier
+  sfm length=16 data=st+8*ch
+.entry decode = s
+)";
+  Program p = assemble(header(t) + body);
+  // Text round trip keeps data= on sfm; writers stamp 1.4.
+  std::string text = textOf(p);
+  EXPECT_NE(text.find("  sfm length=16 data=st+8*ch\n"), std::string::npos)
+      << text;
+  EXPECT_EQ(p.version.minor, 4);
+  auto bytes = serializeProgram(p);
+  ASSERT_TRUE(bool(bytes)) << toString(bytes.takeError());
+  auto read = parseProgramBuffer(*bytes, "s.pimb");
+  ASSERT_TRUE(bool(read)) << toString(read.takeError());
+  EXPECT_EQ(*read, p);
+  EXPECT_EQ(errorOf(validateProgram(p, t)), "<success>");
+  // Timing: the statistics ride on the SFM; no extra request or cycle.
+  Program plain = assemble(header(t) + R"(
+.region st kind=activations channels=0-3 banks=0-63 rows=102 bytes=32
+.stream s channels=0-3
+  mv_sb count=2
+  barrier
+  sfm length=16
+.entry decode = s
+)");
+  Simulator a(t, SimMode::Timing), b(t, SimMode::Timing);
+  ASSERT_FALSE(bool(a.loadProgram(p)));
+  ASSERT_FALSE(bool(b.loadProgram(plain)));
+  auto ra = a.run("decode"), rb = b.run("decode");
+  ASSERT_TRUE(bool(ra) && bool(rb));
+  EXPECT_EQ(ra->pim.cycles, rb->pim.cycles);
+  EXPECT_EQ(statsText(*ra, t), statsText(*rb, t));
+  // Functional: all four channels write their stats; 16 zero scores give
+  // max 0 and sum 16.
+  Simulator f(t, SimMode::Functional);
+  ASSERT_FALSE(bool(f.loadProgram(p)));
+  auto rf = f.run("decode");
+  ASSERT_TRUE(bool(rf)) << toString(rf.takeError());
+  std::vector<float> st = floatsOf(*f.readRegion("st", 0, 32));
+  EXPECT_EQ(st, (std::vector<float>{0, 16, 0, 16, 0, 16, 0, 16}));
+  // Only softmax has statistics.
+  Program bad = assemble(header(t) + R"(
+.region st kind=activations channels=0 banks=0-63 rows=102 bytes=8
+.stream s channels=0
+  sfm length=16 fn=exp data=st
+.entry decode = s
+)");
+  EXPECT_NE(errorOf(validateProgram(bad, t))
+                .find("only fn=softmax writes statistics (data=)"),
+            std::string::npos);
+  // The stats must fit the region.
+  Program out = assemble(header(t) + R"(
+.region st kind=activations channels=0 banks=0-63 rows=102 bytes=8
+.stream s channels=0
+  mv_sb count=2
+  barrier
+  sfm length=16 data=st+4
+.entry decode = s
+)");
+  std::string msg = errorOf(validateProgram(out, t));
+  EXPECT_NE(msg.find("data bytes [4, 12) is outside region 'st' (8 bytes)"),
+            std::string::npos)
+      << msg;
 }
 
 TEST(FunctionalTest, AttentionHeadExpHbm3PimMatchesReferenceBitForBit) {

@@ -188,7 +188,8 @@ inline std::vector<float> refGemvTree(const uint16_t *W, const uint16_t *x,
 }
 
 /// Softmax in fp32: max-subtracted, the sum in index order (not rounded).
-inline std::vector<float> refSoftmax(llvm::ArrayRef<float> s) {
+inline std::vector<float> refSoftmax(llvm::ArrayRef<float> s,
+                                     float *stats = nullptr) {
   std::vector<float> p(s.size());
   float m = s[0];
   for (size_t i = 1; i < s.size(); ++i)
@@ -200,6 +201,10 @@ inline std::vector<float> refSoftmax(llvm::ArrayRef<float> s) {
   }
   for (size_t i = 0; i < s.size(); ++i)
     p[i] = p[i] / sum;
+  if (stats) { // what `sfm data=` writes (1.4): [max, sum]
+    stats[0] = m;
+    stats[1] = sum;
+  }
   return p;
 }
 

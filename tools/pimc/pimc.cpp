@@ -191,6 +191,12 @@ cl::opt<int64_t> compileChannels(
     "channels", cl::sub(compileCmd), cl::cat(pimcCategory),
     cl::desc("Use only the first N channels of the device (default: all)"),
     cl::init(0));
+cl::opt<int64_t> compileAttentionSplit(
+    "attention-split", cl::sub(compileCmd), cl::cat(pimcCategory),
+    cl::desc("Split each KV head's attention over N parts of the sequence, "
+             "each on its own channels (default 0: the cost model decides; "
+             "1: no split)"),
+    cl::init(0));
 cl::opt<bool> compileQuiet("quiet", cl::sub(compileCmd), cl::cat(pimcCategory),
                            cl::desc("Do not print the compile summary"));
 
@@ -508,6 +514,11 @@ int runCompile(mlir::MLIRContext &ctx) {
   backend::BackendOptions options;
   options.maxContext = maxContext;
   options.channels = compileChannels;
+  options.attentionSplit = compileAttentionSplit;
+  if (compileAttentionSplit < 0)
+    return fail(formatv("--attention-split {0}: must be 0 (the cost model "
+                        "decides) or a number of parts",
+                        compileAttentionSplit));
   if (compileChannels < 0 || compileChannels > target->org.totalChannels())
     return fail(formatv("--channels {0}: the target has {1} channels",
                         compileChannels, target->org.totalChannels()));
@@ -663,11 +674,13 @@ int runCompile(mlir::MLIRContext &ctx) {
       if (auto c = d.getAs<mlir::FloatAttr>("pim_ns")) {
         StringRef n = s.getSymName();
         // One count per op: K-split parts .p1, .p2, ... share part 0's cost.
-        if (n.ends_with("kv_append") ||
+        // A split attention (".attention.p0", ...) likewise.
+        if (n.ends_with("kv_append") || n.contains(".kv_append.p") ||
             (n.contains(".p") && !n.ends_with(".p0")))
           return;
         pimNs += c.getValueAsDouble();
-        (s.getSymName().ends_with("attention") ? attn : gemvs)++;
+        (n.ends_with("attention") || n.ends_with("attention.p0") ? attn
+                                                                 : gemvs)++;
       }
   });
   int64_t kernels = 0;

@@ -36,6 +36,10 @@ struct BackendOptions {
   /// Use only the first N channels of the device (0: all), e.g. to leave
   /// the rest to another model.
   int64_t channels = 0;
+  /// Parts S of the sequence each KV head's attention is split over (each
+  /// on its own channels, merged by attn_combine; docs/backend.md, "Split
+  /// attention"); 0: the cost model decides; 1: no split.
+  int64_t attentionSplit = 0;
 };
 
 /// Whether lowerToPIM has a lowering for `op` (what `pimc support` reports

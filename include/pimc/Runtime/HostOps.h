@@ -2,11 +2,11 @@
 //
 // Every host kernel of a compiled model carries `params` = {"ops": [...]}
 // (docs/backend-abi.md, "Host kernels"): embedding, rms_norm, add, rope,
-// gated_act, pack, v_stage, sum and logits, run in order on the program's `act`
-// region in f32. HostOps parses them once, when a program is loaded, into a
-// compact op list (every field checked; errors name the kernel and the op),
-// binds the checkpoint tensors they read, and executes a kernel's ops
-// through a Device with the reference kernels (pimc/Reference/Kernels.h).
+// gated_act, pack, v_stage, sum, attn_combine and logits, run in order on the
+// program's `act` region in f32. HostOps parses them once, when a program is
+// loaded, into a compact op list (every field checked; errors name the kernel
+// and the op), binds the checkpoint tensors they read, and executes a kernel's
+// ops through a Device with the reference kernels (pimc/Reference/Kernels.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIMC_RUNTIME_HOSTOPS_H
@@ -64,7 +64,8 @@ enum class HostOpKind {
   VStage,
   Sum,
   Linear,
-  Logits
+  Logits,
+  AttnCombine
 };
 llvm::StringRef hostOpName(HostOpKind kind); // "embedding", "rms_norm", ...
 
@@ -80,6 +81,9 @@ enum class GatedActFn { Silu, Gelu, GeluTanh };
 ///              scale
 ///   v_stage    in, out, heads, headDim, lanes, param
 ///   sum        in, out, parts, inStride (the stride between parts)
+///   attn_combine in (parts partial outputs, inStride apart), b (stats:
+///              [max, sum] per head, outStride apart per part), out, parts,
+///              heads, block (elements per head), param (pos), partKeys
 ///   logits     in
 struct HostOp {
   HostOpKind kind = HostOpKind::Logits;
@@ -97,7 +101,8 @@ struct HostOp {
   float scale = 1;
   int64_t lanes = 0;
   int64_t param = -1; // v_stage: index into Program::params
-  int64_t parts = 0;  // sum
+  int64_t parts = 0;  // sum, attn_combine
+  int64_t partKeys = 0; // attn_combine: keys per part of the sequence
 };
 
 class HostOps {

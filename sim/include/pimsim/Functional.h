@@ -92,7 +92,10 @@ private:
   /// mv_sb); clears that register only.
   float takeAccumulator(ChannelState &s, int64_t unit, int64_t reg);
   void moveToSoftmax(int64_t channel, int64_t firstUnit, int64_t reg);
-  void softmaxUnit(int64_t channel, int64_t length, Function fn);
+  /// Runs the unit in place; for softmax, `stats` gets [max, sum] (1.4).
+  /// False when it failed.
+  bool softmaxUnit(int64_t channel, int64_t length, Function fn,
+                   float stats[2]);
   void moveToGlobalBuffer(int64_t channel);
 
   const Target &tgt;

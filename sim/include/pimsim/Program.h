@@ -36,8 +36,10 @@ struct ProgramVersion {
 /// parameters, `offset` on mac_*, masking sfm and the opaque `params` /
 /// `layout` strings of kernels and weight bindings; 1.2 host kernels that
 /// run on a near-memory unit (HostKernel::unit / elements); 1.3 the
-/// accumulator register `reg` of mac_ab / mac_sb / mac_pb / rd_acc / mv_sb.
-constexpr ProgramVersion kProgramVersion{1, 3};
+/// accumulator register `reg` of mac_ab / mac_sb / mac_pb / rd_acc / mv_sb;
+/// 1.4 `data=` on sfm (the softmax statistics [max, sum] to a region, for
+/// the split-attention combine).
+constexpr ProgramVersion kProgramVersion{1, 4};
 
 /// Half-open [first, first + count). Printed inclusive: "0-15".
 struct Range {
@@ -383,7 +385,7 @@ struct Entry {
 };
 
 struct Program {
-  ProgramVersion version = kProgramVersion; // as read; writers stamp 1.3
+  ProgramVersion version = kProgramVersion; // as read; writers stamp 1.4
   TargetIdentity target;
   std::vector<Region> regions;
   std::vector<WeightBinding> weights;

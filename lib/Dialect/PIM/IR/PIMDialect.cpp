@@ -223,12 +223,14 @@ static const std::vector<HostOpSpec> &hostOpSpecs() {
       {"add", {"a", "b", "out"}},
       {"rope", {"in", "out", "heads", "head_dim", "rope"}},
       {"gated_act", {"gate", "up", "out", "act"}},
-      {"pack",
-       {"in", "out", "blocks", "block", "in_stride", "out_stride"}},
+      {"pack", {"in", "out", "blocks", "block", "in_stride", "out_stride"}},
       {"v_stage", {"in", "out", "heads", "head_dim", "lanes", "param"}},
       {"logits", {"in"}},
       {"sum", {"in", "out", "parts", "stride"}},
       {"linear", {"in", "out", "weight"}},
+      {"attn_combine",
+       {"in", "stats", "out", "parts", "stride", "heads", "block", "param",
+        "part_keys"}},
   };
   return specs;
 }
