@@ -9,6 +9,7 @@
 #include "pimc/Backend/Backend.h"
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
 #include "pimc/Dialect/PIM/IR/PIMDialect.h"
+#include "pimc/Frontend/FX/FXImporter.h"
 #include "pimc/Frontend/HF/HFImporter.h"
 #include "pimc/Reference/Interpreter.h"
 
@@ -39,7 +40,8 @@ namespace {
 cl::OptionCategory pimcCategory("pimc options");
 
 cl::SubCommand importCmd("import",
-                         "Import a Hugging Face checkpoint into llm IR");
+                         "Import a Hugging Face checkpoint or a PyTorch FX "
+                         "graph (graph.json) into llm IR");
 cl::SubCommand
     runRefCmd("run-ref",
               "Run a model greedily on the CPU reference interpreter");
@@ -54,7 +56,8 @@ cl::SubCommand compileCmd("compile",
 // import
 cl::opt<std::string> importInput(cl::Positional, cl::sub(importCmd),
                                  cl::cat(pimcCategory),
-                                 cl::desc("<checkpoint-dir>"), cl::Required);
+                                 cl::desc("<checkpoint-dir | graph.json>"),
+                                 cl::Required);
 cl::opt<std::string>
     importOutput("o", cl::sub(importCmd), cl::cat(pimcCategory),
                  cl::desc("Output .mlir file (default: stdout)"),
@@ -153,14 +156,23 @@ int fail(const Twine &msg) {
 }
 
 int runImport(mlir::MLIRContext &ctx) {
-  hf::ImportOptions options;
-  options.maxContext = maxContext;
-  auto model = hf::importCheckpointDir(ctx, importInput, options);
-  if (!model)
-    return fail(toString(model.takeError()));
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  if (fx::isGraphFile(importInput)) {
+    auto graph = fx::importGraphFile(ctx, importInput);
+    if (!graph)
+      return fail(toString(graph.takeError()));
+    module = std::move(graph->module);
+  } else {
+    hf::ImportOptions options;
+    options.maxContext = maxContext;
+    auto model = hf::importCheckpointDir(ctx, importInput, options);
+    if (!model)
+      return fail(toString(model.takeError()));
+    module = std::move(model->module);
+  }
   // Write to a temporary file and rename, so a failure leaves nothing.
   Error err = writeToOutput(importOutput, [&](raw_ostream &os) -> Error {
-    model->module->print(os);
+    module->print(os);
     return Error::success();
   });
   if (err)
@@ -490,7 +502,7 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "pimc: compile large language models for processing-in-memory\n\n"
-      "  pimc import <checkpoint-dir> -o model.mlir\n"
+      "  pimc import <checkpoint-dir | graph.json> -o model.mlir\n"
       "  pimc run-ref <checkpoint-dir> --prompt-ids 1,2,3 --max-new-tokens N\n"
       "  pimc compile <checkpoint-dir | model.mlir> --target t.json -o m.pimb\n"
       "  pimc run m.pimb --weights <checkpoint-dir> --prompt-ids 1,2,3 --max-new-tokens N\n"
