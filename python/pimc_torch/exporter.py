@@ -1,0 +1,624 @@
+"""Trace a torch.nn.Module to ATen ops and write the pimc-fx-graph JSON + safetensors.
+
+Tracer: `torch.export` (post-autograd ATen, run_decompositions with an empty table) when the
+installed torch has it (>= 2.1); otherwise `make_fx(functionalize(f), tracing_mode="real")`
+(torch 1.13), where f calls the module through `functional_call`, so every parameter and buffer
+is a graph input that we can name by its state_dict key. functionalize removes in-place ops
+(`index_add_` becomes `index_add`), as torch.export does, so both tracers hand the importer a
+pure graph. Tensors the tracer captures (`_tensor_constant0`) become `constant` placeholders.
+"""
+
+import inspect
+import json
+import linecache
+import os
+import re
+import sys
+import sysconfig
+import warnings
+
+import torch
+import torch.fx
+import torch.utils._pytree as pytree
+
+from . import graph_format as gf
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from pimc_testgen import safetensors_io as st     # noqa: E402
+
+# Value no-ops in a functional graph: dropped, their uses read their input instead.
+NO_OP_TARGETS = {"aten.detach", "aten.alias", "aten.lift_fresh"}
+# Shape assertions torch.export inserts; they return None and compute nothing.
+ASSERT_TARGETS = {"aten._assert_async", "aten._assert_scalar", "aten._assert_tensor_metadata",
+                  "aten.sym_constrain_range_for_size", "aten.sym_constrain_range"}
+
+
+class ExportError(RuntimeError):
+    pass
+
+
+def has_torch_export():
+    if not hasattr(torch, "export") and not _try_import("torch.export"):
+        return False
+    return hasattr(torch.export, "export")
+
+
+def _try_import(name):
+    try:
+        __import__(name)
+        return True
+    except ImportError:
+        return False
+
+
+def dtype_name(dt):
+    return str(dt).replace("torch.", "")
+
+
+def _meta_of(value, node_name):
+    if isinstance(value, torch.Tensor):
+        name = dtype_name(value.dtype)
+        if name not in gf.DTYPES:
+            raise ExportError("node '%s': dtype %s is not supported by the graph format"
+                              % (node_name, name))
+        return {"dtype": name, "shape": [int(d) for d in value.shape]}
+    if isinstance(value, (tuple, list)) and value and all(isinstance(v, torch.Tensor) for v in value):
+        return [_meta_of(v, node_name) for v in value]
+    raise ExportError("node '%s': produces %s, not a tensor or a tuple of tensors (data-dependent "
+                      "Python scalars such as .item() cannot be exported)"
+                      % (node_name, type(value).__name__))
+
+
+def _inline_tensor(t):
+    t = t.detach().cpu()
+    data = t.reshape(-1).tolist()
+    if t.is_floating_point():
+        data = [gf.encode_float(float(x)) for x in data]
+    return {"dtype": dtype_name(t.dtype), "shape": list(t.shape), "data": data}
+
+
+# ---------------------------------------------------------------------------------------------
+# Stack traces: the user frames (model code) of the call that created a node, innermost first,
+# as 'File "models.py", line 40, in forward\n    q = self.q_proj(x)'. Paths under the model's
+# own directory are relative to it so that goldens do not depend on where the tree is checked out.
+
+_TORCH_DIRS = tuple(os.path.dirname(m.__file__) + os.sep
+                    for m in [torch] + [sys.modules[n] for n in ("functorch",) if n in sys.modules])
+_STDLIB = sysconfig.get_paths()["stdlib"] + os.sep
+_THIS_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_BRIDGE_FILES = {os.path.join(_THIS_DIR, f) for f in ("exporter.py", "cli.py", "__main__.py")}
+
+
+def _is_user_file(path):
+    path = os.path.abspath(path)
+    return not (path.startswith(_TORCH_DIRS) or path.startswith(_STDLIB) or path in _BRIDGE_FILES
+                or path.startswith("<") or "/torch/" in path and "site-packages" in path)
+
+
+def _format_frames(frames, root):
+    out = []
+    for path, lineno, func, line in frames:
+        shown = path
+        if root and os.path.abspath(path).startswith(root + os.sep):
+            shown = os.path.relpath(os.path.abspath(path), root)
+        entry = 'File "%s", line %d, in %s' % (shown, lineno, func)
+        if line:
+            entry += "\n    " + line.strip()
+        out.append(entry)
+    return "\n".join(out) if out else None
+
+
+def _user_stack(root):
+    frames = []
+    f = sys._getframe(1)
+    while f is not None:
+        path = f.f_code.co_filename
+        if path in _BRIDGE_FILES and f.f_code.co_name == "_call_functional":
+            break       # everything above is the bridge and its caller, not the model
+        if _is_user_file(path):
+            frames.append((path, f.f_lineno, f.f_code.co_name,
+                           linecache.getline(path, f.f_lineno)))
+        f = f.f_back
+    return _format_frames(frames, root)
+
+
+_TB_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (.+)$')
+
+
+def _normalise_stack_trace(text, root):
+    """torch.export's traceback text (outermost first) to the bridge's form (innermost first)."""
+    if not text:
+        return None
+    frames = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        m = _TB_FRAME.match(line)
+        if not m:
+            continue
+        code = lines[i + 1] if i + 1 < len(lines) and not _TB_FRAME.match(lines[i + 1]) else ""
+        if _is_user_file(m.group(1)):
+            frames.append((m.group(1), int(m.group(2)), m.group(3), code))
+    return _format_frames(list(reversed(frames)), root)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tracing. Both tracers produce a _Traced: an FX graph, what each placeholder is, the value each
+# node computes (for meta), the tensors to store and the stack trace of each node.
+
+class _Placeholder:
+    def __init__(self, kind, name, target=None, tensor=None):
+        self.kind, self.name, self.target, self.tensor = kind, name, target, tensor
+
+
+class _Traced:
+    def __init__(self, tracer, graph, placeholders, values, outputs, stack):
+        self.tracer = tracer
+        self.graph = graph                  # torch.fx.Graph
+        self.placeholders = placeholders    # fx.Node -> _Placeholder (placeholders and get_attr)
+        self.values = values                # fx.Node -> traced value (tensor or tuple) or meta
+        self.outputs = outputs              # list of fx.Node (user outputs, flattened)
+        self.stack = stack                  # fx.Node -> str or None
+
+
+def _tensor_slots(module):
+    """(qualified name, tensor, kind) of every parameter and buffer, aliases included, in
+    state_dict order. Tied weights (one tensor under two names) appear once per name."""
+    out = []
+
+    def walk(m, prefix):
+        for n, p in m._parameters.items():
+            if p is not None:
+                out.append((prefix + n, p, "parameter"))
+        for n, b in m._buffers.items():
+            if b is not None:
+                out.append((prefix + n, b, "buffer"))
+        for n, c in m._modules.items():
+            if c is not None:
+                walk(c, prefix + n + ".")
+    walk(module, "")
+    return out
+
+
+def _safe_name(key):
+    return re.sub(r"[^0-9A-Za-z_]", "_", key)
+
+
+class _RecordingInterpreter(torch.fx.Interpreter):
+    def __init__(self, gm):
+        super().__init__(gm)
+        self.values = {}
+
+    def run_node(self, n):
+        v = super().run_node(n)
+        self.values[n] = v
+        return v
+
+
+def _trace_make_fx(module, inputs, input_names, root):
+    from torch.fx.experimental import proxy_tensor
+    from torch.nn.utils.stateless import functional_call
+    try:
+        from functorch import functionalize
+    except ImportError:
+        functionalize = None
+
+    slots = _tensor_slots(module)
+    unique, index_of = [], {}       # unique tensors in first-seen order; id -> index
+    for key, t, kind in slots:
+        if id(t) not in index_of:
+            index_of[id(t)] = len(unique)
+            unique.append((key, t, kind))
+        elif kind == "parameter":       # a tensor registered as both: call it a parameter
+            i = index_of[id(t)]
+            unique[i] = (unique[i][0], unique[i][1], "parameter")
+    names_to_index = [(key, index_of[id(t)]) for key, t, _ in slots]
+    n_state = len(unique)
+
+    def _call_functional(*args):
+        state = {key: args[i] for key, i in names_to_index}
+        return functional_call(module, state, tuple(args[n_state:]))
+
+    fn = functionalize(_call_functional) if functionalize is not None else _call_functional
+
+    class StackRecordingTracer(proxy_tensor.PythonKeyTracer):
+        def create_proxy(self, kind, *args, **kwargs):
+            proxy = super().create_proxy(kind, *args, **kwargs)
+            if kind == "call_function" and not proxy.node.stack_trace:
+                proxy.node.stack_trace = _user_stack(root)
+            return proxy
+
+    flat = [t for _, t, _ in unique] + list(inputs)
+    saved = proxy_tensor.PythonKeyTracer
+    proxy_tensor.PythonKeyTracer = StackRecordingTracer
+    try:
+        with torch.no_grad():
+            gm = proxy_tensor.make_fx(fn, tracing_mode="real")(*flat)
+    finally:
+        proxy_tensor.PythonKeyTracer = saved
+
+    placeholders = {}
+    phs = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if len(phs) != len(flat):
+        raise ExportError("make_fx produced %d placeholders for %d inputs" % (len(phs), len(flat)))
+    for i, n in enumerate(phs):
+        if i < n_state:
+            key, t, kind = unique[i]
+            placeholders[n] = _Placeholder(kind, ("p_" if kind == "parameter" else "b_")
+                                           + _safe_name(key), key, t)
+        else:
+            placeholders[n] = _Placeholder("input", input_names[i - n_state])
+    for n in gm.graph.nodes:
+        if n.op == "get_attr":
+            t = getattr(gm, n.target)
+            if not isinstance(t, torch.Tensor):
+                raise ExportError("node '%s': get_attr of a %s (control flow is not supported)"
+                                  % (n.name, type(t).__name__))
+            placeholders[n] = _Placeholder("constant", "c" + _safe_name(n.target)
+                                           if n.target.startswith("_") else "c_" + _safe_name(n.target),
+                                           n.target, t)
+
+    interp = _RecordingInterpreter(gm)
+    with torch.no_grad():
+        interp.run(*flat)
+    out_node = [n for n in gm.graph.nodes if n.op == "output"][0]
+    outputs = pytree.tree_flatten(out_node.args[0])[0]
+    stack = {n: n.stack_trace for n in gm.graph.nodes}
+    return _Traced("make_fx", gm.graph, placeholders, interp.values, outputs, stack)
+
+
+def _trace_torch_export(module, inputs, input_names, root):
+    import torch.export as texport
+    ep = texport.export(module, tuple(inputs))
+    if hasattr(ep, "run_decompositions"):
+        # torch >= 2.5 exports pre-dispatch ("training") IR with aten.linear etc.; an empty
+        # decomposition table lowers it to the same post-autograd ATen that make_fx gives.
+        ep = ep.run_decompositions({})
+    gm = ep.graph_module
+    sig = ep.graph_signature
+    state = dict(ep.state_dict)
+    consts = {}
+    for attr in ("constants", "tensor_constants"):
+        consts.update(getattr(ep, attr, None) or {})
+    module_state = {k: t for k, t, _ in _tensor_slots(module)}
+
+    def lookup(target):
+        for d in (state, consts, module_state):
+            if target in d:
+                return d[target]
+        raise ExportError("torch.export: no tensor for '%s'" % target)
+
+    phs = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    kinds = {}
+    if hasattr(sig, "input_specs"):
+        for spec in sig.input_specs:
+            kinds[spec.arg.name] = (spec.kind.name, spec.target)
+    else:       # torch 2.1
+        for n, k in sig.inputs_to_parameters.items():
+            kinds[n] = ("PARAMETER", k)
+        for n, k in sig.inputs_to_buffers.items():
+            kinds[n] = ("BUFFER", k)
+        for n in sig.user_inputs:
+            kinds[n] = ("USER_INPUT", None)
+    placeholders, user_i = {}, 0
+    for n in phs:
+        kind, target = kinds.get(n.name, (None, None))
+        if kind == "USER_INPUT":
+            placeholders[n] = _Placeholder("input", input_names[user_i] if user_i < len(input_names)
+                                           else n.name)
+            user_i += 1
+        elif kind in ("PARAMETER", "BUFFER", "CONSTANT_TENSOR"):
+            pk = {"PARAMETER": "parameter", "BUFFER": "buffer", "CONSTANT_TENSOR": "constant"}[kind]
+            placeholders[n] = _Placeholder(pk, n.name, target, lookup(target))
+        else:
+            raise ExportError("torch.export: placeholder '%s' of kind %s is not supported"
+                              % (n.name, kind))
+    for n in gm.graph.nodes:
+        if n.op == "get_attr":
+            t = getattr(gm, n.target)
+            if not isinstance(t, torch.Tensor):
+                raise ExportError("node '%s': get_attr of a %s (control flow is not supported)"
+                                  % (n.name, type(t).__name__))
+            placeholders[n] = _Placeholder("constant", "c_" + _safe_name(n.target), n.target, t)
+
+    out_node = [n for n in gm.graph.nodes if n.op == "output"][0]
+    flat_out = pytree.tree_flatten(out_node.args[0])[0]
+    if hasattr(sig, "output_specs"):
+        bad = [s for s in sig.output_specs if s.kind.name != "USER_OUTPUT"]
+        if bad:
+            raise ExportError("torch.export: the module mutates %s during forward; only pure "
+                              "modules are supported" % ", ".join(str(s.target) for s in bad))
+    values = {}
+    for n in gm.graph.nodes:
+        if "val" in n.meta:
+            values[n] = n.meta["val"]
+    stack = {n: _normalise_stack_trace(n.meta.get("stack_trace"), root) for n in gm.graph.nodes}
+    return _Traced("torch.export", gm.graph, placeholders, values, flat_out, stack)
+
+
+# ---------------------------------------------------------------------------------------------
+# Serialisation of a traced graph.
+
+def _op_name(target):
+    if not isinstance(target, torch._ops.OpOverload):
+        return None, None
+    ns, name = target._schema.name.split("::", 1)
+    return "%s.%s" % (ns, name), target._overloadname or "default"
+
+
+def _build_graph(traced, module_label):
+    import operator
+    graph = traced.graph
+    names, used = {}, set()
+    # Placeholders first (FX's own invariant), inputs in call order; get_attr constants hoisted.
+    ordered_ph = ([n for n in graph.nodes if n.op == "placeholder"] +
+                  [n for n in graph.nodes if n.op == "get_attr"])
+    for n in ordered_ph:
+        want = traced.placeholders[n].name
+        name, k = want, 1
+        while name in used:
+            name, k = "%s_%d" % (want, k), k + 1
+        names[n] = name
+        used.add(name)
+    for n in graph.nodes:
+        if n in names or n.op == "output":
+            continue
+        name, k = n.name, 1
+        while name in used:
+            name, k = "%s_%d" % (n.name, k), k + 1
+        names[n] = name
+        used.add(name)
+
+    refs = {}           # fx.Node -> encoded reference
+
+    multi = set()       # names of multi-output nodes: used only through getitem
+
+    def ref_of(n, user):
+        if n not in refs:
+            raise ExportError("node '%s': uses '%s', which produces no tensor" % (user, n.name))
+        r = refs[n]
+        if r["node"] in multi and "output" not in r:
+            raise ExportError("node '%s': uses all outputs of multi-output node '%s' at once"
+                              % (user, r["node"]))
+        return r
+
+    def encode(v, user):
+        if isinstance(v, torch.fx.Node):
+            return ref_of(v, user)
+        if isinstance(v, bool) or v is None or isinstance(v, (int, str)):
+            return v
+        if isinstance(v, float):
+            return gf.encode_float(v)
+        if isinstance(v, (list, tuple)):
+            return [encode(x, user) for x in v]
+        if isinstance(v, torch.dtype):
+            return {"dtype": dtype_name(v)}
+        if isinstance(v, torch.device):
+            return {"device": str(v)}
+        if isinstance(v, torch.layout):
+            return {"layout": dtype_name(v)}
+        if isinstance(v, torch.memory_format):
+            return {"memory_format": dtype_name(v)}
+        if isinstance(v, torch.Tensor):
+            if v.numel() > gf.INLINE_MAX_ELEMENTS:
+                raise ExportError("node '%s': tensor argument with %d elements (at most %d inline)"
+                                  % (user, v.numel(), gf.INLINE_MAX_ELEMENTS))
+            return {"tensor": _inline_tensor(v)}
+        raise ExportError("node '%s': argument %r of type %s cannot be encoded"
+                          % (user, v, type(v).__name__))
+
+    nodes, tensors, keys = [], {}, {}
+    for n in ordered_ph:
+        ph = traced.placeholders[n]
+        entry = {"name": names[n], "op": "placeholder", "kind": ph.kind}
+        if ph.kind == "input":
+            entry["meta"] = _meta_of(traced.values[n], names[n])
+        else:
+            t = ph.tensor.detach()
+            entry["meta"] = _meta_of(t, names[n])
+            if ph.kind == "constant" and t.numel() <= gf.INLINE_MAX_ELEMENTS:
+                entry["value"] = {"tensor": _inline_tensor(t)}
+            else:
+                if ph.target in keys and keys[ph.target] is not t:
+                    raise ExportError("two different tensors are both named '%s'" % ph.target)
+                keys[ph.target] = t
+                tensors[ph.target] = t.contiguous()
+                entry["target"] = ph.target
+        refs[n] = {"node": names[n]}
+        nodes.append(entry)
+
+    for n in graph.nodes:
+        if n.op in ("placeholder", "get_attr", "output"):
+            continue
+        if n.op != "call_function":
+            raise ExportError("node '%s': FX op %s is not supported (expected ATen call_function)"
+                              % (n.name, n.op))
+        if n.target is operator.getitem:
+            src, i = n.args
+            if (not isinstance(src, torch.fx.Node) or src not in refs or "output" in refs[src]
+                    or refs[src]["node"] not in multi):
+                raise ExportError("node '%s': getitem of something that is not a multi-output op"
+                                  % n.name)
+            refs[n] = {"node": refs[src]["node"], "output": int(i)}
+            continue
+        target, overload = _op_name(n.target)
+        if target is None:
+            raise ExportError("node '%s': target %r is not an ATen op" % (n.name, n.target))
+        if target in ASSERT_TARGETS:
+            continue
+        if target in NO_OP_TARGETS:
+            refs[n] = ref_of(n.args[0], names[n])
+            continue
+        if n not in traced.values:
+            raise ExportError("node '%s' (%s): the tracer recorded no value" % (n.name, target))
+        meta = _meta_of(traced.values[n], names[n])
+        entry = {"name": names[n], "op": "call_function", "target": target, "overload": overload,
+                 "args": encode(list(n.args), names[n]),
+                 "kwargs": {k: encode(v, names[n]) for k, v in n.kwargs.items()},
+                 "meta": meta}
+        st_text = traced.stack.get(n)
+        if st_text:
+            entry["stack_trace"] = st_text
+        refs[n] = {"node": names[n]}
+        if isinstance(meta, list):
+            multi.add(names[n])
+        nodes.append(entry)
+
+    outs = []
+    for o in traced.outputs:
+        if not isinstance(o, torch.fx.Node):
+            raise ExportError("output %r is not a tensor computed by the graph" % (o,))
+        outs.append(ref_of(o, "output"))
+    nodes.append({"name": "output", "op": "output", "args": [outs]})
+    graph_json = {"format": gf.FORMAT, "version": gf.VERSION,
+                  "producer": {"torch": torch.__version__, "tracer": traced.tracer},
+                  "module": module_label, "parameters": None, "nodes": nodes}
+    return graph_json, tensors
+
+
+def _module_label(module):
+    cls = type(module)
+    try:
+        src = inspect.getsourcefile(cls)
+    except TypeError:
+        src = None
+    return "%s:%s" % (os.path.basename(src) if src else cls.__module__, cls.__name__), \
+        os.path.dirname(os.path.abspath(src)) if src else None
+
+
+def _input_names(module, n, given):
+    if given is not None:
+        if len(given) != n:
+            raise ExportError("%d input names for %d inputs" % (len(given), n))
+        return list(given)
+    try:
+        params = [p.name for p in inspect.signature(module.forward).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    return [params[i] if i < len(params) else "input_%d" % i for i in range(n)]
+
+
+def _flatten_outputs(out, what):
+    flat = pytree.tree_flatten(out)[0]
+    for i, t in enumerate(flat):
+        if not isinstance(t, torch.Tensor):
+            raise ExportError("%s output %d is a %s, not a tensor" % (what, i, type(t).__name__))
+    if not flat:
+        raise ExportError("%s returns no tensor" % what)
+    return flat
+
+
+def trace(module, example_inputs, input_names=None, tracer="auto"):
+    """Trace `module` on `example_inputs`; return (graph dict, {key: tensor}) without writing."""
+    inputs = tuple(example_inputs)
+    for i, x in enumerate(inputs):
+        if not isinstance(x, torch.Tensor):
+            raise ExportError("example input %d is a %s; only tensor inputs are supported"
+                              % (i, type(x).__name__))
+    module.eval()
+    label, root = _module_label(module)
+    names = _input_names(module, len(inputs), input_names)
+    if len(set(names)) != len(names):
+        raise ExportError("input names are not unique: %s" % ", ".join(names))
+    if tracer == "auto":
+        tracer = "torch.export" if has_torch_export() else "make_fx"
+    with torch.no_grad():
+        try:
+            eager = _flatten_outputs(module(*inputs), label)
+        except ExportError:
+            raise
+        except Exception as e:
+            raise ExportError("%s: running forward on the example inputs failed: %s: %s"
+                              % (label, type(e).__name__, e))
+    try:
+        if tracer == "torch.export":
+            if not has_torch_export():
+                raise ExportError("torch %s has no torch.export (needs torch >= 2.1)"
+                                  % torch.__version__)
+            traced = _trace_torch_export(module, inputs, names, root)
+        elif tracer == "make_fx":
+            traced = _trace_make_fx(module, inputs, names, root)
+        else:
+            raise ExportError("unknown tracer %r (auto, make_fx, torch.export)" % tracer)
+    except ExportError:
+        raise
+    except Exception as e:
+        raise ExportError("%s: tracing with %s failed: %s: %s" % (label, tracer, type(e).__name__, e))
+    if len(traced.outputs) != len(eager):
+        raise ExportError("%s: the traced graph has %d outputs, the module %d"
+                          % (label, len(traced.outputs), len(eager)))
+    if traced.tracer == "make_fx":
+        # Real-mode tracing specialises on the example data; the replay must match eager.
+        for i, (o, e) in enumerate(zip(traced.outputs, eager)):
+            got = traced.values.get(o)
+            if not isinstance(got, torch.Tensor) or got.shape != e.shape or not torch.allclose(
+                    got.double(), e.double(), rtol=1e-5, atol=1e-6, equal_nan=True):
+                raise ExportError("%s: the traced graph does not reproduce output %d of the module"
+                                  % (label, i))
+    return _build_graph(traced, label)
+
+
+def graph_paths(path):
+    """(json path, safetensors path) for an export target: a directory or a `.json` file."""
+    if path.endswith(".json"):
+        return path, path[:-len(".json")] + ".safetensors"
+    return os.path.join(path, "graph.json"), os.path.join(path, "graph.safetensors")
+
+
+def write_graph(graph, tensors, json_path, st_path, files):
+    """Validate the graph as it will be read back, then stage both files in `files`."""
+    graph["parameters"] = os.path.basename(st_path)
+    blob = st.serialize(tensors)
+    text = gf.dumps(graph)
+    reread = json.loads(text)
+    gf.validate(reread, json_path)
+    _, header, _ = st.parse_header(blob)
+    gf.check_parameters(reread, header, json_path)
+    files.write(st_path, blob)
+    files.write(json_path, text)
+
+
+def export(module, example_inputs, path, input_names=None, tracer="auto"):
+    """Export `module` traced on `example_inputs` to `path`.
+
+    `path` is a directory (writes graph.json + graph.safetensors in it) or a `.json` file (writes
+    it and `<stem>.safetensors` beside it). Returns the graph dict that was written. Both files
+    appear together or not at all.
+    """
+    json_path, st_path = graph_paths(path)
+    os.makedirs(os.path.dirname(os.path.abspath(json_path)), exist_ok=True)
+    graph, tensors = trace(module, example_inputs, input_names, tracer)
+    with gf.AtomicFiles() as files:
+        write_graph(graph, tensors, json_path, st_path, files)
+    return graph
+
+
+def export_onnx(module, example_inputs, path, input_names=None, opset=17, files=None):
+    """torch.onnx.export at `opset`, checked with onnx.checker, written atomically (staged in
+    `files` when given, committed with them)."""
+    if files is None:
+        with gf.AtomicFiles() as own:
+            return export_onnx(module, example_inputs, path, input_names, opset, own)
+    import onnx
+    inputs = tuple(example_inputs)
+    module.eval()
+    names = _input_names(module, len(inputs), input_names)
+    with torch.no_grad():
+        n_out = len(_flatten_outputs(module(*inputs), type(module).__name__))
+    label, _ = _module_label(module)
+    tmp = files.path(path)
+    try:
+        # The exporter's TracerWarnings (shape-dependent Python values) are what real-mode
+        # tracing means here: the graph is for these input shapes.
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(module, inputs, tmp, opset_version=opset, input_names=names,
+                              output_names=["output_%d" % i for i in range(n_out)],
+                              do_constant_folding=True)
+    except Exception as e:
+        raise ExportError("%s: torch.onnx.export (opset %d) failed: %s: %s"
+                          % (label, opset, type(e).__name__, e))
+    try:
+        onnx.checker.check_model(tmp)
+    except Exception as e:
+        raise ExportError("%s: the exported ONNX model does not pass onnx.checker: %s" % (label, e))

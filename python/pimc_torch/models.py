@@ -1,0 +1,403 @@
+"""Plain-PyTorch test models, written the way model code in the wild writes them.
+
+Nothing here is shaped for a tracer: shapes are tuple-unpacked (`B, T, _ = x.shape`), GQA goes
+through a `repeat_kv` helper (expand + reshape, as Hugging Face does), RoPE tables come from an
+`inv_freq` buffer, attention uses `F.scaled_dot_product_attention` when the installed torch has it
+and matmul-scale-mask-softmax-matmul otherwise, the sparse MoE dispatches tokens with
+`torch.where` + `index_add_` like HF Mixtral. The frontends must cope with all of that.
+
+Sizes are small and every module is float32. Norm weights are seeded-random around 1 (not ones)
+so that an importer that drops a norm weight fails the goldens.
+
+    LlamaStack        x [B, T, hidden] -> hidden states [B, T, hidden] (after the final RMSNorm)
+    MixtralStack      x [B, T, hidden] -> hidden states [B, T, hidden]
+    GPT2Stack         ids [B, T] int64 -> logits [B, T, vocab] (tied head)
+"""
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+HAS_SDPA = hasattr(F, "scaled_dot_product_attention")
+
+
+def _perturb_norm_weights(model, std=0.1):
+    # Test models only: norm weights initialised to ones would hide a dropped weight multiply.
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, (RMSNorm, nn.LayerNorm)):
+                m.weight.add_(torch.randn_like(m.weight) * std)
+                if getattr(m, "bias", None) is not None:
+                    m.bias.add_(torch.randn_like(m.bias) * std)
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, hidden_size, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden_size))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        input_dtype = hidden_states.dtype
+        hidden_states = hidden_states.to(torch.float32)
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        return self.weight * hidden_states.to(input_dtype)
+
+
+class RotaryEmbedding(nn.Module):
+    def __init__(self, dim, base=10000.0):
+        super().__init__()
+        inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+    def forward(self, x, position_ids):
+        # freqs[b, t, i] = position_ids[b, t] * inv_freq[i]
+        inv_freq_expanded = self.inv_freq[None, :, None].float().expand(position_ids.shape[0], -1, 1)
+        position_ids_expanded = position_ids[:, None, :].float()
+        freqs = (inv_freq_expanded @ position_ids_expanded).transpose(1, 2)
+        return freqs.cos().to(x.dtype), freqs.sin().to(x.dtype)
+
+
+def rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def apply_rotary_pos_emb(q, k, cos, sin):
+    """Half-split layout (HF Llama): pairs are (x[i], x[i + d/2])."""
+    emb_cos = torch.cat((cos, cos), dim=-1).unsqueeze(1)
+    emb_sin = torch.cat((sin, sin), dim=-1).unsqueeze(1)
+    q_embed = (q * emb_cos) + (rotate_half(q) * emb_sin)
+    k_embed = (k * emb_cos) + (rotate_half(k) * emb_sin)
+    return q_embed, k_embed
+
+
+def duplicate_interleave(m):
+    # [.., d/2] -> [.., d] with every entry repeated twice in place (GPT-J).
+    shape = m.shape
+    m = m.reshape(-1, 1)
+    m = m.repeat(1, 2)
+    return m.view(*shape[:-1], -1)
+
+
+def rotate_every_two(x):
+    x1 = x[..., ::2]
+    x2 = x[..., 1::2]
+    x = torch.stack((-x2, x1), dim=-1)
+    return x.flatten(-2)
+
+
+def apply_rotary_pos_emb_interleaved(q, k, cos, sin):
+    """Interleaved layout (GPT-J, Meta's original Llama): pairs are (x[2i], x[2i + 1])."""
+    cos = duplicate_interleave(cos).unsqueeze(1)
+    sin = duplicate_interleave(sin).unsqueeze(1)
+    q_embed = (q * cos) + (rotate_every_two(q) * sin)
+    k_embed = (k * cos) + (rotate_every_two(k) * sin)
+    return q_embed, k_embed
+
+
+def repeat_kv(hidden_states, n_rep):
+    batch, num_key_value_heads, slen, head_dim = hidden_states.shape
+    if n_rep == 1:
+        return hidden_states
+    hidden_states = hidden_states[:, :, None, :, :].expand(batch, num_key_value_heads, n_rep, slen, head_dim)
+    return hidden_states.reshape(batch, num_key_value_heads * n_rep, slen, head_dim)
+
+
+def make_attention_mask(T, dtype, device, sliding_window=None):
+    """Additive mask [T, T]: 0 where query i may see key j (j <= i, and i - j < window), -inf else."""
+    allowed = torch.ones(T, T, dtype=torch.bool, device=device).tril()
+    if sliding_window is not None:
+        allowed = allowed & ~torch.ones(T, T, dtype=torch.bool, device=device).tril(-sliding_window)
+    mask = torch.zeros(T, T, dtype=dtype, device=device)
+    return mask.masked_fill(~allowed, float("-inf"))
+
+
+class LlamaAttention(nn.Module):
+    def __init__(self, hidden_size, num_heads, num_kv_heads, head_dim, rope_layout, sliding_window):
+        super().__init__()
+        self.num_heads = num_heads
+        self.num_key_value_heads = num_kv_heads
+        self.num_key_value_groups = num_heads // num_kv_heads
+        self.head_dim = head_dim
+        self.rope_layout = rope_layout
+        self.sliding_window = sliding_window
+        self.q_proj = nn.Linear(hidden_size, num_heads * head_dim, bias=False)
+        self.k_proj = nn.Linear(hidden_size, num_kv_heads * head_dim, bias=False)
+        self.v_proj = nn.Linear(hidden_size, num_kv_heads * head_dim, bias=False)
+        self.o_proj = nn.Linear(num_heads * head_dim, hidden_size, bias=False)
+
+    def forward(self, hidden_states, cos, sin):
+        B, T, _ = hidden_states.shape
+        q = self.q_proj(hidden_states).view(B, T, self.num_heads, self.head_dim).transpose(1, 2)
+        k = self.k_proj(hidden_states).view(B, T, self.num_key_value_heads, self.head_dim).transpose(1, 2)
+        v = self.v_proj(hidden_states).view(B, T, self.num_key_value_heads, self.head_dim).transpose(1, 2)
+
+        if self.rope_layout == "interleaved":
+            q, k = apply_rotary_pos_emb_interleaved(q, k, cos, sin)
+        else:
+            q, k = apply_rotary_pos_emb(q, k, cos, sin)
+
+        k = repeat_kv(k, self.num_key_value_groups)
+        v = repeat_kv(v, self.num_key_value_groups)
+
+        if HAS_SDPA and self.sliding_window is None:
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        elif HAS_SDPA:
+            mask = make_attention_mask(T, q.dtype, q.device, self.sliding_window)
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        else:
+            mask = make_attention_mask(T, q.dtype, q.device, self.sliding_window)
+            attn_weights = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.head_dim)
+            attn_weights = attn_weights + mask
+            attn_weights = F.softmax(attn_weights, dim=-1, dtype=torch.float32).to(q.dtype)
+            out = torch.matmul(attn_weights, v)
+
+        out = out.transpose(1, 2).contiguous().reshape(B, T, -1)
+        return self.o_proj(out)
+
+
+class LlamaMLP(nn.Module):
+    def __init__(self, hidden_size, intermediate_size):
+        super().__init__()
+        self.gate_proj = nn.Linear(hidden_size, intermediate_size, bias=False)
+        self.up_proj = nn.Linear(hidden_size, intermediate_size, bias=False)
+        self.down_proj = nn.Linear(intermediate_size, hidden_size, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class MixtralExpert(nn.Module):
+    """HF MixtralBlockSparseTop2MLP: w1 gate, w3 up, w2 down."""
+
+    def __init__(self, hidden_size, ffn_dim):
+        super().__init__()
+        self.w1 = nn.Linear(hidden_size, ffn_dim, bias=False)
+        self.w2 = nn.Linear(ffn_dim, hidden_size, bias=False)
+        self.w3 = nn.Linear(hidden_size, ffn_dim, bias=False)
+
+    def forward(self, hidden_states):
+        return self.w2(F.silu(self.w1(hidden_states)) * self.w3(hidden_states))
+
+
+class MixtralSparseMoeBlock(nn.Module):
+    """Top-k MoE: router softmax -> topk -> renormalise.
+
+    dispatch="sparse" is HF Mixtral's loop: per expert, torch.where over the routing picks its
+    tokens, the expert runs on those rows only and index_add_ scatters them back.
+    dispatch="dense" runs every expert on every token and weights the results with the routing
+    weights scattered into a [tokens, experts] matrix (zero for unselected experts).
+    """
+
+    def __init__(self, hidden_size, ffn_dim, num_experts, top_k, dispatch):
+        super().__init__()
+        if dispatch not in ("sparse", "dense"):
+            raise ValueError("dispatch must be 'sparse' or 'dense', not %r" % (dispatch,))
+        self.hidden_dim = hidden_size
+        self.num_experts = num_experts
+        self.top_k = top_k
+        self.dispatch = dispatch
+        self.gate = nn.Linear(hidden_size, num_experts, bias=False)
+        self.experts = nn.ModuleList([MixtralExpert(hidden_size, ffn_dim) for _ in range(num_experts)])
+
+    def forward(self, hidden_states):
+        batch_size, sequence_length, hidden_dim = hidden_states.shape
+        hidden_states = hidden_states.view(-1, hidden_dim)
+        router_logits = self.gate(hidden_states)
+
+        routing_weights = F.softmax(router_logits, dim=1, dtype=torch.float)
+        routing_weights, selected_experts = torch.topk(routing_weights, self.top_k, dim=-1)
+        routing_weights /= routing_weights.sum(dim=-1, keepdim=True)
+        routing_weights = routing_weights.to(hidden_states.dtype)
+
+        if self.dispatch == "dense":
+            routing = torch.zeros_like(router_logits).scatter(1, selected_experts, routing_weights)
+            expert_outputs = torch.stack([expert(hidden_states) for expert in self.experts], dim=1)
+            final_hidden_states = (routing.unsqueeze(-1) * expert_outputs).sum(dim=1)
+        else:
+            final_hidden_states = torch.zeros(
+                (batch_size * sequence_length, hidden_dim), dtype=hidden_states.dtype,
+                device=hidden_states.device)
+            # HF builds the mask with F.one_hot, which checks its input with .item(): make_fx
+            # cannot trace that, so compare with the expert index instead (as DeepSeek's code does).
+            for expert_idx in range(self.num_experts):
+                expert_layer = self.experts[expert_idx]
+                top_x, idx = torch.where(selected_experts == expert_idx)
+                current_state = hidden_states[None, top_x].reshape(-1, hidden_dim)
+                current_hidden_states = expert_layer(current_state) * routing_weights[top_x, idx, None]
+                final_hidden_states.index_add_(0, top_x, current_hidden_states.to(hidden_states.dtype))
+        return final_hidden_states.reshape(batch_size, sequence_length, hidden_dim)
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, hidden_size, num_heads, num_kv_heads, head_dim, eps, rope_layout,
+                 sliding_window, mlp):
+        super().__init__()
+        self.input_layernorm = RMSNorm(hidden_size, eps=eps)
+        self.self_attn = LlamaAttention(hidden_size, num_heads, num_kv_heads, head_dim, rope_layout,
+                                        sliding_window)
+        self.post_attention_layernorm = RMSNorm(hidden_size, eps=eps)
+        self.mlp = mlp
+
+    def forward(self, hidden_states, cos, sin):
+        residual = hidden_states
+        hidden_states = self.input_layernorm(hidden_states)
+        hidden_states = self.self_attn(hidden_states, cos, sin)
+        hidden_states = residual + hidden_states
+
+        residual = hidden_states
+        hidden_states = self.post_attention_layernorm(hidden_states)
+        hidden_states = self.mlp(hidden_states)
+        return residual + hidden_states
+
+
+class LlamaStack(nn.Module):
+    """Llama decoder layers over hidden states: GQA, RoPE (half-split or interleaved), causal or
+    sliding-window mask, SwiGLU, final RMSNorm."""
+
+    def __init__(self, hidden_size=64, num_layers=2, num_heads=4, num_kv_heads=2, head_dim=16,
+                 intermediate_size=128, rms_norm_eps=1e-5, rope_theta=10000.0, rope_layout="half",
+                 sliding_window=None):
+        super().__init__()
+        if rope_layout not in ("half", "interleaved"):
+            raise ValueError("rope_layout must be 'half' or 'interleaved', not %r" % (rope_layout,))
+        self.layers = nn.ModuleList([
+            DecoderLayer(hidden_size, num_heads, num_kv_heads, head_dim, rms_norm_eps, rope_layout,
+                         sliding_window, LlamaMLP(hidden_size, intermediate_size))
+            for _ in range(num_layers)])
+        self.norm = RMSNorm(hidden_size, eps=rms_norm_eps)
+        self.rotary_emb = RotaryEmbedding(head_dim, base=rope_theta)
+        _perturb_norm_weights(self)
+
+    def forward(self, x):
+        B, T, _ = x.shape
+        position_ids = torch.arange(T, device=x.device).unsqueeze(0).expand(B, -1)
+        cos, sin = self.rotary_emb(x, position_ids)
+        hidden_states = x
+        for layer in self.layers:
+            hidden_states = layer(hidden_states, cos, sin)
+        return self.norm(hidden_states)
+
+
+class MixtralStack(nn.Module):
+    """Mixtral decoder layers: Llama attention (GQA, RoPE) + top-k MoE feed-forward."""
+
+    def __init__(self, hidden_size=64, num_layers=2, num_heads=4, num_kv_heads=2, head_dim=16,
+                 intermediate_size=96, num_experts=4, top_k=2, rms_norm_eps=1e-5,
+                 rope_theta=1000000.0, dispatch="sparse"):
+        super().__init__()
+        self.layers = nn.ModuleList([
+            DecoderLayer(hidden_size, num_heads, num_kv_heads, head_dim, rms_norm_eps, "half", None,
+                         MixtralSparseMoeBlock(hidden_size, intermediate_size, num_experts, top_k,
+                                               dispatch))
+            for _ in range(num_layers)])
+        self.norm = RMSNorm(hidden_size, eps=rms_norm_eps)
+        self.rotary_emb = RotaryEmbedding(head_dim, base=rope_theta)
+        _perturb_norm_weights(self)
+
+    def forward(self, x):
+        B, T, _ = x.shape
+        position_ids = torch.arange(T, device=x.device).unsqueeze(0).expand(B, -1)
+        cos, sin = self.rotary_emb(x, position_ids)
+        hidden_states = x
+        for layer in self.layers:
+            hidden_states = layer(hidden_states, cos, sin)
+        return self.norm(hidden_states)
+
+
+class Conv1D(nn.Module):
+    """GPT-2's transposed linear: weight is [in, out], y = x @ W + b."""
+
+    def __init__(self, nf, nx):
+        super().__init__()
+        self.nf = nf
+        self.weight = nn.Parameter(torch.empty(nx, nf))
+        self.bias = nn.Parameter(torch.zeros(nf))
+        nn.init.normal_(self.weight, std=1.0 / math.sqrt(nx))
+        nn.init.normal_(self.bias, std=0.02)
+
+    def forward(self, x):
+        return x @ self.weight + self.bias
+
+
+class GPT2Attention(nn.Module):
+    def __init__(self, n_embd, n_head, n_positions):
+        super().__init__()
+        self.n_head = n_head
+        self.n_embd = n_embd
+        self.c_attn = Conv1D(3 * n_embd, n_embd)
+        self.c_proj = Conv1D(n_embd, n_embd)
+        # nanoGPT / HF GPT-2: the causal mask is a buffer, sliced to the sequence length.
+        self.register_buffer("bias", torch.tril(torch.ones(n_positions, n_positions))
+                             .view(1, 1, n_positions, n_positions), persistent=False)
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        if HAS_SDPA:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+            att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+            att = F.softmax(att, dim=-1)
+            y = att @ v
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.c_proj(y)
+
+
+class GPT2MLP(nn.Module):
+    def __init__(self, n_embd):
+        super().__init__()
+        self.c_fc = Conv1D(4 * n_embd, n_embd)
+        self.c_proj = Conv1D(n_embd, 4 * n_embd)
+
+    def forward(self, x):
+        return self.c_proj(F.gelu(self.c_fc(x), approximate="tanh"))
+
+
+class GPT2Block(nn.Module):
+    def __init__(self, n_embd, n_head, n_positions, eps):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(n_embd, eps=eps)
+        self.attn = GPT2Attention(n_embd, n_head, n_positions)
+        self.ln_2 = nn.LayerNorm(n_embd, eps=eps)
+        self.mlp = GPT2MLP(n_embd)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        x = x + self.mlp(self.ln_2(x))
+        return x
+
+
+class GPT2Stack(nn.Module):
+    """GPT-2: token + learned absolute position embeddings, pre-LN blocks with MHA and GELU-tanh,
+    final LayerNorm, lm_head tied to the token embedding."""
+
+    def __init__(self, vocab_size=96, n_positions=32, n_embd=64, n_layer=2, n_head=4,
+                 layer_norm_epsilon=1e-5):
+        super().__init__()
+        self.wte = nn.Embedding(vocab_size, n_embd)
+        self.wpe = nn.Embedding(n_positions, n_embd)
+        self.h = nn.ModuleList([GPT2Block(n_embd, n_head, n_positions, layer_norm_epsilon)
+                                for _ in range(n_layer)])
+        self.ln_f = nn.LayerNorm(n_embd, eps=layer_norm_epsilon)
+        self.lm_head = nn.Linear(n_embd, vocab_size, bias=False)
+        self.lm_head.weight = self.wte.weight
+        _perturb_norm_weights(self)
+
+    def forward(self, input_ids):
+        B, T = input_ids.size()
+        pos = torch.arange(0, T, dtype=torch.long, device=input_ids.device)
+        x = self.wte(input_ids) + self.wpe(pos)
+        for block in self.h:
+            x = block(x)
+        x = self.ln_f(x)
+        return self.lm_head(x)
