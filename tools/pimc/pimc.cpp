@@ -56,8 +56,7 @@ cl::SubCommand compileCmd("compile",
 // import
 cl::opt<std::string> importInput(cl::Positional, cl::sub(importCmd),
                                  cl::cat(pimcCategory),
-                                 cl::desc("<checkpoint-dir | graph.json>"),
-                                 cl::Required);
+                                 cl::desc("<checkpoint-dir>"), cl::Required);
 cl::opt<std::string>
     importOutput("o", cl::sub(importCmd), cl::cat(pimcCategory),
                  cl::desc("Output .mlir file (default: stdout)"),
@@ -155,24 +154,33 @@ int fail(const Twine &msg) {
   return 1;
 }
 
+// A pimc-fx-graph .json from python/pimc_torch; its parameters stay in the
+// safetensors file the graph names (pass it to run-ref --weights).
+int runFXImport(mlir::MLIRContext &ctx) {
+  auto graph = fx::importGraphFile(ctx, importInput);
+  if (!graph)
+    return fail(toString(graph.takeError()));
+  Error err = writeToOutput(importOutput, [&](raw_ostream &os) -> Error {
+    graph->module->print(os);
+    return Error::success();
+  });
+  if (err)
+    return fail(formatv("cannot write '{0}': {1}", importOutput,
+                        toString(std::move(err))));
+  return 0;
+}
+
 int runImport(mlir::MLIRContext &ctx) {
-  mlir::OwningOpRef<mlir::ModuleOp> module;
-  if (fx::isGraphFile(importInput)) {
-    auto graph = fx::importGraphFile(ctx, importInput);
-    if (!graph)
-      return fail(toString(graph.takeError()));
-    module = std::move(graph->module);
-  } else {
-    hf::ImportOptions options;
-    options.maxContext = maxContext;
-    auto model = hf::importCheckpointDir(ctx, importInput, options);
-    if (!model)
-      return fail(toString(model.takeError()));
-    module = std::move(model->module);
-  }
+  if (fx::isGraphFile(importInput))
+    return runFXImport(ctx);
+  hf::ImportOptions options;
+  options.maxContext = maxContext;
+  auto model = hf::importCheckpointDir(ctx, importInput, options);
+  if (!model)
+    return fail(toString(model.takeError()));
   // Write to a temporary file and rename, so a failure leaves nothing.
   Error err = writeToOutput(importOutput, [&](raw_ostream &os) -> Error {
-    module->print(os);
+    model->module->print(os);
     return Error::success();
   });
   if (err)
@@ -502,7 +510,7 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "pimc: compile large language models for processing-in-memory\n\n"
-      "  pimc import <checkpoint-dir | graph.json> -o model.mlir\n"
+      "  pimc import <checkpoint-dir> -o model.mlir\n"
       "  pimc run-ref <checkpoint-dir> --prompt-ids 1,2,3 --max-new-tokens N\n"
       "  pimc compile <checkpoint-dir | model.mlir> --target t.json -o m.pimb\n"
       "  pimc run m.pimb --weights <checkpoint-dir> --prompt-ids 1,2,3 --max-new-tokens N\n"

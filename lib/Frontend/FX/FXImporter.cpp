@@ -198,7 +198,10 @@ bool matchesKind(const json::Value &v, ArgKind kind) {
   const json::Object *o = v.getAsObject();
   switch (kind) {
   case ArgKind::Tensor:
-    return o && (o->get("node") || o->get("tensor"));
+    // make_fx records Python numbers passed as tensors (add.Tensor(x, 1e-05)).
+    return (o && (o->get("node") || o->get("tensor"))) ||
+           v.kind() == json::Value::Number ||
+           v.kind() == json::Value::Boolean || isNonFinite(v);
   case ArgKind::Int:
     return v.kind() == json::Value::Number && v.getAsInteger().has_value();
   case ArgKind::Float:
@@ -507,38 +510,41 @@ DenseElementsAttr denseFrom(RankedTensorType type, ArrayRef<double> data) {
 
 } // namespace
 
-FailureOr<Value> pimc::fx::detail::buildInlineTensor(OpBuilder &b,
-                                                     Location loc,
-                                                     const json::Value &v,
-                                                     std::string &err) {
+namespace {
+
+/// Reads an inline tensor ({"tensor": {"dtype", "shape", "data"}} or the
+/// inner object); false with `err` set when it is malformed.
+bool parseInlineTensor(const json::Value &v, std::string &dtype,
+                       llvm::SmallVectorImpl<int64_t> &dims,
+                       llvm::SmallVectorImpl<double> &values,
+                       std::string &err) {
   const json::Object *o = v.getAsObject();
   if (o && o->get("tensor"))
     o = o->getObject("tensor");
   if (!o) {
     err = "an inline tensor must be {\"tensor\": {\"dtype\", \"shape\", "
           "\"data\"}}";
-    return failure();
+    return false;
   }
-  std::optional<llvm::StringRef> dtype = o->getString("dtype");
+  std::optional<llvm::StringRef> dt = o->getString("dtype");
   const json::Array *shape = o->getArray("shape");
   const json::Array *data = o->getArray("data");
-  if (!dtype || !shape || !data) {
+  if (!dt || !shape || !data) {
     err = "an inline tensor needs \"dtype\", \"shape\" and \"data\"";
-    return failure();
+    return false;
   }
-  llvm::SmallVector<int64_t> dims;
+  dtype = dt->str();
   int64_t count = 1;
   for (const json::Value &d : *shape) {
     std::optional<int64_t> n = d.getAsInteger();
     if (!n || *n < 0) {
       err = "an inline tensor's shape must be non-negative integers";
-      return failure();
+      return false;
     }
     dims.push_back(*n);
     count *= *n;
   }
   // Nested lists are accepted as well as flat row-major data.
-  llvm::SmallVector<double> values;
   std::function<bool(const json::Array &)> flatten =
       [&](const json::Array &a) {
         for (const json::Value &e : a) {
@@ -556,15 +562,46 @@ FailureOr<Value> pimc::fx::detail::buildInlineTensor(OpBuilder &b,
   if (!flatten(*data)) {
     err = "an inline tensor's data must be numbers, booleans or "
           "{\"float\": \"inf\"|\"-inf\"|\"nan\"}";
-    return failure();
+    return false;
   }
   if (static_cast<int64_t>(values.size()) != count) {
     err = formatv("an inline tensor of shape [{0}] needs {1} values, has {2}",
                   llvm::make_range(dims.begin(), dims.end()), count,
                   values.size());
-    return failure();
+    return false;
   }
-  auto type = RankedTensorType::get(dims, elementTypeFor(b, *dtype));
+  return true;
+}
+
+/// Checks every inline tensor inside an argument.
+bool checkInlineTensors(const json::Value &v, std::string &err) {
+  if (const json::Array *a = v.getAsArray()) {
+    for (const json::Value &e : *a)
+      if (!checkInlineTensors(e, err))
+        return false;
+    return true;
+  }
+  const json::Object *o = v.getAsObject();
+  if (!o || !o->get("tensor"))
+    return true;
+  std::string dtype;
+  llvm::SmallVector<int64_t> dims;
+  llvm::SmallVector<double> values;
+  return parseInlineTensor(v, dtype, dims, values, err);
+}
+
+} // namespace
+
+FailureOr<Value> pimc::fx::detail::buildInlineTensor(OpBuilder &b,
+                                                     Location loc,
+                                                     const json::Value &v,
+                                                     std::string &err) {
+  std::string dtype;
+  llvm::SmallVector<int64_t> dims;
+  llvm::SmallVector<double> values;
+  if (!parseInlineTensor(v, dtype, dims, values, err))
+    return failure();
+  auto type = RankedTensorType::get(dims, elementTypeFor(b, dtype));
   return arith::ConstantOp::create(b, loc, denseFrom(type, values))
       .getResult();
 }
@@ -725,6 +762,9 @@ void GraphImporter::validate() {
     if (n.op == Node::Op::Placeholder) {
       if (n.kind != "input" && !n.value)
         checkWeight(n);
+      std::string err;
+      if (n.value && !checkInlineTensors(*n.value, err))
+        problems.push_back(formatv("node '{0}' (constant): {1}", n.name, err));
       continue;
     }
     if (n.op != Node::Op::CallFunction)
@@ -742,6 +782,17 @@ void GraphImporter::validate() {
       continue;
     }
     bindArgs(n, t.schemas[it->second], boundArgs[i], problems);
+    std::string err;
+    for (const json::Value &a : *n.args)
+      if (!checkInlineTensors(a, err))
+        break;
+    if (err.empty() && n.kwargs)
+      for (const auto &kv : *n.kwargs)
+        if (!checkInlineTensors(kv.second, err))
+          break;
+    if (!err.empty())
+      problems.push_back(formatv("node '{0}' ({1}): {2}", n.name,
+                                 n.qualifiedOp(), err));
   }
   if (unsupported.empty())
     return;
@@ -751,13 +802,23 @@ void GraphImporter::validate() {
     if (!first)
       msg += "; ";
     first = false;
-    msg += formatv("{0} x{1} (first: {2})", u.op, u.count,
+    msg += formatv("{0} x{1} (first: {2}", u.op, u.count,
                    llvm::join(u.first, ", "));
+    llvm::StringRef why = unsupportedReason(u.op);
+    msg += why.empty() ? ")" : ("; " + why + ")").str();
   }
   problems.insert(problems.begin(), msg);
 }
 
 Value GraphImporter::resolve(const json::Value &ref, const Node &user) {
+  if (std::optional<double> x = jsonNumber(ref)) {
+    // A wrapped scalar: bool, integer or float, as a 0-d constant.
+    Type elem = ref.kind() == json::Value::Boolean ? Type(b.getI1Type())
+                : ref.getAsInteger()                ? Type(b.getI64Type())
+                                                    : b.getF32Type();
+    return arith::ConstantOp::create(
+        b, nodeLoc(user), denseFrom(RankedTensorType::get({}, elem), {*x}));
+  }
   const json::Object *o = ref.getAsObject();
   if (const json::Value *name = o->get("node")) {
     auto it = values.find(*name->getAsString());
@@ -935,8 +996,8 @@ llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run() {
       continue;
     }
     size_t entry = t.byOp.lookup(n.qualifiedOp());
-    OpContext c(b, loc, n, t.schemas[entry], boundArgs[i],
-                [&](const json::Value &ref) { return resolve(ref, n); });
+    auto resolveArg = [&](const json::Value &ref) { return resolve(ref, n); };
+    OpContext c(b, loc, n, t.schemas[entry], boundArgs[i], resolveArg);
     if (failed(t.builds[entry](c)) || failed(checkResults(n, c.results))) {
       if (problems.empty())
         emitError(loc) << n.qualifiedOp() << ": could not be imported";

@@ -70,6 +70,10 @@ struct OpEntry {
 /// The table rows, in ATen schema syntax (FXOps.cpp).
 llvm::ArrayRef<OpEntry> opEntries();
 
+/// Why a known op is not in the table (empty when there is no known
+/// reason), for the unsupported-ops error.
+llvm::StringRef unsupportedReason(llvm::StringRef op);
+
 /// What a builder sees: the bound arguments (validated against the schema,
 /// defaults filled in), the node's traced result types and the builder.
 class OpContext {

@@ -58,72 +58,13 @@ LogicalResult checkDim(OpContext &c, int64_t d, int64_t rank) {
   return success();
 }
 
-/// `v` as element type `elem` (f32, i64 or i1): f16/bf16 are widened with
-/// llm.cast, everything else goes through llm.convert.
-Value toElem(OpContext &c, Value v, Type elem) {
-  RankedTensorType t = typeOf(v);
-  if (t.getElementType() == elem)
-    return v;
-  auto rt = RankedTensorType::get(t.getShape(), elem);
-  if (elem.isF32() && isa<FloatType>(t.getElementType()))
-    return llm::CastOp::create(c.b, c.loc, rt, v);
-  return llm::ConvertOp::create(c.b, c.loc, rt, v);
-}
-Value toF32(OpContext &c, Value v) { return toElem(c, v, c.b.getF32Type()); }
-
-Value reshapeTo(OpContext &c, Value v, ArrayRef<int64_t> shape) {
-  if (shapeOf(v) == shape)
-    return v;
-  return llm::ReshapeOp::create(
-      c.b, c.loc, RankedTensorType::get(shape, typeOf(v).getElementType()), v);
-}
-
-Value transposeBy(OpContext &c, Value v, ArrayRef<int64_t> perm) {
-  bool identity = true;
-  llvm::SmallVector<int64_t> shape;
-  for (size_t i = 0; i < perm.size(); ++i) {
-    identity &= perm[i] == static_cast<int64_t>(i);
-    shape.push_back(shapeOf(v)[perm[i]]);
-  }
-  if (identity)
-    return v;
-  return llm::TransposeOp::create(
-      c.b, c.loc, RankedTensorType::get(shape, typeOf(v).getElementType()), v,
-      c.b.getDenseI64ArrayAttr(perm));
-}
-
-Value swapDims(OpContext &c, Value v, int64_t a, int64_t b) {
-  llvm::SmallVector<int64_t> perm(rankOf(v));
-  std::iota(perm.begin(), perm.end(), 0);
-  std::swap(perm[a], perm[b]);
-  return transposeBy(c, v, perm);
-}
-
-/// Null (with an error at the node) when the shapes do not broadcast.
-Value broadcastTo(OpContext &c, Value v, ArrayRef<int64_t> shape) {
-  if (!v)
-    return v;
-  return llm::broadcastTo(c.b, c.loc, v, shape);
-}
-
-Value sliceOf(OpContext &c, Value v, int64_t axis, int64_t start,
-              int64_t size) {
-  if (start == 0 && size == shapeOf(v)[axis])
-    return v;
-  llvm::SmallVector<int64_t> shape(shapeOf(v));
-  shape[axis] = size;
-  return llm::SliceOp::create(
-      c.b, c.loc, RankedTensorType::get(shape, typeOf(v).getElementType()), v,
-      axis, start, size);
-}
-
 //===----------------------------------------------------------------------===//
 // Constants and folding
 //===----------------------------------------------------------------------===//
 
 /// Folding keeps constant subgraphs (masks, position ids, RoPE tables built
 /// in forward) as values, up to this many elements.
-constexpr int64_t kMaxFoldElements = 1 << 20;
+constexpr int64_t kMaxFoldElements = 1 << 16;
 
 /// A constant tensor being folded: values as double (exact for f32, for
 /// i64 below 2^53 and for i1).
@@ -204,6 +145,16 @@ Value emitLit(OpContext &c, const Lit &l) {
   return arith::ConstantOp::create(c.b, c.loc, attr);
 }
 
+Value convertLit(OpContext &c, Value v, Type elem) {
+  std::optional<Lit> l = litOf(v);
+  if (!l)
+    return {};
+  l->elem = elem;
+  for (double &x : l->v)
+    x = roundTo(elem, x);
+  return emitLit(c, *l);
+}
+
 Value splat(OpContext &c, ArrayRef<int64_t> shape, Type elem, double x) {
   Lit l;
   l.shape.assign(shape.begin(), shape.end());
@@ -267,6 +218,107 @@ foldElementwise(OpContext &c, ArrayRef<Value> operands, ArrayRef<int64_t> shape,
     r.v[i] = roundTo(elem, fn(args));
   }
   return emitLit(c, r);
+}
+
+Value convertLit(OpContext &c, Value v, Type elem);
+
+/// `v` as element type `elem` (f32, i64 or i1): f16/bf16 are widened with
+/// llm.cast, everything else goes through llm.convert; constants convert in
+/// place.
+Value toElem(OpContext &c, Value v, Type elem) {
+  RankedTensorType t = typeOf(v);
+  if (t.getElementType() == elem)
+    return v;
+  if (Value folded = convertLit(c, v, elem))
+    return folded;
+  auto rt = RankedTensorType::get(t.getShape(), elem);
+  if (elem.isF32() && isa<FloatType>(t.getElementType()))
+    return llm::CastOp::create(c.b, c.loc, rt, v);
+  return llm::ConvertOp::create(c.b, c.loc, rt, v);
+}
+Value toF32(OpContext &c, Value v) { return toElem(c, v, c.b.getF32Type()); }
+
+Value reshapeTo(OpContext &c, Value v, ArrayRef<int64_t> shape) {
+  if (shapeOf(v) == shape)
+    return v;
+  if (std::optional<Lit> l = litOf(v)) {
+    l->shape.assign(shape.begin(), shape.end());
+    return emitLit(c, *l);
+  }
+  return llm::ReshapeOp::create(
+      c.b, c.loc, RankedTensorType::get(shape, typeOf(v).getElementType()), v);
+}
+
+Value transposeBy(OpContext &c, Value v, ArrayRef<int64_t> perm) {
+  bool identity = true;
+  llvm::SmallVector<int64_t> shape;
+  for (size_t i = 0; i < perm.size(); ++i) {
+    identity &= perm[i] == static_cast<int64_t>(i);
+    shape.push_back(shapeOf(v)[perm[i]]);
+  }
+  if (identity)
+    return v;
+  if (std::optional<Lit> l = litOf(v)) {
+    Lit r = *l;
+    r.shape.assign(shape.begin(), shape.end());
+    llvm::SmallVector<int64_t> in = stridesOf(l->shape), out = stridesOf(shape);
+    for (int64_t i = 0, n = r.v.size(); i < n; ++i) {
+      int64_t src = 0;
+      for (size_t d = 0; d < perm.size(); ++d)
+        src += ((i / out[d]) % shape[d]) * in[perm[d]];
+      r.v[i] = l->v[src];
+    }
+    return emitLit(c, r);
+  }
+  return llm::TransposeOp::create(
+      c.b, c.loc, RankedTensorType::get(shape, typeOf(v).getElementType()), v,
+      c.b.getDenseI64ArrayAttr(perm));
+}
+
+Value swapDims(OpContext &c, Value v, int64_t a, int64_t b) {
+  llvm::SmallVector<int64_t> perm(rankOf(v));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[a], perm[b]);
+  return transposeBy(c, v, perm);
+}
+
+/// Null (with an error at the node) when the shapes do not broadcast.
+Value broadcastTo(OpContext &c, Value v, ArrayRef<int64_t> shape) {
+  if (!v)
+    return v;
+  if (shapeOf(v) != shape && numel(shape) <= kMaxFoldElements) {
+    auto common = llm::broadcastShapes(shapeOf(v), shape);
+    std::optional<Lit> l = litOf(v);
+    if (l && succeeded(common) && ArrayRef<int64_t>(*common) == shape)
+      return emitLit(c, broadcastLit(*l, shape));
+  }
+  return llm::broadcastTo(c.b, c.loc, v, shape);
+}
+
+Value sliceOf(OpContext &c, Value v, int64_t axis, int64_t start,
+              int64_t size) {
+  if (start == 0 && size == shapeOf(v)[axis])
+    return v;
+  llvm::SmallVector<int64_t> shape(shapeOf(v));
+  shape[axis] = size;
+  if (std::optional<Lit> l = litOf(v)) {
+    Lit r = *l;
+    r.shape.assign(shape.begin(), shape.end());
+    r.v.clear();
+    llvm::SmallVector<int64_t> in = stridesOf(l->shape), out = stridesOf(shape);
+    for (int64_t i = 0, n = numel(shape); i < n; ++i) {
+      int64_t src = 0;
+      for (size_t d = 0; d < shape.size(); ++d) {
+        int64_t idx = (i / out[d]) % shape[d];
+        src += (d == static_cast<size_t>(axis) ? idx + start : idx) * in[d];
+      }
+      r.v.push_back(l->v[src]);
+    }
+    return emitLit(c, r);
+  }
+  return llm::SliceOp::create(
+      c.b, c.loc, RankedTensorType::get(shape, typeOf(v).getElementType()), v,
+      axis, start, size);
 }
 
 //===----------------------------------------------------------------------===//
@@ -421,6 +473,33 @@ LogicalResult buildPowTensorTensor(OpContext &c) {
 LogicalResult buildPowScalarTensor(OpContext &c) {
   return binary(c, Binary::Pow, scalarArg(c, "self"), c.tensor("exponent"));
 }
+
+/// clamp(x, lo, hi) = min(max(x, lo), hi), NaN propagating like torch.
+LogicalResult clampBy(OpContext &c, std::optional<double> lo,
+                      std::optional<double> hi) {
+  Value x = c.tensor("self");
+  RankedTensorType rt = c.resultType();
+  if (!rt.getElementType().isF32())
+    return c.error() << "expects a float tensor";
+  x = toF32(c, x);
+  if (lo)
+    x = llm::MaximumOp::create(c.b, c.loc, x,
+                               splat(c, rt.getShape(), rt.getElementType(), *lo));
+  if (hi)
+    x = llm::MinimumOp::create(c.b, c.loc, x,
+                               splat(c, rt.getShape(), rt.getElementType(), *hi));
+  c.results.push_back(x);
+  return success();
+}
+LogicalResult buildClamp(OpContext &c) {
+  std::optional<double> lo, hi;
+  if (!c.isNone("min"))
+    lo = c.f64("min");
+  if (!c.isNone("max"))
+    hi = c.f64("max");
+  return clampBy(c, lo, hi);
+}
+LogicalResult buildClampMin(OpContext &c) { return clampBy(c, c.f64("min"), {}); }
 
 enum class Unary {
   Neg,
@@ -655,6 +734,28 @@ LogicalResult buildLogicalNot(OpContext &c) {
   return success();
 }
 
+Value selectValues(OpContext &c, Value cond, Value a, Value b);
+
+/// Boolean and / or as selects (a & b = a ? b : false, a | b = a ? true : b).
+template <bool And> LogicalResult buildLogical(OpContext &c) {
+  Value a = c.tensor("self"), b = c.tensor("other");
+  Type i1 = c.b.getI1Type();
+  if (!c.resultType().getElementType().isInteger(1) ||
+      !typeOf(a).getElementType().isInteger(1) ||
+      !typeOf(b).getElementType().isInteger(1)) {
+    if (c.node.target.find("logical") == std::string::npos)
+      return c.error() << "only boolean tensors are supported";
+  }
+  a = toElem(c, a, i1);
+  b = toElem(c, b, i1);
+  Value r = And ? selectValues(c, a, b, splat(c, {}, i1, 0))
+                : selectValues(c, a, splat(c, {}, i1, 1), b);
+  if (!r)
+    return failure();
+  c.results.push_back(r);
+  return success();
+}
+
 /// cond ? a : b with broadcasting, in the result's element type.
 Value selectValues(OpContext &c, Value cond, Value a, Value b) {
   RankedTensorType rt = c.resultType();
@@ -764,6 +865,7 @@ LogicalResult fill(OpContext &c, double value) {
 }
 LogicalResult buildFull(OpContext &c) { return fill(c, c.f64("fill_value")); }
 LogicalResult buildZeros(OpContext &c) { return fill(c, 0); }
+LogicalResult buildFillScalar(OpContext &c) { return fill(c, c.f64("value")); }
 LogicalResult buildOnes(OpContext &c) { return fill(c, 1); }
 LogicalResult buildScalarTensor(OpContext &c) { return fill(c, c.f64("s")); }
 
@@ -997,6 +1099,30 @@ LogicalResult buildCat(OpContext &c) {
     return success();
   }
   c.results.push_back(llm::ConcatOp::create(c.b, c.loc, rt, inputs, dim));
+  return success();
+}
+
+/// stack: every input gains the new unit dimension, then concat.
+LogicalResult buildStack(OpContext &c) {
+  RankedTensorType rt = c.resultType();
+  int64_t dim = c.i64("dim");
+  if (failed(checkDim(c, dim, rt.getRank())))
+    return failure();
+  dim = normDim(dim, rt.getRank());
+  llvm::SmallVector<Value> inputs;
+  for (Value v : c.tensors("tensors")) {
+    llvm::SmallVector<int64_t> s(shapeOf(v));
+    if (dim > static_cast<int64_t>(s.size()))
+      return c.error() << "dimension " << dim << " is out of range";
+    s.insert(s.begin() + dim, 1);
+    inputs.push_back(reshapeTo(c, toElem(c, v, rt.getElementType()), s));
+  }
+  if (inputs.empty())
+    return c.error() << "no tensors to stack";
+  c.results.push_back(inputs.size() == 1
+                          ? inputs[0]
+                          : Value(llm::ConcatOp::create(c.b, c.loc, rt, inputs,
+                                                        dim)));
   return success();
 }
 
@@ -1685,6 +1811,28 @@ LogicalResult buildCumsum(OpContext &c) {
 // The table
 //===----------------------------------------------------------------------===//
 
+llvm::StringRef pimc::fx::detail::unsupportedReason(llvm::StringRef op) {
+  static const llvm::StringMap<llvm::StringRef> reasons = {
+      {"aten.nonzero.default", "data-dependent output shape, not "
+                               "representable with static shapes"},
+      {"aten.where.default", "data-dependent output shape (nonzero)"},
+      {"aten.masked_select.default", "data-dependent output shape"},
+      {"aten.unique.default", "data-dependent output shape"},
+      {"aten._unique2.default", "data-dependent output shape"},
+      {"aten.repeat_interleave.Tensor", "data-dependent output shape; use "
+                                        "expand + reshape for GQA"},
+      {"aten.item.default", "reads a tensor value into Python control flow"},
+      {"aten._local_scalar_dense.default",
+       "reads a tensor value into Python control flow"},
+  };
+  auto it = reasons.find(op);
+  if (it != reasons.end())
+    return it->second;
+  if (op.contains("_.") )
+    return "in-place op; export with functionalization (the bridge does)";
+  return {};
+}
+
 // Schemas are torch's (`torch.ops.aten.<op>.<overload>._schema`), so the
 // arguments a graph passes are checked exactly as torch declares them.
 llvm::ArrayRef<OpEntry> pimc::fx::detail::opEntries() {
@@ -1731,6 +1879,7 @@ llvm::ArrayRef<OpEntry> pimc::fx::detail::opEntries() {
        buildSlice},
       {"select.int(Tensor(a) self, int dim, int index)", buildSelect},
       {"cat(Tensor[] tensors, int dim=0)", buildCat},
+      {"stack(Tensor[] tensors, int dim=0)", buildStack},
       {"split.Tensor(Tensor(a -> *) self, int split_size, int dim=0)",
        buildSplitTensor},
       {"split_with_sizes(Tensor(a -> *) self, int[] split_sizes, int dim=0)",
@@ -1768,6 +1917,11 @@ llvm::ArrayRef<OpEntry> pimc::fx::detail::opEntries() {
        "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
        "bool? pin_memory=None)",
        buildArangeStep},
+      {"fill.Scalar(Tensor self, Scalar value)", buildFillScalar},
+      {"new_full(Tensor self, SymInt[] size, Scalar fill_value, *, "
+       "ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+       "bool? pin_memory=None)",
+       buildFull},
       {"full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, "
        "Layout? layout=None, Device? device=None, bool? pin_memory=None)",
        buildFull},
@@ -1847,6 +2001,8 @@ llvm::ArrayRef<OpEntry> pimc::fx::detail::opEntries() {
       {"erf(Tensor self)", buildUnary<Unary::Erf>},
       {"reciprocal(Tensor self)", buildUnary<Unary::Reciprocal>},
       {"gelu(Tensor self, *, str approximate=\"none\")", buildGelu},
+      {"clamp(Tensor self, Scalar? min=None, Scalar? max=None)", buildClamp},
+      {"clamp_min(Tensor self, Scalar min)", buildClampMin},
       // Comparisons and masks.
       {"eq.Tensor(Tensor self, Tensor other)", buildCompareTensor<P::Eq>},
       {"ne.Tensor(Tensor self, Tensor other)", buildCompareTensor<P::Ne>},
@@ -1862,6 +2018,10 @@ llvm::ArrayRef<OpEntry> pimc::fx::detail::opEntries() {
       {"ge.Scalar(Tensor self, Scalar other)", buildCompareScalar<P::Ge>},
       {"logical_not(Tensor self)", buildLogicalNot},
       {"bitwise_not(Tensor self)", buildLogicalNot},
+      {"bitwise_and.Tensor(Tensor self, Tensor other)", buildLogical<true>},
+      {"bitwise_or.Tensor(Tensor self, Tensor other)", buildLogical<false>},
+      {"logical_and(Tensor self, Tensor other)", buildLogical<true>},
+      {"logical_or(Tensor self, Tensor other)", buildLogical<false>},
       {"where.self(Tensor condition, Tensor self, Tensor other)", buildWhere},
       {"masked_fill.Scalar(Tensor self, Tensor mask, Scalar value)",
        buildMaskedFillScalar},
