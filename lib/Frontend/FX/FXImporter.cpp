@@ -14,6 +14,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -1012,6 +1014,11 @@ llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run() {
   // unused outputs of split); drop them so the IR shows what runs.
   IRRewriter rewriter(&ctx);
   (void)runRegionDCE(rewriter, func.getBody());
+  // Builders emit a constant per use (splats, masks); merge equal ones.
+  PassManager pm(&ctx);
+  pm.addPass(createCSEPass());
+  if (failed(pm.run(*module)) && problems.empty())
+    problems.push_back("internal error: CSE failed on the imported IR");
 
   if (failed(verify(*module))) {
     if (problems.empty())

@@ -288,8 +288,10 @@ Value broadcastTo(OpContext &c, Value v, ArrayRef<int64_t> shape) {
     return v;
   if (shapeOf(v) != shape && numel(shape) <= kMaxFoldElements) {
     auto common = llm::broadcastShapes(shapeOf(v), shape);
+    // Only splats: broadcasting a non-uniform constant would copy it.
     std::optional<Lit> l = litOf(v);
-    if (l && succeeded(common) && ArrayRef<int64_t>(*common) == shape)
+    if (l && succeeded(common) && ArrayRef<int64_t>(*common) == shape &&
+        llvm::all_equal(l->v))
       return emitLit(c, broadcastLit(*l, shape));
   }
   return llm::broadcastTo(c.b, c.loc, v, shape);
@@ -1744,9 +1746,10 @@ LogicalResult buildSDPA(OpContext &c) {
       return toF32(c, swapDims(c, r, 0, 1));
     };
     int64_t ev = vs.back();
+    Value ql = toLHE(q), kl = toLHE(k), vl = toLHE(v);
     Value a = llm::AttentionOp::create(
-        c.b, c.loc, RankedTensorType::get({l, nh, ev}, c.b.getF32Type()),
-        toLHE(q), toLHE(k), toLHE(v),
+        c.b, c.loc, RankedTensorType::get({l, nh, ev}, c.b.getF32Type()), ql,
+        kl, vl,
         llvm::APFloat(static_cast<float>(scale)), causal,
         IntegerAttr(), FloatAttr());
     c.results.push_back(
