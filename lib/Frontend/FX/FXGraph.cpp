@@ -36,7 +36,8 @@ public:
 
 private:
   Graph &g;
-  StringSet<> defined; // names of nodes seen so far
+  StringSet<> defined;  // names of nodes seen so far
+  StringSet<> allNames; // every name in the file, to tell "later" from "none"
 
   void problem(const Twine &msg) { problems.push_back(msg.str()); }
   bool parseMeta(const json::Value &v, TensorMeta &out, const Twine &where);
@@ -107,8 +108,8 @@ void GraphParser::checkRefs(const json::Value &v, const Node &node) {
     if (!defined.contains(*name)) {
       problem(formatv("node '{0}': argument refers to '{1}', which {2}",
                       node.name, *name,
-                      g.byName.count(*name) ? "is defined after it"
-                                            : "is not a node of the graph"));
+                      allNames.contains(*name) ? "is defined after it"
+                                               : "is not a node of the graph"));
       return;
     }
     const Node &src = g.nodes[g.byName.lookup(*name)];
@@ -304,6 +305,10 @@ void GraphParser::parse() {
     problem("\"nodes\" must be a list");
     return;
   }
+  for (const json::Value &n : *nodes)
+    if (const json::Object *obj = n.getAsObject())
+      if (std::optional<StringRef> name = obj->getString("name"))
+        allNames.insert(*name);
   for (size_t i = 0; i < nodes->size(); ++i) {
     const json::Object *obj = (*nodes)[i].getAsObject();
     if (!obj) {
@@ -326,9 +331,16 @@ Expected<Graph> pimc::fx::parseGraph(StringRef text, StringRef path) {
   Graph g;
   g.path = path.str();
   Expected<json::Value> root = json::parse(text);
-  if (!root)
-    return createStringError(formatv("{0}: invalid JSON: {1}", path,
-                                     toString(root.takeError())));
+  if (!root) {
+    // llvm::json says "[line:col, byte=N]: message"; print it as file:line:col.
+    std::string msg = toString(root.takeError());
+    static const Regex pos("^\\[([0-9]+):([0-9]+), byte=[0-9]+\\]: (.*)$");
+    SmallVector<StringRef, 4> m;
+    if (pos.match(msg, &m))
+      return createStringError(formatv("{0}:{1}:{2}: invalid JSON: {3}", path,
+                                       m[1], m[2], m[3]));
+    return createStringError(formatv("{0}: invalid JSON: {1}", path, msg));
+  }
   g.root = std::make_unique<json::Value>(std::move(*root));
   GraphParser parser(g);
   parser.parse();
