@@ -1010,6 +1010,12 @@ llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run() {
   if (!problems.empty())
     return error("error(s) while building the IR");
 
+  // Verifier errors name the node whose ops do not verify.
+  if (failed(verify(*module))) {
+    if (problems.empty())
+      problems.push_back("internal error: the imported IR does not verify");
+    return error("error(s) while verifying the IR");
+  }
   // Builders may leave values unused (a transpose folded into llm.linear,
   // unused outputs of split); drop them so the IR shows what runs.
   IRRewriter rewriter(&ctx);
@@ -1017,14 +1023,10 @@ llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run() {
   // Builders emit a constant per use (splats, masks); merge equal ones.
   PassManager pm(&ctx);
   pm.addPass(createCSEPass());
-  if (failed(pm.run(*module)) && problems.empty())
+  if (failed(pm.run(*module)))
     problems.push_back("internal error: CSE failed on the imported IR");
-
-  if (failed(verify(*module))) {
-    if (problems.empty())
-      problems.push_back("internal error: the imported IR does not verify");
-    return error("error(s) while verifying the IR");
-  }
+  if (!problems.empty())
+    return error("error(s) while cleaning up the IR");
   return module;
 }
 

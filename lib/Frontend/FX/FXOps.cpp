@@ -833,8 +833,9 @@ LogicalResult buildTril(OpContext &c) { return triangle(c, false); }
 LogicalResult buildArange(OpContext &c, double start, double end,
                           double step) {
   RankedTensorType rt = c.resultType();
-  if (step == 0)
-    return c.error() << "step must be non-zero";
+  if (step == 0 || !std::isfinite(start) || !std::isfinite(end) ||
+      !std::isfinite(step))
+    return c.error() << "start, end and step must be finite and step non-zero";
   Lit l;
   l.shape.assign(rt.getShape().begin(), rt.getShape().end());
   l.elem = rt.getElementType();
@@ -1147,7 +1148,10 @@ LogicalResult splitBy(OpContext &c, ArrayRef<int64_t> sizes, int64_t dim) {
 
 LogicalResult buildSplitTensor(OpContext &c) {
   // The traced outputs give the sizes (the last chunk may be smaller).
-  int64_t dim = normDim(c.i64("dim"), rankOf(c.tensor("self")));
+  int64_t dim = c.i64("dim"), rank = rankOf(c.tensor("self"));
+  if (rank == 0 || failed(checkDim(c, dim, rank)))
+    return rank == 0 ? c.error() << "cannot split a 0-d tensor" : failure();
+  dim = normDim(dim, rank);
   llvm::SmallVector<int64_t> sizes;
   for (unsigned i = 0; i < c.numResults(); ++i) {
     if (dim >= static_cast<int64_t>(c.resultShape(i).size()))
@@ -1220,6 +1224,8 @@ LogicalResult buildIndexTensor(OpContext &c) {
 LogicalResult buildOneHot(OpContext &c) {
   Value self = toElem(c, c.tensor("self"), c.b.getI64Type());
   ArrayRef<int64_t> rs = c.resultShape();
+  if (rs.size() != static_cast<size_t>(rankOf(self)) + 1)
+    return c.error() << "the traced result must add the class dimension";
   int64_t n = rs.back();
   Lit range;
   range.shape = {n};
@@ -1670,8 +1676,10 @@ LogicalResult decomposedAttention(OpContext &c, Value q, Value k, Value v,
                                   Value mask, bool causal, double scale) {
   ArrayRef<int64_t> qs = shapeOf(q), ks = shapeOf(k);
   int64_t l = qs[qs.size() - 2], s = ks[ks.size() - 2];
-  llvm::SmallVector<int64_t> scoreShape(
-      *llm::broadcastShapes(qs.drop_back(2), ks.drop_back(2)));
+  auto batch = llm::broadcastShapes(qs.drop_back(2), ks.drop_back(2));
+  if (failed(batch))
+    return c.error() << "query and key batch dimensions do not broadcast";
+  llvm::SmallVector<int64_t> scoreShape(*batch);
   scoreShape.push_back(l);
   scoreShape.push_back(s);
   Value kt = swapDims(c, k, rankOf(k) - 2, rankOf(k) - 1);
@@ -1735,7 +1743,8 @@ LogicalResult buildSDPA(OpContext &c) {
   bool fits = !mask && rank >= 3 && rank <= 4 && (!causal || l == s) &&
               (rank == 3 || qs[0] == 1) && (rank == 3 || ks[0] == 1) &&
               (rank == 3 || vs[0] == 1);
-  int64_t nh = qs[rank - 3], nkv = ks[rank - 3];
+  // Rank-2 operands have no head dimension.
+  int64_t nh = rank >= 3 ? qs[rank - 3] : 1, nkv = rank >= 3 ? ks[rank - 3] : 1;
   if (nh != nkv && (!gqa || nkv == 0 || nh % nkv != 0))
     return c.error() << "query has " << nh << " heads, key " << nkv
                      << " (needs enable_gqa and a divisor)";
