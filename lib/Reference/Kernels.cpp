@@ -761,4 +761,183 @@ void attention(const float *q, const float *k, const float *v, int64_t T,
   parallelFor(0, size_t(nh), head);
 }
 
+//===----------------------------------------------------------------------===//
+// Primitive ops of the graph frontends
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Strict order for top-k: `a` before `b`. NaN sorts as the largest value,
+/// as torch.topk does.
+bool topkBefore(float a, float b, bool largest) {
+  bool an = std::isnan(a), bn = std::isnan(b);
+  if (an || bn)
+    return largest ? (an && !bn) : (!an && bn);
+  return largest ? a > b : a < b;
+}
+} // namespace
+
+void topk(const float *x, int64_t outer, int64_t n, int64_t inner, int64_t k,
+          bool largest, float *values, int64_t *indices) {
+  std::vector<int64_t> order(n);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t in = 0; in < inner; ++in) {
+      auto at = [&](int64_t j) { return x[(o * n + j) * inner + in]; };
+      for (int64_t j = 0; j < n; ++j)
+        order[j] = j;
+      // stable: equal values keep increasing index order.
+      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        return topkBefore(at(a), at(b), largest);
+      });
+      for (int64_t j = 0; j < k; ++j) {
+        values[(o * k + j) * inner + in] = at(order[j]);
+        indices[(o * k + j) * inner + in] = order[j];
+      }
+    }
+}
+
+void layerNorm(const float *x, int64_t rows, int64_t n, const float *w,
+               const float *b, float eps, float *y) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *xr = x + r * n;
+    float *yr = y + r * n;
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n; ++i)
+      sum += xr[i];
+    float mean = sum / static_cast<float>(n);
+    float sq = 0.0f;
+    for (int64_t i = 0; i < n; ++i) {
+      float d = xr[i] - mean;
+      sq += d * d;
+    }
+    float inv = 1.0f / std::sqrt(sq / static_cast<float>(n) + eps);
+    for (int64_t i = 0; i < n; ++i) {
+      float v = (xr[i] - mean) * inv;
+      if (w)
+        v *= w[i];
+      if (b)
+        v += b[i];
+      yr[i] = v;
+    }
+  }
+}
+
+void linear(const float *x, int64_t T, const LinearWeight &w, const float *bias,
+            float *y) {
+  if (w.dense)
+    linear(x, T, *w.dense, bias, y);
+  else
+    linear(x, T, *w.quant, bias, y);
+}
+
+float gateActivation(GateActivation act, float x) {
+  switch (act) {
+  case GateActivation::Silu:
+    return silu(x);
+  case GateActivation::Gelu:
+    return geluErf(x);
+  case GateActivation::GeluTanh:
+    return geluTanh(x);
+  }
+  return x;
+}
+
+void gatedMLP(const float *x, int64_t T, const ExpertWeights &w,
+              GateActivation act, float *y) {
+  int64_t I = w.gate.rows();
+  std::vector<float> gate(T * I), up(T * I);
+  linear(x, T, w.gate, nullptr, gate.data());
+  linear(x, T, w.up, nullptr, up.data());
+  for (int64_t i = 0; i < T * I; ++i)
+    gate[i] = gateActivation(act, gate[i]) * up[i];
+  linear(gate.data(), T, w.down, nullptr, y);
+}
+
+MoERoute routeToken(const float *logits, int64_t E, const MoEParams &p) {
+  int64_t k = p.topK;
+  std::vector<float> scores(logits, logits + E);
+  auto score = [&](float *v, int64_t n) {
+    if (p.sigmoidScoring)
+      for (int64_t i = 0; i < n; ++i)
+        v[i] = sigmoid(v[i]);
+    else
+      softmaxRows(v, 1, n);
+  };
+  if (!p.topkThenScore)
+    score(scores.data(), E);
+  std::vector<float> topValues(k);
+  std::vector<int64_t> topIndices(k);
+  topk(scores.data(), 1, E, 1, k, /*largest=*/true, topValues.data(),
+       topIndices.data());
+  if (p.topkThenScore)
+    score(topValues.data(), k);
+  if (p.renormalize) {
+    float sum = 0.0f;
+    for (float v : topValues)
+      sum += v;
+    for (float &v : topValues)
+      v /= sum;
+  }
+  for (float &v : topValues)
+    v *= p.routedScalingFactor;
+  // Ascending expert index: the order the outputs are summed in.
+  std::vector<int64_t> order(k);
+  for (int64_t j = 0; j < k; ++j)
+    order[j] = j;
+  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return topIndices[a] < topIndices[b];
+  });
+  MoERoute route;
+  for (int64_t j : order) {
+    route.experts.push_back(topIndices[j]);
+    route.weights.push_back(topValues[j]);
+  }
+  return route;
+}
+
+void moe(const float *x, int64_t T, int64_t H, const LinearWeight &router,
+         const float *routerBias, ArrayRef<ExpertWeights> experts,
+         const ExpertWeights *shared, const MoEParams &p, float *y) {
+  int64_t E = experts.size();
+  std::vector<float> logits(T * E);
+  linear(x, T, router, routerBias, logits.data());
+  std::vector<MoERoute> routes(T);
+  for (int64_t t = 0; t < T; ++t)
+    routes[t] = routeToken(logits.data() + t * E, E, p);
+  std::fill(y, y + T * H, 0.0f);
+  // Each expert runs once on the tokens routed to it. Experts are visited
+  // in increasing index, so every token's sum adds its experts in that
+  // order, starting from 0.
+  std::vector<float> in, out;
+  std::vector<std::pair<int64_t, float>> rows; // (token, weight)
+  for (int64_t e = 0; e < E; ++e) {
+    rows.clear();
+    for (int64_t t = 0; t < T; ++t)
+      for (size_t j = 0; j < routes[t].experts.size(); ++j)
+        if (routes[t].experts[j] == e)
+          rows.push_back({t, routes[t].weights[j]});
+    if (rows.empty())
+      continue;
+    int64_t n = rows.size();
+    in.resize(n * H);
+    out.resize(n * H);
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t h = 0; h < H; ++h) {
+        float v = x[rows[r].first * H + h];
+        in[r * H + h] = p.weightOnInput ? rows[r].second * v : v;
+      }
+    gatedMLP(in.data(), n, experts[e], p.activation, out.data());
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t h = 0; h < H; ++h) {
+        float v = out[r * H + h];
+        y[rows[r].first * H + h] += p.weightOnInput ? v : rows[r].second * v;
+      }
+  }
+  if (shared) {
+    std::vector<float> s(T * H);
+    gatedMLP(x, T, *shared, p.activation, s.data());
+    for (int64_t i = 0; i < T * H; ++i)
+      y[i] += s[i];
+  }
+}
+
 } // namespace pimc::ref

@@ -2,6 +2,8 @@
 //
 //   pimc import <checkpoint-dir> -o model.mlir
 //   pimc run-ref <checkpoint-dir> --prompt-ids 1,2,3 --max-new-tokens N
+//   pimc run-ref graph.mlir [--weights W] --inputs in.safetensors
+//       [--expect out.safetensors --atol A --rtol R] [--outputs got.safetensors]
 //   pimc compile <checkpoint-dir | model.mlir> --target t.json -o model.pimb
 //
 //===----------------------------------------------------------------------===//
@@ -11,6 +13,7 @@
 #include "pimc/Dialect/PIM/IR/PIMDialect.h"
 #include "pimc/Frontend/FX/FXImporter.h"
 #include "pimc/Frontend/HF/HFImporter.h"
+#include "pimc/Reference/HostTensorIO.h"
 #include "pimc/Reference/Interpreter.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -20,6 +23,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -69,13 +73,36 @@ cl::opt<std::string> runInput(cl::Positional, cl::sub(runRefCmd),
                               cl::Required);
 cl::opt<std::string>
     runWeights("weights", cl::sub(runRefCmd), cl::cat(pimcCategory),
-               cl::desc("Checkpoint directory holding the weights (needed "
-                        "when the input is a .mlir file)"),
-               cl::value_desc("dir"));
+               cl::desc("Checkpoint directory or .safetensors file holding "
+                        "the weights (needed when a .mlir input uses "
+                        "llm.weight)"),
+               cl::value_desc("dir | file"));
 cl::opt<std::string> promptIds("prompt-ids", cl::sub(runRefCmd),
                                cl::cat(pimcCategory),
-                               cl::desc("Comma-separated prompt token ids"),
-                               cl::value_desc("ids"), cl::Required);
+                               cl::desc("Comma-separated prompt token ids "
+                                        "(language models)"),
+                               cl::value_desc("ids"));
+// run-ref on a graph (a function of plain tensors, docs/frontend-graphs.md)
+cl::opt<std::string> graphInputs(
+    "inputs", cl::sub(runRefCmd), cl::cat(pimcCategory),
+    cl::desc("Run a function of plain tensors on input_0, input_1, ... of "
+             "this safetensors file (instead of --prompt-ids)"),
+    cl::value_desc("in.safetensors"));
+cl::opt<std::string> graphExpect(
+    "expect", cl::sub(runRefCmd), cl::cat(pimcCategory),
+    cl::desc("Compare the results with output_0, output_1, ... of this "
+             "safetensors file; exit 1 on a mismatch"),
+    cl::value_desc("out.safetensors"));
+cl::opt<double> graphAtol("atol", cl::sub(runRefCmd), cl::cat(pimcCategory),
+                          cl::desc("Absolute tolerance of --expect"),
+                          cl::init(1e-5));
+cl::opt<double> graphRtol("rtol", cl::sub(runRefCmd), cl::cat(pimcCategory),
+                          cl::desc("Relative tolerance of --expect"),
+                          cl::init(1e-4));
+cl::opt<std::string> graphOutputs(
+    "outputs", cl::sub(runRefCmd), cl::cat(pimcCategory),
+    cl::desc("Write the results as output_0, ... to this safetensors file"),
+    cl::value_desc("got.safetensors"));
 cl::opt<int64_t> maxNewTokens("max-new-tokens", cl::sub(runRefCmd),
                               cl::cat(pimcCategory),
                               cl::desc("Number of tokens to generate"),
@@ -189,7 +216,102 @@ int runImport(mlir::MLIRContext &ctx) {
   return 0;
 }
 
+/// `pimc run-ref graph.mlir [--weights W] --inputs in.safetensors ...`:
+/// one Interpreter::call on plain tensors, optionally checked against
+/// expected outputs.
+int runGraphReference(mlir::MLIRContext &ctx) {
+  if (!promptIds.empty())
+    return fail("--inputs and --prompt-ids exclude each other");
+  if (!sys::fs::exists(runInput) || sys::fs::is_directory(runInput))
+    return fail(formatv("'{0}': --inputs needs an IR file (.mlir)", runInput));
+  hf::registerImportDialects(ctx);
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceFile<mlir::ModuleOp>(
+      runInput, sourceMgr, mlir::ParserConfig(&ctx));
+  if (!module)
+    return fail(formatv("cannot parse '{0}'", runInput));
+
+  // No --weights: an empty store, enough for graphs without llm.weight
+  // (binding names any weight that is then missing).
+  Expected<std::unique_ptr<hf::WeightStore>> store =
+      runWeights.empty() ? hf::WeightStore::openFiles({})
+      : sys::fs::is_directory(runWeights)
+          ? hf::WeightStore::openDirectory(runWeights)
+          : hf::WeightStore::openFiles({runWeights});
+  if (!store)
+    return fail(toString(store.takeError()));
+  auto interp = ref::Interpreter::create(*module, **store);
+  if (!interp)
+    return fail(formatv("{0}: {1}", runInput, toString(interp.takeError())));
+  if (!(*interp)->takesPlainTensors())
+    return fail(formatv("'{0}' takes token ids and KV caches; run it with "
+                        "--prompt-ids, not --inputs",
+                        runInput));
+
+  auto inputs = ref::readHostTensors(graphInputs, "input_");
+  if (!inputs)
+    return fail(toString(inputs.takeError()));
+  auto results = (*interp)->call(*inputs);
+  if (!results)
+    return fail(formatv("{0}: {1}", graphInputs, toString(results.takeError())));
+
+  if (!graphOutputs.empty())
+    if (Error e = ref::writeHostTensors(graphOutputs, "output_", *results))
+      return fail(toString(std::move(e)));
+
+  auto describe = [](const ref::HostTensor &t) {
+    std::string s = "[";
+    for (auto [i, d] : llvm::enumerate(t.shape))
+      s += (i ? ", " : "") + std::to_string(d);
+    return s + "] " + t.dtypeName().str();
+  };
+  if (graphExpect.empty()) {
+    for (auto [i, t] : llvm::enumerate(*results))
+      outs() << formatv("output_{0}: {1}\n", i, describe(t));
+    return 0;
+  }
+  auto expected = ref::readHostTensors(graphExpect, "output_");
+  if (!expected)
+    return fail(toString(expected.takeError()));
+  if (expected->size() != results->size())
+    return fail(formatv("{0} has {1} output(s), the function returns {2}",
+                        graphExpect, expected->size(), results->size()));
+  bool allOk = true;
+  for (auto [i, got] : llvm::enumerate(*results)) {
+    auto cmp = ref::compareHostTensors(got, (*expected)[i], graphAtol,
+                                       graphRtol);
+    if (!cmp)
+      return fail(formatv("output_{0}: {1}", i, toString(cmp.takeError())));
+    if (cmp->ok()) {
+      outs() << formatv("output_{0}: {1} ok (max |diff| {2:e})\n", i,
+                        describe(got), cmp->maxAbsDiff);
+      continue;
+    }
+    allOk = false;
+    double diff = std::fabs(cmp->worstGot - cmp->worstExpected);
+    // %.9g prints every f32 exactly enough to tell the values apart.
+    auto num = [](double v) { return formatv("{0}", format("%.9g", v)).str(); };
+    outs() << formatv("output_{0}: {1} MISMATCH: {2} of {3} element(s) "
+                      "outside atol {4} + rtol {5} * |expected|; worst at {6}: "
+                      "got {7}, expected {8} (|diff| {9})\n",
+                      i, describe(got), cmp->mismatches, got.numElements(),
+                      format("%g", graphAtol.getValue()),
+                      format("%g", graphRtol.getValue()),
+                      ref::positionString(got.shape, cmp->worstIndex),
+                      num(cmp->worstGot), num(cmp->worstExpected), num(diff));
+  }
+  return allOk ? 0 : 1;
+}
+
 int runReference(mlir::MLIRContext &ctx) {
+  if (!graphInputs.empty())
+    return runGraphReference(ctx);
+  if (!graphExpect.empty() || !graphOutputs.empty())
+    return fail("--expect and --outputs need --inputs");
+  if (promptIds.empty())
+    return fail("run-ref needs --prompt-ids (language model) or --inputs "
+                "(a function of plain tensors)");
   auto prompt = pimcParsePromptIds(promptIds);
   if (!prompt)
     return fail(toString(prompt.takeError()));
@@ -512,6 +634,8 @@ int main(int argc, char **argv) {
       "pimc: compile large language models for processing-in-memory\n\n"
       "  pimc import <checkpoint-dir> -o model.mlir\n"
       "  pimc run-ref <checkpoint-dir> --prompt-ids 1,2,3 --max-new-tokens N\n"
+      "  pimc run-ref graph.mlir [--weights W] --inputs in.safetensors "
+      "[--expect out.safetensors]\n"
       "  pimc compile <checkpoint-dir | model.mlir> --target t.json -o m.pimb\n"
       "  pimc run m.pimb --weights <checkpoint-dir> --prompt-ids 1,2,3 --max-new-tokens N\n"
       "\nRun 'pimc <subcommand> --help' for a subcommand's options.\n");

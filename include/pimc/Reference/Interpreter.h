@@ -20,6 +20,28 @@
 
 namespace pimc::ref {
 
+/// A host tensor passed to or returned by Interpreter::call: a row-major
+/// shape and f32 data (DType::F32) or 64-bit integer data (DType::I64, and
+/// DType::Bool as 0/1).
+struct HostTensor {
+  enum class DType { F32, I64, Bool };
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<float> f32;   // DType::F32
+  std::vector<int64_t> i64; // DType::I64, DType::Bool
+
+  static HostTensor fromF32(std::vector<int64_t> shape,
+                            std::vector<float> data);
+  static HostTensor fromI64(std::vector<int64_t> shape,
+                            std::vector<int64_t> data);
+  static HostTensor fromBool(std::vector<int64_t> shape,
+                             std::vector<int64_t> data);
+  int64_t numElements() const;
+  bool isInteger() const { return dtype != DType::F32; }
+  /// "f32", "i64" or "i1".
+  llvm::StringRef dtypeName() const;
+};
+
 class Interpreter {
 public:
   ~Interpreter();
@@ -27,7 +49,11 @@ public:
   /// Binds `module`'s function `entry` to `weights`: every llm.weight is
   /// looked up (name, dtype, shape) and quantized weights are unpacked once.
   /// Errors name the weight and what differs. `module` and `weights` must
-  /// outlive the interpreter.
+  /// outlive the interpreter. The entry is either a language model
+  /// (tokens: tensor<?xi64>, offset: index, caches...) -> (logits,
+  /// caches...), run with forward(), or a function of plain tensors, run
+  /// with call(); a function without llm.weight needs no weights (an empty
+  /// store will do).
   static llvm::Expected<std::unique_ptr<Interpreter>>
   create(mlir::ModuleOp module, const hf::WeightStore &weights,
          llvm::StringRef entry = "forward");
@@ -37,6 +63,18 @@ public:
   /// converted to f32) and keeps the updated caches for the next call.
   llvm::Expected<std::vector<float>> forward(llvm::ArrayRef<int64_t> tokens,
                                              int64_t offset);
+
+  /// Runs an entry function whose arguments and results are all tensors
+  /// (f32, i64/i32 or i1 elements) on `inputs`, one per argument in order.
+  /// Each input must have the argument's rank, static dimensions and
+  /// element type (f32 <-> F32, integers <-> I64, i1 <-> Bool); errors name
+  /// the input. Returns the results in order.
+  llvm::Expected<std::vector<HostTensor>>
+  call(llvm::ArrayRef<HostTensor> inputs);
+
+  /// True when the entry takes plain tensors (call()), false for the
+  /// token/KV-cache signature (forward()).
+  bool takesPlainTensors() const;
 
   /// Forgets all cached keys and values.
   void resetCaches();

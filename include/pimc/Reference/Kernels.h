@@ -10,6 +10,7 @@
 #ifndef PIMC_REFERENCE_KERNELS_H
 #define PIMC_REFERENCE_KERNELS_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -136,6 +137,67 @@ struct AttentionParams {
 void attention(const float *q, const float *k, const float *v, int64_t T,
                int64_t S, int64_t nh, int64_t nkv, int64_t hd, int64_t hdv,
                const AttentionParams &p, float *out);
+
+//===-- Primitive ops of the graph frontends -------------------------------===//
+/// The k largest (`largest`) or smallest elements of each row along the
+/// middle dimension of x viewed as [outer, n, inner], sorted (descending for
+/// largest, ascending otherwise); equal values keep index order (lower index
+/// first) and NaN orders above every number. values and indices are
+/// [outer, k, inner].
+void topk(const float *x, int64_t outer, int64_t n, int64_t inner, int64_t k,
+          bool largest, float *values, int64_t *indices);
+
+/// Layer norm of each of `rows` rows of n elements: biased variance computed
+/// in two passes, y = (x - mean) * (1 / sqrt(var + eps)) (* w) (+ b); null w
+/// or b are skipped. All f32.
+void layerNorm(const float *x, int64_t rows, int64_t n, const float *w,
+               const float *b, float eps, float *y);
+
+/// A linear layer's weight [N, K]: dense or quantized (exactly one set).
+struct LinearWeight {
+  const DenseMatrix *dense = nullptr;
+  const QuantMatrix *quant = nullptr;
+  int64_t rows() const { return dense ? dense->rows : quant->rows; }
+  int64_t cols() const { return dense ? dense->cols : quant->cols; }
+};
+void linear(const float *x, int64_t T, const LinearWeight &w, const float *bias,
+            float *y);
+
+enum class GateActivation { Silu, Gelu, GeluTanh };
+float gateActivation(GateActivation act, float x);
+
+/// One gated MLP: down(act(gate x) * up x); gate/up [I, H], down [H, I].
+struct ExpertWeights {
+  LinearWeight gate, up, down;
+};
+/// y = down(act(x gate^T) * (x up^T)) for x [T, H], y [T, H].
+void gatedMLP(const float *x, int64_t T, const ExpertWeights &w,
+              GateActivation act, float *y);
+
+struct MoEParams {
+  int64_t topK = 1;
+  bool sigmoidScoring = false; // false: softmax
+  bool topkThenScore = false;  // false: score all experts, then top-k
+  bool renormalize = false;
+  float routedScalingFactor = 1.0f;
+  bool weightOnInput = false;
+  GateActivation activation = GateActivation::Silu;
+};
+
+/// The routing of one token: the selected experts (ascending index) and
+/// their final weights (after scoring, renormalisation and scaling).
+struct MoERoute {
+  std::vector<int64_t> experts;
+  std::vector<float> weights;
+};
+/// Routes one token from its router logits [E] per llm.moe's description.
+MoERoute routeToken(const float *logits, int64_t E, const MoEParams &p);
+
+/// llm.moe on x [T, H]: router [E, H] (bias [E] or null), `experts` E gated
+/// MLPs, `shared` null or the ungated shared expert. y [T, H].
+void moe(const float *x, int64_t T, int64_t H, const LinearWeight &router,
+         const float *routerBias, llvm::ArrayRef<ExpertWeights> experts,
+         const ExpertWeights *shared, const MoEParams &p, float *y);
 
 } // namespace pimc::ref
 

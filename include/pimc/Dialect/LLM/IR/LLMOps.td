@@ -37,7 +37,8 @@ def LLM_WeightOp : LLM_Op<"weight", [Pure]> {
     element type (f32, f16, bf16); for a quantized weight it is a
     `!llm.qweight` whose `packing` says which checkpoint tensors make it up
     (for "gptq": `<name>.qweight`, `<name>.qzeros`, `<name>.scales`).
-    The shape must be static.
+    Integer (i64, stored I64) and boolean (i1, stored BOOL) tensors are
+    allowed for graph buffers and initializers. The shape must be static.
 
     Example:
     ```mlir
@@ -45,7 +46,7 @@ def LLM_WeightOp : LLM_Op<"weight", [Pure]> {
     ```
   }];
   let arguments = (ins StrAttr:$name);
-  let results = (outs LLM_Weight:$result);
+  let results = (outs AnyTypeOf<[LLM_Weight, RankedTensorOf<[I64, I1]>]>:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
