@@ -44,8 +44,8 @@ namespace {
 cl::OptionCategory pimcCategory("pimc options");
 
 cl::SubCommand importCmd("import",
-                         "Import a Hugging Face checkpoint or a PyTorch FX "
-                         "graph (graph.json) into llm IR");
+                         "Import a Hugging Face checkpoint into llm IR (or a "
+                         "PyTorch FX graph.json from python/pimc_torch)");
 cl::SubCommand
     runRefCmd("run-ref",
               "Run a model greedily on the CPU reference interpreter");
