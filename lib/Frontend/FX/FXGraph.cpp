@@ -240,8 +240,7 @@ void GraphParser::parseNode(const json::Object &obj, size_t index) {
     node.overload = overload->str();
     node.args = obj.getArray("args");
     if (!node.args) {
-      problem(where + " (" + node.qualifiedOp() +
-              "): \"args\" must be a list");
+      problem(where + " (" + node.qualifiedOp() + "): \"args\" must be a list");
       return;
     }
     if (const json::Value *kw = obj.get("kwargs")) {
@@ -337,8 +336,8 @@ Expected<Graph> pimc::fx::parseGraph(StringRef text, StringRef path) {
     static const Regex pos("^\\[([0-9]+):([0-9]+), byte=[0-9]+\\]: (.*)$");
     SmallVector<StringRef, 4> m;
     if (pos.match(msg, &m))
-      return createStringError(formatv("{0}:{1}:{2}: invalid JSON: {3}", path,
-                                       m[1], m[2], m[3]));
+      return createStringError(
+          formatv("{0}:{1}:{2}: invalid JSON: {3}", path, m[1], m[2], m[3]));
     return createStringError(formatv("{0}: invalid JSON: {1}", path, msg));
   }
   g.root = std::make_unique<json::Value>(std::move(*root));

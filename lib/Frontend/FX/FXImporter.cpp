@@ -132,11 +132,16 @@ llvm::Expected<Schema> pimc::fx::detail::parseSchema(llvm::StringRef text) {
     if (type.consume_back("?"))
       spec.optionalElems = true;
     static const llvm::StringMap<ArgKind> kinds = {
-        {"Tensor", ArgKind::Tensor},         {"int", ArgKind::Int},
-        {"SymInt", ArgKind::Int},            {"float", ArgKind::Float},
-        {"Scalar", ArgKind::Scalar},         {"bool", ArgKind::Bool},
-        {"str", ArgKind::Str},               {"ScalarType", ArgKind::ScalarType},
-        {"Layout", ArgKind::Layout},         {"Device", ArgKind::Device},
+        {"Tensor", ArgKind::Tensor},
+        {"int", ArgKind::Int},
+        {"SymInt", ArgKind::Int},
+        {"float", ArgKind::Float},
+        {"Scalar", ArgKind::Scalar},
+        {"bool", ArgKind::Bool},
+        {"str", ArgKind::Str},
+        {"ScalarType", ArgKind::ScalarType},
+        {"Layout", ArgKind::Layout},
+        {"Device", ArgKind::Device},
         {"MemoryFormat", ArgKind::MemoryFormat}};
     auto kind = kinds.find(type);
     if (kind == kinds.end())
@@ -146,8 +151,8 @@ llvm::Expected<Schema> pimc::fx::detail::parseSchema(llvm::StringRef text) {
     if (!def.empty()) {
       std::optional<json::Value> v = parseDefault(def);
       if (!v)
-        return llvm::createStringError("bad default '" + def + "' in '" +
-                                       text + "'");
+        return llvm::createStringError("bad default '" + def + "' in '" + text +
+                                       "'");
       spec.hasDefault = true;
       spec.defaultValue = std::move(*v);
     }
@@ -222,8 +227,8 @@ bool matchesKind(const json::Value &v, ArgKind kind) {
   case ArgKind::Device:
     return (o && o->get("device")) || v.kind() == json::Value::String;
   case ArgKind::MemoryFormat:
-    return (o && o->get("memory_format")) ||
-           v.kind() == json::Value::String || v.getAsInteger().has_value();
+    return (o && o->get("memory_format")) || v.kind() == json::Value::String ||
+           v.getAsInteger().has_value();
   }
   return false;
 }
@@ -260,7 +265,8 @@ std::string shortJson(const json::Value &v) {
 bool bindArgs(const Node &node, const Schema &schema,
               std::vector<const json::Value *> &bound,
               std::vector<std::string> &problems) {
-  std::string where = formatv("node '{0}' ({1})", node.name, node.qualifiedOp());
+  std::string where =
+      formatv("node '{0}' ({1})", node.name, node.qualifiedOp());
   bool ok = true;
   bound.assign(schema.params.size(), nullptr);
   size_t positional = node.args->size();
@@ -282,9 +288,8 @@ bool bindArgs(const Node &node, const Schema &schema,
       keys.push_back(kv.first);
     llvm::sort(keys);
     for (llvm::StringRef key : keys) {
-      auto it = llvm::find_if(schema.params, [&](const ParamSpec &p) {
-        return p.name == key;
-      });
+      auto it = llvm::find_if(
+          schema.params, [&](const ParamSpec &p) { return p.name == key; });
       if (it == schema.params.end()) {
         problems.push_back(formatv("{0}: unexpected keyword argument '{1}' "
                                    "(schema: {2})",
@@ -294,8 +299,8 @@ bool bindArgs(const Node &node, const Schema &schema,
       }
       size_t idx = it - schema.params.begin();
       if (bound[idx]) {
-        problems.push_back(formatv("{0}: argument '{1}' given twice", where,
-                                   key));
+        problems.push_back(
+            formatv("{0}: argument '{1}' given twice", where, key));
         ok = false;
         continue;
       }
@@ -318,10 +323,9 @@ bool bindArgs(const Node &node, const Schema &schema,
       continue;
     }
     if (!matchesParam(*bound[i], p)) {
-      problems.push_back(formatv("{0}: argument '{1}' must be {2}{3}, got {4}",
-                                 where, p.name, kindName(p),
-                                 p.optional ? " or None" : "",
-                                 shortJson(*bound[i])));
+      problems.push_back(formatv(
+          "{0}: argument '{1}' must be {2}{3}, got {4}", where, p.name,
+          kindName(p), p.optional ? " or None" : "", shortJson(*bound[i])));
       ok = false;
     }
   }
@@ -547,20 +551,19 @@ bool parseInlineTensor(const json::Value &v, std::string &dtype,
     count *= *n;
   }
   // Nested lists are accepted as well as flat row-major data.
-  std::function<bool(const json::Array &)> flatten =
-      [&](const json::Array &a) {
-        for (const json::Value &e : a) {
-          if (const json::Array *inner = e.getAsArray()) {
-            if (!flatten(*inner))
-              return false;
-          } else if (std::optional<double> x = jsonNumber(e)) {
-            values.push_back(*x);
-          } else {
-            return false;
-          }
-        }
-        return true;
-      };
+  std::function<bool(const json::Array &)> flatten = [&](const json::Array &a) {
+    for (const json::Value &e : a) {
+      if (const json::Array *inner = e.getAsArray()) {
+        if (!flatten(*inner))
+          return false;
+      } else if (std::optional<double> x = jsonNumber(e)) {
+        values.push_back(*x);
+      } else {
+        return false;
+      }
+    }
+    return true;
+  };
   if (!flatten(*data)) {
     err = "an inline tensor's data must be numbers, booleans or "
           "{\"float\": \"inf\"|\"-inf\"|\"nan\"}";
@@ -594,8 +597,7 @@ bool checkInlineTensors(const json::Value &v, std::string &err) {
 
 } // namespace
 
-FailureOr<Value> pimc::fx::detail::buildInlineTensor(OpBuilder &b,
-                                                     Location loc,
+FailureOr<Value> pimc::fx::detail::buildInlineTensor(OpBuilder &b, Location loc,
                                                      const json::Value &v,
                                                      std::string &err) {
   std::string dtype;
@@ -604,8 +606,7 @@ FailureOr<Value> pimc::fx::detail::buildInlineTensor(OpBuilder &b,
   if (!parseInlineTensor(v, dtype, dims, values, err))
     return failure();
   auto type = RankedTensorType::get(dims, elementTypeFor(b, dtype));
-  return arith::ConstantOp::create(b, loc, denseFrom(type, values))
-      .getResult();
+  return arith::ConstantOp::create(b, loc, denseFrom(type, values)).getResult();
 }
 
 //===----------------------------------------------------------------------===//
@@ -616,11 +617,11 @@ namespace {
 
 std::optional<hf::DType> storedDType(llvm::StringRef torchDtype) {
   static const llvm::StringMap<hf::DType> map = {
-      {"float32", hf::DType::F32}, {"float16", hf::DType::F16},
+      {"float32", hf::DType::F32},   {"float16", hf::DType::F16},
       {"bfloat16", hf::DType::BF16}, {"float64", hf::DType::F64},
-      {"int64", hf::DType::I64},   {"int32", hf::DType::I32},
-      {"int16", hf::DType::I16},   {"int8", hf::DType::I8},
-      {"uint8", hf::DType::U8},    {"bool", hf::DType::Bool}};
+      {"int64", hf::DType::I64},     {"int32", hf::DType::I32},
+      {"int16", hf::DType::I16},     {"int8", hf::DType::I8},
+      {"uint8", hf::DType::U8},      {"bool", hf::DType::Bool}};
   auto it = map.find(torchDtype);
   if (it == map.end())
     return std::nullopt;
@@ -628,10 +629,10 @@ std::optional<hf::DType> storedDType(llvm::StringRef torchDtype) {
 }
 
 std::string shapeStr(ArrayRef<int64_t> s) {
-  return "[" + llvm::join(llvm::map_range(s, [](int64_t d) {
-                            return std::to_string(d);
-                          }),
-                          ", ") +
+  return "[" +
+         llvm::join(
+             llvm::map_range(s, [](int64_t d) { return std::to_string(d); }),
+             ", ") +
          "]";
 }
 
@@ -710,8 +711,8 @@ llvm::Error GraphImporter::error(llvm::StringRef title) {
 
 void GraphImporter::checkWeight(const Node &n) {
   const TensorMeta &m = n.meta[0];
-  std::string where = formatv("node '{0}' ({1} '{2}')", n.name, n.kind,
-                              n.target);
+  std::string where =
+      formatv("node '{0}' ({1} '{2}')", n.name, n.kind, n.target);
   if (!weights) {
     problems.push_back(where + ": the graph names no \"parameters\" "
                                "safetensors file");
@@ -793,8 +794,8 @@ void GraphImporter::validate() {
         if (!checkInlineTensors(kv.second, err))
           break;
     if (!err.empty())
-      problems.push_back(formatv("node '{0}' ({1}): {2}", n.name,
-                                 n.qualifiedOp(), err));
+      problems.push_back(
+          formatv("node '{0}' ({1}): {2}", n.name, n.qualifiedOp(), err));
   }
   if (unsupported.empty())
     return;
@@ -816,8 +817,8 @@ Value GraphImporter::resolve(const json::Value &ref, const Node &user) {
   if (std::optional<double> x = jsonNumber(ref)) {
     // A wrapped scalar: bool, integer or float, as a 0-d constant.
     Type elem = ref.kind() == json::Value::Boolean ? Type(b.getI1Type())
-                : ref.getAsInteger()                ? Type(b.getI64Type())
-                                                    : b.getF32Type();
+                : ref.getAsInteger()               ? Type(b.getI64Type())
+                                                   : b.getF32Type();
     return arith::ConstantOp::create(
         b, nodeLoc(user), denseFrom(RankedTensorType::get({}, elem), {*x}));
   }
@@ -854,9 +855,9 @@ LogicalResult GraphImporter::buildPlaceholder(const Node &n, func::FuncOp func,
     auto type = cast<RankedTensorType>(v->getType());
     if (type.getShape() != ArrayRef<int64_t>(m.shape) ||
         type.getElementType() != elementTypeFor(b, m.dtype))
-      return emitError(loc) << "constant: the inline value is " << type
-                            << ", meta says " << m.dtype << " "
-                            << shapeStr(m.shape);
+      return emitError(loc)
+             << "constant: the inline value is " << type << ", meta says "
+             << m.dtype << " " << shapeStr(m.shape);
     values[n.name] = {*v};
     return success();
   }
@@ -876,9 +877,9 @@ LogicalResult GraphImporter::buildPlaceholder(const Node &n, func::FuncOp func,
     break;
   }
   if (elem) {
-    values[n.name] = {llm::WeightOp::create(
-        b, loc, RankedTensorType::get(m.shape, elem),
-        b.getStringAttr(n.target))};
+    values[n.name] = {
+        llm::WeightOp::create(b, loc, RankedTensorType::get(m.shape, elem),
+                              b.getStringAttr(n.target))};
     return success();
   }
   // Integer / bool buffers (position ids, masks) become constants.
@@ -901,8 +902,9 @@ LogicalResult GraphImporter::checkResults(const Node &n,
         results[i] ? results[i].getType() : Type());
     const TensorMeta &m = n.meta[i];
     Type want = elementTypeFor(b, m.dtype);
-    bool elemOk = type && (type.getElementType() == want ||
-                           (want.isF32() && isa<FloatType>(type.getElementType())));
+    bool elemOk =
+        type && (type.getElementType() == want ||
+                 (want.isF32() && isa<FloatType>(type.getElementType())));
     if (!type || type.getShape() != ArrayRef<int64_t>(m.shape) || !elemOk) {
       InFlightDiagnostic d = emitError(nodeLoc(n));
       d << n.qualifiedOp() << ": internal error: result " << i << " is ";
@@ -1055,8 +1057,8 @@ llvm::Expected<ImportedGraph> pimc::fx::importGraphFile(MLIRContext &context,
   if (needsWeights && !graph->parameters.empty()) {
     auto store = hf::WeightStore::openFiles({graph->parameters});
     if (!store)
-      return llvm::createStringError(formatv("{0}: parameters: {1}", path,
-                                             toString(store.takeError())));
+      return llvm::createStringError(
+          formatv("{0}: parameters: {1}", path, toString(store.takeError())));
     out.weights = std::move(*store);
   }
   auto module = importGraph(context, *graph, out.weights.get());

@@ -425,10 +425,18 @@ LogicalResult addSub(OpContext &c, Binary kind, bool scalarOther) {
   return binary(c, kind, c.tensor("self"), scaledBy(c, other, c.f64("alpha")));
 }
 
-LogicalResult buildAddTensor(OpContext &c) { return addSub(c, Binary::Add, false); }
-LogicalResult buildAddScalar(OpContext &c) { return addSub(c, Binary::Add, true); }
-LogicalResult buildSubTensor(OpContext &c) { return addSub(c, Binary::Sub, false); }
-LogicalResult buildSubScalar(OpContext &c) { return addSub(c, Binary::Sub, true); }
+LogicalResult buildAddTensor(OpContext &c) {
+  return addSub(c, Binary::Add, false);
+}
+LogicalResult buildAddScalar(OpContext &c) {
+  return addSub(c, Binary::Add, true);
+}
+LogicalResult buildSubTensor(OpContext &c) {
+  return addSub(c, Binary::Sub, false);
+}
+LogicalResult buildSubScalar(OpContext &c) {
+  return addSub(c, Binary::Sub, true);
+}
 LogicalResult buildRsubScalar(OpContext &c) {
   return binary(c, Binary::Sub, scalarArg(c, "other"),
                 scaledBy(c, c.tensor("self"), c.f64("alpha")));
@@ -485,11 +493,11 @@ LogicalResult clampBy(OpContext &c, std::optional<double> lo,
     return c.error() << "expects a float tensor";
   x = toF32(c, x);
   if (lo)
-    x = llm::MaximumOp::create(c.b, c.loc, x,
-                               splat(c, rt.getShape(), rt.getElementType(), *lo));
+    x = llm::MaximumOp::create(
+        c.b, c.loc, x, splat(c, rt.getShape(), rt.getElementType(), *lo));
   if (hi)
-    x = llm::MinimumOp::create(c.b, c.loc, x,
-                               splat(c, rt.getShape(), rt.getElementType(), *hi));
+    x = llm::MinimumOp::create(
+        c.b, c.loc, x, splat(c, rt.getShape(), rt.getElementType(), *hi));
   c.results.push_back(x);
   return success();
 }
@@ -501,7 +509,9 @@ LogicalResult buildClamp(OpContext &c) {
     hi = c.f64("max");
   return clampBy(c, lo, hi);
 }
-LogicalResult buildClampMin(OpContext &c) { return clampBy(c, c.f64("min"), {}); }
+LogicalResult buildClampMin(OpContext &c) {
+  return clampBy(c, c.f64("min"), {});
+}
 
 enum class Unary {
   Neg,
@@ -613,8 +623,8 @@ LogicalResult buildGelu(OpContext &c) {
   if (approx != "none" && approx != "tanh")
     return c.error() << "approximate='" << approx
                      << "' (expected 'none' or 'tanh')";
-  c.results.push_back(llm::GeluOp::create(c.b, c.loc, toF32(c, c.tensor("self")),
-                                          approx == "tanh"));
+  c.results.push_back(llm::GeluOp::create(
+      c.b, c.loc, toF32(c, c.tensor("self")), approx == "tanh"));
   return success();
 }
 
@@ -640,7 +650,8 @@ LogicalResult buildPowTensorScalar(OpContext &c) {
   else if (e == -1.0)
     r = llm::ReciprocalOp::create(c.b, c.loc, x);
   else
-    r = llm::PowOp::create(c.b, c.loc, x, splat(c, rt.getShape(), rt.getElementType(), e));
+    r = llm::PowOp::create(c.b, c.loc, x,
+                           splat(c, rt.getShape(), rt.getElementType(), e));
   c.results.push_back(r);
   return success();
 }
@@ -677,8 +688,8 @@ Type promoted(OpContext &c, Value a, Value b) {
   return c.b.getI64Type();
 }
 
-Value compareValues(OpContext &c, llm::ComparePredicate p, Value lhs,
-                    Value rhs, ArrayRef<int64_t> shape) {
+Value compareValues(OpContext &c, llm::ComparePredicate p, Value lhs, Value rhs,
+                    ArrayRef<int64_t> shape) {
   if (auto folded = foldElementwise(
           c, {lhs, rhs}, shape, c.b.getI1Type(),
           [&](ArrayRef<double> a) { return applyCompare(p, a[0], a[1]); }))
@@ -688,21 +699,22 @@ Value compareValues(OpContext &c, llm::ComparePredicate p, Value lhs,
   Value b = operandAs(c, rhs, shape, elem);
   if (!a || !b)
     return {};
-  return llm::CompareOp::create(c.b, c.loc,
-                                RankedTensorType::get(shape, c.b.getI1Type()),
-                                p, a, b);
+  return llm::CompareOp::create(
+      c.b, c.loc, RankedTensorType::get(shape, c.b.getI1Type()), p, a, b);
 }
 
-template <llm::ComparePredicate P> LogicalResult buildCompareTensor(OpContext &c) {
-  Value r = compareValues(c, P, c.tensor("self"), c.tensor("other"),
-                          c.resultShape());
+template <llm::ComparePredicate P>
+LogicalResult buildCompareTensor(OpContext &c) {
+  Value r =
+      compareValues(c, P, c.tensor("self"), c.tensor("other"), c.resultShape());
   if (!r)
     return failure();
   c.results.push_back(r);
   return success();
 }
 
-template <llm::ComparePredicate P> LogicalResult buildCompareScalar(OpContext &c) {
+template <llm::ComparePredicate P>
+LogicalResult buildCompareScalar(OpContext &c) {
   Value self = c.tensor("self");
   // The scalar takes the tensor's type unless it is a float against ints.
   double s = c.f64("other");
@@ -720,16 +732,17 @@ template <llm::ComparePredicate P> LogicalResult buildCompareScalar(OpContext &c
 
 LogicalResult buildLogicalNot(OpContext &c) {
   Value self = c.tensor("self");
-  if (!typeOf(self).getElementType().isInteger(1) && c.node.target ==
-                                                         "aten.bitwise_not")
+  if (!typeOf(self).getElementType().isInteger(1) &&
+      c.node.target == "aten.bitwise_not")
     return c.error() << "only boolean tensors are supported";
-  Value zero = splat(c, {}, typeOf(self).getElementType().isInteger(1)
-                                ? c.b.getI1Type()
-                                : typeOf(toElem(c, self, promoted(c, self, self)))
-                                      .getElementType(),
-                     0);
-  Value r = compareValues(c, llm::ComparePredicate::Eq, self, zero,
-                          c.resultShape());
+  Value zero = splat(
+      c, {},
+      typeOf(self).getElementType().isInteger(1)
+          ? c.b.getI1Type()
+          : typeOf(toElem(c, self, promoted(c, self, self))).getElementType(),
+      0);
+  Value r =
+      compareValues(c, llm::ComparePredicate::Eq, self, zero, c.resultShape());
   if (!r)
     return failure();
   c.results.push_back(toElem(c, r, c.resultType().getElementType()));
@@ -830,8 +843,7 @@ LogicalResult buildTril(OpContext &c) { return triangle(c, false); }
 // Creation and conversion
 //===----------------------------------------------------------------------===//
 
-LogicalResult buildArange(OpContext &c, double start, double end,
-                          double step) {
+LogicalResult buildArange(OpContext &c, double start, double end, double step) {
   RankedTensorType rt = c.resultType();
   if (step == 0 || !std::isfinite(start) || !std::isfinite(end) ||
       !std::isfinite(step))
@@ -876,16 +888,16 @@ LogicalResult buildScalarTensor(OpContext &c) { return fill(c, c.f64("s")); }
 LogicalResult convertTo(OpContext &c, Value self) {
   llvm::StringRef dtype = c.node.meta[0].dtype;
   RankedTensorType rt = c.resultType();
-  if (auto folded = foldElementwise(c, {self}, rt.getShape(),
-                                    rt.getElementType(),
-                                    [](ArrayRef<double> a) { return a[0]; })) {
+  if (auto folded =
+          foldElementwise(c, {self}, rt.getShape(), rt.getElementType(),
+                          [](ArrayRef<double> a) { return a[0]; })) {
     c.results.push_back(*folded);
     return success();
   }
   if (dtype == "float16" || dtype == "bfloat16") {
     // A rounding point of the module's native precision.
-    Type narrow = dtype == "float16" ? Type(c.b.getF16Type())
-                                     : Type(c.b.getBF16Type());
+    Type narrow =
+        dtype == "float16" ? Type(c.b.getF16Type()) : Type(c.b.getBF16Type());
     Value x = toF32(c, self);
     c.results.push_back(llm::CastOp::create(
         c.b, c.loc, RankedTensorType::get(rt.getShape(), narrow), x));
@@ -898,7 +910,9 @@ LogicalResult convertTo(OpContext &c, Value self) {
     c.results.push_back(toElem(c, self, rt.getElementType()));
   return success();
 }
-LogicalResult buildToCopy(OpContext &c) { return convertTo(c, c.tensor("self")); }
+LogicalResult buildToCopy(OpContext &c) {
+  return convertTo(c, c.tensor("self"));
+}
 
 /// Ops that only copy or alias in inference (clone, detach, ...).
 LogicalResult buildIdentity(OpContext &c) {
@@ -1025,8 +1039,7 @@ LogicalResult buildT(OpContext &c) {
 
 /// Python slice bounds clamped like torch.
 std::pair<int64_t, int64_t> clampRange(std::optional<int64_t> start,
-                                       std::optional<int64_t> end,
-                                       int64_t n) {
+                                       std::optional<int64_t> end, int64_t n) {
   int64_t s = start.value_or(0), e = end.value_or(n);
   if (s < 0)
     s += n;
@@ -1047,8 +1060,8 @@ LogicalResult buildSlice(OpContext &c) {
   int64_t step = c.i64("step");
   if (step < 1)
     return c.error() << "step must be positive, got " << step;
-  auto [s, e] = clampRange(c.optI64("start"), c.optI64("end"),
-                           shapeOf(self)[dim]);
+  auto [s, e] =
+      clampRange(c.optI64("start"), c.optI64("end"), shapeOf(self)[dim]);
   if (step == 1) {
     c.results.push_back(sliceOf(c, self, dim, s, e - s));
     return success();
@@ -1122,10 +1135,9 @@ LogicalResult buildStack(OpContext &c) {
   }
   if (inputs.empty())
     return c.error() << "no tensors to stack";
-  c.results.push_back(inputs.size() == 1
-                          ? inputs[0]
-                          : Value(llm::ConcatOp::create(c.b, c.loc, rt, inputs,
-                                                        dim)));
+  c.results.push_back(inputs.size() == 1 ? inputs[0]
+                                         : Value(llm::ConcatOp::create(
+                                               c.b, c.loc, rt, inputs, dim)));
   return success();
 }
 
@@ -1215,8 +1227,8 @@ LogicalResult buildIndexTensor(OpContext &c) {
     return c.error() << "boolean mask indexing has a data-dependent shape "
                         "and is not supported";
   index = toElem(c, index, c.b.getI64Type());
-  c.results.push_back(llm::GatherOp::create(c.b, c.loc, c.resultType(), self,
-                                            index, dim));
+  c.results.push_back(
+      llm::GatherOp::create(c.b, c.loc, c.resultType(), self, index, dim));
   return success();
 }
 
@@ -1442,8 +1454,8 @@ LogicalResult buildLinear(OpContext &c) {
     return c.error() << "expects a 2-D weight";
   if (w.getDefiningOp<llm::WeightOp>() && (!bias || rankOf(bias) == 1)) {
     c.results.push_back(llm::LinearOp::create(
-        c.b, c.loc, RankedTensorType::get(rs, c.b.getF32Type()), toF32(c, x),
-        w, bias));
+        c.b, c.loc, RankedTensorType::get(rs, c.b.getF32Type()), toF32(c, x), w,
+        bias));
     return success();
   }
   Value wt = swapDims(c, w, 0, 1);
@@ -1472,8 +1484,7 @@ LogicalResult buildEmbedding(OpContext &c) {
   int64_t n = numel(shapeOf(ids)), h = shapeOf(table)[1];
   Value flat = reshapeTo(c, ids, {n});
   Value rows = llm::EmbeddingOp::create(
-      c.b, c.loc, RankedTensorType::get({n, h}, c.b.getF32Type()), table,
-      flat);
+      c.b, c.loc, RankedTensorType::get({n, h}, c.b.getF32Type()), table, flat);
   c.results.push_back(reshapeTo(c, rows, c.resultShape()));
   return success();
 }
@@ -1610,16 +1621,16 @@ LogicalResult softmax(OpContext &c, Value self, int64_t dim, bool log) {
   llvm::SmallVector<int64_t> kept(shapeOf(x));
   kept[dim] = 1;
   auto keptType = RankedTensorType::get(kept, c.b.getF32Type());
-  Value m = llm::ReduceOp::create(c.b, c.loc, keptType, x,
-                                  llm::ReduceKind::Max, dim, true);
+  Value m = llm::ReduceOp::create(c.b, c.loc, keptType, x, llm::ReduceKind::Max,
+                                  dim, true);
   Value shifted =
       llm::SubOp::create(c.b, c.loc, x, broadcastTo(c, m, shapeOf(x)));
   Value sum = llm::ReduceOp::create(c.b, c.loc, keptType,
                                     llm::ExpOp::create(c.b, c.loc, shifted),
                                     llm::ReduceKind::Sum, dim, true);
   Value lse = llm::LogOp::create(c.b, c.loc, sum);
-  c.results.push_back(llm::SubOp::create(c.b, c.loc, shifted,
-                                         broadcastTo(c, lse, shapeOf(x))));
+  c.results.push_back(
+      llm::SubOp::create(c.b, c.loc, shifted, broadcastTo(c, lse, shapeOf(x))));
   return success();
 }
 LogicalResult buildSoftmaxInternal(OpContext &c) {
@@ -1649,10 +1660,11 @@ LogicalResult layerNorm(OpContext &c, Value x, ArrayRef<int64_t> normalized,
     llvm::SmallVector<int64_t> dims;
     for (int64_t d = rank - n; d < rank; ++d)
       dims.push_back(d);
-    Value mean = reduceDims(c, llm::ReduceKind::Mean, x, dims, c.resultShape(1));
+    Value mean =
+        reduceDims(c, llm::ReduceKind::Mean, x, dims, c.resultShape(1));
     Value centered = llm::SubOp::create(
-        c.b, c.loc, x, broadcastTo(c, reshapeTo(c, mean, c.resultShape(1)),
-                                   shapeOf(x)));
+        c.b, c.loc, x,
+        broadcastTo(c, reshapeTo(c, mean, c.resultShape(1)), shapeOf(x)));
     Value var = reduceDims(c, llm::ReduceKind::Mean,
                            llm::MulOp::create(c.b, c.loc, centered, centered),
                            dims, c.resultShape(2));
@@ -1685,12 +1697,12 @@ LogicalResult decomposedAttention(OpContext &c, Value q, Value k, Value v,
   Value kt = swapDims(c, k, rankOf(k) - 2, rankOf(k) - 1);
   Value scores = llm::ScaleOp::create(
       c.b, c.loc,
-      llm::MatmulOp::create(
-          c.b, c.loc, RankedTensorType::get(scoreShape, c.b.getF32Type()),
-          toF32(c, q), toF32(c, kt)),
+      llm::MatmulOp::create(c.b, c.loc,
+                            RankedTensorType::get(scoreShape, c.b.getF32Type()),
+                            toF32(c, q), toF32(c, kt)),
       c.b.getF32FloatAttr(static_cast<float>(scale)));
-  Value negInf = splat(c, {}, c.b.getF32Type(),
-                       -std::numeric_limits<double>::infinity());
+  Value negInf =
+      splat(c, {}, c.b.getF32Type(), -std::numeric_limits<double>::infinity());
   auto selectIn = [&](Value cond) -> Value {
     Value m = broadcastTo(c, cond, scoreShape);
     Value ninf = broadcastTo(c, negInf, scoreShape);
@@ -1736,7 +1748,8 @@ LogicalResult buildSDPA(OpContext &c) {
     return c.error() << "query, key and value must have the same rank >= 2";
   ArrayRef<int64_t> qs = shapeOf(q), ks = shapeOf(k), vs = shapeOf(v);
   int64_t e = qs.back(), l = qs[qs.size() - 2], s = ks[ks.size() - 2];
-  double scale = c.isNone("scale") ? 1.0 / std::sqrt(double(e)) : c.f64("scale");
+  double scale =
+      c.isNone("scale") ? 1.0 / std::sqrt(double(e)) : c.f64("scale");
   bool causal = c.flag("is_causal");
   bool gqa = c.flag("enable_gqa");
   int64_t rank = rankOf(q);
@@ -1758,11 +1771,9 @@ LogicalResult buildSDPA(OpContext &c) {
     Value ql = toLHE(q), kl = toLHE(k), vl = toLHE(v);
     Value a = llm::AttentionOp::create(
         c.b, c.loc, RankedTensorType::get({l, nh, ev}, c.b.getF32Type()), ql,
-        kl, vl,
-        llvm::APFloat(static_cast<float>(scale)), causal,
-        IntegerAttr(), FloatAttr());
-    c.results.push_back(
-        reshapeTo(c, swapDims(c, a, 0, 1), c.resultShape()));
+        kl, vl, llvm::APFloat(static_cast<float>(scale)), causal, IntegerAttr(),
+        FloatAttr());
+    c.results.push_back(reshapeTo(c, swapDims(c, a, 0, 1), c.resultShape()));
     return success();
   }
   if (nh != nkv) {
@@ -1840,7 +1851,7 @@ llvm::StringRef pimc::fx::detail::unsupportedReason(llvm::StringRef op) {
   auto it = reasons.find(op);
   if (it != reasons.end())
     return it->second;
-  if (op.contains("_.") )
+  if (op.contains("_."))
     return "in-place op; export with functionalization (the bridge does)";
   return {};
 }
@@ -1975,12 +1986,10 @@ llvm::ArrayRef<OpEntry> pimc::fx::detail::opEntries() {
       // Element-wise arithmetic.
       {"add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1)",
        buildAddTensor},
-      {"add.Scalar(Tensor self, Scalar other, Scalar alpha=1)",
-       buildAddScalar},
+      {"add.Scalar(Tensor self, Scalar other, Scalar alpha=1)", buildAddScalar},
       {"sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1)",
        buildSubTensor},
-      {"sub.Scalar(Tensor self, Scalar other, Scalar alpha=1)",
-       buildSubScalar},
+      {"sub.Scalar(Tensor self, Scalar other, Scalar alpha=1)", buildSubScalar},
       {"rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1)",
        buildRsubScalar},
       {"rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1)",
@@ -1993,10 +2002,8 @@ llvm::ArrayRef<OpEntry> pimc::fx::detail::opEntries() {
        buildDivMode},
       {"maximum(Tensor self, Tensor other)", buildMaximum},
       {"minimum(Tensor self, Tensor other)", buildMinimum},
-      {"pow.Tensor_Scalar(Tensor self, Scalar exponent)",
-       buildPowTensorScalar},
-      {"pow.Tensor_Tensor(Tensor self, Tensor exponent)",
-       buildPowTensorTensor},
+      {"pow.Tensor_Scalar(Tensor self, Scalar exponent)", buildPowTensorScalar},
+      {"pow.Tensor_Tensor(Tensor self, Tensor exponent)", buildPowTensorTensor},
       {"pow.Scalar(Scalar self, Tensor exponent)", buildPowScalarTensor},
       {"neg(Tensor self)", buildUnary<Unary::Neg>},
       {"exp(Tensor self)", buildUnary<Unary::Exp>},
