@@ -895,8 +895,8 @@ LogicalResult GraphImporter::checkResults(const Node &n,
                                           ArrayRef<Value> results) {
   if (results.size() != n.meta.size())
     return emitError(nodeLoc(n))
-           << n.qualifiedOp() << ": internal error: built " << results.size()
-           << " result(s), the graph traced " << n.meta.size();
+           << n.qualifiedOp() << ": the op has " << results.size()
+           << " result(s), the graph's meta lists " << n.meta.size();
   for (size_t i = 0; i < results.size(); ++i) {
     auto type = dyn_cast_or_null<RankedTensorType>(
         results[i] ? results[i].getType() : Type());
@@ -907,12 +907,15 @@ LogicalResult GraphImporter::checkResults(const Node &n,
                  (want.isF32() && isa<FloatType>(type.getElementType())));
     if (!type || type.getShape() != ArrayRef<int64_t>(m.shape) || !elemOk) {
       InFlightDiagnostic d = emitError(nodeLoc(n));
-      d << n.qualifiedOp() << ": internal error: result " << i << " is ";
+      // Either the graph's meta is inconsistent with its arguments or a
+      // builder is wrong; both ways the node is named.
+      d << n.qualifiedOp() << ": result " << i << " is ";
       if (type)
         d << type;
       else
         d << "missing";
-      d << ", the graph traced " << m.dtype << " " << shapeStr(m.shape);
+      d << " from the arguments, but the graph's meta says " << m.dtype << " "
+        << shapeStr(m.shape);
       return d;
     }
   }
