@@ -446,7 +446,21 @@ LogicalResult buildRsubTensor(OpContext &c) {
                 scaledBy(c, c.tensor("self"), c.f64("alpha")));
 }
 LogicalResult buildMulTensor(OpContext &c) {
-  return binary(c, Binary::Mul, c.tensor("self"), c.tensor("other"));
+  Value a = c.tensor("self"), b = c.tensor("other");
+  // x * (a uniform constant), e.g. the attention scale: llm.scale, as for
+  // mul.Scalar (the same f32 product).
+  RankedTensorType rt = c.resultType();
+  std::optional<Lit> la = litOf(a), lb = litOf(b);
+  if (la && !lb)
+    std::swap(a, b), std::swap(la, lb);
+  if (rt.getElementType().isF32() && !la && lb && !lb->v.empty() &&
+      llvm::all_equal(lb->v) && shapeOf(a) == rt.getShape()) {
+    c.results.push_back(llm::ScaleOp::create(
+        c.b, c.loc, toF32(c, a),
+        c.b.getF32FloatAttr(static_cast<float>(lb->v[0]))));
+    return success();
+  }
+  return binary(c, Binary::Mul, a, b);
 }
 LogicalResult buildMulScalar(OpContext &c) {
   Value self = c.tensor("self");
