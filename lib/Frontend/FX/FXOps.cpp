@@ -1523,6 +1523,17 @@ Value reduceDims(OpContext &c, llm::ReduceKind kind, Value x,
     llvm::sort(axes);
     axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
   }
+  // One axis without keepdim is one llm.reduce with keep_dim = false (the
+  // form the raising patterns see from both importers).
+  if (axes.size() == 1 && rankOf(x) > 0 &&
+      static_cast<int64_t>(resultShape.size()) == rankOf(x) - 1) {
+    llvm::SmallVector<int64_t> s(shapeOf(x));
+    s.erase(s.begin() + axes[0]);
+    if (ArrayRef<int64_t>(s) == resultShape)
+      return llm::ReduceOp::create(c.b, c.loc,
+                                   RankedTensorType::get(s, c.b.getF32Type()),
+                                   x, kind, axes[0], false);
+  }
   for (int64_t a : axes) {
     if (rankOf(x) == 0)
       break;
