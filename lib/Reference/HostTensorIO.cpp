@@ -41,8 +41,8 @@ Expected<std::vector<HostTensor>> pimc::ref::readHostTensors(StringRef path,
   std::vector<HostTensor> result;
   for (auto [index, view] : byIndex) {
     if (index != static_cast<int64_t>(result.size()))
-      return fileError(path, formatv("has no tensor '{0}{1}'", prefix,
-                                     result.size()));
+      return fileError(
+          path, formatv("has no tensor '{0}{1}'", prefix, result.size()));
     HostTensor h;
     h.shape.assign(view->shape.begin(), view->shape.end());
     int64_t n = view->numElements();
@@ -107,9 +107,8 @@ Error pimc::ref::writeHostTensors(StringRef path, StringRef prefix,
     header[(prefix + Twine(i)).str()] = json::Object{
         {"dtype", dtype},
         {"shape", json::Array(t.shape)},
-        {"data_offsets",
-         json::Array{static_cast<int64_t>(begin),
-                     static_cast<int64_t>(data.size())}}};
+        {"data_offsets", json::Array{static_cast<int64_t>(begin),
+                                     static_cast<int64_t>(data.size())}}};
   }
   std::string text;
   raw_string_ostream(text) << json::Value(std::move(header));
@@ -148,16 +147,17 @@ Expected<TensorComparison>
 pimc::ref::compareHostTensors(const HostTensor &got, const HostTensor &expected,
                               double atol, double rtol) {
   if (got.dtype != expected.dtype)
-    return createStringError(formatv("dtype {0}, expected {1}",
-                                     got.dtypeName(), expected.dtypeName()));
+    return createStringError(formatv("dtype {0}, expected {1}", got.dtypeName(),
+                                     expected.dtypeName()));
   if (got.shape != expected.shape) {
     auto str = [](ArrayRef<int64_t> s) {
-      return "[" + join(map_range(s, [](int64_t d) { return std::to_string(d); }),
-                        ", ") +
+      return "[" +
+             join(map_range(s, [](int64_t d) { return std::to_string(d); }),
+                  ", ") +
              "]";
     };
-    return createStringError(formatv("shape {0}, expected {1}",
-                                     str(got.shape), str(expected.shape)));
+    return createStringError(formatv("shape {0}, expected {1}", str(got.shape),
+                                     str(expected.shape)));
   }
   TensorComparison c;
   double worstExcess = -1;
@@ -186,8 +186,8 @@ pimc::ref::compareHostTensors(const HostTensor &got, const HostTensor &expected,
       continue;
     ++c.mismatches;
     // NaN against a number, or an infinity mismatch, is the worst kind.
-    double excess = std::isfinite(diff) ? diff - (atol + rtol * std::fabs(e))
-                                        : INFINITY;
+    double excess =
+        std::isfinite(diff) ? diff - (atol + rtol * std::fabs(e)) : INFINITY;
     if (excess > worstExcess || c.worstIndex < 0) {
       worstExcess = excess;
       c.worstIndex = i;

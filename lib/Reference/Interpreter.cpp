@@ -21,8 +21,8 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <chrono>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 using namespace mlir;
@@ -124,8 +124,8 @@ TensorPtr weightTensor(WeightBinding &w) {
       for (int64_t k = 0; k < q.cols; ++k) {
         int64_t g = n * groups + k / q.groupSize;
         t->f[n * q.cols + k] =
-            q.scales[g] * static_cast<float>(int32_t(q.codes[n * q.cols + k]) -
-                                             q.zeros[g]);
+            q.scales[g] *
+            static_cast<float>(int32_t(q.codes[n * q.cols + k]) - q.zeros[g]);
       }
   } else if (w.rank == 2) {
     t->f.resize(w.dense.rows * w.dense.cols);
@@ -277,8 +277,9 @@ struct Interpreter::Impl {
   /// `v` as a weight: its binding, or for a computed tensor (a parameter
   /// transposed or sliced by a frontend) a binding over its data, kept in
   /// `temps` until the op is done.
-  const WeightBinding *weightOf(Env &env, Value v,
-                                std::vector<std::unique_ptr<WeightBinding>> &temps);
+  const WeightBinding *
+  weightOf(Env &env, Value v,
+           std::vector<std::unique_ptr<WeightBinding>> &temps);
 };
 
 const WeightBinding *Interpreter::Impl::weightOf(
@@ -363,7 +364,8 @@ Error Interpreter::Impl::bindWeights() {
     }
     binding->shape.assign(type.getShape().begin(), type.getShape().end());
     if (auto intType = dyn_cast<IntegerType>(type.getElementType())) {
-      hf::DType want = intType.getWidth() == 1 ? hf::DType::Bool : hf::DType::I64;
+      hf::DType want =
+          intType.getWidth() == 1 ? hf::DType::Bool : hf::DType::I64;
       if (view->dtype != want) {
         problem(llvm::formatv("weight '{0}' has dtype {1} in the checkpoint "
                               "but {2} in the IR (needs {3})",
@@ -611,8 +613,7 @@ Expected<std::vector<float>> Interpreter::Impl::run(ArrayRef<int64_t> tokens,
       return llvm::createStringError(
           "entry must return each cache in its argument's position");
   if (logits.tensor->isInt)
-    return std::vector<float>(logits.tensor->i.begin(),
-                              logits.tensor->i.end());
+    return std::vector<float>(logits.tensor->i.begin(), logits.tensor->i.end());
   return logits.tensor->f;
 }
 
@@ -650,16 +651,16 @@ Interpreter::Impl::call(ArrayRef<HostTensor> inputs) {
   for (auto [i, in] : llvm::enumerate(inputs)) {
     auto argType = cast<RankedTensorType>(type.getInput(i));
     Type elem = argType.getElementType();
-    HostTensor::DType want = elem.isF32()            ? HostTensor::DType::F32
-                             : elem.isInteger(1)     ? HostTensor::DType::Bool
-                                                     : HostTensor::DType::I64;
+    HostTensor::DType want = elem.isF32()        ? HostTensor::DType::F32
+                             : elem.isInteger(1) ? HostTensor::DType::Bool
+                                                 : HostTensor::DType::I64;
     auto wantName = want == HostTensor::DType::F32    ? "f32"
                     : want == HostTensor::DType::Bool ? "i1"
                                                       : "i64";
     if (in.dtype != want)
       return llvm::createStringError(llvm::formatv(
-          "input {0}: expected {1} elements for argument type {2}, got {3}",
-          i, wantName, argType, in.dtypeName()));
+          "input {0}: expected {1} elements for argument type {2}, got {3}", i,
+          wantName, argType, in.dtypeName()));
     bool shapeOk = static_cast<int64_t>(in.shape.size()) == argType.getRank();
     for (int64_t d = 0; shapeOk && d < argType.getRank(); ++d)
       shapeOk = argType.isDynamicDim(d) ? in.shape[d] >= 0
@@ -695,7 +696,7 @@ Interpreter::Impl::call(ArrayRef<HostTensor> inputs) {
     RTValue &rv = env[v];
     TensorPtr t = rv.tensor;
     if (!t && rv.weight)
-      t = rv.weight->asTensor; // a weight returned as it is
+      t = weightTensor(*rv.weight); // a weight returned as it is
     if (!t)
       return llvm::createStringError(
           llvm::formatv("result {0} is not a tensor value", i));
@@ -703,8 +704,8 @@ Interpreter::Impl::call(ArrayRef<HostTensor> inputs) {
     HostTensor h;
     h.shape.assign(t->shape.begin(), t->shape.end());
     if (t->isInt) {
-      h.dtype = elem.isInteger(1) ? HostTensor::DType::Bool
-                                  : HostTensor::DType::I64;
+      h.dtype =
+          elem.isInteger(1) ? HostTensor::DType::Bool : HostTensor::DType::I64;
       h.i64 = t->i;
     } else {
       h.f32 = t->f;
@@ -951,37 +952,36 @@ Error Interpreter::Impl::execute(Operation *op, Env &env) {
             return Error::success();
           })
           .Case<llm::AddOp, llm::SubOp, llm::MulOp, llm::DivOp, llm::MaximumOp,
-                llm::MinimumOp, llm::PowOp>(
-              [&](auto bin) -> Error {
-                Tensor &a = tensorOf(bin.getLhs());
-                Tensor &b = tensorOf(bin.getRhs());
-                if (a.shape != b.shape)
-                  return opError(op, "operand shapes differ at run time");
-                auto out = makeF32(a.shape);
-                using OpT = decltype(bin);
-                for (size_t i = 0; i < a.f.size(); ++i) {
-                  float x = a.f[i], y = b.f[i];
-                  float r;
-                  if constexpr (std::is_same_v<OpT, llm::AddOp>)
-                    r = x + y;
-                  else if constexpr (std::is_same_v<OpT, llm::SubOp>)
-                    r = x - y;
-                  else if constexpr (std::is_same_v<OpT, llm::MulOp>)
-                    r = x * y;
-                  else if constexpr (std::is_same_v<OpT, llm::DivOp>)
-                    r = x / y;
-                  else if constexpr (std::is_same_v<OpT, llm::MinimumOp>)
-                    // torch.minimum: NaN in either operand gives NaN.
-                    r = std::isnan(x) || std::isnan(y) ? x + y : std::min(x, y);
-                  else if constexpr (std::is_same_v<OpT, llm::PowOp>)
-                    r = std::pow(x, y);
-                  else
-                    r = std::max(x, y);
-                  out->f[i] = r;
-                }
-                setTensor(bin.getResult(), out);
-                return Error::success();
-              })
+                llm::MinimumOp, llm::PowOp>([&](auto bin) -> Error {
+            Tensor &a = tensorOf(bin.getLhs());
+            Tensor &b = tensorOf(bin.getRhs());
+            if (a.shape != b.shape)
+              return opError(op, "operand shapes differ at run time");
+            auto out = makeF32(a.shape);
+            using OpT = decltype(bin);
+            for (size_t i = 0; i < a.f.size(); ++i) {
+              float x = a.f[i], y = b.f[i];
+              float r;
+              if constexpr (std::is_same_v<OpT, llm::AddOp>)
+                r = x + y;
+              else if constexpr (std::is_same_v<OpT, llm::SubOp>)
+                r = x - y;
+              else if constexpr (std::is_same_v<OpT, llm::MulOp>)
+                r = x * y;
+              else if constexpr (std::is_same_v<OpT, llm::DivOp>)
+                r = x / y;
+              else if constexpr (std::is_same_v<OpT, llm::MinimumOp>)
+                // torch.minimum: NaN in either operand gives NaN.
+                r = std::isnan(x) || std::isnan(y) ? x + y : std::min(x, y);
+              else if constexpr (std::is_same_v<OpT, llm::PowOp>)
+                r = std::pow(x, y);
+              else
+                r = std::max(x, y);
+              out->f[i] = r;
+            }
+            setTensor(bin.getResult(), out);
+            return Error::success();
+          })
           .Case<llm::NegOp, llm::ExpOp, llm::TanhOp, llm::RsqrtOp,
                 llm::SigmoidOp, llm::SiluOp, llm::GeluOp, llm::ScaleOp,
                 llm::SqrtOp, llm::LogOp, llm::CosOp, llm::SinOp, llm::AbsOp,
@@ -1057,8 +1057,8 @@ Error Interpreter::Impl::execute(Operation *op, Env &env) {
               for (int64_t in = 0; in < v.inner; ++in) {
                 llm::ReduceKind kind = r.getKind();
                 const float inf = std::numeric_limits<float>::infinity();
-                float acc = kind == llm::ReduceKind::Max   ? -inf
-                            : kind == llm::ReduceKind::Min ? inf
+                float acc = kind == llm::ReduceKind::Max    ? -inf
+                            : kind == llm::ReduceKind::Min  ? inf
                             : kind == llm::ReduceKind::Prod ? 1.0f
                                                             : 0.0f;
                 for (int64_t j = 0; j < v.n; ++j) {
@@ -1285,8 +1285,9 @@ Expected<std::vector<int64_t>> broadcastSource(ArrayRef<int64_t> in,
                                                ArrayRef<int64_t> out) {
   int64_t rank = out.size(), lead = rank - static_cast<int64_t>(in.size());
   if (lead < 0)
-    return llvm::createStringError(llvm::formatv(
-        "cannot broadcast {0} to the lower rank {1}", shapeStr(in), shapeStr(out)));
+    return llvm::createStringError(
+        llvm::formatv("cannot broadcast {0} to the lower rank {1}",
+                      shapeStr(in), shapeStr(out)));
   SmallVector<int64_t, 4> stride(rank, 0);
   int64_t step = 1;
   for (int64_t i = in.size() - 1; i >= 0; --i) {
@@ -1354,18 +1355,18 @@ Error Interpreter::Impl::executeGraphOp(Operation *op, Env &env) {
         int64_t M = a.shape[ra - 2], K = a.shape[ra - 1];
         int64_t N = b.shape[rb - 1];
         if (b.shape[rb - 2] != K)
-          return opError(op, llvm::formatv("contraction sizes differ at run "
-                                           "time: {0} x {1}",
-                                           shapeStr(a.shape),
-                                           shapeStr(b.shape)));
+          return opError(op,
+                         llvm::formatv("contraction sizes differ at run "
+                                       "time: {0} x {1}",
+                                       shapeStr(a.shape), shapeStr(b.shape)));
         ArrayRef<int64_t> batchA = ArrayRef<int64_t>(a.shape).drop_back(2);
         ArrayRef<int64_t> batchB = ArrayRef<int64_t>(b.shape).drop_back(2);
         auto batch = llm::broadcastShapes(batchA, batchB);
         if (failed(batch))
-          return opError(op, llvm::formatv("batch dimensions of {0} and {1} "
-                                           "do not broadcast",
-                                           shapeStr(a.shape),
-                                           shapeStr(b.shape)));
+          return opError(op,
+                         llvm::formatv("batch dimensions of {0} and {1} "
+                                       "do not broadcast",
+                                       shapeStr(a.shape), shapeStr(b.shape)));
         auto srcA = broadcastSource(batchA, *batch);
         auto srcB = broadcastSource(batchB, *batch);
         if (!srcA || !srcB) {
@@ -1504,8 +1505,8 @@ Error Interpreter::Impl::executeGraphOp(Operation *op, Env &env) {
         AxisView v = axisView(x.shape, axis);
         int64_t k = t.getK();
         if (k > v.n)
-          return opError(op, llvm::formatv("k = {0} exceeds the axis size {1}",
-                                           k, v.n));
+          return opError(
+              op, llvm::formatv("k = {0} exceeds the axis size {1}", k, v.n));
         SmallVector<int64_t, 4> shape(x.shape);
         shape[axis] = k;
         auto values = makeF32(shape);
@@ -1554,8 +1555,9 @@ Error Interpreter::Impl::executeGraphOp(Operation *op, Env &env) {
         for (size_t i = axis; i < x.shape.size(); ++i)
           n *= x.shape[i];
         const float *w = nullptr, *b = nullptr;
-        for (auto [v, ptr] : {std::pair<Value, const float **>{ln.getWeight(), &w},
-                              {ln.getBias(), &b}}) {
+        for (auto [v, ptr] :
+             {std::pair<Value, const float **>{ln.getWeight(), &w},
+              {ln.getBias(), &b}}) {
           if (!v)
             continue;
           Tensor &t = tensorOf(v);

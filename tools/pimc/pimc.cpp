@@ -227,8 +227,9 @@ int runGraphReference(mlir::MLIRContext &ctx) {
   hf::registerImportDialects(ctx);
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceFile<mlir::ModuleOp>(
-      runInput, sourceMgr, mlir::ParserConfig(&ctx));
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(runInput, sourceMgr,
+                                            mlir::ParserConfig(&ctx));
   if (!module)
     return fail(formatv("cannot parse '{0}'", runInput));
 
@@ -254,7 +255,8 @@ int runGraphReference(mlir::MLIRContext &ctx) {
     return fail(toString(inputs.takeError()));
   auto results = (*interp)->call(*inputs);
   if (!results)
-    return fail(formatv("{0}: {1}", graphInputs, toString(results.takeError())));
+    return fail(
+        formatv("{0}: {1}", graphInputs, toString(results.takeError())));
 
   if (!graphOutputs.empty())
     if (Error e = ref::writeHostTensors(graphOutputs, "output_", *results))
@@ -279,8 +281,8 @@ int runGraphReference(mlir::MLIRContext &ctx) {
                         graphExpect, expected->size(), results->size()));
   bool allOk = true;
   for (auto [i, got] : llvm::enumerate(*results)) {
-    auto cmp = ref::compareHostTensors(got, (*expected)[i], graphAtol,
-                                       graphRtol);
+    auto cmp =
+        ref::compareHostTensors(got, (*expected)[i], graphAtol, graphRtol);
     if (!cmp)
       return fail(formatv("output_{0}: {1}", i, toString(cmp.takeError())));
     if (cmp->ok()) {
@@ -342,7 +344,9 @@ int runReference(mlir::MLIRContext &ctx) {
                                                    mlir::ParserConfig(&ctx));
     if (!module)
       return fail(formatv("cannot parse '{0}'", runInput));
-    auto store = hf::WeightStore::openDirectory(runWeights);
+    auto store = sys::fs::is_directory(runWeights)
+                     ? hf::WeightStore::openDirectory(runWeights)
+                     : hf::WeightStore::openFiles({runWeights});
     if (!store)
       return fail(toString(store.takeError()));
     weights = std::move(*store);

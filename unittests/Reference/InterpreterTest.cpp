@@ -11,16 +11,19 @@
 
 #include "pimc/Reference/Interpreter.h"
 
+#include "pimc/Dialect/LLM/IR/LLMBuilders.h"
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
 #include "pimc/Frontend/HF/Safetensors.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/SmallString.h"
@@ -1339,6 +1342,337 @@ TEST_F(InterpreterTest, CreateRejectsBadEntry) {
   ASSERT_FALSE(static_cast<bool>(missing));
   EXPECT_CONTAINS(llvm::toString(missing.takeError()),
                   "module has no function '@main'");
+}
+
+//===----------------------------------------------------------------------===//
+// call(): functions of plain tensors (graph frontends)
+//===----------------------------------------------------------------------===//
+
+using pimc::ref::HostTensor;
+
+Weight i64Weight(const std::string &name, std::vector<int64_t> shape,
+                 const std::vector<int64_t> &values) {
+  Weight w{name, "I64", std::move(shape),
+           std::string(values.size() * sizeof(int64_t), '\0')};
+  for (size_t i = 0; i < values.size(); ++i)
+    llvm::support::endian::write64le(&w.bytes[8 * i], values[i]);
+  return w;
+}
+
+Weight boolWeight(const std::string &name, std::vector<int64_t> shape,
+                  const std::vector<int64_t> &values) {
+  Weight w{name, "BOOL", std::move(shape), std::string()};
+  for (int64_t v : values)
+    w.bytes.push_back(v ? 1 : 0);
+  return w;
+}
+
+/// call() that must succeed ({} and a failure otherwise).
+std::vector<HostTensor> callOk(Interpreter &interp,
+                               const std::vector<HostTensor> &inputs) {
+  auto out = interp.call(inputs);
+  if (!out) {
+    ADD_FAILURE() << llvm::toString(out.takeError());
+    return {};
+  }
+  return std::move(*out);
+}
+
+std::string callError(Interpreter &interp,
+                      const std::vector<HostTensor> &inputs) {
+  auto out = interp.call(inputs);
+  if (out) {
+    ADD_FAILURE() << "call() unexpectedly succeeded";
+    return "";
+  }
+  return llvm::toString(out.takeError());
+}
+
+TEST_F(InterpreterTest, CallMatmulBroadcastAndMasks) {
+  // a [2, 1, 2, 3] x b [2, 3, 1] -> [2, 2, 2, 1]; + bias broadcast; a mask
+  // from i64 positions through compare/select; convert and cumsum.
+  std::string ir = R"(
+func.func @forward(%a: tensor<2x1x2x3xf32>, %b: tensor<2x3x1xf32>, %pos: tensor<3xi64>)
+    -> (tensor<2x2x2x1xf32>, tensor<3x3xf32>, tensor<3xi64>, tensor<3x3xi1>) {
+  %m = llm.matmul %a, %b : (tensor<2x1x2x3xf32>, tensor<2x3x1xf32>) -> tensor<2x2x2x1xf32>
+  %c = arith.constant dense<[[[[0.5]]], [[[-1.0]]]]> : tensor<2x1x1x1xf32>
+  %cb = llm.broadcast %c : tensor<2x1x1x1xf32> -> tensor<2x2x2x1xf32>
+  %y = llm.add %m, %cb : tensor<2x2x2x1xf32>
+  %row = llm.broadcast %pos : tensor<3xi64> -> tensor<3x3xi64>
+  %pc = llm.reshape %pos : tensor<3xi64> -> tensor<3x1xi64>
+  %col = llm.broadcast %pc : tensor<3x1xi64> -> tensor<3x3xi64>
+  %gt = llm.compare gt %row, %col : tensor<3x3xi64> -> tensor<3x3xi1>
+  %ninf = arith.constant dense<-1.0e9> : tensor<3x3xf32>
+  %zero = arith.constant dense<0.0> : tensor<3x3xf32>
+  %mask = llm.select %gt, %ninf, %zero : tensor<3x3xi1>, tensor<3x3xf32>
+  %ones = arith.constant dense<[true, false, true]> : tensor<3xi1>
+  %oi = llm.convert %ones : tensor<3xi1> -> tensor<3xi64>
+  %cs = llm.cumsum %oi {axis = 0, reverse = true} : tensor<3xi64>
+  return %y, %mask, %cs, %gt : tensor<2x2x2x1xf32>, tensor<3x3xf32>, tensor<3xi64>, tensor<3x3xi1>
+}
+)";
+  auto interp = load(ir, {});
+  ASSERT_TRUE(interp);
+  EXPECT_TRUE(interp->takesPlainTensors());
+  HostTensor a = HostTensor::fromF32({2, 1, 2, 3}, {1, 2, 3, 4, 5, 6, //
+                                                    -1, 0, 1, 2, 0, 0});
+  HostTensor b = HostTensor::fromF32({2, 3, 1}, {1, 1, 1, /**/ 1, 0, -1});
+  HostTensor pos = HostTensor::fromI64({3}, {2, 0, 1});
+  std::vector<HostTensor> out = callOk(*interp, {a, b, pos});
+  ASSERT_EQ(out.size(), 4u);
+  // Batch [2] of a (size 1 in dim 1) against b's batch [2] -> [2, 2]:
+  // out[i][j] = a[i][0] @ b[j].
+  EXPECT_EQ(out[0].shape, (std::vector<int64_t>{2, 2, 2, 1}));
+  EXPECT_EQ(out[0].f32, (std::vector<float>{6.5f, 15.5f, -1.5f, -1.5f, //
+                                            -1.0f, 1.0f, -3.0f, 1.0f}));
+  // mask[q][k] = pos[k] > pos[q].
+  EXPECT_EQ(out[1].f32,
+            (std::vector<float>{0, 0, 0, -1e9f, 0, -1e9f, -1e9f, 0, 0}));
+  EXPECT_EQ(out[2].dtype, HostTensor::DType::I64);
+  EXPECT_EQ(out[2].i64, (std::vector<int64_t>{2, 1, 1}));
+  EXPECT_EQ(out[3].dtype, HostTensor::DType::Bool);
+  EXPECT_EQ(out[3].i64, (std::vector<int64_t>{0, 0, 0, 1, 0, 1, 1, 0, 0}));
+}
+
+TEST_F(InterpreterTest, CallChecksInputs) {
+  std::string ir = R"(
+func.func @forward(%a: tensor<2x?xf32>, %i: tensor<2xi64>) -> tensor<2x?xf32> {
+  %g = llm.gather %a, %i {axis = 0} : (tensor<2x?xf32>, tensor<2xi64>) -> tensor<2x?xf32>
+  return %g : tensor<2x?xf32>
+}
+)";
+  auto interp = load(ir, {});
+  ASSERT_TRUE(interp);
+  HostTensor a = HostTensor::fromF32({2, 3}, {1, 2, 3, 4, 5, 6});
+  HostTensor i = HostTensor::fromI64({2}, {1, -2});
+  std::vector<HostTensor> out = callOk(*interp, {a, i});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].f32, (std::vector<float>{4, 5, 6, 1, 2, 3}));
+  EXPECT_CONTAINS(callError(*interp, {a}), "takes 2 input(s), got 1");
+  EXPECT_CONTAINS(callError(*interp, {i, i}),
+                  "input 0: expected f32 elements for argument type "
+                  "tensor<2x?xf32>, got i64");
+  EXPECT_CONTAINS(callError(*interp, {HostTensor::fromF32({3, 2}, a.f32), i}),
+                  "input 0: shape [3, 2] does not match argument type");
+  EXPECT_CONTAINS(callError(*interp, {HostTensor::fromF32({2, 4}, a.f32), i}),
+                  "input 0: shape [2, 4] has 8 elements but 6 values");
+  EXPECT_CONTAINS(callError(*interp, {a, HostTensor::fromI64({2}, {0, 2})}),
+                  "index 2 out of range for size 2");
+  EXPECT_CONTAINS(forwardError(*interp, {1}, 0),
+                  "takes plain tensors; run it with call()");
+}
+
+TEST_F(InterpreterTest, CallRefusedOnTheLanguageModelSignature) {
+  auto interp = load(cacheModule(), cacheWeights());
+  ASSERT_TRUE(interp);
+  EXPECT_FALSE(interp->takesPlainTensors());
+  EXPECT_CONTAINS(callError(*interp, {}), "run it with forward(), not call()");
+}
+
+TEST_F(InterpreterTest, WeightsFlowIntoTensorOps) {
+  // A bf16 weight added to an activation and multiplied by a matmul, an
+  // i64 and a BOOL buffer feeding gather and select, a weight returned
+  // as a result, and a 2-D argument used as the weight of llm.linear.
+  std::string ir = R"(
+func.func @forward(%x: tensor<2x2xf32>, %w: tensor<3x2xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>, tensor<2xi64>, tensor<2x3xf32>) {
+  %p = llm.weight "p" : tensor<2x2xbf16>
+  %pf = llm.convert %p : tensor<2x2xbf16> -> tensor<2x2xf32>
+  %s = llm.add %x, %pf : tensor<2x2xf32>
+  %m = llm.matmul %s, %p : (tensor<2x2xf32>, tensor<2x2xbf16>) -> tensor<2x2xf32>
+  %idx = llm.weight "idx" : tensor<2xi64>
+  %keep = llm.weight "keep" : tensor<2x2xi1>
+  %g = llm.gather %m, %idx {axis = 0} : (tensor<2x2xf32>, tensor<2xi64>) -> tensor<2x2xf32>
+  %z = arith.constant dense<0.0> : tensor<2x2xf32>
+  %sel = llm.select %keep, %g, %z : tensor<2x2xi1>, tensor<2x2xf32>
+  %lin = llm.linear %x, %w : (tensor<2x2xf32>, tensor<3x2xf32>) -> tensor<2x3xf32>
+  return %sel, %pf, %idx, %lin : tensor<2x2xf32>, tensor<2x2xf32>, tensor<2xi64>, tensor<2x3xf32>
+}
+)";
+  std::vector<Weight> weights = {
+      weightAs("BF16", "p", {2, 2}, {1, 2, 0.5f, -1}),
+      i64Weight("idx", {2}, {1, 1}), boolWeight("keep", {2, 2}, {1, 0, 0, 1})};
+  auto interp = load(ir, weights);
+  ASSERT_TRUE(interp);
+  HostTensor x = HostTensor::fromF32({2, 2}, {1, 0, 0, 1});
+  HostTensor w = HostTensor::fromF32({3, 2}, {1, 2, 3, 4, 5, 6});
+  std::vector<HostTensor> out = callOk(*interp, {x, w});
+  ASSERT_EQ(out.size(), 4u);
+  // s = x + p = [[2, 2], [0.5, 0]]; m = s @ p = [[3, 2], [0.5, 1]]; rows
+  // [1, 1] -> [[0.5, 1], [0.5, 1]]; keep the diagonal.
+  EXPECT_EQ(out[0].f32, (std::vector<float>{0.5f, 0, 0, 1}));
+  EXPECT_EQ(out[1].f32, (std::vector<float>{1, 2, 0.5f, -1}));
+  EXPECT_EQ(out[2].i64, (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(out[3].f32, (std::vector<float>{1, 3, 5, 2, 4, 6}));
+}
+
+TEST_F(InterpreterTest, IntegerWeightsAreCheckedAtBindTime) {
+  std::string ir = R"(
+func.func @forward(%x: tensor<2xf32>) -> tensor<2xi64> {
+  %i = llm.weight "idx" : tensor<2xi64>
+  return %i : tensor<2xi64>
+}
+)";
+  EXPECT_CONTAINS(createError(ir, {f32Weight("idx", {2}, {1, 2})}),
+                  "weight 'idx' has dtype F32 in the checkpoint but i64 in "
+                  "the IR (needs I64)");
+  EXPECT_CONTAINS(createError(ir, {i64Weight("idx", {3}, {1, 2, 3})}),
+                  "weight 'idx' has shape [3] in the checkpoint but [2]");
+  auto interp = load(ir, {i64Weight("idx", {2}, {-7, 9})});
+  ASSERT_TRUE(interp);
+  std::vector<HostTensor> out =
+      callOk(*interp, {HostTensor::fromF32({2}, {0, 0})});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].i64, (std::vector<int64_t>{-7, 9}));
+}
+
+TEST_F(InterpreterTest, LayerNormOverTrailingDimsAndTopkAxis) {
+  std::string ir = R"(
+func.func @forward(%x: tensor<2x2x2xf32>) -> (tensor<2x2x2xf32>, tensor<2x1x2xf32>, tensor<2x1x2xi64>, tensor<2x2xf32>) {
+  %ln = llm.layer_norm %x {epsilon = 0.0 : f32, axis = 1} : (tensor<2x2x2xf32>) -> tensor<2x2x2xf32>
+  %v, %i = llm.topk %x {k = 1, axis = 1, largest = false} : tensor<2x2x2xf32> -> tensor<2x1x2xf32>, tensor<2x1x2xi64>
+  %p = llm.reduce prod %x {axis = 2} : tensor<2x2x2xf32> -> tensor<2x2xf32>
+  return %ln, %v, %i, %p : tensor<2x2x2xf32>, tensor<2x1x2xf32>, tensor<2x1x2xi64>, tensor<2x2xf32>
+}
+)";
+  auto interp = load(ir, {});
+  ASSERT_TRUE(interp);
+  // Each [2, 2] block is normalised as one row of 4: [1, 3, 1, 3] and
+  // [2, 0, 2, 0] have variance 1. The top-1 smallest along axis 1 ties
+  // in every column and takes row 0.
+  std::vector<HostTensor> out = callOk(
+      *interp, {HostTensor::fromF32({2, 2, 2}, {1, 3, 1, 3, 2, 0, 2, 0})});
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0].f32, (std::vector<float>{-1, 1, -1, 1, 1, -1, 1, -1}));
+  EXPECT_EQ(out[1].f32, (std::vector<float>{1, 3, 2, 0}));
+  EXPECT_EQ(out[2].i64, (std::vector<int64_t>{0, 0, 0, 0}));
+  EXPECT_EQ(out[3].f32, (std::vector<float>{3, 3, 0, 0}));
+}
+
+TEST_F(InterpreterTest, MoEWithExpertWeightsAsArguments) {
+  // Two experts of width 1 on H = 2, top-1 softmax routing; weights are
+  // function arguments, not checkpoint tensors. Router logits: expert 0
+  // x[0], expert 1 x[1]; token 0 = [2, 0] picks expert 0 with weight
+  // e^2 / (e^2 + 1), token 1 = [0, 1] expert 1 with e / (e + 1).
+  std::string ir = R"(
+func.func @forward(%x: tensor<2x2xf32>, %wr: tensor<2x2xf32>, %g0: tensor<1x2xf32>, %g1: tensor<1x2xf32>, %d: tensor<2x1xf32>) -> tensor<2x2xf32> {
+  %y = llm.moe %x router %wr experts gate [%g0, %g1] up [%g0, %g1] down [%d, %d] {top_k = 1}
+       : (tensor<2x2xf32>, tensor<2x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<2x1xf32>, tensor<2x1xf32>) -> tensor<2x2xf32>
+  return %y : tensor<2x2xf32>
+}
+)";
+  auto interp = load(ir, {});
+  ASSERT_TRUE(interp);
+  std::vector<HostTensor> out =
+      callOk(*interp, {HostTensor::fromF32({2, 2}, {2, 0, 0, 1}),
+                       HostTensor::fromF32({2, 2}, {1, 0, 0, 1}),
+                       HostTensor::fromF32({1, 2}, {1, 0}),
+                       HostTensor::fromF32({1, 2}, {0, 1}),
+                       HostTensor::fromF32({2, 1}, {1, -1})});
+  ASSERT_EQ(out.size(), 1u);
+  // Expert e: h = silu(v) * v with v = x[e]; y = [h, -h] * w.
+  auto silu = [](double v) { return v / (1 + std::exp(-v)); };
+  double w0 = std::exp(2.0) / (std::exp(2.0) + 1),
+         w1 = std::exp(1.0) / (std::exp(1.0) + 1);
+  double h0 = silu(2) * 2 * w0, h1 = silu(1) * 1 * w1;
+  expectNear(out[0].f32, {h0, -h0, h1, -h1}, 1e-6);
+}
+
+TEST_F(InterpreterTest, BroadcastBuildersMakeRunnableIR) {
+  // Build f(a [3, 1], b [4]) = a + b with the importers' helpers.
+  OpBuilder builder(&context);
+  Location loc = builder.getUnknownLoc();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  builder.setInsertionPointToEnd(module->getBody());
+  auto f32 = builder.getF32Type();
+  auto aType = RankedTensorType::get({3, 1}, f32);
+  auto bType = RankedTensorType::get({4}, f32);
+  auto outType = RankedTensorType::get({3, 4}, f32);
+  auto fn =
+      func::FuncOp::create(builder, loc, "forward",
+                           builder.getFunctionType({aType, bType}, {outType}));
+  Block *body = fn.addEntryBlock();
+  builder.setInsertionPointToEnd(body);
+  Value a = body->getArgument(0), b = body->getArgument(1);
+  ASSERT_TRUE(succeeded(llm::broadcastBinaryOperands(builder, loc, a, b)));
+  EXPECT_EQ(cast<RankedTensorType>(a.getType()).getShape(),
+            ArrayRef<int64_t>({3, 4}));
+  // Already the right shape: no new op.
+  EXPECT_EQ(llm::broadcastTo(builder, loc, a, {3, 4}), a);
+  Value sum = llm::AddOp::create(builder, loc, a, b);
+  func::ReturnOp::create(builder, loc, sum);
+  ASSERT_TRUE(succeeded(verify(*module)));
+
+  // Incompatible shapes: an error at the location, no IR.
+  std::string diag;
+  {
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+      diag = d.str();
+      return success();
+    });
+    Value bad = llm::broadcastTo(builder, loc, body->getArgument(1), {3, 5});
+    EXPECT_FALSE(bad);
+    EXPECT_EQ(diag, "cannot broadcast a tensor of shape [4] to [3, 5]");
+    // Rank growth needs no reshape: [3, 1] -> [2, 3, 7] is one broadcast.
+    Value bigger =
+        llm::broadcastTo(builder, loc, body->getArgument(0), {2, 3, 7});
+    ASSERT_TRUE(bigger);
+    EXPECT_TRUE(isa<llm::BroadcastOp>(bigger.getDefiningOp()));
+    bigger.getDefiningOp()->erase();
+    // Two incompatible operands: one error naming both shapes.
+    diag.clear();
+    auto five = arith::ConstantOp::create(
+        builder, loc,
+        DenseElementsAttr::get(RankedTensorType::get({5}, f32), 0.0f));
+    Value l = body->getArgument(1), r = five;
+    EXPECT_TRUE(failed(llm::broadcastBinaryOperands(builder, loc, l, r)));
+    EXPECT_EQ(diag, "operand shapes [4] and [5] do not broadcast");
+    EXPECT_EQ(l, body->getArgument(1)); // left untouched
+    five->erase();
+  }
+  EXPECT_EQ(*llm::broadcastShapes({2, 1, 4}, {3, 1}),
+            (SmallVector<int64_t>{2, 3, 4}));
+  EXPECT_EQ(*llm::broadcastShapes({}, {5}), (SmallVector<int64_t>{5}));
+  EXPECT_EQ(*llm::broadcastShapes({ShapedType::kDynamic, 1}, {4, 6}),
+            (SmallVector<int64_t>{4, 6}));
+  EXPECT_TRUE(failed(llm::broadcastShapes({2, 3}, {4, 3})));
+
+  // No llm.weight: an empty store is enough.
+  auto store = hf::WeightStore::openFiles({});
+  ASSERT_TRUE(static_cast<bool>(store));
+  auto interp = Interpreter::create(*module, **store);
+  ASSERT_TRUE(static_cast<bool>(interp)) << llvm::toString(interp.takeError());
+  std::vector<HostTensor> out =
+      callOk(**interp, {HostTensor::fromF32({3, 1}, {0, 10, 20}),
+                        HostTensor::fromF32({4}, {1, 2, 3, 4})});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].f32,
+            (std::vector<float>{1, 2, 3, 4, 11, 12, 13, 14, 21, 22, 23, 24}));
+}
+
+TEST_F(InterpreterTest, CreateNamesTheExpectedSignatures) {
+  // Neither plain tensors nor (tokens, offset, caches...).
+  std::string noOffset = R"(
+func.func @forward(%n: index) -> tensor<2xf32> {
+  %c = arith.constant dense<1.0> : tensor<2xf32>
+  return %c : tensor<2xf32>
+}
+)";
+  EXPECT_CONTAINS(createError(noOffset, {}), "or take and return only tensors");
+  std::string badCache = R"(
+func.func @forward(%ids: tensor<?xi64>, %off: index, %x: tensor<2xf32>) -> tensor<2xf32> {
+  return %x : tensor<2xf32>
+}
+)";
+  EXPECT_CONTAINS(createError(badCache, {}),
+                  "entry argument 2 must be a !llm.kv_cache");
+  std::string f16Arg = R"(
+func.func @forward(%x: tensor<2xf16>) -> tensor<2xf16> {
+  return %x : tensor<2xf16>
+}
+)";
+  EXPECT_CONTAINS(createError(f16Arg, {}),
+                  "entry argument 0 has type tensor<2xf16>; call() takes "
+                  "f32, integer and i1 tensors");
 }
 
 } // namespace

@@ -1022,3 +1022,205 @@ TEST(Softmax, StableAndNormalized) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Primitive ops of the graph frontends
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+TEST(Topk, SortedWithTiesToTheLowerIndex) {
+  // One row of 6 with ties at 3.0 (indices 1, 4) and 1.0 (indices 0, 5).
+  const std::vector<float> x = {1.0f, 3.0f, -2.0f, 0.5f, 3.0f, 1.0f};
+  float v[4];
+  int64_t i[4];
+  topk(x.data(), 1, 6, 1, 4, /*largest=*/true, v, i);
+  EXPECT_EQ(std::vector<float>(v, v + 4),
+            (std::vector<float>{3.0f, 3.0f, 1.0f, 1.0f}));
+  EXPECT_EQ(std::vector<int64_t>(i, i + 4), (std::vector<int64_t>{1, 4, 0, 5}));
+  topk(x.data(), 1, 6, 1, 3, /*largest=*/false, v, i);
+  EXPECT_EQ(std::vector<float>(v, v + 3),
+            (std::vector<float>{-2.0f, 0.5f, 1.0f}));
+  EXPECT_EQ(std::vector<int64_t>(i, i + 3), (std::vector<int64_t>{2, 3, 0}));
+}
+
+TEST(Topk, NaNIsLargest) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> x = {1.0f, nan, 2.0f};
+  float v[2];
+  int64_t i[2];
+  topk(x.data(), 1, 3, 1, 2, /*largest=*/true, v, i);
+  EXPECT_TRUE(std::isnan(v[0]));
+  EXPECT_EQ(i[0], 1);
+  EXPECT_EQ(v[1], 2.0f);
+  topk(x.data(), 1, 3, 1, 2, /*largest=*/false, v, i);
+  EXPECT_EQ(i[0], 0);
+  EXPECT_EQ(i[1], 2);
+}
+
+TEST(Topk, AlongAMiddleAxis) {
+  // x [2, 3, 2] (outer 2, n 3, inner 2): top-1 along the middle axis.
+  const std::vector<float> x = {0, 5, 4, 1, 2, 9, /**/ 7, 7, 7, 8, 6, 7};
+  float v[4];
+  int64_t i[4];
+  topk(x.data(), 2, 3, 2, 1, /*largest=*/true, v, i);
+  EXPECT_EQ(std::vector<float>(v, v + 4), (std::vector<float>{4, 9, 7, 8}));
+  EXPECT_EQ(std::vector<int64_t>(i, i + 4), (std::vector<int64_t>{1, 2, 0, 1}));
+}
+
+TEST(LayerNorm, BiasedVarianceWeightAndBias) {
+  // Row [1, 2, 3, 4]: mean 2.5, biased variance 1.25.
+  const std::vector<float> x = {1, 2, 3, 4, /**/ 2, 2, 2, 2};
+  const std::vector<float> w = {1, 2, 0.5f, -1}, b = {0, 1, 0, 0.25f};
+  std::vector<float> y(8), plain(8);
+  const float eps = 1e-5f;
+  layerNorm(x.data(), 2, 4, w.data(), b.data(), eps, y.data());
+  layerNorm(x.data(), 2, 4, nullptr, nullptr, eps, plain.data());
+  double inv = 1.0 / std::sqrt(1.25 + eps);
+  for (int j = 0; j < 4; ++j) {
+    double n = (x[j] - 2.5) * inv;
+    EXPECT_NEAR(plain[j], n, 1e-6) << j;
+    EXPECT_NEAR(y[j], n * w[j] + b[j], 1e-6) << j;
+    // A constant row normalises to 0 (then the bias).
+    EXPECT_EQ(plain[4 + j], 0.0f);
+    EXPECT_EQ(y[4 + j], b[j]);
+  }
+}
+
+TEST(MoERouting, ScoringOrdersRenormalisationAndScaling) {
+  // Logits over 4 experts; the top 2 are experts 1 (2.0) and 2 (1.0).
+  const float logits[4] = {0.0f, 2.0f, 1.0f, -1.0f};
+  const double e = std::exp(1.0), e2 = std::exp(2.0);
+  const double Z = 1 + e2 + e + std::exp(-1.0);
+  MoEParams p;
+  p.topK = 2;
+  MoERoute r = routeToken(logits, 4, p); // softmax over all, no renormalise
+  EXPECT_EQ(r.experts, (std::vector<int64_t>{1, 2}));
+  EXPECT_NEAR(r.weights[0], e2 / Z, 1e-6);
+  EXPECT_NEAR(r.weights[1], e / Z, 1e-6);
+
+  p.renormalize = true; // Mixtral: p_e / sum over the top-k
+  r = routeToken(logits, 4, p);
+  EXPECT_NEAR(r.weights[0], e2 / (e2 + e), 1e-6);
+  EXPECT_NEAR(r.weights[1], e / (e2 + e), 1e-6);
+
+  p.renormalize = false; // gpt-oss: softmax over the selected logits
+  p.topkThenScore = true;
+  r = routeToken(logits, 4, p);
+  EXPECT_NEAR(r.weights[0], e2 / (e2 + e), 1e-6);
+
+  p.topkThenScore = false; // sigmoid scores, renormalised, scaled
+  p.sigmoidScoring = true;
+  p.renormalize = true;
+  p.routedScalingFactor = 2.5f;
+  r = routeToken(logits, 4, p);
+  double s1 = 1 / (1 + std::exp(-2.0)), s2 = 1 / (1 + std::exp(-1.0));
+  EXPECT_NEAR(r.weights[0], 2.5 * s1 / (s1 + s2), 1e-6);
+  EXPECT_NEAR(r.weights[1], 2.5 * s2 / (s1 + s2), 1e-6);
+
+  // Ties between experts go to the lower index; experts come out ascending
+  // even when the higher-scored one has the higher index.
+  const float tied[4] = {1.0f, 3.0f, 0.0f, 3.0f};
+  MoEParams one;
+  one.topK = 1;
+  EXPECT_EQ(routeToken(tied, 4, one).experts, (std::vector<int64_t>{1}));
+  const float rev[3] = {1.0f, 0.0f, 5.0f};
+  MoEParams two;
+  two.topK = 2;
+  EXPECT_EQ(routeToken(rev, 3, two).experts, (std::vector<int64_t>{0, 2}));
+}
+
+/// Naive double-precision gated MLP (silu) of one token.
+std::vector<double> naiveExpert(const float *x, int64_t H, int64_t I,
+                                const std::vector<float> &g,
+                                const std::vector<float> &u,
+                                const std::vector<float> &d, double scale) {
+  std::vector<double> h(I), y(H, 0.0);
+  for (int64_t i = 0; i < I; ++i) {
+    double a = 0, b = 0;
+    for (int64_t k = 0; k < H; ++k) {
+      a += g[i * H + k] * scale * x[k];
+      b += u[i * H + k] * scale * x[k];
+    }
+    h[i] = a / (1 + std::exp(-a)) * b;
+  }
+  for (int64_t n = 0; n < H; ++n)
+    for (int64_t i = 0; i < I; ++i)
+      y[n] += d[n * I + i] * h[i];
+  return y;
+}
+
+TEST(MoE, MatchesNaiveRoutingAndExperts) {
+  const int64_t T = 5, H = 6, I = 4, E = 3;
+  std::mt19937 rng(7);
+  std::normal_distribution<float> dist(0.0f, 0.5f);
+  auto randn = [&](size_t n) {
+    std::vector<float> v(n);
+    for (float &f : v)
+      f = dist(rng);
+    return v;
+  };
+  std::vector<float> x = randn(T * H), router = randn(E * H), bias = randn(E);
+  std::vector<std::vector<float>> g(E + 1), u(E + 1), d(E + 1);
+  std::vector<DenseMatrix> mats;
+  mats.reserve(3 * (E + 1));
+  std::vector<ExpertWeights> experts;
+  for (int64_t e = 0; e <= E; ++e) {
+    g[e] = randn(I * H);
+    u[e] = randn(I * H);
+    d[e] = randn(H * I);
+  }
+  for (int64_t e = 0; e <= E; ++e) {
+    mats.push_back({StorageType::F32, g[e].data(), I, H});
+    mats.push_back({StorageType::F32, u[e].data(), I, H});
+    mats.push_back({StorageType::F32, d[e].data(), H, I});
+  }
+  for (int64_t e = 0; e <= E; ++e)
+    experts.push_back({{&mats[3 * e]}, {&mats[3 * e + 1]}, {&mats[3 * e + 2]}});
+  ExpertWeights shared = experts.back();
+  experts.pop_back();
+  DenseMatrix routerMat{StorageType::F32, router.data(), E, H};
+
+  for (bool onInput : {false, true}) {
+    MoEParams p;
+    p.topK = 2;
+    p.renormalize = true;
+    p.weightOnInput = onInput;
+    std::vector<float> y(T * H);
+    moe(x.data(), T, H, {&routerMat}, bias.data(), experts, &shared, p,
+        y.data());
+    for (int64_t t = 0; t < T; ++t) {
+      // Naive: logits, softmax, top-2, renormalise, experts, shared.
+      std::vector<double> l(E);
+      for (int64_t e = 0; e < E; ++e) {
+        l[e] = bias[e];
+        for (int64_t k = 0; k < H; ++k)
+          l[e] += router[e * H + k] * x[t * H + k];
+      }
+      int64_t first = 0;
+      for (int64_t e = 1; e < E; ++e)
+        if (l[e] > l[first])
+          first = e;
+      int64_t second = first == 0 ? 1 : 0;
+      for (int64_t e = 0; e < E; ++e)
+        if (e != first && l[e] > l[second])
+          second = e;
+      // Renormalised softmax over the pair = softmax of the pair's logits.
+      double w1 = 1 / (1 + std::exp(l[second] - l[first])), w2 = 1 - w1;
+      std::vector<double> want =
+          naiveExpert(&x[t * H], H, I, g[E], u[E], d[E], 1.0);
+      for (auto [e, w] :
+           {std::pair<int64_t, double>{first, w1}, {second, w2}}) {
+        std::vector<double> o =
+            naiveExpert(&x[t * H], H, I, g[e], u[e], d[e], onInput ? w : 1.0);
+        for (int64_t h = 0; h < H; ++h)
+          want[h] += onInput ? o[h] : w * o[h];
+      }
+      for (int64_t h = 0; h < H; ++h)
+        EXPECT_NEAR(y[t * H + h], want[h], 1e-5)
+            << "token " << t << " feature " << h << " onInput " << onInput;
+    }
+  }
+}
+
+} // namespace

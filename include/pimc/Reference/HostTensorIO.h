@@ -23,8 +23,8 @@ namespace pimc::ref {
 /// file must hold exactly these names, numbered from 0 without gaps. F32
 /// becomes DType::F32, I64 and I32 DType::I64, BOOL DType::Bool; any other
 /// dtype is an error naming the tensor.
-llvm::Expected<std::vector<HostTensor>>
-readHostTensors(llvm::StringRef path, llvm::StringRef prefix);
+llvm::Expected<std::vector<HostTensor>> readHostTensors(llvm::StringRef path,
+                                                        llvm::StringRef prefix);
 
 /// Writes `tensors` as `<prefix>0`, ... (F32, I64 or BOOL) to `path`.
 llvm::Error writeHostTensors(llvm::StringRef path, llvm::StringRef prefix,
@@ -32,9 +32,9 @@ llvm::Error writeHostTensors(llvm::StringRef path, llvm::StringRef prefix,
 
 /// The outcome of comparing a result with its expected value.
 struct TensorComparison {
-  int64_t mismatches = 0;   // elements outside the tolerance
-  double maxAbsDiff = 0;    // over all elements (NaN pairs count as equal)
-  int64_t worstIndex = -1;  // row-major index of the worst mismatch
+  int64_t mismatches = 0;  // elements outside the tolerance
+  double maxAbsDiff = 0;   // over all elements (NaN pairs count as equal)
+  int64_t worstIndex = -1; // row-major index of the worst mismatch
   double worstGot = 0, worstExpected = 0;
   bool ok() const { return mismatches == 0; }
 };

@@ -138,7 +138,8 @@ void attention(const float *q, const float *k, const float *v, int64_t T,
                int64_t S, int64_t nh, int64_t nkv, int64_t hd, int64_t hdv,
                const AttentionParams &p, float *out);
 
-//===-- Primitive ops of the graph frontends -------------------------------===//
+//===-- Primitive ops of the graph frontends
+//-------------------------------===//
 /// The k largest (`largest`) or smallest elements of each row along the
 /// middle dimension of x viewed as [outer, n, inner], sorted (descending for
 /// largest, ascending otherwise); equal values keep index order (lower index

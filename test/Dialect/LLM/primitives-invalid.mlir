@@ -481,3 +481,11 @@ func.func @add_int(%a: tensor<4xi64>) -> tensor<4xi64> {
   %r = "llm.add"(%a, %a) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
   return %r : tensor<4xi64>
 }
+
+// -----
+
+func.func @weight_f64() -> tensor<4xf64> {
+  // expected-error @+1 {{result #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values or a quantized weight matrix: one value, its scheme in the type or ranked tensor of 64-bit signless integer or 1-bit signless integer values, but got}}
+  %w = llm.weight "w" : tensor<4xf64>
+  return %w : tensor<4xf64>
+}

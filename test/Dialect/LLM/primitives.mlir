@@ -195,3 +195,15 @@ func.func @moe_llama4(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %br: tensor<2
             tensor<16x8xf32>, tensor<16x8xf32>, tensor<24x16xf32>, tensor<24x16xf32>, tensor<16x24xf32>) -> tensor<4x16xf32>
   return %y : tensor<4x16xf32>
 }
+
+// -----
+
+// Integer and boolean graph buffers as weights.
+// CHECK-LABEL: func.func @integer_weights
+func.func @integer_weights() -> (tensor<8xi64>, tensor<4x4xi1>) {
+  // CHECK: llm.weight "position_ids" : tensor<8xi64>
+  %p = llm.weight "position_ids" : tensor<8xi64>
+  // CHECK: llm.weight "causal_mask" : tensor<4x4xi1>
+  %m = llm.weight "causal_mask" : tensor<4x4xi1>
+  return %p, %m : tensor<8xi64>, tensor<4x4xi1>
+}

@@ -5,8 +5,8 @@
 // it at run time.
 //
 //===----------------------------------------------------------------------===//
-#include "pimc/Dialect/LLM/IR/LLMDialect.h"
 #include "pimc/Dialect/LLM/IR/LLMBuilders.h"
+#include "pimc/Dialect/LLM/IR/LLMDialect.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
@@ -604,8 +604,8 @@ LogicalResult MatmulOp::verify() {
   if (!compatible(K, Kb))
     return emitOpError() << "contraction sizes differ: lhs has K = "
                          << dimStr(K) << ", rhs has K = " << dimStr(Kb);
-  auto batch = broadcastShapes(a.getShape().drop_back(2),
-                               b.getShape().drop_back(2));
+  auto batch =
+      broadcastShapes(a.getShape().drop_back(2), b.getShape().drop_back(2));
   if (failed(batch))
     return emitOpError() << "batch dimensions of " << a << " and " << b
                          << " do not broadcast";
@@ -651,9 +651,9 @@ OpFoldResult BroadcastOp::fold(FoldAdaptor) {
 LogicalResult CompareOp::verify() {
   auto in = ranked(getLhs()), out = ranked(getResult());
   if (in.getShape() != out.getShape())
-    return emitOpError() << "result shape must equal the operand shape "
-                         << in;
-  if (in.getElementType().isInteger(1) && getPredicate() != ComparePredicate::Eq &&
+    return emitOpError() << "result shape must equal the operand shape " << in;
+  if (in.getElementType().isInteger(1) &&
+      getPredicate() != ComparePredicate::Eq &&
       getPredicate() != ComparePredicate::Ne)
     return emitOpError() << "i1 operands only support eq and ne";
   return success();
@@ -684,8 +684,8 @@ static int64_t normalizeAxis(int64_t axis, int64_t rank) {
 static LogicalResult verifySignedAxis(Operation *op, int64_t axis,
                                       int64_t rank) {
   if (normalizeAxis(axis, rank) < 0)
-    return op->emitOpError() << "axis " << axis << " is out of range for rank "
-                             << rank;
+    return op->emitOpError()
+           << "axis " << axis << " is out of range for rank " << rank;
   return success();
 }
 
@@ -714,9 +714,9 @@ LogicalResult TopkOp::verify() {
       return emitOpError() << what << " must have rank " << in.getRank();
     for (auto [i, e] : llvm::enumerate(expected))
       if (!compatible(t.getDimSize(i), e))
-        return emitOpError() << what << " dimension " << i << " is "
-                             << dimStr(t.getDimSize(i)) << ", expected "
-                             << dimStr(e);
+        return emitOpError()
+               << what << " dimension " << i << " is "
+               << dimStr(t.getDimSize(i)) << ", expected " << dimStr(e);
   }
   return success();
 }
@@ -810,9 +810,9 @@ LogicalResult MoEOp::verify() {
                            << gs[1] << "] do not match the hidden size "
                            << dimStr(H);
     if (ds[0] != gs[1] || ds[1] != gs[0])
-      return emitOpError() << what << " down weight must be [" << gs[1]
-                           << ", " << gs[0] << "], got [" << ds[0] << ", "
-                           << ds[1] << "]";
+      return emitOpError() << what << " down weight must be [" << gs[1] << ", "
+                           << gs[0] << "], got [" << ds[0] << ", " << ds[1]
+                           << "]";
     return success();
   };
   for (int64_t e = 0; e < E; ++e)
@@ -825,8 +825,8 @@ LogicalResult MoEOp::verify() {
   if (sg != su || sg != sd)
     return emitOpError()
            << "the shared expert needs all of gate, up and down weights";
-  if (sg && failed(checkExpert("shared expert", getSharedGate(),
-                               getSharedUp(), getSharedDown())))
+  if (sg && failed(checkExpert("shared expert", getSharedGate(), getSharedUp(),
+                               getSharedDown())))
     return failure();
   return success();
 }

@@ -34,8 +34,7 @@ mlir::Value broadcastTo(mlir::OpBuilder &builder, mlir::Location loc,
 /// fails when they are incompatible.
 mlir::LogicalResult broadcastBinaryOperands(mlir::OpBuilder &builder,
                                             mlir::Location loc,
-                                            mlir::Value &lhs,
-                                            mlir::Value &rhs);
+                                            mlir::Value &lhs, mlir::Value &rhs);
 
 } // namespace pimc::llm
 
