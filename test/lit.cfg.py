@@ -27,7 +27,7 @@ if os.path.exists(os.path.join(shared, "traces", "attacc-gpt3-attention-bank.tra
 # python/ directory on its path. torch.export exists from torch 2.1; the version is read from the
 # package metadata (importing torch here would slow down every lit run).
 config.substitutions.append(
-    ("%pimc_torch", "env PYTHONPATH=%s %s -m pimc_torch"
+    ("%pimc_torch", "env PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=%s %s -m pimc_torch"
      % (os.path.join(config.pimc_src_root, "python"), config.system_python)))
 import shutil
 import subprocess

@@ -15,6 +15,7 @@ import os
 import re
 import sys
 import sysconfig
+import traceback
 import warnings
 
 import torch
@@ -49,6 +50,11 @@ def _try_import(name):
         return True
     except ImportError:
         return False
+
+
+def _torch_version():
+    parts = re.match(r"(\d+)\.(\d+)", torch.__version__)
+    return (int(parts.group(1)), int(parts.group(2))) if parts else (0, 0)
 
 
 def dtype_name(dt):
@@ -194,6 +200,16 @@ class _RecordingInterpreter(torch.fx.Interpreter):
         return v
 
 
+def _user_location(exc, root):
+    """' at File "m.py", line N, in f' for the innermost model frame of an exception."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _is_user_file(f.filename)]
+    if not frames:
+        return ""
+    f = frames[-1]
+    text = _format_frames([(f.filename, f.lineno, f.name, f.line)], root)
+    return " at " + text.replace("\n    ", ": ")
+
+
 def _trace_make_fx(module, inputs, input_names, root):
     from torch.fx.experimental import proxy_tensor
     from torch.nn.utils.stateless import functional_call
@@ -269,9 +285,10 @@ def _trace_make_fx(module, inputs, input_names, root):
 def _trace_torch_export(module, inputs, input_names, root):
     import torch.export as texport
     ep = texport.export(module, tuple(inputs))
-    if hasattr(ep, "run_decompositions"):
-        # torch >= 2.5 exports pre-dispatch ("training") IR with aten.linear etc.; an empty
-        # decomposition table lowers it to the same post-autograd ATen that make_fx gives.
+    if _torch_version() >= (2, 4):
+        # From 2.4 export gives pre-dispatch ("training") IR with aten.linear etc.; an empty
+        # decomposition table (accepted from 2.4) lowers it to the post-autograd ATen that
+        # make_fx gives. Before 2.4 export already returns that, and {} meant "core ATen".
         ep = ep.run_decompositions({})
     gm = ep.graph_module
     sig = ep.graph_signature
@@ -502,7 +519,8 @@ def _flatten_outputs(out, what):
     flat = pytree.tree_flatten(out)[0]
     for i, t in enumerate(flat):
         if not isinstance(t, torch.Tensor):
-            raise ExportError("%s output %d is a %s, not a tensor" % (what, i, type(t).__name__))
+            raise ExportError("%s: output %d is of type %s, not a tensor"
+                              % (what, i, type(t).__name__))
     if not flat:
         raise ExportError("%s returns no tensor" % what)
     return flat
@@ -520,42 +538,60 @@ def trace(module, example_inputs, input_names=None, tracer="auto"):
     names = _input_names(module, len(inputs), input_names)
     if len(set(names)) != len(names):
         raise ExportError("input names are not unique: %s" % ", ".join(names))
-    if tracer == "auto":
-        tracer = "torch.export" if has_torch_export() else "make_fx"
     with torch.no_grad():
         try:
             eager = _flatten_outputs(module(*inputs), label)
         except ExportError:
             raise
         except Exception as e:
-            raise ExportError("%s: running forward on the example inputs failed: %s: %s"
-                              % (label, type(e).__name__, e))
+            raise ExportError("%s: running forward on the example inputs failed%s: %s: %s"
+                              % (label, _user_location(e, root), type(e).__name__, e))
+    if tracer != "auto":
+        return _trace_with(tracer, module, inputs, names, root, label, eager)
+    if not has_torch_export():
+        return _trace_with("make_fx", module, inputs, names, root, label, eager)
+    try:
+        return _trace_with("torch.export", module, inputs, names, root, label, eager)
+    except ExportError as e:
+        # torch.export refuses data-dependent shapes (the sparse MoE's nonzero) that real-mode
+        # make_fx specialises on the example; say so in the file.
+        graph, tensors = _trace_with("make_fx", module, inputs, names, root, label, eager)
+        graph["producer"]["fallback"] = str(e)
+        return graph, tensors
+
+
+def _trace_with(tracer, module, inputs, names, root, label, eager):
     try:
         if tracer == "torch.export":
             if not has_torch_export():
-                raise ExportError("torch %s has no torch.export (needs torch >= 2.1)"
-                                  % torch.__version__)
+                raise ExportError("%s: torch %s has no torch.export (needs torch >= 2.1)"
+                                  % (label, torch.__version__))
             traced = _trace_torch_export(module, inputs, names, root)
         elif tracer == "make_fx":
             traced = _trace_make_fx(module, inputs, names, root)
         else:
             raise ExportError("unknown tracer %r (auto, make_fx, torch.export)" % tracer)
+        if len(traced.outputs) != len(eager):
+            raise ExportError("%s: the traced graph has %d outputs, the module %d"
+                              % (label, len(traced.outputs), len(eager)))
+        if traced.tracer == "make_fx":
+            # Real-mode tracing specialises on the example data; the replay must match eager.
+            for i, (o, e) in enumerate(zip(traced.outputs, eager)):
+                got = traced.values.get(o)
+                if not isinstance(got, torch.Tensor) or got.shape != e.shape or not torch.allclose(
+                        got.double(), e.double(), rtol=1e-5, atol=1e-6, equal_nan=True):
+                    raise ExportError("%s: the traced graph does not reproduce output %d of the "
+                                      "module" % (label, i))
+        return _build_graph(traced, label)
     except ExportError:
         raise
     except Exception as e:
-        raise ExportError("%s: tracing with %s failed: %s: %s" % (label, tracer, type(e).__name__, e))
-    if len(traced.outputs) != len(eager):
-        raise ExportError("%s: the traced graph has %d outputs, the module %d"
-                          % (label, len(traced.outputs), len(eager)))
-    if traced.tracer == "make_fx":
-        # Real-mode tracing specialises on the example data; the replay must match eager.
-        for i, (o, e) in enumerate(zip(traced.outputs, eager)):
-            got = traced.values.get(o)
-            if not isinstance(got, torch.Tensor) or got.shape != e.shape or not torch.allclose(
-                    got.double(), e.double(), rtol=1e-5, atol=1e-6, equal_nan=True):
-                raise ExportError("%s: the traced graph does not reproduce output %d of the module"
-                                  % (label, i))
-    return _build_graph(traced, label)
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        if "get value out of a tracing tensor" in msg:
+            msg = ("the model reads a tensor's value in Python (.item(), .tolist(), bool(), "
+                   "or control flow on tensor data), which cannot be traced")
+        raise ExportError("%s: tracing with %s failed%s: %s: %s"
+                          % (label, tracer, _user_location(e, root), type(e).__name__, msg))
 
 
 def graph_paths(path):

@@ -168,8 +168,10 @@ def check(json_path, graph, inputs=None, expect=None, atol=1e-5, rtol=1e-5, sche
             raise gf.GraphFormatError("output %d: got %s %s, expected %s %s" % (
                 i, got.dtype, list(got.shape), w.dtype, list(w.shape)))
         g64, w64 = got.double(), w.double()
-        err = (g64 - w64).abs()
-        bad = err > atol + rtol * w64.abs()
+        # isclose: equal infinities match, NaN matches only NaN.
+        bad = ~torch.isclose(g64, w64, rtol=rtol, atol=atol, equal_nan=True)
+        both_finite = torch.isfinite(g64) & torch.isfinite(w64)
+        err = torch.where(both_finite, (g64 - w64).abs(), torch.zeros_like(g64))
         if bad.any():
             raise gf.GraphFormatError("output %d: %d of %d elements differ (max abs error %.3g, "
                                       "atol %g rtol %g)" % (i, int(bad.sum()), bad.numel(),
