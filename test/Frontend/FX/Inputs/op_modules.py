@@ -81,3 +81,19 @@ class Norms(nn.Module):
         o = torch.bmm(att, v) + F.layer_norm(v, (4,), eps=1e-6)
         u0, u1 = torch.unbind(o.view(2, 2, 4), dim=0)
         return o, u0 * u1
+
+
+class Constants(nn.Module):
+    """Tensor constants captured by the tracer: a small one (inline "value"), a large one
+    (in the safetensors file), an integer index constant and a float buffer."""
+
+    def __init__(self):
+        super().__init__()
+        self.big = torch.linspace(-1.0, 1.0, 96).view(12, 8)       # plain attribute
+        self.register_buffer("scale", torch.full((8,), 0.25))
+
+    def forward(self, x):                                          # [12, 8]
+        small = torch.tensor([1.0, -2.0, 0.5, 4.0, 1.0, 1.0, 3.0, -1.0])
+        idx = torch.tensor([11, 0, 5])
+        y = x * small + self.big * self.scale
+        return y[idx], y.sum(dim=0)
