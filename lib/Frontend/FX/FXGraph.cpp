@@ -38,6 +38,7 @@ private:
   Graph &g;
   StringSet<> defined;  // names of nodes seen so far
   StringSet<> allNames; // every name in the file, to tell "later" from "none"
+  StringSet<> broken;   // nodes already reported; references to them are not
 
   void problem(const Twine &msg) { problems.push_back(msg.str()); }
   bool parseMeta(const json::Value &v, TensorMeta &out, const Twine &where);
@@ -76,6 +77,14 @@ bool GraphParser::parseMeta(const json::Value &v, TensorMeta &out,
     }
     out.shape.push_back(*n);
   }
+  // Element counts stay far from int64 overflow (2^40 is 4 TB of f32).
+  double count = 1;
+  for (int64_t d : out.shape)
+    count *= static_cast<double>(d);
+  if (count > static_cast<double>(int64_t(1) << 40)) {
+    problem(where + ": meta shape has too many elements");
+    return false;
+  }
   return true;
 }
 
@@ -105,6 +114,8 @@ void GraphParser::checkRefs(const json::Value &v, const Node &node) {
                       node.name));
       return;
     }
+    if (broken.contains(*name))
+      return;
     if (!defined.contains(*name)) {
       problem(formatv("node '{0}': argument refers to '{1}', which {2}",
                       node.name, *name,
@@ -315,6 +326,10 @@ void GraphParser::parse() {
       continue;
     }
     parseNode(*obj, i);
+    // A node that failed is reported once, not again at every use.
+    if (std::optional<StringRef> name = obj->getString("name"))
+      if (!defined.contains(*name))
+        broken.insert(*name);
   }
   size_t outputs = 0;
   for (const Node &n : g.nodes)

@@ -540,7 +540,7 @@ bool parseInlineTensor(const json::Value &v, std::string &dtype,
     return false;
   }
   dtype = dt->str();
-  int64_t count = 1;
+  double count = 1; // double: a bogus shape must not overflow
   for (const json::Value &d : *shape) {
     std::optional<int64_t> n = d.getAsInteger();
     if (!n || *n < 0) {
@@ -548,7 +548,7 @@ bool parseInlineTensor(const json::Value &v, std::string &dtype,
       return false;
     }
     dims.push_back(*n);
-    count *= *n;
+    count *= static_cast<double>(*n);
   }
   // Nested lists are accepted as well as flat row-major data.
   std::function<bool(const json::Array &)> flatten = [&](const json::Array &a) {
@@ -569,10 +569,10 @@ bool parseInlineTensor(const json::Value &v, std::string &dtype,
           "{\"float\": \"inf\"|\"-inf\"|\"nan\"}";
     return false;
   }
-  if (static_cast<int64_t>(values.size()) != count) {
+  if (static_cast<double>(values.size()) != count) {
     err = formatv("an inline tensor of shape [{0}] needs {1} values, has {2}",
-                  llvm::make_range(dims.begin(), dims.end()), count,
-                  values.size());
+                  llvm::make_range(dims.begin(), dims.end()),
+                  static_cast<uint64_t>(count), values.size());
     return false;
   }
   return true;

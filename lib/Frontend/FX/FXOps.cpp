@@ -155,12 +155,29 @@ Value convertLit(OpContext &c, Value v, Type elem) {
   return emitLit(c, *l);
 }
 
+/// A splat constant (never materialized, whatever its size).
 Value splat(OpContext &c, ArrayRef<int64_t> shape, Type elem, double x) {
-  Lit l;
-  l.shape.assign(shape.begin(), shape.end());
-  l.elem = elem;
-  l.v.assign(numel(shape), roundTo(elem, x));
-  return emitLit(c, l);
+  auto type = RankedTensorType::get(shape, elem);
+  x = roundTo(elem, x);
+  DenseElementsAttr attr;
+  if (elem.isF32())
+    attr = DenseElementsAttr::get(type, static_cast<float>(x));
+  else if (elem.isInteger(1))
+    attr = DenseElementsAttr::get(type, x != 0);
+  else
+    attr = DenseElementsAttr::get(type, static_cast<int64_t>(x));
+  return arith::ConstantOp::create(c.b, c.loc, attr);
+}
+
+/// Masks, ranges and index lists the builders materialize are limited to
+/// this many elements (a bogus traced shape must not exhaust memory).
+constexpr int64_t kMaxBuiltConstant = 1 << 24;
+
+LogicalResult checkBuiltSize(OpContext &c, int64_t n) {
+  if (n > kMaxBuiltConstant)
+    return c.error() << "needs a constant of " << n << " elements (limit "
+                     << kMaxBuiltConstant << ")";
+  return success();
 }
 
 /// Row-major strides.
@@ -837,6 +854,8 @@ LogicalResult triangle(OpContext &c, bool upper) {
   if (shape.size() < 2)
     return c.error() << "expects a tensor of rank >= 2";
   int64_t rows = shape[shape.size() - 2], cols = shape.back();
+  if (failed(checkBuiltSize(c, rows * cols)))
+    return failure();
   Lit mask;
   mask.shape = {rows, cols};
   mask.elem = c.b.getI1Type();
@@ -872,6 +891,8 @@ LogicalResult buildArange(OpContext &c, double start, double end, double step) {
     return c.error() << "arange(" << start << ", " << end << ", " << step
                      << ") has " << n << " elements, the graph traced "
                      << l.shape[0];
+  if (failed(checkBuiltSize(c, n)))
+    return failure();
   for (int64_t i = 0; i < n; ++i)
     l.v.push_back(roundTo(l.elem, start + i * step));
   c.results.push_back(emitLit(c, l));
@@ -1081,6 +1102,8 @@ LogicalResult buildSlice(OpContext &c) {
     return success();
   }
   // Strided slices gather the constant positions.
+  if (failed(checkBuiltSize(c, (e - s) / step + 1)))
+    return failure();
   Lit idx;
   idx.elem = c.b.getI64Type();
   for (int64_t i = s; i < e; i += step)
@@ -1253,6 +1276,8 @@ LogicalResult buildOneHot(OpContext &c) {
   if (rs.size() != static_cast<size_t>(rankOf(self)) + 1)
     return c.error() << "the traced result must add the class dimension";
   int64_t n = rs.back();
+  if (failed(checkBuiltSize(c, n)))
+    return failure();
   Lit range;
   range.shape = {n};
   range.elem = c.b.getI64Type();
@@ -1286,6 +1311,8 @@ LogicalResult scatter(OpContext &c, bool fromSrc) {
       return c.error() << "index and self must agree in every dimension but "
                           "the last";
   int64_t n = ss.back(), j = is.back();
+  if (failed(checkBuiltSize(c, n)))
+    return failure();
   llvm::SmallVector<int64_t> oh(is.begin(), is.end());
   oh.push_back(n); // [..., J, N]
   Lit range;
@@ -1343,6 +1370,8 @@ LogicalResult buildIndexAdd(OpContext &c) {
     return c.error() << "only index_add along dim 0 of a 2-D tensor is "
                         "supported";
   int64_t n = shapeOf(self)[0], i = shapeOf(index)[0];
+  if (failed(checkBuiltSize(c, n)))
+    return failure();
   Lit range;
   range.shape = {n, 1};
   range.elem = c.b.getI64Type();
@@ -1682,21 +1711,26 @@ LogicalResult layerNorm(OpContext &c, Value x, ArrayRef<int64_t> normalized,
   if (c.numResults() == 3) {
     // native_layer_norm's mean and 1/std (used only in training graphs;
     // unused values are removed after import).
-    llvm::SmallVector<int64_t> dims;
-    for (int64_t d = rank - n; d < rank; ++d)
+    llvm::SmallVector<int64_t> dims, kept(shapeOf(x));
+    for (int64_t d = rank - n; d < rank; ++d) {
       dims.push_back(d);
-    Value mean =
-        reduceDims(c, llm::ReduceKind::Mean, x, dims, c.resultShape(1));
-    Value centered = llm::SubOp::create(
-        c.b, c.loc, x,
-        broadcastTo(c, reshapeTo(c, mean, c.resultShape(1)), shapeOf(x)));
+      kept[d] = 1;
+    }
+    // Their traced shape is the input's with the normalized dims kept as 1.
+    if (c.resultShape(1) != ArrayRef<int64_t>(kept) ||
+        c.resultShape(2) != ArrayRef<int64_t>(kept))
+      return c.error() << "the traced mean/rstd outputs must have the input's "
+                          "shape with the normalized dimensions set to 1";
+    Value mean = reduceDims(c, llm::ReduceKind::Mean, x, dims, kept);
+    Value centered =
+        llm::SubOp::create(c.b, c.loc, x, broadcastTo(c, mean, shapeOf(x)));
     Value var = reduceDims(c, llm::ReduceKind::Mean,
                            llm::MulOp::create(c.b, c.loc, centered, centered),
-                           dims, c.resultShape(2));
+                           dims, kept);
     Value rstd = llm::RsqrtOp::create(
         c.b, c.loc,
         llm::AddOp::create(c.b, c.loc, var,
-                           splat(c, c.resultShape(2), c.b.getF32Type(), eps)));
+                           splat(c, kept, c.b.getF32Type(), eps)));
     c.results.push_back(mean);
     c.results.push_back(rstd);
   }
@@ -1737,6 +1771,9 @@ LogicalResult decomposedAttention(OpContext &c, Value q, Value k, Value v,
   };
   if (causal) {
     // torch's is_causal is tril(ones(L, S)): top-left aligned.
+    if (failed(checkBuiltSize(
+            c, s && l > kMaxBuiltConstant / s ? kMaxBuiltConstant + 1 : l * s)))
+      return failure();
     Lit tri;
     tri.shape = {l, s};
     tri.elem = c.b.getI1Type();
