@@ -1054,6 +1054,7 @@ llvm::Expected<ImportedGraph> pimc::fx::importGraphFile(MLIRContext &context,
   if (!graph)
     return graph.takeError();
   ImportedGraph out;
+  out.parametersPath = graph->parameters;
   bool needsWeights = llvm::any_of(graph->nodes, [](const Node &n) {
     return n.op == Node::Op::Placeholder && n.kind != "input" && !n.value;
   });

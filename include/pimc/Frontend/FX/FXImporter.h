@@ -82,6 +82,9 @@ struct OpSupport {
 std::vector<OpSupport> supportedOps();
 
 struct ImportedGraph {
+  /// The graph's safetensors file (empty when it names none): run-ref's
+  /// --weights, and the raising pipeline's `weights` option.
+  std::string parametersPath;
   std::unique_ptr<hf::WeightStore> weights; // null when no weights are used
   mlir::OwningOpRef<mlir::ModuleOp> module;
 };
