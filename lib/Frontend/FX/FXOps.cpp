@@ -508,6 +508,10 @@ LogicalResult buildMaximum(OpContext &c) {
 LogicalResult buildMinimum(OpContext &c) {
   return binary(c, Binary::Min, c.tensor("self"), c.tensor("other"));
 }
+LogicalResult buildSquare(OpContext &c) {
+  Value self = c.tensor("self");
+  return binary(c, Binary::Mul, self, self);
+}
 LogicalResult buildPowTensorTensor(OpContext &c) {
   return binary(c, Binary::Pow, c.tensor("self"), c.tensor("exponent"));
 }
@@ -819,6 +823,24 @@ Value selectValues(OpContext &c, Value cond, Value a, Value b) {
 
 LogicalResult buildWhere(OpContext &c) {
   Value r = selectValues(c, c.tensor("condition"), c.tensor("self"),
+                         c.tensor("other"));
+  if (!r)
+    return failure();
+  c.results.push_back(r);
+  return success();
+}
+
+LogicalResult buildWhereScalarOther(OpContext &c) {
+  Value r = selectValues(c, c.tensor("condition"), c.tensor("self"),
+                         scalarArg(c, "other"));
+  if (!r)
+    return failure();
+  c.results.push_back(r);
+  return success();
+}
+
+LogicalResult buildWhereScalarSelf(OpContext &c) {
+  Value r = selectValues(c, c.tensor("condition"), scalarArg(c, "self"),
                          c.tensor("other"));
   if (!r)
     return failure();
@@ -1606,6 +1628,61 @@ LogicalResult buildAmax(OpContext &c) {
 LogicalResult buildProdDim(OpContext &c) {
   return reduction(c, llm::ReduceKind::Prod, "dim");
 }
+LogicalResult buildAmin(OpContext &c) {
+  return reduction(c, llm::ReduceKind::Min, "dim");
+}
+LogicalResult buildMaxAll(OpContext &c) {
+  return reduction(c, llm::ReduceKind::Max, "");
+}
+LogicalResult buildMinAll(OpContext &c) {
+  return reduction(c, llm::ReduceKind::Min, "");
+}
+
+/// var / std / var_mean: sum((x - mean)^2) / (n - correction), two passes
+/// in f32 (torch accumulates in double on CPU; the difference is rounding).
+LogicalResult variance(OpContext &c, bool root, bool withMean) {
+  Value x = toF32(c, c.tensor("self"));
+  int64_t rank = rankOf(x);
+  llvm::SmallVector<int64_t> dims;
+  if (!c.isNone("dim"))
+    dims = c.ints("dim");
+  if (dims.empty())
+    for (int64_t d = 0; d < rank; ++d)
+      dims.push_back(d);
+  for (int64_t &d : dims) {
+    if (failed(checkDim(c, d, rank)))
+      return failure();
+    d = normDim(d, rank);
+  }
+  llvm::sort(dims);
+  dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+  llvm::SmallVector<int64_t> kept(shapeOf(x));
+  int64_t n = 1;
+  for (int64_t d : dims)
+    if (rank > 0) {
+      n *= kept[d];
+      kept[d] = 1;
+    }
+  int64_t correction = c.optI64("correction").value_or(1);
+  Value mean = reduceDims(c, llm::ReduceKind::Mean, x, dims, kept);
+  Value d = llm::SubOp::create(c.b, c.loc, x, broadcastTo(c, mean, shapeOf(x)));
+  Value ss =
+      reduceDims(c, llm::ReduceKind::Sum, llm::MulOp::create(c.b, c.loc, d, d),
+                 dims, c.resultShape(0));
+  Value var = llm::DivOp::create(c.b, c.loc, ss,
+                                 splat(c, c.resultShape(0), c.b.getF32Type(),
+                                       static_cast<double>(n - correction)));
+  c.results.push_back(root ? Value(llm::SqrtOp::create(c.b, c.loc, var)) : var);
+  if (withMean) {
+    if (numel(c.resultShape(1)) != numel(kept))
+      return c.error() << "the traced mean has the wrong number of elements";
+    c.results.push_back(reshapeTo(c, mean, c.resultShape(1)));
+  }
+  return success();
+}
+LogicalResult buildVar(OpContext &c) { return variance(c, false, false); }
+LogicalResult buildStd(OpContext &c) { return variance(c, true, false); }
+LogicalResult buildVarMean(OpContext &c) { return variance(c, false, true); }
 
 /// max.dim: values by reduce max, indices by argmax on the moved axis.
 LogicalResult buildMaxDim(OpContext &c) {
@@ -2068,6 +2145,7 @@ llvm::ArrayRef<OpEntry> pimc::fx::detail::opEntries() {
       {"pow.Tensor_Tensor(Tensor self, Tensor exponent)", buildPowTensorTensor},
       {"pow.Scalar(Scalar self, Tensor exponent)", buildPowScalarTensor},
       {"neg(Tensor self)", buildUnary<Unary::Neg>},
+      {"square(Tensor self)", buildSquare},
       {"exp(Tensor self)", buildUnary<Unary::Exp>},
       {"tanh(Tensor self)", buildUnary<Unary::Tanh>},
       {"rsqrt(Tensor self)", buildUnary<Unary::Rsqrt>},
@@ -2104,6 +2182,10 @@ llvm::ArrayRef<OpEntry> pimc::fx::detail::opEntries() {
       {"logical_and(Tensor self, Tensor other)", buildLogical<true>},
       {"logical_or(Tensor self, Tensor other)", buildLogical<false>},
       {"where.self(Tensor condition, Tensor self, Tensor other)", buildWhere},
+      {"where.ScalarOther(Tensor condition, Tensor self, Scalar other)",
+       buildWhereScalarOther},
+      {"where.ScalarSelf(Tensor condition, Scalar self, Tensor other)",
+       buildWhereScalarSelf},
       {"masked_fill.Scalar(Tensor self, Tensor mask, Scalar value)",
        buildMaskedFillScalar},
       {"masked_fill.Tensor(Tensor self, Tensor mask, Tensor value)",
@@ -2120,6 +2202,18 @@ llvm::ArrayRef<OpEntry> pimc::fx::detail::opEntries() {
        buildMeanDim},
       {"mean(Tensor self, *, ScalarType? dtype=None)", buildMean},
       {"amax(Tensor self, int[1] dim=[], bool keepdim=False)", buildAmax},
+      {"amin(Tensor self, int[1] dim=[], bool keepdim=False)", buildAmin},
+      {"max(Tensor self)", buildMaxAll},
+      {"min(Tensor self)", buildMinAll},
+      {"var.correction(Tensor self, int[1]? dim, *, int? correction, bool "
+       "keepdim=False)",
+       buildVar},
+      {"std.correction(Tensor self, int[1]? dim, *, int? correction, bool "
+       "keepdim=False)",
+       buildStd},
+      {"var_mean.correction(Tensor self, int[1]? dim, *, int? correction, "
+       "bool keepdim=False)",
+       buildVarMean},
       {"prod.dim_int(Tensor self, int dim, bool keepdim=False, *, "
        "ScalarType? dtype=None)",
        buildProdDim},
