@@ -800,8 +800,14 @@ Error Interpreter::Impl::execute(Operation *op, Env &env) {
                                                x.shape.back(), K));
             const float *bias = nullptr;
             if constexpr (std::is_same_v<decltype(lin), llm::LinearOp>)
-              if (Value b = lin.getBias())
-                bias = weightOf(b)->vector.data();
+              if (Value b = lin.getBias()) {
+                const WeightBinding *bw = weightOf(b);
+                if (static_cast<int64_t>(bw->vector.size()) != N)
+                  return opError(op, llvm::formatv("bias has {0} elements, "
+                                                   "the weight {1} rows",
+                                                   bw->vector.size(), N));
+                bias = bw->vector.data();
+              }
             SmallVector<int64_t, 4> shape(x.shape);
             shape.back() = N;
             auto out = makeF32(shape);
@@ -924,6 +930,12 @@ Error Interpreter::Impl::execute(Operation *op, Env &env) {
             const WeightBinding *u = weightOf(m.getUp());
             const WeightBinding *d = weightOf(m.getDown());
             auto [I, H] = dims(g);
+            // Dynamic weight shapes pass the verifier; the GEMVs below
+            // need them consistent.
+            if (dims(u) != std::make_pair(I, H) ||
+                dims(d) != std::make_pair(H, I))
+              return opError(op, "gate, up and down weight shapes disagree "
+                                 "at run time");
             if (x.shape.back() != H)
               return opError(op, llvm::formatv("input has {0} features, the "
                                                "gate/up weights expect {1}",
@@ -1577,23 +1589,46 @@ Error Interpreter::Impl::executeGraphOp(Operation *op, Env &env) {
         Tensor &x = tensorOf(m.getInput());
         int64_t T = x.shape[0], H = x.shape[1];
         const WeightBinding *router = weightOf(m.getRouterWeight());
-        if (router->dense.cols != H)
-          return opError(op, llvm::formatv("input has {0} features, the "
-                                           "router weight {1}",
-                                           H, router->dense.cols));
+        int64_t E = m.getNumExperts();
+        if (router->dense.cols != H || router->dense.rows != E)
+          return opError(op, llvm::formatv("router weight is [{0}, {1}], "
+                                           "expected [{2}, {3}]",
+                                           router->dense.rows,
+                                           router->dense.cols, E, H));
         const float *bias = nullptr;
-        if (Value b = m.getRouterBias())
-          bias = weightOf(b)->vector.data();
+        if (Value b = m.getRouterBias()) {
+          const WeightBinding *bw = weightOf(b);
+          if (static_cast<int64_t>(bw->vector.size()) != E)
+            return opError(op, llvm::formatv("router bias has {0} elements "
+                                             "for {1} experts",
+                                             bw->vector.size(), E));
+          bias = bw->vector.data();
+        }
         std::vector<ExpertWeights> experts;
-        for (int64_t e = 0; e < m.getNumExperts(); ++e)
+        for (int64_t e = 0; e < E; ++e)
           experts.push_back({linearWeight(weightOf(m.getGate()[e])),
                              linearWeight(weightOf(m.getUp()[e])),
                              linearWeight(weightOf(m.getDown()[e]))});
+        // With a dynamic hidden size the verifier could not tie the expert
+        // weights to the input; check before the GEMVs read them.
+        auto fits = [&](const ExpertWeights &w) {
+          return w.gate.cols() == H && w.up.cols() == H && w.down.rows() == H &&
+                 w.up.rows() == w.gate.rows() && w.down.cols() == w.gate.rows();
+        };
+        for (auto [e, w] : llvm::enumerate(experts))
+          if (!fits(w))
+            return opError(op, llvm::formatv("expert {0} weights do not fit "
+                                             "the hidden size {1}",
+                                             e, H));
         std::optional<ExpertWeights> shared;
         if (m.hasSharedExpert())
           shared = ExpertWeights{linearWeight(weightOf(m.getSharedGate())),
                                  linearWeight(weightOf(m.getSharedUp())),
                                  linearWeight(weightOf(m.getSharedDown()))};
+        if (shared && !fits(*shared))
+          return opError(op, llvm::formatv("shared expert weights do not fit "
+                                           "the hidden size {0}",
+                                           H));
         MoEParams p;
         p.topK = m.getTopK();
         p.sigmoidScoring = m.getScoring() == llm::MoEScoring::Sigmoid;

@@ -94,10 +94,10 @@ cl::opt<std::string> graphExpect(
              "safetensors file; exit 1 on a mismatch"),
     cl::value_desc("out.safetensors"));
 cl::opt<double> graphAtol("atol", cl::sub(runRefCmd), cl::cat(pimcCategory),
-                          cl::desc("Absolute tolerance of --expect"),
+                          cl::desc("Absolute tolerance of --expect (default 1e-5)"),
                           cl::init(1e-5));
 cl::opt<double> graphRtol("rtol", cl::sub(runRefCmd), cl::cat(pimcCategory),
-                          cl::desc("Relative tolerance of --expect"),
+                          cl::desc("Relative tolerance of --expect (default 1e-4)"),
                           cl::init(1e-4));
 cl::opt<std::string> graphOutputs(
     "outputs", cl::sub(runRefCmd), cl::cat(pimcCategory),
@@ -244,7 +244,9 @@ int runGraphReference(mlir::MLIRContext &ctx) {
     return fail(toString(store.takeError()));
   auto interp = ref::Interpreter::create(*module, **store);
   if (!interp)
-    return fail(formatv("{0}: {1}", runInput, toString(interp.takeError())));
+    return fail(formatv("{0}: {1}{2}", runInput,
+                        runWeights.empty() ? "no --weights given; " : "",
+                        toString(interp.takeError())));
   if (!(*interp)->takesPlainTensors())
     return fail(formatv("'{0}' takes token ids and KV caches; run it with "
                         "--prompt-ids, not --inputs",
@@ -355,6 +357,10 @@ int runReference(mlir::MLIRContext &ctx) {
   auto interp = ref::Interpreter::create(*module, *weights);
   if (!interp)
     return fail(toString(interp.takeError()));
+  if ((*interp)->takesPlainTensors())
+    return fail(formatv("'{0}' takes plain tensors; run it with --inputs, not "
+                        "--prompt-ids",
+                        runInput));
   for (int64_t id : *prompt)
     if (id >= (*interp)->vocabSize())
       return fail(formatv("--prompt-ids: token {0} is outside the vocabulary "

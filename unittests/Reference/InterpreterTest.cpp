@@ -1675,4 +1675,88 @@ func.func @forward(%x: tensor<2xf16>) -> tensor<2xf16> {
                   "f32, integer and i1 tensors");
 }
 
+TEST_F(InterpreterTest, MoEChecksDynamicShapesAtRunTime) {
+  std::string ir = R"(
+func.func @forward(%x: tensor<?x?xf32>, %wr: tensor<?x?xf32>, %g: tensor<1x2xf32>, %d: tensor<2x1xf32>) -> tensor<?x?xf32> {
+  %y = llm.moe %x router %wr experts gate [%g, %g] up [%g, %g] down [%d, %d] {top_k = 1}
+       : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<2x1xf32>, tensor<2x1xf32>) -> tensor<?x?xf32>
+  return %y : tensor<?x?xf32>
+}
+)";
+  auto interp = load(ir, {});
+  ASSERT_TRUE(interp);
+  HostTensor g = HostTensor::fromF32({1, 2}, {1, 0});
+  HostTensor d = HostTensor::fromF32({2, 1}, {1, -1});
+  // Hidden size 3 against [1, 2] experts.
+  EXPECT_CONTAINS(
+      callError(*interp,
+                {HostTensor::fromF32({1, 3}, {1, 2, 3}),
+                 HostTensor::fromF32({2, 3}, {0, 0, 0, 0, 0, 0}), g, d}),
+      "expert 0 weights do not fit the hidden size 3");
+  // A router for 3 experts.
+  EXPECT_CONTAINS(
+      callError(*interp,
+                {HostTensor::fromF32({1, 2}, {1, 2}),
+                 HostTensor::fromF32({3, 2}, {0, 0, 0, 0, 0, 0}), g, d}),
+      "router weight is [3, 2], expected [2, 2]");
+  std::vector<HostTensor> ok =
+      callOk(*interp, {HostTensor::fromF32({1, 2}, {1, 2}),
+                       HostTensor::fromF32({2, 2}, {0, 0, 0, 0}), g, d});
+  ASSERT_EQ(ok.size(), 1u);
+  EXPECT_EQ(ok[0].shape, (std::vector<int64_t>{1, 2}));
+}
+
+TEST_F(InterpreterTest, DynamicWeightArgumentsAreCheckedAtRunTime) {
+  std::string ir = R"(
+func.func @forward(%x: tensor<1x2xf32>, %w: tensor<3x2xf32>, %b: tensor<?xf32>, %g: tensor<?x?xf32>, %d: tensor<?x?xf32>) -> (tensor<1x3xf32>, tensor<1x2xf32>) {
+  %y = llm.linear %x, %w, %b : (tensor<1x2xf32>, tensor<3x2xf32>, tensor<?xf32>) -> tensor<1x3xf32>
+  %m = llm.gated_mlp %x, %g, %g, %d : (tensor<1x2xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<1x2xf32>
+  return %y, %m : tensor<1x3xf32>, tensor<1x2xf32>
+}
+)";
+  auto interp = load(ir, {});
+  ASSERT_TRUE(interp);
+  HostTensor x = HostTensor::fromF32({1, 2}, {1, 2});
+  HostTensor w = HostTensor::fromF32({3, 2}, {1, 0, 0, 1, 1, 1});
+  HostTensor g = HostTensor::fromF32({1, 2}, {1, 1});
+  HostTensor d = HostTensor::fromF32({2, 1}, {1, 2});
+  EXPECT_CONTAINS(
+      callError(*interp, {x, w, HostTensor::fromF32({2}, {0, 0}), g, d}),
+      "bias has 2 elements, the weight 3 rows");
+  EXPECT_CONTAINS(callError(*interp, {x, w, HostTensor::fromF32({3}, {0, 0, 0}),
+                                      g, HostTensor::fromF32({1, 2}, {1, 2})}),
+                  "gate, up and down weight shapes disagree at run time");
+  std::vector<HostTensor> out =
+      callOk(*interp, {x, w, HostTensor::fromF32({3}, {1, 1, 1}), g, d});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].f32, (std::vector<float>{2, 3, 4}));
+}
+
+TEST_F(InterpreterTest, CallTakesBooleanAndI32Inputs) {
+  std::string ir = R"(
+func.func @forward(%c: tensor<3xi1>, %i: tensor<3xi32>) -> (tensor<3xi64>, tensor<3xi1>) {
+  %ci = llm.convert %c : tensor<3xi1> -> tensor<3xi64>
+  %z = arith.constant dense<0> : tensor<3xi64>
+  %s = llm.select %c, %ci, %z : tensor<3xi1>, tensor<3xi64>
+  %f = arith.constant dense<[1.5, -1.0, 0.0]> : tensor<3xf32>
+  %fb = llm.convert %f : tensor<3xf32> -> tensor<3xi1>
+  return %s, %fb : tensor<3xi64>, tensor<3xi1>
+}
+)";
+  auto interp = load(ir, {});
+  ASSERT_TRUE(interp);
+  // Booleans are normalised to 0/1; i32 arguments take I64 data.
+  std::vector<HostTensor> out =
+      callOk(*interp, {HostTensor::fromBool({3}, {1, 0, 7}),
+                       HostTensor::fromI64({3}, {1, 2, 3})});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].i64, (std::vector<int64_t>{1, 0, 1}));
+  EXPECT_EQ(out[1].dtype, HostTensor::DType::Bool);
+  EXPECT_EQ(out[1].i64, (std::vector<int64_t>{1, 1, 0}));
+  EXPECT_CONTAINS(callError(*interp, {HostTensor::fromI64({3}, {1, 0, 1}),
+                                      HostTensor::fromI64({3}, {1, 2, 3})}),
+                  "input 0: expected i1 elements for argument type "
+                  "tensor<3xi1>, got i64");
+}
+
 } // namespace

@@ -437,3 +437,15 @@ func.func @convert_changes_type(%x: tensor<4xi1>) -> tensor<4xf32> {
   %r = llm.convert %x : tensor<4xi1> -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @broadcast_chain
+// CHECK-SAME: (%[[X:.*]]: tensor<1x4xi64>)
+// CHECK-NEXT: %[[B:.*]] = llm.broadcast %[[X]] : tensor<1x4xi64> -> tensor<2x3x4xi64>
+// CHECK-NEXT: return %[[B]]
+func.func @broadcast_chain(%x: tensor<1x4xi64>) -> tensor<2x3x4xi64> {
+  %a = llm.broadcast %x : tensor<1x4xi64> -> tensor<3x4xi64>
+  %b = llm.broadcast %a : tensor<3x4xi64> -> tensor<2x3x4xi64>
+  return %b : tensor<2x3x4xi64>
+}

@@ -8,7 +8,8 @@ from pimc_testgen.safetensors_io import write_file
 d = sys.argv[1]
 a = torch.tensor([[1.0, -2.0, 3.0], [-4.0, 5.0, -6.0]])
 idx = torch.tensor([1, 0])
-write_file(d + "/w.safetensors", {"w": torch.tensor([1.0, 2.0, -1.0])})
+write_file(d + "/w.safetensors", {"w": torch.tensor([1.0, 2.0, -1.0]),
+                                  "emb": torch.eye(4)})
 write_file(d + "/in.safetensors", {"input_0": a, "input_1": idx})
 # expected: gather rows [1, 0], times w; and > 0
 s = a[idx] * torch.tensor([1.0, 2.0, -1.0])

@@ -648,6 +648,29 @@ OpFoldResult BroadcastOp::fold(FoldAdaptor) {
   return {};
 }
 
+namespace {
+/// broadcast(broadcast(x)) -> broadcast(x): every dimension of x is 1 or
+/// equal to the middle one, which is 1 or equal to the last, so x
+/// broadcasts to the last shape directly.
+struct ComposeBroadcasts : OpRewritePattern<BroadcastOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BroadcastOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<BroadcastOp>();
+    if (!inner)
+      return failure();
+    rewriter.replaceOpWithNewOp<BroadcastOp>(op, op.getType(),
+                                             inner.getInput());
+    return success();
+  }
+};
+} // namespace
+
+void BroadcastOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results.add<ComposeBroadcasts>(context);
+}
+
 LogicalResult CompareOp::verify() {
   auto in = ranked(getLhs()), out = ranked(getResult());
   if (in.getShape() != out.getShape())
@@ -780,12 +803,15 @@ LogicalResult MoEOp::verify() {
                          << ") and down (" << getDown().size()
                          << ") weights as gate weights (" << getGate().size()
                          << ")";
-  if (static_cast<int64_t>(getGate().size()) != E)
+  // The expert count is the number of weight operands; a dynamic router
+  // dimension is checked by the interpreter.
+  if (!compatible(E, getGate().size()))
     return emitOpError() << "has " << getGate().size()
                          << " experts but the router scores " << E;
+  E = getGate().size();
   if (Value bias = getRouterBias()) {
     auto b = ranked(bias);
-    if (b.getRank() != 1 || b.getDimSize(0) != E)
+    if (b.getRank() != 1 || !compatible(b.getDimSize(0), E))
       return emitOpError() << "router bias must be [" << E << "], got " << b;
   }
   if (getTopK() < 1 || getTopK() > E)

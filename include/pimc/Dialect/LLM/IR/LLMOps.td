@@ -458,6 +458,7 @@ def LLM_BroadcastOp : LLM_Op<"broadcast", [Pure]> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def LLM_CompareOp : LLM_Op<"compare", [Pure, SameTypeOperands]> {
