@@ -8,3 +8,5 @@ See docs/torch-bridge.md and docs/frontend-graphs.md.
 
 from .exporter import ExportError, export, export_onnx, has_torch_export, trace  # noqa: F401
 from .graph_format import GraphFormatError  # noqa: F401
+
+__all__ = ["ExportError", "GraphFormatError", "export", "export_onnx", "has_torch_export", "trace"]

@@ -186,12 +186,18 @@ def cmd_check(args):
     return 0
 
 
+def cmd_compare(args):
+    from . import replay
+    print(replay.compare_files(args.got, args.expect, args.atol, args.rtol))
+    return 0
+
+
 def build_parser():
     p = argparse.ArgumentParser(
         prog="python3 -m pimc_torch",
         description="Export PyTorch modules to pimc's JSON ATen graph (docs/frontend-graphs.md).",
         epilog=USAGE_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", metavar="{export,check}")
+    sub = p.add_subparsers(dest="command", metavar="{export,check,compare}")
     e = sub.add_parser("export", help="trace a module and write graph.json + graph.safetensors",
                        epilog=USAGE_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
     e.add_argument("module", help="path/module.py:ClassName (a torch.nn.Module subclass)")
@@ -218,6 +224,12 @@ def build_parser():
     c.add_argument("--rtol", type=float, default=1e-5)
     c.add_argument("--no-run", action="store_true",
                    help="only validate the format, the parameters and each op's arguments")
+    m = sub.add_parser("compare", help="compare output_0.. of two safetensors files "
+                                       "(e.g. onnxruntime's outputs with the goldens)")
+    m.add_argument("got", help="safetensors file with output_0, output_1, ...")
+    m.add_argument("expect", help="safetensors file with the expected output_0, ...")
+    m.add_argument("--atol", type=float, default=1e-5)
+    m.add_argument("--rtol", type=float, default=1e-5)
     return p
 
 
@@ -232,7 +244,7 @@ def main(argv=None):
     from .exporter import ExportError
     from .graph_format import GraphFormatError
     try:
-        return cmd_export(args) if args.command == "export" else cmd_check(args)
+        return {"export": cmd_export, "check": cmd_check, "compare": cmd_compare}[args.command](args)
     except (CliError, ExportError, GraphFormatError) as e:
         print("error: %s" % e, file=sys.stderr)
         return 1

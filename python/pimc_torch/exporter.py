@@ -88,17 +88,22 @@ def _inline_tensor(t):
 # as 'File "models.py", line 40, in forward\n    q = self.q_proj(x)'. Paths under the model's
 # own directory are relative to it so that goldens do not depend on where the tree is checked out.
 
-_TORCH_DIRS = tuple(os.path.dirname(m.__file__) + os.sep
-                    for m in [torch] + [sys.modules[n] for n in ("functorch",) if n in sys.modules])
-_STDLIB = sysconfig.get_paths()["stdlib"] + os.sep
-_THIS_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+try:
+    import functorch
+    _FRAMEWORK = [torch, functorch]
+except ImportError:
+    _FRAMEWORK = [torch]
+_NOT_USER_DIRS = tuple([os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in _FRAMEWORK]
+                       + [sysconfig.get_paths()["stdlib"] + os.sep])
+_THIS_DIR = os.path.dirname(os.path.abspath(__file__))
 _BRIDGE_FILES = {os.path.join(_THIS_DIR, f) for f in ("exporter.py", "cli.py", "__main__.py")}
 
 
 def _is_user_file(path):
+    if path.startswith("<"):        # <string>, <frozen ...>
+        return False
     path = os.path.abspath(path)
-    return not (path.startswith(_TORCH_DIRS) or path.startswith(_STDLIB) or path in _BRIDGE_FILES
-                or path.startswith("<") or "/torch/" in path and "site-packages" in path)
+    return not (path.startswith(_NOT_USER_DIRS) or path in _BRIDGE_FILES)
 
 
 def _format_frames(frames, root):
@@ -119,7 +124,7 @@ def _user_stack(root):
     f = sys._getframe(1)
     while f is not None:
         path = f.f_code.co_filename
-        if path in _BRIDGE_FILES and f.f_code.co_name == "_call_functional":
+        if f.f_code.co_name == "_call_functional" and os.path.abspath(path) in _BRIDGE_FILES:
             break       # everything above is the bridge and its caller, not the model
         if _is_user_file(path):
             frames.append((path, f.f_lineno, f.f_code.co_name,
@@ -190,13 +195,22 @@ def _safe_name(key):
 
 
 class _RecordingInterpreter(torch.fx.Interpreter):
-    def __init__(self, gm):
+    """Runs the traced graph and keeps each node's dtype and shape (as a tensor on the meta
+    device, so that intermediate values are freed as usual) and the outputs' values."""
+
+    def __init__(self, gm, keep):
         super().__init__(gm)
+        self.keep = keep
         self.values = {}
 
     def run_node(self, n):
         v = super().run_node(n)
-        self.values[n] = v
+        if n in self.keep:
+            self.values[n] = v
+        else:
+            self.values[n] = pytree.tree_map(
+                lambda t: torch.empty(t.shape, dtype=t.dtype, device="meta")
+                if isinstance(t, torch.Tensor) else t, v)
         return v
 
 
@@ -269,15 +283,14 @@ def _trace_make_fx(module, inputs, input_names, root):
             if not isinstance(t, torch.Tensor):
                 raise ExportError("node '%s': get_attr of a %s (control flow is not supported)"
                                   % (n.name, type(t).__name__))
-            placeholders[n] = _Placeholder("constant", "c" + _safe_name(n.target)
-                                           if n.target.startswith("_") else "c_" + _safe_name(n.target),
+            placeholders[n] = _Placeholder("constant", "c_" + _safe_name(n.target).lstrip("_"),
                                            n.target, t)
 
-    interp = _RecordingInterpreter(gm)
-    with torch.no_grad():
-        interp.run(*flat)
     out_node = [n for n in gm.graph.nodes if n.op == "output"][0]
     outputs = pytree.tree_flatten(out_node.args[0])[0]
+    interp = _RecordingInterpreter(gm, set(o for o in outputs if isinstance(o, torch.fx.Node)))
+    with torch.no_grad():
+        interp.run(*flat)
     stack = {n: n.stack_trace for n in gm.graph.nodes}
     return _Traced("make_fx", gm.graph, placeholders, interp.values, outputs, stack)
 
