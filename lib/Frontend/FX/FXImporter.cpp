@@ -1005,10 +1005,18 @@ llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run() {
     size_t entry = t.byOp.lookup(n.qualifiedOp());
     auto resolveArg = [&](const json::Value &ref) { return resolve(ref, n); };
     OpContext c(b, loc, n, t.schemas[entry], boundArgs[i], resolveArg);
+    size_t reported = problems.size();
     if (failed(t.builds[entry](c)) || failed(checkResults(n, c.results))) {
-      if (problems.empty())
+      if (problems.size() == reported)
         emitError(loc) << n.qualifiedOp() << ": could not be imported";
-      break;
+      // Stand-ins of the traced types let the remaining nodes build, so one
+      // run reports every node that fails (the module is not returned).
+      llvm::SmallVector<Value, 3> standIns;
+      for (unsigned r = 0; r < c.numResults(); ++r)
+        standIns.push_back(arith::ConstantOp::create(
+            b, loc, cast<TypedAttr>(b.getZeroAttr(c.resultType(r)))));
+      values[n.name] = standIns;
+      continue;
     }
     values[n.name] = c.results;
   }

@@ -219,8 +219,12 @@ foldElementwise(OpContext &c, ArrayRef<Value> operands, ArrayRef<int64_t> shape,
     return std::nullopt;
   std::vector<Lit> lits;
   for (Value v : operands) {
+    // Each operand must broadcast *to* `shape` (not merely with it).
     std::optional<Lit> l = litOf(v);
-    if (!l || failed(llm::broadcastShapes(l->shape, shape)))
+    if (!l)
+      return std::nullopt;
+    auto common = llm::broadcastShapes(l->shape, shape);
+    if (failed(common) || ArrayRef<int64_t>(*common) != shape)
       return std::nullopt;
     lits.push_back(broadcastLit(*l, shape));
   }
@@ -1111,6 +1115,8 @@ LogicalResult buildSlice(OpContext &c) {
   Value self = c.tensor("self");
   int64_t rank = rankOf(self);
   int64_t dim = c.i64("dim");
+  if (rank == 0)
+    return c.error() << "cannot slice a 0-d tensor";
   if (failed(checkDim(c, dim, rank)))
     return failure();
   dim = normDim(dim, rank);
@@ -1715,8 +1721,11 @@ LogicalResult buildArgmax(OpContext &c) {
   Value self = toF32(c, c.tensor("self"));
   std::optional<int64_t> dim = c.optI64("dim");
   int64_t rank = rankOf(self);
-  if (!dim) {
+  if (!dim || rank == 0) {
+    // Over all elements (a 0-d tensor has one).
     self = reshapeTo(c, self, {numel(shapeOf(self))});
+    if (dim && failed(checkDim(c, *dim, 0)))
+      return failure();
     dim = 0;
     rank = 1;
   } else if (failed(checkDim(c, *dim, rank))) {
