@@ -1365,6 +1365,11 @@ LogicalResult scatter(OpContext &c, bool fromSrc) {
     Value src = c.tensor("src");
     if (!isFloat(src))
       return c.error() << "scatter of integer values is not supported";
+    ArrayRef<int64_t> srcShape = shapeOf(src);
+    if (rankOf(src) != rank || srcShape.drop_back() != is.drop_back() ||
+        srcShape.back() < j)
+      return c.error() << "src must have the index's shape (at least its "
+                          "size in the last dimension)";
     llvm::SmallVector<int64_t> srcCol(is.begin(), is.end());
     srcCol.push_back(1);
     Value s = sliceOf(c, toF32(c, src), rank - 1, 0, j);
