@@ -262,7 +262,8 @@ Value toF32(OpContext &c, Value v) { return toElem(c, v, c.b.getF32Type()); }
 Value reshapeTo(OpContext &c, Value v, ArrayRef<int64_t> shape) {
   if (shapeOf(v) == shape)
     return v;
-  if (std::optional<Lit> l = litOf(v)) {
+  std::optional<Lit> l = litOf(v);
+  if (l && static_cast<int64_t>(l->v.size()) == numel(shape)) {
     l->shape.assign(shape.begin(), shape.end());
     return emitLit(c, *l);
   }
@@ -324,7 +325,10 @@ Value sliceOf(OpContext &c, Value v, int64_t axis, int64_t start,
     return v;
   llvm::SmallVector<int64_t> shape(shapeOf(v));
   shape[axis] = size;
-  if (std::optional<Lit> l = litOf(v)) {
+  // Folded only in bounds; an out-of-range slice is left to the verifier.
+  bool inBounds = start >= 0 && size >= 0 && start + size <= shapeOf(v)[axis];
+  std::optional<Lit> l = inBounds ? litOf(v) : std::nullopt;
+  if (l) {
     Lit r = *l;
     r.shape.assign(shape.begin(), shape.end());
     r.v.clear();
@@ -1212,14 +1216,20 @@ LogicalResult splitBy(OpContext &c, ArrayRef<int64_t> sizes, int64_t dim) {
   if (failed(checkDim(c, dim, rank)))
     return failure();
   dim = normDim(dim, rank);
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s < 0)
+      return c.error() << "negative split size " << s;
+    total += s;
+  }
+  if (total != shapeOf(self)[dim])
+    return c.error() << "split sizes sum to " << total << ", the dimension has "
+                     << shapeOf(self)[dim];
   int64_t start = 0;
   for (int64_t s : sizes) {
     c.results.push_back(sliceOf(c, self, dim, start, s));
     start += s;
   }
-  if (start != shapeOf(self)[dim])
-    return c.error() << "split sizes sum to " << start << ", the dimension has "
-                     << shapeOf(self)[dim];
   return success();
 }
 
