@@ -6,7 +6,18 @@
 See docs/torch-bridge.md and docs/frontend-graphs.md.
 """
 
-from .exporter import ExportError, export, export_onnx, has_torch_export, trace  # noqa: F401
-from .graph_format import GraphFormatError  # noqa: F401
+from .graph_format import ExportError, GraphFormatError  # noqa: F401
 
-__all__ = ["ExportError", "GraphFormatError", "export", "export_onnx", "has_torch_export", "trace"]
+_EXPORTER_API = ("export", "export_onnx", "has_torch_export", "trace")
+
+
+def __getattr__(name):
+    # torch is imported on first use, so `python3 -m pimc_torch check` reports format errors
+    # without paying for it.
+    if name in _EXPORTER_API:
+        from . import exporter
+        return getattr(exporter, name)
+    raise AttributeError("module 'pimc_torch' has no attribute %r" % name)
+
+
+__all__ = ["ExportError", "GraphFormatError"] + list(_EXPORTER_API)

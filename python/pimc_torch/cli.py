@@ -173,13 +173,13 @@ def check_onnx(path):
 
 def cmd_check(args):
     from . import graph_format as gf
-    from . import replay
     path = args.graph
     if path.endswith(".onnx"):
         print(check_onnx(path))
         return 0
     json_path = os.path.join(path, "graph.json") if os.path.isdir(path) else path
     graph = gf.load(json_path)
+    from . import replay
     report = replay.check(json_path, graph, inputs=args.inputs, expect=args.expect,
                           atol=args.atol, rtol=args.rtol, schema_only=args.no_run)
     print(report)
@@ -241,8 +241,8 @@ def main(argv=None):
         return 2
     # pimc_testgen (the safetensors writer) sits beside this package.
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from .exporter import ExportError
-    from .graph_format import GraphFormatError
+    # Torch is imported only by the commands that need it: format errors stay fast.
+    from .graph_format import ExportError, GraphFormatError
     try:
         return {"export": cmd_export, "check": cmd_check, "compare": cmd_compare}[args.command](args)
     except (CliError, ExportError, GraphFormatError) as e:

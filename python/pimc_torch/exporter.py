@@ -23,6 +23,7 @@ import torch.fx
 import torch.utils._pytree as pytree
 
 from . import graph_format as gf
+from .graph_format import ExportError
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from pimc_testgen import safetensors_io as st     # noqa: E402
@@ -32,10 +33,6 @@ NO_OP_TARGETS = {"aten.detach", "aten.alias", "aten.lift_fresh"}
 # Shape assertions torch.export inserts; they return None and compute nothing.
 ASSERT_TARGETS = {"aten._assert_async", "aten._assert_scalar", "aten._assert_tensor_metadata",
                   "aten.sym_constrain_range_for_size", "aten.sym_constrain_range"}
-
-
-class ExportError(RuntimeError):
-    pass
 
 
 def has_torch_export():
@@ -226,11 +223,14 @@ def _user_location(exc, root):
 
 def _trace_make_fx(module, inputs, input_names, root):
     from torch.fx.experimental import proxy_tensor
-    from torch.nn.utils.stateless import functional_call
-    try:
-        from functorch import functionalize
+    try:                # torch >= 2.0 (the 1.13 names below are deprecated there)
+        from torch.func import functional_call, functionalize
     except ImportError:
-        functionalize = None
+        from torch.nn.utils.stateless import functional_call
+        try:
+            from functorch import functionalize
+        except ImportError:
+            functionalize = None
 
     slots = _tensor_slots(module)
     unique, index_of = [], {}       # unique tensors in first-seen order; id -> index
@@ -478,6 +478,11 @@ def _build_graph(traced, module_label):
         if target in NO_OP_TARGETS:
             refs[n] = ref_of(n.args[0], names[n])
             continue
+        if getattr(n.target._schema, "is_mutable", False):
+            # Both tracers functionalise; a mutating op left over would change what earlier
+            # nodes computed, which a dataflow importer cannot represent.
+            raise ExportError("node '%s': %s.%s mutates its input and survived functionalisation"
+                              % (names[n], target, overload))
         if n not in traced.values:
             raise ExportError("node '%s' (%s): the tracer recorded no value" % (n.name, target))
         meta = _meta_of(traced.values[n], names[n])
@@ -544,7 +549,7 @@ def trace(module, example_inputs, input_names=None, tracer="auto"):
     inputs = tuple(example_inputs)
     for i, x in enumerate(inputs):
         if not isinstance(x, torch.Tensor):
-            raise ExportError("example input %d is a %s; only tensor inputs are supported"
+            raise ExportError("example input %d is of type %s; only tensor inputs are supported"
                               % (i, type(x).__name__))
     module.eval()
     label, root = _module_label(module)

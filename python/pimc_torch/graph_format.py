@@ -29,6 +29,11 @@ class GraphFormatError(ValueError):
     pass
 
 
+class ExportError(RuntimeError):
+    """A module that cannot be exported (defined here so that the CLI can catch it without
+    importing torch)."""
+
+
 def encode_float(x):
     if math.isnan(x):
         return {"float": "nan"}
