@@ -13,6 +13,7 @@
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
 #include "pimc/Dialect/LLM/Transforms/Passes.h"
 #include "pimc/Dialect/PIM/IR/PIMDialect.h"
+#include "pimc/Frontend/FX/FXImporter.h"
 #include "pimc/Frontend/HF/HFImporter.h"
 #include "pimc/Frontend/ONNX/ONNXImporter.h"
 #include "pimc/Reference/HostTensorIO.h"
@@ -46,7 +47,8 @@ namespace {
 cl::OptionCategory pimcCategory("pimc options");
 
 cl::SubCommand importCmd("import",
-                         "Import a Hugging Face checkpoint into llm IR");
+                         "Import a Hugging Face checkpoint into llm IR (or a "
+                         "PyTorch FX graph.json from python/pimc_torch)");
 cl::SubCommand
     runRefCmd("run-ref",
               "Run a model greedily on the CPU reference interpreter");
@@ -271,9 +273,32 @@ int runONNXImport(mlir::MLIRContext &ctx) {
   return 0;
 }
 
+// A pimc-fx-graph .json from python/pimc_torch; its parameters stay in the
+// safetensors file the graph names (pass it to run-ref --weights).
+int runFXImport(mlir::MLIRContext &ctx) {
+  auto graph = fx::importGraphFile(ctx, importInput);
+  if (!graph)
+    return fail(toString(graph.takeError()));
+  std::vector<std::string> weightFiles;
+  if (!graph->parametersPath.empty())
+    weightFiles.push_back(graph->parametersPath);
+  if (!importNoRaise && failed(llm::raiseGraph(*graph->module, weightFiles)))
+    return fail(formatv("{0}: raising the imported graph failed", importInput));
+  Error err = writeToOutput(importOutput, [&](raw_ostream &os) -> Error {
+    graph->module->print(os);
+    return Error::success();
+  });
+  if (err)
+    return fail(formatv("cannot write '{0}': {1}", importOutput,
+                        toString(std::move(err))));
+  return 0;
+}
+
 int runImport(mlir::MLIRContext &ctx) {
   if (StringRef(importInput).ends_with(".onnx"))
     return runONNXImport(ctx);
+  if (fx::isGraphFile(importInput))
+    return runFXImport(ctx);
   hf::ImportOptions options;
   options.maxContext = maxContext;
   auto model = hf::importCheckpointDir(ctx, importInput, options);
