@@ -1820,8 +1820,8 @@ LogicalResult Importer::scatterElements(NodeCtx &n) {
   if ((*idx)->constant)
     for (int64_t i : (*idx)->constant->i64)
       if (i < -m || i >= m)
-        return fail(n, formatv("index {0} is out of range for dimension {1}",
-                               i, m));
+        return fail(
+            n, formatv("index {0} is out of range for dimension {1}", i, m));
   if ((*x)->kind != Kind::F32)
     return fail(n, "only f32 data is supported (run-time integer "
                    "scatters have no llm primitive)");
@@ -1850,8 +1850,8 @@ LogicalResult Importer::scatterElements(NodeCtx &n) {
       !(*idx)->constant ||
       llvm::any_of((*idx)->constant->i64, [](int64_t i) { return i < 0; });
   if (maybeNegative) {
-    Value neg = llm::CompareOp::create(
-        b, n.loc, i1Type, llm::ComparePredicate::Eq, iv, iota(-m));
+    Value neg = llm::CompareOp::create(b, n.loc, i1Type,
+                                       llm::ComparePredicate::Eq, iv, iota(-m));
     hit = llm::SelectOp::create(b, n.loc, i1Type, hit, hit, neg);
   }
   Value uv = broadcast(reshapeTo(materialize(**upd, n.loc), srcView, n.loc),
@@ -1860,9 +1860,9 @@ LogicalResult Importer::scatterElements(NodeCtx &n) {
   auto f32Type = tensorType(wide, Kind::F32);
   // Reduces the selected updates (`fill` elsewhere) over the source axis.
   auto gathered = [&](llm::ReduceKind kind, double fill) {
-    Value sel = llm::SelectOp::create(b, n.loc, f32Type, hit, uv,
-                                      splatConstant(wide, Kind::F32, fill,
-                                                    n.loc));
+    Value sel =
+        llm::SelectOp::create(b, n.loc, f32Type, hit, uv,
+                              splatConstant(wide, Kind::F32, fill, n.loc));
     return reduceAxes(sel, kind, {*axis + 1}, /*keepDims=*/false, n.loc);
   };
   Value out;
