@@ -526,3 +526,24 @@ func.func @weight_tables(%q: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   %out = llm.add %qc, %qs : tensor<1x2x4x8xf32>
   return %out : tensor<1x2x4x8xf32>
 }
+
+// -----
+
+// Negative: one stored row (position 1) broadcast over all four tokens:
+// the tables do not vary along the sequence, so no per-position angle step.
+// CHECK-LABEL: func.func @stored_row_over_tokens
+// CHECK-NOT: llm.rope
+func.func @stored_row_over_tokens(%q: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %cos = arith.constant dense<[[0.540302336, 0.995004177, 0.999949992, 0.999999523, 0.540302336, 0.995004177, 0.999949992, 0.999999523]]> : tensor<1x8xf32>
+  %sin = arith.constant dense<[[0.841470957, 0.0998334214, 0.00999983307, 0.000999999931, 0.841470957, 0.0998334214, 0.00999983307, 0.000999999931]]> : tensor<1x8xf32>
+  %cb = llm.broadcast %cos : tensor<1x8xf32> -> tensor<1x2x4x8xf32>
+  %sb = llm.broadcast %sin : tensor<1x8xf32> -> tensor<1x2x4x8xf32>
+  %qc = llm.mul %q, %cb : tensor<1x2x4x8xf32>
+  %x1 = llm.slice %q {axis = 3 : i64, start = 0 : i64, size = 4 : i64} : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %x2 = llm.slice %q {axis = 3 : i64, start = 4 : i64, size = 4 : i64} : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %nx2 = llm.neg %x2 : tensor<1x2x4x4xf32>
+  %rot = llm.concat %nx2, %x1 {axis = 3 : i64} : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x8xf32>
+  %qs = llm.mul %rot, %sb : tensor<1x2x4x8xf32>
+  %out = llm.add %qc, %qs : tensor<1x2x4x8xf32>
+  return %out : tensor<1x2x4x8xf32>
+}
