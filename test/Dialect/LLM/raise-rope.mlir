@@ -532,6 +532,7 @@ func.func @weight_tables(%q: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
 // Negative: one stored row (position 1) broadcast over all four tokens:
 // the tables do not vary along the sequence, so no per-position angle step.
 // CHECK-LABEL: func.func @stored_row_over_tokens
+// WEIGHTS-LABEL: func.func @stored_row_over_tokens
 // CHECK-NOT: llm.rope
 func.func @stored_row_over_tokens(%q: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   %cos = arith.constant dense<[[0.540302336, 0.995004177, 0.999949992, 0.999999523, 0.540302336, 0.995004177, 0.999949992, 0.999999523]]> : tensor<1x8xf32>
