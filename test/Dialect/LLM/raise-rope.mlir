@@ -548,3 +548,25 @@ func.func @stored_row_over_tokens(%q: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32
   %out = llm.add %qc, %qs : tensor<1x2x4x8xf32>
   return %out : tensor<1x2x4x8xf32>
 }
+
+// -----
+
+// Stored tables of a linearly scaled rope (inv_freq / 4): the first
+// column advances by 1/4 per position -> kind = linear, factor 4.
+// CHECK-LABEL: func.func @stored_tables_linear
+// CHECK: llm.rope %{{.*}}, %{{.*}} {factor = 4.000000e+00 : f64, kind = #llm<rope_kind linear>, layout = #llm<rope_layout half_split>, rotary_dim = 8 : i64, theta = 1.000000e+04 : f64} : tensor<4x2x8xf32>
+// WEIGHTS-LABEL: func.func @stored_tables_linear
+func.func @stored_tables_linear(%q: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %cos = arith.constant dense<[[1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0], [0.968912423, 0.999687552, 0.999996901, 1.0, 0.968912423, 0.999687552, 0.999996901, 1.0], [0.87758255, 0.998750269, 0.999987543, 0.999999881, 0.87758255, 0.998750269, 0.999987543, 0.999999881], [0.731688857, 0.997188807, 0.999971867, 0.999999702, 0.731688857, 0.997188807, 0.999971867, 0.999999702]]> : tensor<4x8xf32>
+  %sin = arith.constant dense<[[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], [0.247403964, 0.0249973964, 0.00249999738, 0.000250000012, 0.247403964, 0.0249973964, 0.00249999738, 0.000250000012], [0.47942555, 0.0499791689, 0.00499997893, 0.000500000024, 0.47942555, 0.0499791689, 0.00499997893, 0.000500000024], [0.681638777, 0.0749297068, 0.00749992952, 0.000749999948, 0.681638777, 0.0749297068, 0.00749992952, 0.000749999948]]> : tensor<4x8xf32>
+  %cb = llm.broadcast %cos : tensor<4x8xf32> -> tensor<1x2x4x8xf32>
+  %sb = llm.broadcast %sin : tensor<4x8xf32> -> tensor<1x2x4x8xf32>
+  %qc = llm.mul %q, %cb : tensor<1x2x4x8xf32>
+  %x1 = llm.slice %q {axis = 3 : i64, start = 0 : i64, size = 4 : i64} : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %x2 = llm.slice %q {axis = 3 : i64, start = 4 : i64, size = 4 : i64} : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %nx2 = llm.neg %x2 : tensor<1x2x4x4xf32>
+  %rot = llm.concat %nx2, %x1 {axis = 3 : i64} : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x8xf32>
+  %qs = llm.mul %rot, %sb : tensor<1x2x4x8xf32>
+  %out = llm.add %qc, %qs : tensor<1x2x4x8xf32>
+  return %out : tensor<1x2x4x8xf32>
+}
