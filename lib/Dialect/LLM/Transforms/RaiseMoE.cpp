@@ -381,10 +381,9 @@ struct RaiseExpertSumMoE : OpRewritePattern<AddOp> {
 
   LogicalResult matchAndRewrite(AddOp root,
                                 PatternRewriter &rewriter) const override {
-    // Only the end of the chain: an add feeding another add of the chain
-    // is one of its partial sums.
-    if (root->hasOneUse() && isa<AddOp>(*root->getUsers().begin()))
-      return failure();
+    // A partial sum of the chain fails below (its experts are fewer than
+    // the router's rows), so is an add that extends it by another term
+    // (e.g. the residual add after the MoE).
     SmallVector<Value> leaves;
     collectTerms(root.getResult(), root, leaves);
     SmallVector<GatedMLPOp> experts;
