@@ -771,3 +771,76 @@ func.func @expert_sum_residual(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %res = llm.add %x, %acc4 : tensor<4x8xf32>
   return %res : tensor<4x8xf32>
 }
+
+// -----
+
+// The experts summed in the order 2, 0, 3, 1: llm.moe lists them in
+// router-row order (found by evaluating the gates).
+// CHECK-LABEL: func.func @expert_sum_out_of_order
+// CHECK-DAG: %[[G0:.*]] = llm.weight "e.0.w1"
+// CHECK-DAG: %[[G1:.*]] = llm.weight "e.1.w1"
+// CHECK-DAG: %[[G2:.*]] = llm.weight "e.2.w1"
+// CHECK-DAG: %[[G3:.*]] = llm.weight "e.3.w1"
+// CHECK-DAG: %[[D0:.*]] = llm.weight "e.0.w2"
+// CHECK-DAG: %[[D3:.*]] = llm.weight "e.3.w2"
+// CHECK: llm.moe %arg0 router %{{.*}} experts gate[%[[G0]], %[[G1]], %[[G2]], %[[G3]]] up[{{.*}}] down[%[[D0]], %{{.*}}, %{{.*}}, %[[D3]]] {renormalize = true, top_k = 2 : i64}
+// CHECK-NOT: llm.gated_mlp
+func.func @expert_sum_out_of_order(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %wr = llm.weight "gate.weight" : tensor<4x8xf32>
+  %logits = llm.linear %x, %wr : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x4xf32>
+  %probs = llm.softmax %logits {axis = 1 : i64} : tensor<4x4xf32>
+  %vals, %idx = llm.topk %probs {k = 2 : i64, axis = 1 : i64} : tensor<4x4xf32> -> tensor<4x2xf32>, tensor<4x2xi64>
+  %s = llm.reduce sum %vals {axis = 1 : i64, keep_dim = true} : tensor<4x2xf32> -> tensor<4x1xf32>
+  %sb = llm.broadcast %s : tensor<4x1xf32> -> tensor<4x2xf32>
+  %w = llm.div %vals, %sb : tensor<4x2xf32>
+  %g0 = llm.weight "e.0.w1" : tensor<16x8xf32>
+  %u0 = llm.weight "e.0.w3" : tensor<16x8xf32>
+  %d0 = llm.weight "e.0.w2" : tensor<8x16xf32>
+  %g1 = llm.weight "e.1.w1" : tensor<16x8xf32>
+  %u1 = llm.weight "e.1.w3" : tensor<16x8xf32>
+  %d1 = llm.weight "e.1.w2" : tensor<8x16xf32>
+  %g2 = llm.weight "e.2.w1" : tensor<16x8xf32>
+  %u2 = llm.weight "e.2.w3" : tensor<16x8xf32>
+  %d2 = llm.weight "e.2.w2" : tensor<8x16xf32>
+  %g3 = llm.weight "e.3.w1" : tensor<16x8xf32>
+  %u3 = llm.weight "e.3.w3" : tensor<16x8xf32>
+  %d3 = llm.weight "e.3.w2" : tensor<8x16xf32>
+  %acc0 = arith.constant dense<0.0> : tensor<4x8xf32>
+  %c2 = arith.constant dense<2> : tensor<4x2xi64>
+  %eq2 = llm.compare eq %idx, %c2 : tensor<4x2xi64> -> tensor<4x2xi1>
+  %hot2 = llm.convert %eq2 : tensor<4x2xi1> -> tensor<4x2xf32>
+  %wh2 = llm.mul %w, %hot2 : tensor<4x2xf32>
+  %gate2 = llm.reduce sum %wh2 {axis = 1 : i64, keep_dim = true} : tensor<4x2xf32> -> tensor<4x1xf32>
+  %ex2 = llm.gated_mlp %x, %g2, %u2, %d2 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %gb2 = llm.broadcast %gate2 : tensor<4x1xf32> -> tensor<4x8xf32>
+  %t2 = llm.mul %gb2, %ex2 : tensor<4x8xf32>
+  %acc1 = llm.add %acc0, %t2 : tensor<4x8xf32>
+  %c0 = arith.constant dense<0> : tensor<4x2xi64>
+  %eq0 = llm.compare eq %idx, %c0 : tensor<4x2xi64> -> tensor<4x2xi1>
+  %hot0 = llm.convert %eq0 : tensor<4x2xi1> -> tensor<4x2xf32>
+  %wh0 = llm.mul %w, %hot0 : tensor<4x2xf32>
+  %gate0 = llm.reduce sum %wh0 {axis = 1 : i64, keep_dim = true} : tensor<4x2xf32> -> tensor<4x1xf32>
+  %ex0 = llm.gated_mlp %x, %g0, %u0, %d0 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %gb0 = llm.broadcast %gate0 : tensor<4x1xf32> -> tensor<4x8xf32>
+  %t0 = llm.mul %gb0, %ex0 : tensor<4x8xf32>
+  %acc2 = llm.add %acc1, %t0 : tensor<4x8xf32>
+  %c3 = arith.constant dense<3> : tensor<4x2xi64>
+  %eq3 = llm.compare eq %idx, %c3 : tensor<4x2xi64> -> tensor<4x2xi1>
+  %hot3 = llm.convert %eq3 : tensor<4x2xi1> -> tensor<4x2xf32>
+  %wh3 = llm.mul %w, %hot3 : tensor<4x2xf32>
+  %gate3 = llm.reduce sum %wh3 {axis = 1 : i64, keep_dim = true} : tensor<4x2xf32> -> tensor<4x1xf32>
+  %ex3 = llm.gated_mlp %x, %g3, %u3, %d3 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %gb3 = llm.broadcast %gate3 : tensor<4x1xf32> -> tensor<4x8xf32>
+  %t3 = llm.mul %gb3, %ex3 : tensor<4x8xf32>
+  %acc3 = llm.add %acc2, %t3 : tensor<4x8xf32>
+  %c1 = arith.constant dense<1> : tensor<4x2xi64>
+  %eq1 = llm.compare eq %idx, %c1 : tensor<4x2xi64> -> tensor<4x2xi1>
+  %hot1 = llm.convert %eq1 : tensor<4x2xi1> -> tensor<4x2xf32>
+  %wh1 = llm.mul %w, %hot1 : tensor<4x2xf32>
+  %gate1 = llm.reduce sum %wh1 {axis = 1 : i64, keep_dim = true} : tensor<4x2xf32> -> tensor<4x1xf32>
+  %ex1 = llm.gated_mlp %x, %g1, %u1, %d1 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %gb1 = llm.broadcast %gate1 : tensor<4x1xf32> -> tensor<4x8xf32>
+  %t1 = llm.mul %gb1, %ex1 : tensor<4x8xf32>
+  %acc4 = llm.add %acc3, %t1 : tensor<4x8xf32>
+  return %acc4 : tensor<4x8xf32>
+}

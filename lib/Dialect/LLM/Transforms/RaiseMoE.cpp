@@ -23,6 +23,7 @@
 
 #include "llvm/ADT/SetVector.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -219,6 +220,45 @@ std::optional<RoutingConfig> identifyRouting(ArrayRef<Value> routing,
   return std::nullopt;
 }
 
+/// Which router expert each of the per-expert gates `columns` belongs to:
+/// logits where token t strongly prefers expert t mod E make that expert's
+/// gate the largest in row t under every scoring/order llm.moe has. Returns
+/// expert -> column, nullopt unless that is a bijection (needs T >= E).
+std::optional<SmallVector<int64_t>>
+expertOfColumns(ArrayRef<Value> columns, LinearOp router,
+                const hf::WeightStore *weights) {
+  auto lt = cast<RankedTensorType>(router.getType());
+  int64_t T = lt.getDimSize(0), E = lt.getDimSize(1);
+  if (T < E || static_cast<int64_t>(columns.size()) != E)
+    return std::nullopt;
+  ConstTensor logits;
+  logits.shape = {T, E};
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t e = 0; e < E; ++e)
+      logits.data.push_back(e == t % E ? 20.0 : 0.1 * ((t * 7 + e * 3) % 11));
+  llvm::DenseMap<Value, ConstTensor> bind;
+  bind[router.getResult()] = logits;
+  std::optional<ConstTensor> got =
+      evaluateRouting(columns, T, E, weights, bind);
+  if (!got)
+    return std::nullopt;
+  SmallVector<int64_t> columnOf(E, -1);
+  for (int64_t t = 0; t < T; ++t) {
+    const double *row = &got->data[t * E];
+    int64_t best = std::max_element(row, row + E) - row;
+    int64_t &slot = columnOf[t % E];
+    if (row[best] <= 0 || (slot >= 0 && slot != best))
+      return std::nullopt;
+    slot = best;
+  }
+  SmallVector<int64_t> sorted(columnOf);
+  llvm::sort(sorted);
+  for (int64_t e = 0; e < E; ++e)
+    if (sorted[e] != e)
+      return std::nullopt;
+  return columnOf;
+}
+
 /// The router projection of `x` ([E, H] weight, [T, E] result) and the
 /// single llm.topk in the subgraphs of `routing`; the failure reason in
 /// `why`.
@@ -362,7 +402,8 @@ struct RaiseDenseMoE : OpRewritePattern<ReduceOp> {
 /// `broadcast(gate_e [T, 1]) * gated_mlp_e(x)` terms, plus an optional zero
 /// start. The gates, column e for the e-th term, must be the routing of one
 /// router projection through one top-k (checked by evaluation as for the
-/// stacked form), so the e-th term is expert e of the router.
+/// stacked form); the terms are put in router-row order first (found by
+/// evaluating the gates on logits that single out each expert).
 struct RaiseExpertSumMoE : OpRewritePattern<AddOp> {
   RaiseExpertSumMoE(MLIRContext *ctx, const hf::WeightStore *weights)
       : OpRewritePattern(ctx), weights(weights) {}
@@ -428,6 +469,18 @@ struct RaiseExpertSumMoE : OpRewritePattern<AddOp> {
       return rewriter.notifyMatchFailure(root, why);
     auto [router, topk] = *found;
     int64_t k = topk.getK();
+    // The terms may be summed in any order; llm.moe takes the experts in
+    // router-row order.
+    if (auto columnOf = expertOfColumns(gates, router, weights)) {
+      SmallVector<GatedMLPOp> byRow;
+      SmallVector<Value> gatesByRow;
+      for (int64_t col : *columnOf) {
+        byRow.push_back(experts[col]);
+        gatesByRow.push_back(gates[col]);
+      }
+      experts = std::move(byRow);
+      gates = std::move(gatesByRow);
+    }
     std::optional<RoutingConfig> config =
         identifyRouting(gates, router, k, weights);
     if (!config)
