@@ -177,6 +177,8 @@ public:
   LogicalResult split(NodeCtx &n);
   LogicalResult slice(NodeCtx &n);
   LogicalResult expand(NodeCtx &n);
+  LogicalResult tile(NodeCtx &n);
+  LogicalResult scatterElements(NodeCtx &n);
   LogicalResult where(NodeCtx &n);
   LogicalResult compare(NodeCtx &n);
   LogicalResult logical(NodeCtx &n);
@@ -443,6 +445,8 @@ const OpRule kRules[] = {
     {"", "Split", 2, kMaxOpset, &Importer::split},
     {"", "Slice", 10, kMaxOpset, &Importer::slice},
     {"", "Expand", 8, kMaxOpset, &Importer::expand},
+    {"", "Tile", 6, kMaxOpset, &Importer::tile},
+    {"", "ScatterElements", 11, kMaxOpset, &Importer::scatterElements},
     {"", "Where", 9, kMaxOpset, &Importer::where},
     {"", "Identity", 1, kMaxOpset, &Importer::identity},
     // Comparisons and logic.
@@ -1710,6 +1714,184 @@ LogicalResult Importer::expand(NodeCtx &n) {
   if (setIfEmpty(n, 0, *shape, (*x)->kind))
     return success();
   setValue(n, 0, broadcast(materialize(**x, n.loc), *shape, n.loc));
+  return success();
+}
+
+LogicalResult Importer::tile(NodeCtx &n) {
+  auto x = required(n, 0);
+  if (failed(x))
+    return failure();
+  auto reps = intsInput(n, 1, "repeats");
+  if (failed(reps))
+    return failure();
+  int64_t rank = (*x)->shape.size();
+  if (int64_t(reps->size()) != rank)
+    return fail(n, formatv("repeats has {0} entries for an input of rank {1}",
+                           reps->size(), rank));
+  SmallVector<int64_t> outShape;
+  for (int64_t a = 0; a < rank; ++a) {
+    if ((*reps)[a] < 0)
+      return fail(n, formatv("repeats[{0}] = {1} is negative", a, (*reps)[a]));
+    outShape.push_back((*x)->shape[a] * (*reps)[a]);
+  }
+  if (setIfEmpty(n, 0, outShape, (*x)->kind))
+    return success();
+  if ((*x)->constant && (*x)->kind != Kind::F32 && !(*x)->initializer) {
+    // Integer shape arithmetic: out[i] = x[i mod shape].
+    TensorData r;
+    r.kind = (*x)->kind;
+    r.shape = outShape;
+    SmallVector<int64_t> idx(rank);
+    for (int64_t i = 0, e = numElements(outShape); i < e; ++i) {
+      int64_t rem = i, off = 0, stride = 1;
+      for (int64_t a = rank - 1; a >= 0; --a) {
+        idx[a] = rem % outShape[a];
+        rem /= outShape[a];
+      }
+      for (int64_t a = rank - 1; a >= 0; --a) {
+        off += (idx[a] % (*x)->shape[a]) * stride;
+        stride *= (*x)->shape[a];
+      }
+      r.i64.push_back((*x)->constant->i64[off]);
+    }
+    setConstant(n, 0, std::move(r));
+    return success();
+  }
+  // Per repeated axis a: [.., d, ..] -> [.., 1, d, ..] -> broadcast to
+  // [.., r, d, ..] -> [.., r * d, ..] (copies of the whole axis, in order).
+  Value v = materialize(**x, n.loc);
+  for (int64_t a = 0; a < rank; ++a) {
+    int64_t r = (*reps)[a];
+    if (r == 1)
+      continue;
+    SmallVector<int64_t> cur(shapeOf(v));
+    SmallVector<int64_t> unit(cur);
+    unit.insert(unit.begin() + a, 1);
+    SmallVector<int64_t> wide(cur);
+    wide.insert(wide.begin() + a, r);
+    SmallVector<int64_t> merged(cur);
+    merged[a] *= r;
+    v = reshapeTo(broadcast(reshapeTo(v, unit, n.loc), wide, n.loc), merged,
+                  n.loc);
+  }
+  setValue(n, 0, v);
+  return success();
+}
+
+LogicalResult Importer::scatterElements(NodeCtx &n) {
+  auto x = required(n, 0);
+  auto idx = required(n, 1);
+  auto upd = required(n, 2);
+  if (failed(x) || failed(idx) || failed(upd))
+    return failure();
+  if ((*idx)->kind != Kind::I64)
+    return fail(n, "indices must be integers");
+  if ((*x)->kind != (*upd)->kind)
+    return fail(n, "data and updates differ in element type");
+  ArrayRef<int64_t> dShape = (*x)->shape, sShape = (*idx)->shape;
+  int64_t rank = dShape.size();
+  if (rank == 0)
+    return fail(n, "data must have rank >= 1");
+  if (int64_t(sShape.size()) != rank || (*upd)->shape != (*idx)->shape)
+    return fail(n, "indices " + shapeStr(sShape) + " and updates " +
+                       shapeStr((*upd)->shape) +
+                       " must have the same shape, of data's rank " +
+                       std::to_string(rank));
+  auto axis = normAxis(n, n.getInt("axis", 0), rank);
+  if (failed(axis))
+    return failure();
+  for (int64_t a = 0; a < rank; ++a)
+    if (a != *axis && sShape[a] != dShape[a])
+      return fail(n, "indices " + shapeStr(sShape) + " cover part of data " +
+                         shapeStr(dShape) + " outside axis " +
+                         std::to_string(*axis) +
+                         "; only a full extent is supported there");
+  std::string reduction = n.getString("reduction", "none");
+  if (reduction != "none" && reduction != "add" && reduction != "mul" &&
+      reduction != "max" && reduction != "min")
+    return fail(n, "unknown reduction '" + reduction + "'");
+  int64_t m = dShape[*axis];
+  if (setIfEmpty(n, 0, dShape, (*x)->kind))
+    return success();
+  if (numElements(sShape) == 0) {
+    setTensor(n, 0, **x);
+    return success();
+  }
+  if ((*idx)->constant)
+    for (int64_t i : (*idx)->constant->i64)
+      if (i < -m || i >= m)
+        return fail(
+            n, formatv("index {0} is out of range for dimension {1}", i, m));
+  if ((*x)->kind != Kind::F32)
+    return fail(n, "only f32 data is supported (run-time integer "
+                   "scatters have no llm primitive)");
+  // As a one-hot contraction on [.., m (target), cnt (source), ..]: source
+  // element (.., s, ..) writes to target t when its index is t (or t - m).
+  SmallVector<int64_t> wide(sShape);
+  wide.insert(wide.begin() + *axis, m);
+  SmallVector<int64_t> srcView(sShape);
+  srcView.insert(srcView.begin() + *axis, 1);
+  SmallVector<int64_t> iotaView(rank + 1, 1);
+  iotaView[*axis] = m;
+  auto iota = [&](int64_t shift) {
+    TensorData d;
+    d.kind = Kind::I64;
+    d.shape = iotaView;
+    for (int64_t t = 0; t < m; ++t)
+      d.i64.push_back(t + shift);
+    return broadcast(constantValue(d, n.loc), wide, n.loc);
+  };
+  Value iv = broadcast(reshapeTo(materialize(**idx, n.loc), srcView, n.loc),
+                       wide, n.loc);
+  auto i1Type = tensorType(wide, Kind::I1);
+  Value hit = llm::CompareOp::create(b, n.loc, i1Type,
+                                     llm::ComparePredicate::Eq, iv, iota(0));
+  bool maybeNegative =
+      !(*idx)->constant ||
+      llvm::any_of((*idx)->constant->i64, [](int64_t i) { return i < 0; });
+  if (maybeNegative) {
+    Value neg = llm::CompareOp::create(b, n.loc, i1Type,
+                                       llm::ComparePredicate::Eq, iv, iota(-m));
+    hit = llm::SelectOp::create(b, n.loc, i1Type, hit, hit, neg);
+  }
+  Value uv = broadcast(reshapeTo(materialize(**upd, n.loc), srcView, n.loc),
+                       wide, n.loc);
+  Value data = materialize(**x, n.loc);
+  auto f32Type = tensorType(wide, Kind::F32);
+  // Reduces the selected updates (`fill` elsewhere) over the source axis.
+  auto gathered = [&](llm::ReduceKind kind, double fill) {
+    Value sel =
+        llm::SelectOp::create(b, n.loc, f32Type, hit, uv,
+                              splatConstant(wide, Kind::F32, fill, n.loc));
+    return reduceAxes(sel, kind, {*axis + 1}, /*keepDims=*/false, n.loc);
+  };
+  Value out;
+  auto dType = tensorType(dShape, Kind::F32);
+  if (reduction == "add") {
+    out = llm::AddOp::create(b, n.loc, dType, data,
+                             gathered(llm::ReduceKind::Sum, 0));
+  } else if (reduction == "mul") {
+    out = llm::MulOp::create(b, n.loc, dType, data,
+                             gathered(llm::ReduceKind::Prod, 1));
+  } else if (reduction == "max") {
+    out = llm::MaximumOp::create(b, n.loc, dType, data,
+                                 gathered(llm::ReduceKind::Max, -INFINITY));
+  } else if (reduction == "min") {
+    out = llm::MinimumOp::create(b, n.loc, dType, data,
+                                 gathered(llm::ReduceKind::Min, INFINITY));
+  } else {
+    // none: ONNX leaves duplicate indices undefined; they sum here.
+    Value written = gathered(llm::ReduceKind::Sum, 0);
+    Value count = llm::SelectOp::create(
+        b, n.loc, f32Type, hit, splatConstant(wide, Kind::F32, 1, n.loc),
+        splatConstant(wide, Kind::F32, 0, n.loc));
+    Value covered = llm::CompareOp::create(
+        b, n.loc, tensorType(dShape, Kind::I1), llm::ComparePredicate::Gt,
+        reduceAxes(count, llm::ReduceKind::Sum, {*axis + 1}, false, n.loc),
+        splatConstant(dShape, Kind::F32, 0, n.loc));
+    out = llm::SelectOp::create(b, n.loc, dType, covered, written, data);
+  }
+  setValue(n, 0, out);
   return success();
 }
 

@@ -2,6 +2,7 @@
 #include "pimc/Dialect/LLM/Transforms/Passes.h"
 #include "pimc/Frontend/HF/Safetensors.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 

@@ -3,13 +3,15 @@
 // Rotary embedding as models write it,
 //   q * cos + rotate_half(q) * sin,  rotate_half(x) = cat(-x2, x1)  (HF), or
 //   q * cos + rotate_every_two(q) * sin  (GPT-J / Meta, interleaved pairs),
-// with cos/sin computed in the graph from inv_freq and positions. The
-// pattern does not trust how the tables are spelled: it evaluates them
-// (they depend only on constants once the importer has folded arange),
-// recovers theta and the position offset from the angle table, and checks
-// every cos/sin entry against cos/sin((offset + t) * theta^(-2i/d)) computed
-// in f32 as llm.rope computes it. Anything else (scaled frequencies,
-// positions that are a function argument, partial rotary) is left alone.
+// with cos/sin computed in the graph from inv_freq and positions, or stored
+// as tables (torch.onnx.export folds registered cos/sin buffers into
+// initializers, which arrive as constants or llm.weight). The pattern does
+// not trust how the tables are spelled: it evaluates them (they depend only
+// on constants once the importer has folded arange), recovers theta and the
+// position offset from the angle table (or, for stored tables, from the
+// angles atan2(sin, cos) advances by per position), and checks every cos/sin
+// entry against cos/sin((offset + t) * inv_freq) computed in f32 as llm.rope
+// computes it. Anything else is left alone.
 //
 //===----------------------------------------------------------------------===//
 #include "GraphMatch.h"
@@ -307,6 +309,66 @@ struct RopeLayoutGuess {
   int64_t seqAxis;
 };
 
+/// The angle table [T, d] behind stored cos/sin tables (right-aligned with
+/// `xShape`, sequence along `seqAxis` of x): each column's angle advances by
+/// its frequency per position, read as the unwrapped atan2(sin, cos) over
+/// the T rows (frequencies are at most 1 < pi per step, so the step is
+/// unambiguous), and the first row gives the offset through the lowest
+/// frequency. Returns (offset + t) * step[j], the form estimateRope reads;
+/// the caller checks the tables entry by entry against the estimate.
+std::optional<ConstTensor> anglesFromTables(const ConstTensor &c,
+                                            const ConstTensor &s,
+                                            ArrayRef<int64_t> xShape,
+                                            int64_t seqAxis) {
+  int64_t rank = c.shape.size();
+  int64_t lead = static_cast<int64_t>(xShape.size()) - rank;
+  int64_t seq = seqAxis - lead;
+  if (c.shape != s.shape || lead < 0 || seq < 0 || seq >= rank - 1 ||
+      rank < 2)
+    return std::nullopt;
+  int64_t T = c.shape[seq], d = c.shape.back();
+  if (T < 2 || T != xShape[seqAxis] || d != xShape.back())
+    return std::nullopt;
+  int64_t stride = 1;
+  for (int64_t a = rank - 1; a > seq; --a)
+    stride *= c.shape[a];
+  const double pi = 3.14159265358979323846;
+  auto rawAngle = [&](int64_t t, int64_t j) {
+    int64_t i = t * stride + j;
+    return std::atan2(s.data[i], c.data[i]);
+  };
+  std::vector<double> step(d), first(d);
+  for (int64_t j = 0; j < d; ++j) {
+    double prev = rawAngle(0, j), total = 0;
+    for (int64_t t = 1; t < T; ++t) {
+      double cur = rawAngle(t, j);
+      double delta = std::remainder(cur - prev, 2 * pi);
+      total += delta;
+      prev = cur;
+    }
+    step[j] = total / (T - 1);
+    // First angle in [0, 2 pi); f32 noise around 0 is 0.
+    double a0 = rawAngle(0, j);
+    if (a0 < 0)
+      a0 = a0 > -1e-6 ? 0 : a0 + 2 * pi;
+    first[j] = a0;
+  }
+  int64_t low = 0;
+  for (int64_t j = 1; j < d; ++j)
+    if (step[j] > 0 && (step[low] <= 0 || step[j] < step[low]))
+      low = j;
+  if (!(step[low] > 0))
+    return std::nullopt;
+  double offset = std::round(first[low] / step[low]);
+  ConstTensor angles;
+  angles.shape = {T, d};
+  angles.data.resize(T * d);
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t j = 0; j < d; ++j)
+      angles.data[t * d + j] = (offset + t) * step[j];
+  return angles;
+}
+
 /// True if `table` (the operand's table before its final broadcast, so
 /// right-aligned with the `xShape` it multiplies) is
 /// `fn((offset + t) * inv_freq[j mod d/2])` along the sequence axis of
@@ -392,59 +454,78 @@ std::optional<RopeMatch> matchRope(AddOp op, const hf::WeightStore *weights,
     return std::nullopt;
   }
   int64_t d = type.getShape().back();
-  auto cosOp = findTrig<CosOp>(cosTable);
-  if (!cosOp) {
-    why = "cos table has no llm.cos";
-    return std::nullopt;
-  }
-  std::optional<ConstTensor> angles =
-      evaluateConstant(cosOp.getInput(), weights);
   // The tables before their broadcast over the heads: h times smaller.
   std::optional<ConstTensor> c =
       evaluateConstant(stripBroadcast(cosTable), weights);
   std::optional<ConstTensor> s =
       evaluateConstant(stripBroadcast(sinTable), weights);
-  if (!angles || !c || !s) {
+  if (!c || !s) {
     why = "cos/sin tables are not constant";
     return std::nullopt;
   }
-  auto est = estimateRope(*angles, d, pairs);
-  if (!est) {
-    why = "angles are not p * theta^(-2i/d)";
-    return std::nullopt;
-  }
-  // The sequence length only matters for the dynamic kind, never produced.
-  const int64_t seqLen = 0;
   SmallVector<RopeLayoutGuess> guesses =
       type.getRank() == 4 ? SmallVector<RopeLayoutGuess>{{2}, {1}}
                           : SmallVector<RopeLayoutGuess>{{1}, {0}};
-  auto check = [&](const ref::RopeParams &params) -> std::optional<RopeMatch> {
-    std::vector<float> invFreq = ropeInvFreq(params, seqLen);
+  // Angle tables to estimate the parameters from: the llm.cos operand when
+  // the graph computes the tables, else the angles recovered from the
+  // stored tables for each candidate sequence axis.
+  SmallVector<ConstTensor> angleTables;
+  if (auto cosOp = findTrig<CosOp>(cosTable)) {
+    std::optional<ConstTensor> angles =
+        evaluateConstant(cosOp.getInput(), weights);
+    if (!angles) {
+      why = "cos/sin tables are not constant";
+      return std::nullopt;
+    }
+    angleTables.push_back(std::move(*angles));
+  } else {
     for (RopeLayoutGuess g : guesses)
-      if (tableMatches(*c, type.getShape(), g, pairs, invFreq, est->offset,
-                       cosf32) &&
-          tableMatches(*s, type.getShape(), g, pairs, invFreq, est->offset,
-                       sinf32))
-        return RopeMatch{x, pairs, params, est->offset, g};
-    return std::nullopt;
-  };
-  ref::RopeParams params;
-  params.rotaryDim = d;
-  params.interleaved = pairs == RopeLayout::Interleaved;
-  params.theta = est->theta;
-  if (est->factor != 1.0) {
-    params.kind = ref::RopeParams::Kind::Linear;
-    params.factor = est->factor;
+      if (std::optional<ConstTensor> a =
+              anglesFromTables(*c, *s, type.getShape(), g.seqAxis))
+        angleTables.push_back(std::move(*a));
+    if (angleTables.empty()) {
+      why = "stored cos/sin tables do not vary along a sequence axis";
+      return std::nullopt;
+    }
   }
-  if (std::optional<RopeMatch> m = check(params))
-    return m;
-  // Llama 3's frequency-dependent scaling leaves the high frequencies and
-  // divides the low ones by the factor.
-  if (std::optional<ref::RopeParams> l3 =
-          estimateLlama3(*angles, d, pairs, est->offset))
-    if (std::optional<RopeMatch> m = check(*l3))
+  // The sequence length only matters for the dynamic kind, never produced.
+  const int64_t seqLen = 0;
+  bool estimated = false;
+  for (const ConstTensor &angles : angleTables) {
+    auto est = estimateRope(angles, d, pairs);
+    if (!est)
+      continue;
+    estimated = true;
+    auto check =
+        [&](const ref::RopeParams &params) -> std::optional<RopeMatch> {
+      std::vector<float> invFreq = ropeInvFreq(params, seqLen);
+      for (RopeLayoutGuess g : guesses)
+        if (tableMatches(*c, type.getShape(), g, pairs, invFreq, est->offset,
+                         cosf32) &&
+            tableMatches(*s, type.getShape(), g, pairs, invFreq, est->offset,
+                         sinf32))
+          return RopeMatch{x, pairs, params, est->offset, g};
+      return std::nullopt;
+    };
+    ref::RopeParams params;
+    params.rotaryDim = d;
+    params.interleaved = pairs == RopeLayout::Interleaved;
+    params.theta = est->theta;
+    if (est->factor != 1.0) {
+      params.kind = ref::RopeParams::Kind::Linear;
+      params.factor = est->factor;
+    }
+    if (std::optional<RopeMatch> m = check(params))
       return m;
-  why = "tables are not a default, linear or llama3 rope";
+    // Llama 3's frequency-dependent scaling leaves the high frequencies and
+    // divides the low ones by the factor.
+    if (std::optional<ref::RopeParams> l3 =
+            estimateLlama3(angles, d, pairs, est->offset))
+      if (std::optional<RopeMatch> m = check(*l3))
+        return m;
+  }
+  why = estimated ? "tables are not a default, linear or llama3 rope"
+                  : "angles are not p * theta^(-2i/d)";
   return std::nullopt;
 }
 

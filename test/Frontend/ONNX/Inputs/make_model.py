@@ -225,8 +225,50 @@ def half():
     return m, [x], [y]
 
 
+def scatter_tile(opset):
+    # Tile of a run-time tensor (and of constant shape data, folded);
+    # ScatterElements along axis 1 with run-time indices, some negative
+    # (none), and with duplicate indices accumulating (add, mul; opset 16).
+    # Goldens from numpy, by the operators' definitions.
+    x = rng.randn(2, 3).astype(np.float32)
+    data = rng.randn(3, 5).astype(np.float32)
+    idx = np.array([[0, -1], [4, 2], [-5, 3]], np.int64)
+    dup = np.array([[1, 1], [0, 4], [2, 2]], np.int64)
+    upd = rng.randn(3, 2).astype(np.float32)
+    nodes = [helper.make_node("Tile", ["x", "reps"], ["t"], name="tile"),
+             helper.make_node("Shape", ["x"], ["xs"], name="shape"),
+             helper.make_node("Tile", ["xs", "reps1"], ["ts"], name="tile_shape"),
+             helper.make_node("Reshape", ["t", "ts"], ["tr"], name="reshape"),
+             helper.make_node("ScatterElements", ["data", "idx", "upd"], ["s"], name="scatter", axis=1)]
+    outs = [vi("tr", F, [2, 3, 2, 3]), vi("s", F, [3, 5])]
+    ins = [x, data, idx, upd]
+    in_vis = [vi("x", F, [2, 3]), vi("data", F, [3, 5]), vi("idx", I64, [3, 2]), vi("upd", F, [3, 2])]
+    s = data.copy()
+    for i in range(3):
+        for j in range(2):
+            s[i, idx[i, j] % 5] = upd[i, j]
+    want = [np.tile(x, (3, 2)).reshape(2, 3, 2, 3), s]
+    if opset >= 16:
+        nodes += [helper.make_node("ScatterElements", ["data", "dup", "upd"], ["sa"], name="scatter_add",
+                                   axis=-1, reduction="add"),
+                  helper.make_node("ScatterElements", ["data", "dup", "upd"], ["sm"], name="scatter_mul",
+                                   axis=1, reduction="mul")]
+        outs += [vi("sa", F, [3, 5]), vi("sm", F, [3, 5])]
+        ins.append(dup)
+        in_vis.append(vi("dup", I64, [3, 2]))
+        sa, sm = data.copy(), data.copy()
+        for i in range(3):
+            for j in range(2):
+                sa[i, dup[i, j]] += upd[i, j]
+                sm[i, dup[i, j]] *= upd[i, j]
+        want += [sa, sm]
+    inits = [init("reps", np.array([3, 2], np.int64)), init("reps1", np.array([2], np.int64))]
+    return model(nodes, in_vis, outs, inits, opset=opset), ins, want
+
+
 NUMERIC = {"attention": attention, "half": half, "rotary": lambda: rotary(False),
-           "rotary_interleaved": lambda: rotary(True)}
+           "rotary_interleaved": lambda: rotary(True),
+           "scatter_tile13": lambda: scatter_tile(13), "scatter_tile16": lambda: scatter_tile(16)}
 
 
 def write_numeric(out, name):
@@ -301,6 +343,18 @@ def node_errors():
         "dup_output": model([helper.make_node("Relu", ["x"], ["y"], name="first"),
                              helper.make_node("Neg", ["x"], ["y"], name="second")],
                             [vi("x", F, [2])], [vi("y", F, [2])]),
+        "scatter_partial": model([helper.make_node("ScatterElements", ["d", "i", "u"], ["y"],
+                                                   name="scatter_rows", axis=1)],
+                                 [vi("d", F, [3, 5]), vi("i", I64, [2, 2]), vi("u", F, [2, 2])],
+                                 [vi("y", F, [3, 5])], opset=13),
+        "scatter_range": model([helper.make_node("ScatterElements", ["d", "i", "u"], ["y"],
+                                                 name="scatter_oob", axis=0)],
+                               [vi("d", F, [3]), vi("u", F, [1])], [vi("y", F, [3])],
+                               [c("i", [3])], opset=13),
+        "tile_repeats": model([helper.make_node("Tile", ["x", "r"], ["y"], name="tile_rank")],
+                              [vi("x", F, [2, 3])], [vi("y", F, [4, 3])], [c("r", [2])]),
+        "tile_runtime": model([helper.make_node("Tile", ["x", "r"], ["y"], name="tile_dyn")],
+                              [vi("x", F, [2, 3]), vi("r", I64, [2])], [vi("y", F, [4, 3])]),
         "output_shape": model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
                               [vi("x", F, [2, 3])], [vi("y", F, [3, 2])]),
     }

@@ -62,13 +62,18 @@ def RaiseRope : Pass<"llm-raise-rope"> {
     are constant-computable in the graph becomes `llm.rope`. Theta and the
     position offset are recovered from the angle table and every table
     entry is checked against `cos/sin((offset + t) * theta^(-2i/d))`.
+    Stored tables (constants or llm.weight read from `weights`, as
+    torch.onnx.export leaves registered cos/sin buffers) are recognised
+    from their values alone.
   }];
   let options = [
     ListOption<"weightFiles", "weights", "std::string",
                "safetensors files whose llm.weight tensors the pattern may read "
                "as constants (rotary inv_freq and mask buffers)">
   ];
-  let dependentDialects = ["::pimc::llm::LLMDialect"];
+  // The position offset operand is an arith.constant index.
+  let dependentDialects = ["::pimc::llm::LLMDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 def RaiseMoE : Pass<"llm-raise-moe"> {
