@@ -1253,6 +1253,45 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
   return success();
 }
 
+/// The backend contract: @forward is a language model's step, as the HF
+/// importer writes it (token ids, their offset, one KV cache per layer;
+/// logits first), with an embedding and a vocabulary head. A graph from the
+/// FX or ONNX importers (plain tensors in and out) is not, and would
+/// otherwise fail deep inside the lowering.
+LogicalResult checkDecodeContract(func::FuncOp forward) {
+  FunctionType type = forward.getFunctionType();
+  auto describe = [&] {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    llvm::interleaveComma(type.getInputs(), os);
+    return s;
+  };
+  auto tokens = type.getNumInputs() > 0
+                    ? dyn_cast<RankedTensorType>(type.getInput(0))
+                    : RankedTensorType();
+  bool ok = tokens && tokens.getRank() == 1 &&
+            tokens.getElementType().isInteger() && type.getNumInputs() >= 2 &&
+            type.getInput(1).isIndex();
+  for (Type t : type.getInputs().drop_front(std::min<size_t>(2, type.getNumInputs())))
+    ok &= isa<llm::KVCacheType>(t);
+  bool hasEmbedding = false, hasHead = false;
+  forward.walk([&](Operation *op) {
+    hasEmbedding |= isa<llm::EmbeddingOp>(op);
+    hasHead |= isa<llm::LMHeadOp>(op);
+  });
+  if (ok && hasEmbedding && hasHead)
+    return success();
+  return forward.emitError()
+         << "PIM lowering expects a language model's decode step: "
+            "@forward(token ids, offset, one KV cache per layer) with an "
+            "llm.embedding and an llm.lm_head (as the Hugging Face importer "
+            "writes it); this @forward takes ("
+         << describe() << ")"
+         << (ok ? (hasEmbedding ? " and has no llm.lm_head"
+                                : " and has no llm.embedding")
+                : "");
+}
+
 FailureOr<pim::ProgramOp> Lowering::run() {
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!forward)
@@ -1306,6 +1345,8 @@ FailureOr<pim::ProgramOp> Lowering::run() {
                            << "PIM lowering does not support: " << list;
     return failure();
   }
+  if (failed(checkDecodeContract(forward)))
+    return failure();
 
   // Memory plan, first part: the KV rows of every attention come first in
   // each bank, so the weights are placed after them (rows are final as the
