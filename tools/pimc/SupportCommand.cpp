@@ -17,6 +17,7 @@
 #include "pimc/Dialect/PIM/IR/PIMDialect.h"
 #include "pimc/Frontend/HF/HFConfig.h"
 #include "pimc/Frontend/HF/HFImporter.h"
+#include "pimc/Frontend/FX/FXImporter.h"
 #include "pimc/Frontend/ONNX/ONNXImporter.h"
 #include "pimc/Dialect/LLM/Transforms/Passes.h"
 
@@ -37,6 +38,8 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "llvm/ADT/StringSet.h"
+
 #include <map>
 #include <string>
 #include <vector>
@@ -51,11 +54,13 @@ const char *kUsage =
 
 USAGE: pimc support <model> [options]
 
-<model> is a Hugging Face checkpoint directory (or its config.json), an
-ONNX model (.onnx) or an llm IR file (.mlir). The report lists every config
+<model> is a Hugging Face checkpoint directory (or its config.json), an FX
+graph from python/pimc_torch (graph.json), an ONNX model (.onnx) or an llm
+IR file (.mlir). The report lists every config
 feature (checkpoints: honoured, without effect on inference, or unsupported
 with the importer's reason) or source op (ONNX: in the importer's op table
-or not) the model uses, every llm op the model imports to (after llm-raise
+or not; FX graphs: ATen ops in the importer's table or not, with the
+reason) the model uses, every llm op the model imports to (after llm-raise
 for graphs) with its count, where the
 backend places it for the target (pim, host) or why it cannot, and whether
 the whole model compiles for the target.
@@ -274,6 +279,64 @@ Error analyzeONNX(mlir::MLIRContext &ctx, StringRef path, Report &report,
   return Error::success();
 }
 
+/// FX graph (pimc-fx-graph JSON): every ATen op against the importer's
+/// table, then the import and llm-raise with the graph's parameters.
+Error analyzeFX(mlir::MLIRContext &ctx, StringRef path, Report &report,
+                mlir::OwningOpRef<mlir::ModuleOp> &module,
+                std::unique_ptr<hf::WeightStore> &weights) {
+  auto buf = MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buf)
+    return createStringError(path + ": cannot read: " +
+                             buf.getError().message());
+  auto graph = fx::parseGraph((*buf)->getBuffer(), path);
+  if (!graph)
+    return graph.takeError();
+  llvm::StringSet<> supported;
+  for (const fx::OpSupport &op : fx::supportedOps())
+    supported.insert(op.op);
+  std::map<std::string, size_t> index;
+  for (const fx::Node &node : graph->nodes) {
+    if (node.op != fx::Node::Op::CallFunction)
+      continue;
+    std::string op = node.qualifiedOp();
+    auto [it, inserted] = index.try_emplace(op, report.sourceOps.size());
+    if (inserted) {
+      SourceOpRow row;
+      row.name = op;
+      row.supported = supported.contains(op);
+      if (!row.supported) {
+        StringRef why = fx::unsupportedOpReason(op);
+        row.reason = why.empty() ? "no entry in the FX importer's op table"
+                                 : why.str();
+      }
+      report.sourceOps.push_back(row);
+    }
+    ++report.sourceOps[it->second].count;
+  }
+  if (llvm::any_of(report.sourceOps,
+                   [](const SourceOpRow &r) { return !r.supported; })) {
+    report.importError = "the graph has unsupported ops (above)";
+    return Error::success();
+  }
+  auto imported = fx::importGraphFile(ctx, path);
+  if (!imported) {
+    report.importError = toString(imported.takeError());
+    return Error::success();
+  }
+  std::vector<std::string> weightFiles;
+  if (!imported->parametersPath.empty())
+    weightFiles.push_back(imported->parametersPath);
+  auto diags = captureDiagnostics(ctx, [&] {
+    report.raised = succeeded(llm::raiseGraph(*imported->module, weightFiles));
+  });
+  if (!report.raised)
+    report.importError = "llm-raise failed" +
+                         (diags.empty() ? "" : ": " + diags.front().first);
+  module = std::move(imported->module);
+  weights = std::move(imported->weights);
+  return Error::success();
+}
+
 json::Value toJSON(const Report &r) {
   json::Array features, ops, sourceOps;
   for (const SourceOpRow &row : r.sourceOps) {
@@ -420,10 +483,11 @@ int pimcSupportMain(int argc, char **argv) {
   StringRef ext = sys::path::extension(opt.input);
   bool isConfigFile = sys::path::filename(opt.input) == "config.json";
   bool isCheckpoint = sys::fs::is_directory(opt.input) || isConfigFile;
-  if (!isCheckpoint && ext != ".mlir" && ext != ".onnx")
+  bool isGraph = !isCheckpoint && fx::isGraphFile(opt.input);
+  if (!isCheckpoint && !isGraph && ext != ".mlir" && ext != ".onnx")
     return fail("'" + opt.input +
                 "': unknown model format (expected a Hugging Face checkpoint "
-                "directory, config.json, .onnx or .mlir)");
+                "directory, config.json, an FX graph .json, .onnx or .mlir)");
   auto target = pimsim::loadTarget(opt.target);
   if (!target)
     return fail(toString(target.takeError()));
@@ -465,6 +529,10 @@ int pimcSupportMain(int argc, char **argv) {
         weights = std::move(model->weights);
       }
     }
+  } else if (isGraph) {
+    report.format = "fx-graph";
+    if (Error e = analyzeFX(ctx, opt.input, report, module, weights))
+      return fail(toString(std::move(e)));
   } else if (ext == ".onnx") {
     report.format = "onnx";
     if (Error e = analyzeONNX(ctx, opt.input, report, module))

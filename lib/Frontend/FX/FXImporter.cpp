@@ -1079,3 +1079,7 @@ llvm::Expected<ImportedGraph> pimc::fx::importGraphFile(MLIRContext &context,
   out.module = std::move(*module);
   return out;
 }
+
+llvm::StringRef pimc::fx::unsupportedOpReason(llvm::StringRef qualifiedOp) {
+  return detail::unsupportedReason(qualifiedOp);
+}

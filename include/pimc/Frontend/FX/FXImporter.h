@@ -80,6 +80,9 @@ struct OpSupport {
   std::string schema; // ATen schema the arguments are checked against
 };
 std::vector<OpSupport> supportedOps();
+/// Why an op the table lacks cannot be supported (data-dependent shapes,
+/// in-place ops, ...), or "" when there is no known reason.
+llvm::StringRef unsupportedOpReason(llvm::StringRef qualifiedOp);
 
 struct ImportedGraph {
   /// The graph's safetensors file (empty when it names none): run-ref's
