@@ -557,8 +557,11 @@ bool ConfigSupport::supported() const {
          });
 }
 
-Expected<ConfigSupport> analyzeConfigSupport(StringRef configPath) {
-  SmallString<256> path(configPath);
+namespace {
+/// `<dir>/config.json` or the file itself; `path` is set for diagnostics.
+Expected<std::unique_ptr<MemoryBuffer>> readConfigFile(StringRef configPath,
+                                                       SmallString<256> &path) {
+  path = configPath;
   if (sys::fs::is_directory(path))
     sys::path::append(path, "config.json");
   ErrorOr<std::unique_ptr<MemoryBuffer>> buf =
@@ -566,6 +569,15 @@ Expected<ConfigSupport> analyzeConfigSupport(StringRef configPath) {
   if (!buf)
     return createStringError(Twine(path) +
                              ": cannot read: " + buf.getError().message());
+  return std::move(*buf);
+}
+} // namespace
+
+Expected<ConfigSupport> analyzeConfigSupport(StringRef configPath) {
+  SmallString<256> path;
+  Expected<std::unique_ptr<MemoryBuffer>> buf = readConfigFile(configPath, path);
+  if (!buf)
+    return buf.takeError();
   ConfigSupport report;
   Expected<json::Value> parsed = json::parse((*buf)->getBuffer());
   if (!parsed) {
@@ -872,14 +884,10 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &root,
 } // namespace
 
 Expected<ModelConfig> parseModelConfig(StringRef configPath) {
-  SmallString<256> path(configPath);
-  if (sys::fs::is_directory(path))
-    sys::path::append(path, "config.json");
-  ErrorOr<std::unique_ptr<MemoryBuffer>> buf =
-      MemoryBuffer::getFile(path, /*IsText=*/true);
+  SmallString<256> path;
+  Expected<std::unique_ptr<MemoryBuffer>> buf = readConfigFile(configPath, path);
   if (!buf)
-    return createStringError(Twine(path) +
-                             ": cannot read: " + buf.getError().message());
+    return buf.takeError();
   return parseModelConfigText((*buf)->getBuffer(), path);
 }
 
