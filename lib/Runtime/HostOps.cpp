@@ -523,6 +523,19 @@ Error HostOpsParser::parseOp(const json::Object &obj, const std::string &where,
       r.fail(formatv("'{0}' must be {1}, not {2}", key, formatName(f),
                      formatName(x.format)));
   };
+  // The program parameter the "param" key names (e.g. pos), or -1 with an
+  // error.
+  auto namedParam = [&]() -> int64_t {
+    std::string param = r.string("param");
+    if (r.failed())
+      return -1;
+    for (size_t i = 0; i < program.params.size(); ++i)
+      if (program.params[i].name == param)
+        return int64_t(i);
+    r.fail("'param' names '" + param +
+           "', which is not a parameter of the program");
+    return -1;
+  };
   auto needParam = [&](int64_t index, StringRef name) {
     if (!r.failed() && index < 0)
       r.fail("the program has no parameter '" + name + "'");
@@ -647,15 +660,7 @@ Error HostOpsParser::parseOp(const json::Object &obj, const std::string &where,
     op.groups = r.integer("groups", 1, 1);
     op.clear = r.boolean("clear", true);
     op.replicas = r.integer("replicas", 1, 1);
-    std::string param = r.string("param");
-    if (!r.failed()) {
-      for (size_t i = 0; i < program.params.size(); ++i)
-        if (program.params[i].name == param)
-          op.param = int64_t(i);
-      if (op.param < 0)
-        r.fail("'param' names '" + param +
-               "', which is not a parameter of the program");
-    }
+    op.param = namedParam();
     needFormat("in", op.in, ElemFormat::F32);
     if (!r.failed() && op.out.format == ElemFormat::F32)
       r.fail("'out' must be fp16 or bf16, not f32");
@@ -691,15 +696,7 @@ Error HostOpsParser::parseOp(const json::Object &obj, const std::string &where,
     op.headDim = r.integer("block", std::nullopt, 1);
     op.outStride = r.integer("stats_stride", 2 * op.heads, 0);
     op.partKeys = r.integer("part_keys", std::nullopt, 1);
-    std::string param = r.string("param");
-    if (!r.failed()) {
-      for (size_t i = 0; i < program.params.size(); ++i)
-        if (program.params[i].name == param)
-          op.param = int64_t(i);
-      if (op.param < 0)
-        r.fail("'param' names '" + param +
-               "', which is not a parameter of the program");
-    }
+    op.param = namedParam();
     needFormat("in", op.in, ElemFormat::F32);
     needFormat("stats", op.b, ElemFormat::F32);
     needFormat("out", op.out, ElemFormat::F32);
