@@ -1511,6 +1511,39 @@ Error Interpreter::Impl::executeGraphOp(Operation *op, Env &env) {
         setTensor(c.getResult(), out);
         return Error::success();
       })
+      .Case([&](llm::NonzeroOp nz) -> Error {
+        Tensor &x = tensorOf(nz.getInput());
+        int64_t rank = x.shape.size(), n = x.numel();
+        auto want = cast<RankedTensorType>(nz.getType()).getDimSize(0);
+        auto out = std::make_shared<Tensor>();
+        out->isInt = true;
+        out->shape = {want, rank};
+        out->i.assign(want * rank, 0);
+        int64_t count = 0;
+        for (int64_t e = 0; e < n; ++e) {
+          bool set = x.isInt ? x.i[e] != 0 : x.f[e] != 0.0f;
+          if (!set)
+            continue;
+          if (count < want) {
+            // The row-major multi-index of element e.
+            int64_t rest = e;
+            for (int64_t d = rank - 1; d >= 0; --d) {
+              out->i[count * rank + d] = rest % x.shape[d];
+              rest /= x.shape[d];
+            }
+          }
+          ++count;
+        }
+        if (count != want)
+          return opError(op, llvm::formatv(
+                                 "{0} nonzero elements, the graph was traced "
+                                 "with {1} (its shape is specialised to the "
+                                 "traced data; raise the graph or re-trace "
+                                 "with these inputs)",
+                                 count, want));
+        setTensor(nz.getResult(), out);
+        return Error::success();
+      })
       .Case([&](llm::TopkOp t) -> Error {
         Tensor &x = tensorOf(t.getInput());
         int64_t axis = normalizeAxis(t.getAxis(), x.shape.size());

@@ -1282,28 +1282,100 @@ LogicalResult buildIndexSelect(OpContext &c) {
   return success();
 }
 
-/// x[..., idx, ...] with one index tensor (advanced indexing on one dim).
+/// `i` (i64) wrapped into [0, n) when negative, as f32 (exact below 2^24).
+Value normalizedIndexF32(OpContext &c, Value i, int64_t n) {
+  Value f = toF32(c, i);
+  ArrayRef<int64_t> shape = shapeOf(f);
+  auto i1 = RankedTensorType::get(shape, c.b.getI1Type());
+  Value zero = splat(c, shape, c.b.getF32Type(), 0);
+  Value neg = llm::CompareOp::create(c.b, c.loc, i1, llm::ComparePredicate::Lt,
+                                     f, zero);
+  Value wrapped =
+      llm::AddOp::create(c.b, c.loc, f, splat(c, shape, c.b.getF32Type(), n));
+  return llm::SelectOp::create(c.b, c.loc, typeOf(f), neg, wrapped, f);
+}
+
+/// x[..., i_0, ..., i_{k-1}, ...]: advanced indexing with index tensors on
+/// k consecutive dimensions (torch puts the broadcast index shape B in
+/// their place). One index tensor is a gather; several are linearized
+/// (each wrapped when negative, then sum_j i_j * stride_j, in f32, exact
+/// for the sizes checked here) into one gather over the merged dimensions.
+/// An index component out of its own range but inside the merged one is
+/// not detected.
 LogicalResult buildIndexTensor(OpContext &c) {
   Value self = c.tensor("self");
   llvm::SmallVector<Value> indices = c.tensors("indices");
-  int dim = -1;
+  int64_t rank = rankOf(self);
+  int64_t first = -1, last = -1;
   for (size_t i = 0; i < indices.size(); ++i) {
     if (!indices[i])
       continue;
-    if (dim >= 0)
-      return c.error() << "indexing with more than one index tensor is not "
+    if (first >= 0 && last + 1 != static_cast<int64_t>(i))
+      return c.error() << "index tensors on non-adjacent dimensions are not "
                           "supported";
-    dim = i;
+    if (first < 0)
+      first = i;
+    last = i;
   }
-  if (dim < 0 || dim >= rankOf(self))
-    return c.error() << "needs exactly one index tensor within the rank";
-  Value index = indices[dim];
-  if (typeOf(index).getElementType().isInteger(1))
-    return c.error() << "boolean mask indexing has a data-dependent shape "
-                        "and is not supported";
-  index = toElem(c, index, c.b.getI64Type());
-  c.results.push_back(
-      llm::GatherOp::create(c.b, c.loc, c.resultType(), self, index, dim));
+  if (first < 0 || last >= rank)
+    return c.error() << "needs index tensors within the rank";
+  int64_t k = last - first + 1;
+  for (int64_t j = first; j <= last; ++j)
+    if (typeOf(indices[j]).getElementType().isInteger(1))
+      return c.error() << "boolean mask indexing has a data-dependent shape "
+                          "and is not supported";
+  if (k == 1) {
+    Value index = toElem(c, indices[first], c.b.getI64Type());
+    c.results.push_back(llm::GatherOp::create(c.b, c.loc, c.resultType(), self,
+                                              index, first));
+    return success();
+  }
+  // The broadcast index shape, from the traced result.
+  ArrayRef<int64_t> rs = c.resultShape(), ss = shapeOf(self);
+  int64_t bRank = static_cast<int64_t>(rs.size()) - (rank - k);
+  if (bRank < 0)
+    return c.error() << "the traced result rank does not fit the indexing";
+  ArrayRef<int64_t> bShape = rs.slice(first, bRank);
+  int64_t merged = 1;
+  for (int64_t j = first; j <= last; ++j)
+    merged *= ss[j];
+  if (merged >= (int64_t(1) << 24))
+    return c.error() << "indexing " << k << " dimensions of " << merged
+                     << " elements together is not supported (limit 2^24)";
+  Value lin;
+  int64_t stride = merged;
+  for (int64_t j = first; j <= last; ++j) {
+    stride /= ss[j];
+    Value idx = broadcastTo(c, toElem(c, indices[j], c.b.getI64Type()), bShape);
+    if (!idx)
+      return failure();
+    Value term = normalizedIndexF32(c, idx, ss[j]);
+    if (stride != 1)
+      term = llm::MulOp::create(
+          c.b, c.loc, term, splat(c, bShape, c.b.getF32Type(), stride));
+    lin = lin ? llm::AddOp::create(c.b, c.loc, lin, term).getResult() : term;
+  }
+  llvm::SmallVector<int64_t> flat(ss.take_front(first));
+  flat.push_back(merged);
+  flat.append(ss.begin() + last + 1, ss.end());
+  c.results.push_back(llm::GatherOp::create(
+      c.b, c.loc, c.resultType(), reshapeTo(c, self, flat),
+      toElem(c, lin, c.b.getI64Type()), first));
+  return success();
+}
+
+/// nonzero: the multi-indices of the true elements, with the traced count.
+LogicalResult buildNonzero(OpContext &c) {
+  Value self = c.tensor("self");
+  RankedTensorType rt = c.resultType();
+  if (rt.getRank() != 2 || rt.getDimSize(1) != rankOf(self))
+    return c.error() << "the traced result must be [count, rank]";
+  Type elem = typeOf(self).getElementType();
+  if (!elem.isInteger(1))
+    self = toElem(c, self,
+                  isa<FloatType>(elem) ? Type(c.b.getF32Type())
+                                       : Type(c.b.getI64Type()));
+  c.results.push_back(llm::NonzeroOp::create(c.b, c.loc, rt, self));
   return success();
 }
 
@@ -1999,9 +2071,8 @@ LogicalResult buildCumsum(OpContext &c) {
 
 llvm::StringRef pimc::fx::detail::unsupportedReason(llvm::StringRef op) {
   static const llvm::StringMap<llvm::StringRef> reasons = {
-      {"aten.nonzero.default", "data-dependent output shape, not "
-                               "representable with static shapes"},
-      {"aten.where.default", "data-dependent output shape (nonzero)"},
+      {"aten.where.default", "data-dependent output shape (nonzero); "
+                             "make_fx traces torch.where(c) as nonzero"},
       {"aten.masked_select.default", "data-dependent output shape"},
       {"aten.unique.default", "data-dependent output shape"},
       {"aten._unique2.default", "data-dependent output shape"},
@@ -2074,6 +2145,7 @@ llvm::ArrayRef<OpEntry> pimc::fx::detail::opEntries() {
       {"unbind.int(Tensor(a -> *) self, int dim=0)", buildUnbind},
       {"index_select(Tensor self, int dim, Tensor index)", buildIndexSelect},
       {"index.Tensor(Tensor self, Tensor?[] indices)", buildIndexTensor},
+      {"nonzero(Tensor self)", buildNonzero},
       {"index_add(Tensor self, int dim, Tensor index, Tensor source, *, "
        "Scalar alpha=1)",
        buildIndexAdd},

@@ -716,6 +716,22 @@ int64_t TopkOp::getNormalizedAxis() {
   return normalizeAxis(getAxis(), ranked(getInput()).getRank());
 }
 
+LogicalResult NonzeroOp::verify() {
+  auto in = ranked(getInput());
+  auto out = ranked(getResult());
+  if (!in || !out || !out.hasStaticShape() || out.getRank() != 2)
+    return emitOpError() << "result must be a static [count, rank] tensor";
+  if (out.getDimSize(1) != in.getRank())
+    return emitOpError() << "result has " << out.getDimSize(1)
+                         << " index columns, the input rank is "
+                         << in.getRank();
+  if (in.hasStaticShape() && out.getDimSize(0) > in.getNumElements())
+    return emitOpError() << "count " << out.getDimSize(0)
+                         << " exceeds the input's " << in.getNumElements()
+                         << " elements";
+  return success();
+}
+
 LogicalResult TopkOp::verify() {
   auto in = ranked(getInput());
   if (!in || in.getRank() < 1)

@@ -95,6 +95,11 @@ struct RaiseMoEPass : impl::RaiseMoEBase<RaiseMoEPass> {
     return openWeights(ctx, weightFiles, weights);
   }
   void runOnOperation() override {
+    // Dispatch first, so the expert-sum pattern sees every term dense.
+    if (failed(runPatterns(getOperation(), [&](RewritePatternSet &p) {
+          populateDensifySparseDispatchPatterns(p);
+        })))
+      return signalPassFailure();
     if (failed(runPatterns(getOperation(), [&](RewritePatternSet &p) {
           populateRaiseMoEPatterns(p, weights.get());
         })))

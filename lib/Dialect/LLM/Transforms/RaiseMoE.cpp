@@ -13,18 +13,28 @@
 // computes the same piecewise function of the logits in practice; rounding
 // differs only in the last bits of the f32 softmax and sums.
 //
-// The sparse dispatch formulation (torch.where / nonzero + index_add_) has
-// data-dependent shapes, which neither importer represents (the FX importer
-// reports aten.where as unsupported), so there is nothing to raise there.
+// The sparse dispatch formulation (HF Mixtral's loop: per expert, torch.where
+// over the routing mask picks (token, slot) pairs, the expert runs on those
+// rows and index_add_ scatters its weighted output back) reaches us with
+// llm.nonzero at its traced count. DensifySparseDispatch rewrites each
+// scatter into the dense per-expert term gate_e * expert_e(x), with gate_e =
+// sum over slots of the routing weights where the mask holds; the add chain
+// of such terms is then raised like the ONNX export of a dense loop. Each
+// piece (the index_add's one-hot, the row gather, the weight gather) is
+// checked by evaluating it on sample nonzero positions.
 //
 //===----------------------------------------------------------------------===//
 #include "GraphMatch.h"
 #include "pimc/Dialect/LLM/Transforms/Passes.h"
 
+#include "pimc/Dialect/LLM/IR/LLMBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <random>
 
 using namespace mlir;
@@ -492,6 +502,231 @@ struct RaiseExpertSumMoE : OpRewritePattern<AddOp> {
   }
 };
 
+/// Random distinct positions of an [A, B] mask in row-major order, as the
+/// [N, 2] output of llm.nonzero would list them.
+ConstTensor sampleNonzero(int64_t A, int64_t B, int64_t N, std::mt19937 &rng) {
+  std::vector<int64_t> all(A * B);
+  std::iota(all.begin(), all.end(), 0);
+  std::shuffle(all.begin(), all.end(), rng);
+  all.resize(N);
+  llvm::sort(all);
+  ConstTensor nz;
+  nz.shape = {N, 2};
+  for (int64_t p : all) {
+    nz.data.push_back(p / B);
+    nz.data.push_back(p % B);
+  }
+  return nz;
+}
+
+ConstTensor randomTensor(ArrayRef<int64_t> shape, std::mt19937 &rng) {
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  ConstTensor t;
+  t.shape.assign(shape.begin(), shape.end());
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  for (int64_t i = 0; i < n; ++i)
+    t.data.push_back(u(rng));
+  return t;
+}
+
+/// The value feeding `from` through data movement and exact conversions
+/// (reshape, broadcast, cast, convert, the data operand of a gather) whose
+/// shape satisfies `fits`, not `from` itself.
+Value findSource(Value from, function_ref<bool(ArrayRef<int64_t>)> fits) {
+  Value v = from;
+  for (int steps = 0; v && steps < 16; ++steps) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (v != from && t && t.hasStaticShape() &&
+        isa<FloatType>(t.getElementType()) && fits(t.getShape()))
+      return v;
+    Operation *def = v.getDefiningOp();
+    if (!def || !isa<ReshapeOp, BroadcastOp, CastOp, ConvertOp, GatherOp>(def))
+      return {};
+    v = def->getOperand(0);
+  }
+  return {};
+}
+
+/// `v` as [rows, cols]: `v` itself, an existing reshape of it that dominates
+/// `before`, or a new one right after its definition (so every expert of a
+/// dispatch ends up on the same value).
+Value asMatrix(PatternRewriter &rewriter, Value v, int64_t rows, int64_t cols,
+               Operation *before) {
+  auto t = cast<RankedTensorType>(v.getType());
+  auto want = RankedTensorType::get({rows, cols}, t.getElementType());
+  if (t == want)
+    return v;
+  for (Operation *user : v.getUsers())
+    if (auto r = dyn_cast<ReshapeOp>(user))
+      if (r.getType() == want && r->getBlock() == before->getBlock() &&
+          r->isBeforeInBlock(before))
+        return r.getResult();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointAfterValue(v);
+  return ReshapeOp::create(rewriter, v.getLoc(), want, v);
+}
+
+/// index_add(acc, 0, rows, expert(x[rows]) * w[rows, slots]) with (rows,
+/// slots) the columns of llm.nonzero(mask), as the FX importer spells it:
+/// `acc + onehot(rows)^T @ src` -> `acc + broadcast(gate) * expert(x)` with
+/// gate[t] = sum_k (mask[t, k] ? w[t, k] : 0). Exact for any mask and any
+/// row-wise expert (llm.gated_mlp): every row the scatter adds is the
+/// expert's row for that token times its weight, summed over the slots
+/// that pick it.
+struct DensifySparseDispatch : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp add,
+                                PatternRewriter &rewriter) const override {
+    MatmulOp scatter;
+    Value acc;
+    bool matched = matchEitherOrder(add, [&](Value a, Value m) {
+      scatter = defOp<MatmulOp>(m);
+      acc = a;
+      return scatter != nullptr;
+    });
+    if (!matched)
+      return failure();
+    auto pType = dyn_cast<RankedTensorType>(scatter.getLhs().getType());
+    auto sType = dyn_cast<RankedTensorType>(scatter.getRhs().getType());
+    auto outType = dyn_cast<RankedTensorType>(add.getType());
+    if (!pType || !sType || !outType || pType.getRank() != 2 ||
+        sType.getRank() != 2 || !pType.hasStaticShape() ||
+        !sType.hasStaticShape() || outType.getRank() != 2)
+      return failure();
+    int64_t T = pType.getDimSize(0), N = pType.getDimSize(1);
+    int64_t Hout = sType.getDimSize(1);
+    if (N == 0)
+      return rewriter.notifyMatchFailure(
+          add, "the expert received no tokens in the trace");
+    // src = expert(x[rows]) * w[rows, slots], either order.
+    auto mul = defOp<MulOp>(scatter.getRhs());
+    if (!mul)
+      return failure();
+    GatedMLPOp expert;
+    Value weightGather;
+    if (!matchEitherOrder(mul, [&](Value e, Value w) {
+          expert = defOp<GatedMLPOp>(e);
+          weightGather = stripBroadcast(w);
+          auto wt = dyn_cast<RankedTensorType>(weightGather.getType());
+          return expert && wt && wt.hasStaticShape() &&
+                 wt.getNumElements() == N;
+        }))
+      return rewriter.notifyMatchFailure(add, "not an expert times a weight");
+    // The one llm.nonzero the scatter's rows come from.
+    NonzeroOp nonzero;
+    for (Operation *op : backwardSlice(scatter.getLhs(), 64))
+      if (auto nz = dyn_cast<NonzeroOp>(op)) {
+        if (nonzero && nonzero != nz)
+          return rewriter.notifyMatchFailure(add, "two nonzero sources");
+        nonzero = nz;
+      }
+    if (!nonzero)
+      return rewriter.notifyMatchFailure(add, "no llm.nonzero rows");
+    auto maskType = cast<RankedTensorType>(nonzero.getInput().getType());
+    if (maskType.getRank() != 2 || !maskType.hasStaticShape() ||
+        cast<RankedTensorType>(nonzero.getType()).getDimSize(0) != N)
+      return rewriter.notifyMatchFailure(add, "mask is not [tokens, slots]");
+    auto xrType = cast<RankedTensorType>(expert.getInput().getType());
+    if (xrType.getRank() != 2 || xrType.getDimSize(0) != N)
+      return rewriter.notifyMatchFailure(add, "expert input is not [N, H]");
+    int64_t H = xrType.getDimSize(1);
+    // The gathered tensor: [T, H] up to leading unit / row dimensions.
+    Value x = findSource(expert.getInput(), [&](ArrayRef<int64_t> s) {
+      int64_t n = 1;
+      for (int64_t d : s)
+        n *= d;
+      return s.size() >= 2 && s.back() == H && n == T * H;
+    });
+    if (!x)
+      return rewriter.notifyMatchFailure(add, "no [T, H] input of the gather");
+
+    // Which nonzero column is the token: the scatter's one-hot must be
+    // (t == nz[i, r]) and the gathered rows x[nz[i, r]].
+    std::mt19937 rng(0xd15c);
+    for (int64_t r = 0; r < 2; ++r) {
+      if (maskType.getDimSize(r) != T)
+        continue;
+      int64_t K = maskType.getDimSize(1 - r);
+      Value w = findSource(weightGather, [&](ArrayRef<int64_t> s) {
+        return s == ArrayRef<int64_t>{T, K} ||
+               s == ArrayRef<int64_t>{T, K, 1};
+      });
+      if (!w)
+        continue;
+      bool ok = true;
+      for (int sample = 0; sample < 2 && ok; ++sample) {
+        ConstTensor nz = sampleNonzero(maskType.getDimSize(0),
+                                       maskType.getDimSize(1), N, rng);
+        ConstTensor xs = randomTensor(
+            cast<RankedTensorType>(x.getType()).getShape(), rng);
+        ConstTensor ws = randomTensor(
+            cast<RankedTensorType>(w.getType()).getShape(), rng);
+        llvm::DenseMap<Value, ConstTensor> bind;
+        bind[nonzero.getResult()] = nz;
+        bind[x] = xs;
+        bind[w] = ws;
+        auto p = evaluateConstant(scatter.getLhs(), nullptr, &bind);
+        auto xr = evaluateConstant(expert.getInput(), nullptr, &bind);
+        auto wg = evaluateConstant(weightGather, nullptr, &bind);
+        if (!p || !xr || !wg || p->numElements() != T * N ||
+            xr->numElements() != N * H || wg->numElements() != N) {
+          ok = false;
+          break;
+        }
+        for (int64_t i = 0; i < N && ok; ++i) {
+          int64_t t = nz.data[i * 2 + r], k = nz.data[i * 2 + 1 - r];
+          for (int64_t u = 0; u < T && ok; ++u)
+            ok = p->data[u * N + i] == (u == t ? 1.0 : 0.0);
+          for (int64_t h = 0; h < H && ok; ++h)
+            ok = xr->data[i * H + h] == xs.data[t * H + h];
+          ok = ok && wg->data[i] == ws.data[t * K + k];
+        }
+      }
+      if (!ok)
+        continue;
+
+      Location loc = add.getLoc();
+      Value mask = nonzero.getInput();
+      auto f32 = rewriter.getF32Type();
+      if (!maskType.getElementType().isInteger(1)) {
+        auto et = maskType.getElementType();
+        Value zero = arith::ConstantOp::create(
+            rewriter, loc,
+            isa<FloatType>(et)
+                ? DenseElementsAttr::get(maskType, rewriter.getFloatAttr(et, 0))
+                : DenseElementsAttr::get(maskType,
+                                         rewriter.getIntegerAttr(et, 0)));
+        mask = CompareOp::create(rewriter, loc,
+                                 maskType.clone(rewriter.getI1Type()),
+                                 ComparePredicate::Ne, mask, zero);
+      }
+      if (r == 1)
+        mask = transposeBy(rewriter, loc, mask, {1, 0});
+      auto tk = RankedTensorType::get({T, K}, f32);
+      Value wv = reshapeTo(rewriter, loc, w, {T, K});
+      Value zeros = arith::ConstantOp::create(
+          rewriter, loc, DenseElementsAttr::get(tk, 0.0f));
+      Value picked = SelectOp::create(rewriter, loc, tk, mask, wv, zeros);
+      Value gate = ReduceOp::create(
+          rewriter, loc, RankedTensorType::get({T, 1}, f32), picked,
+          ReduceKind::Sum, 1, true);
+      auto dense = cast<GatedMLPOp>(rewriter.clone(*expert));
+      dense.getInputMutable().assign(asMatrix(rewriter, x, T, H, add));
+      dense.getResult().setType(RankedTensorType::get({T, Hout}, f32));
+      Value term = MulOp::create(
+          rewriter, loc, broadcastTo(rewriter, loc, gate, {T, Hout}),
+          dense.getResult());
+      rewriter.replaceOpWithNewOp<AddOp>(add, acc, term);
+      return success();
+    }
+    return rewriter.notifyMatchFailure(
+        add, "not a scatter of expert rows gathered by nonzero");
+  }
+};
+
 /// moe(x) + shared(x) -> llm.moe with the shared expert (DeepSeek, Llama 4:
 /// an ungated shared expert with the routed experts' activation). llm.moe
 /// adds the shared expert after the routed sum, as the graph does.
@@ -525,6 +760,10 @@ struct FoldSharedExpert : OpRewritePattern<AddOp> {
 };
 
 } // namespace
+
+void populateDensifySparseDispatchPatterns(RewritePatternSet &patterns) {
+  patterns.add<DensifySparseDispatch>(patterns.getContext());
+}
 
 void populateRaiseMoEPatterns(RewritePatternSet &patterns,
                               const hf::WeightStore *weights) {

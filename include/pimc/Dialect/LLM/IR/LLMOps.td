@@ -524,6 +524,29 @@ def LLM_ConvertOp : LLM_Op<"convert", [Pure, SameOperandsAndResultShape]> {
   let hasFolder = 1;
 }
 
+def LLM_NonzeroOp : LLM_Op<"nonzero", [Pure]> {
+  let summary = "multi-indices of the nonzero elements, with a traced count";
+  let description = [{
+    Row i of `result` is the multi-index of the i-th nonzero (true) element
+    of `input` in row-major order: `[count, rank(input)]` i64, as
+    `torch.nonzero` (the transpose of ONNX NonZero). The count depends on
+    the data; the op carries the count its frontend traced in the static
+    result type, and running it on data with another count is a runtime
+    error naming both (the graph is specialised to the traced routing).
+    Raising removes it: `llm-raise-moe` rewrites a sparse per-expert
+    dispatch (nonzero + gather + index_add) into the dense formulation.
+
+    Example:
+    ```mlir
+    %nz = llm.nonzero %mask : (tensor<8x2xi1>) -> tensor<4x2xi64>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[I1, I64, F32]>:$input);
+  let results = (outs RankedTensorOf<[I64]>:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def LLM_TopkOp : LLM_Op<"topk", [Pure]> {
   let summary = "the k largest (or smallest) elements along one axis";
   let description = [{

@@ -27,6 +27,9 @@ void populateRaiseAttentionPatterns(mlir::RewritePatternSet &patterns,
                                     const hf::WeightStore *weights);
 void populateRaiseRopePatterns(mlir::RewritePatternSet &patterns,
                                const hf::WeightStore *weights);
+/// Sparse per-expert dispatch (llm.nonzero + gather + index_add) -> the
+/// dense per-expert sum that populateRaiseMoEPatterns raises.
+void populateDensifySparseDispatchPatterns(mlir::RewritePatternSet &patterns);
 void populateRaiseMoEPatterns(mlir::RewritePatternSet &patterns,
                               const hf::WeightStore *weights);
 
