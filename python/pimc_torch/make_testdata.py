@@ -9,6 +9,9 @@ DIR/<model>/
     model.onnx                       torch.onnx.export, opset 17
     inputs.safetensors               input_0.. (seeded random), inputs of both graph.json and model.onnx
     outputs.safetensors              output_0..: the eager PyTorch module's outputs
+    inputs_alt.safetensors,          a second seeded input and its eager outputs: a trace is
+    outputs_alt.safetensors          specialised to inputs.safetensors (nonzero counts), these
+                                     show whether an imported graph generalises
 DIR/bad/<case>/                      one defect each, listed in DIR/bad/manifest.json
 
 Deterministic: the same --seed gives byte-identical files (each model's RNG is seeded from
@@ -73,8 +76,10 @@ def write_model(out, name, seed):
     d = os.path.join(out, name)
     os.makedirs(d, exist_ok=True)
     graph, tensors = exporter.trace(module, inputs, names)
+    alt = make_inputs(specs, s ^ 0x5A5A5A5A)
     with torch.no_grad():
         outs = exporter._flatten_outputs(module(*inputs), cls.__name__)
+        alt_outs = exporter._flatten_outputs(module(*alt), cls.__name__)
     with gf.AtomicFiles() as files:
         exporter.write_graph(graph, tensors, os.path.join(d, "graph.json"),
                              os.path.join(d, "graph.safetensors"), files)
@@ -83,6 +88,10 @@ def write_model(out, name, seed):
                     st.serialize({"input_%d" % i: t for i, t in enumerate(inputs)}))
         files.write(os.path.join(d, "outputs.safetensors"),
                     st.serialize({"output_%d" % i: t.contiguous() for i, t in enumerate(outs)}))
+        files.write(os.path.join(d, "inputs_alt.safetensors"),
+                    st.serialize({"input_%d" % i: t for i, t in enumerate(alt)}))
+        files.write(os.path.join(d, "outputs_alt.safetensors"),
+                    st.serialize({"output_%d" % i: t.contiguous() for i, t in enumerate(alt_outs)}))
     return {"class": cls.__name__, "kwargs": kwargs, "seed": s, "tracer": graph["producer"]["tracer"],
             "inputs": ["%s:%s:%s" % (sp.name, sp.dtype, "x".join(map(str, sp.shape))) for sp in specs],
             "ops": sum(1 for n in graph["nodes"] if n["op"] == "call_function")}

@@ -489,3 +489,39 @@ func.func @weight_f64() -> tensor<4xf64> {
   %w = llm.weight "w" : tensor<4xf64>
   return %w : tensor<4xf64>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// llm.nonzero
+//===----------------------------------------------------------------------===//
+
+func.func @nonzero_columns(%m: tensor<8x2xi1>) -> tensor<4x3xi64> {
+  // expected-error @+1 {{result has 3 index columns, the input rank is 2}}
+  %r = llm.nonzero %m : (tensor<8x2xi1>) -> tensor<4x3xi64>
+  return %r : tensor<4x3xi64>
+}
+
+// -----
+
+func.func @nonzero_count(%m: tensor<8x2xi1>) -> tensor<17x2xi64> {
+  // expected-error @+1 {{count 17 exceeds the input's 16 elements}}
+  %r = llm.nonzero %m : (tensor<8x2xi1>) -> tensor<17x2xi64>
+  return %r : tensor<17x2xi64>
+}
+
+// -----
+
+func.func @nonzero_dynamic(%m: tensor<8x2xi1>) -> tensor<?x2xi64> {
+  // expected-error @+1 {{result must be a static [count, rank] tensor}}
+  %r = llm.nonzero %m : (tensor<8x2xi1>) -> tensor<?x2xi64>
+  return %r : tensor<?x2xi64>
+}
+
+// -----
+
+func.func @nonzero_i32(%m: tensor<8x2xi1>) -> tensor<4x2xi32> {
+  // expected-error @+1 {{result #0 must be ranked tensor of 64-bit signless integer values}}
+  %r = llm.nonzero %m : (tensor<8x2xi1>) -> tensor<4x2xi32>
+  return %r : tensor<4x2xi32>
+}

@@ -207,3 +207,17 @@ func.func @integer_weights() -> (tensor<8xi64>, tensor<4x4xi1>) {
   %m = llm.weight "causal_mask" : tensor<4x4xi1>
   return %p, %m : tensor<8xi64>, tensor<4x4xi1>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @nonzero
+func.func @nonzero(%m: tensor<8x2xi1>, %f: tensor<3x4x5xf32>, %i: tensor<6xi64>)
+    -> (tensor<4x2xi64>, tensor<0x3xi64>, tensor<6x1xi64>) {
+  // CHECK: llm.nonzero %{{.*}} : (tensor<8x2xi1>) -> tensor<4x2xi64>
+  %0 = llm.nonzero %m : (tensor<8x2xi1>) -> tensor<4x2xi64>
+  // CHECK: llm.nonzero %{{.*}} : (tensor<3x4x5xf32>) -> tensor<0x3xi64>
+  %1 = llm.nonzero %f : (tensor<3x4x5xf32>) -> tensor<0x3xi64>
+  // CHECK: llm.nonzero %{{.*}} : (tensor<6xi64>) -> tensor<6x1xi64>
+  %2 = llm.nonzero %i : (tensor<6xi64>) -> tensor<6x1xi64>
+  return %0, %1, %2 : tensor<4x2xi64>, tensor<0x3xi64>, tensor<6x1xi64>
+}

@@ -502,12 +502,18 @@ struct RaiseExpertSumMoE : OpRewritePattern<AddOp> {
   }
 };
 
-/// Random distinct positions of an [A, B] mask in row-major order, as the
-/// [N, 2] output of llm.nonzero would list them.
-ConstTensor sampleNonzero(int64_t A, int64_t B, int64_t N, std::mt19937 &rng) {
+/// N distinct positions of an [A, B] mask in row-major order, as the [N, 2]
+/// output of llm.nonzero would list them: sample 0 takes the first N
+/// positions and sample 1 the last N (rows repeat, so a gather that ignores
+/// the rows fails), later samples are random.
+ConstTensor sampleNonzero(int64_t A, int64_t B, int64_t N, int sample,
+                          std::mt19937 &rng) {
   std::vector<int64_t> all(A * B);
   std::iota(all.begin(), all.end(), 0);
-  std::shuffle(all.begin(), all.end(), rng);
+  if (sample == 1)
+    std::reverse(all.begin(), all.end());
+  else if (sample > 1)
+    std::shuffle(all.begin(), all.end(), rng);
   all.resize(N);
   llvm::sort(all);
   ConstTensor nz;
@@ -531,22 +537,28 @@ ConstTensor randomTensor(ArrayRef<int64_t> shape, std::mt19937 &rng) {
   return t;
 }
 
-/// The value feeding `from` through data movement and exact conversions
-/// (reshape, broadcast, cast, convert, the data operand of a gather) whose
-/// shape satisfies `fits`, not `from` itself.
-Value findSource(Value from, function_ref<bool(ArrayRef<int64_t>)> fits) {
+/// The values feeding the data operand of the nearest llm.gather above
+/// `from`, through data movement and exact conversions (reshape, broadcast,
+/// cast, convert, the data operand of a gather), whose shape satisfies
+/// `fits`; nearest first. Only values above a gather qualify: below it, the
+/// gathered rows could pass for the source.
+SmallVector<Value> findSources(Value from,
+                               function_ref<bool(ArrayRef<int64_t>)> fits) {
+  SmallVector<Value> found;
+  bool aboveGather = false;
   Value v = from;
   for (int steps = 0; v && steps < 16; ++steps) {
     auto t = dyn_cast<RankedTensorType>(v.getType());
-    if (v != from && t && t.hasStaticShape() &&
+    if (aboveGather && t && t.hasStaticShape() &&
         isa<FloatType>(t.getElementType()) && fits(t.getShape()))
-      return v;
+      found.push_back(v);
     Operation *def = v.getDefiningOp();
     if (!def || !isa<ReshapeOp, BroadcastOp, CastOp, ConvertOp, GatherOp>(def))
-      return {};
+      break;
+    aboveGather |= isa<GatherOp>(def);
     v = def->getOperand(0);
   }
-  return {};
+  return found;
 }
 
 /// `v` as [rows, cols]: `v` itself, an existing reshape of it that dominates
@@ -634,32 +646,24 @@ struct DensifySparseDispatch : OpRewritePattern<AddOp> {
       return rewriter.notifyMatchFailure(add, "expert input is not [N, H]");
     int64_t H = xrType.getDimSize(1);
     // The gathered tensor: [T, H] up to leading unit / row dimensions.
-    Value x = findSource(expert.getInput(), [&](ArrayRef<int64_t> s) {
-      int64_t n = 1;
-      for (int64_t d : s)
-        n *= d;
-      return s.size() >= 2 && s.back() == H && n == T * H;
-    });
-    if (!x)
+    SmallVector<Value> xCandidates =
+        findSources(expert.getInput(), [&](ArrayRef<int64_t> s) {
+          int64_t n = 1;
+          for (int64_t d : s)
+            n *= d;
+          return s.size() >= 2 && s.back() == H && n == T * H;
+        });
+    if (xCandidates.empty())
       return rewriter.notifyMatchFailure(add, "no [T, H] input of the gather");
 
-    // Which nonzero column is the token: the scatter's one-hot must be
-    // (t == nz[i, r]) and the gathered rows x[nz[i, r]].
+    // Token column r of the nonzero, gathered tensor x and weights w such
+    // that the scatter's one-hot is (t == nz[i, r]), the expert's rows are
+    // x[nz[i, r]] and its weights w[nz[i, r], nz[i, 1 - r]], on four samples.
     std::mt19937 rng(0xd15c);
-    for (int64_t r = 0; r < 2; ++r) {
-      if (maskType.getDimSize(r) != T)
-        continue;
-      int64_t K = maskType.getDimSize(1 - r);
-      Value w = findSource(weightGather, [&](ArrayRef<int64_t> s) {
-        return s == ArrayRef<int64_t>{T, K} ||
-               s == ArrayRef<int64_t>{T, K, 1};
-      });
-      if (!w)
-        continue;
-      bool ok = true;
-      for (int sample = 0; sample < 2 && ok; ++sample) {
+    auto verifies = [&](int64_t r, Value x, Value w, int64_t K) {
+      for (int sample = 0; sample < 4; ++sample) {
         ConstTensor nz = sampleNonzero(maskType.getDimSize(0),
-                                       maskType.getDimSize(1), N, rng);
+                                       maskType.getDimSize(1), N, sample, rng);
         ConstTensor xs = randomTensor(
             cast<RankedTensorType>(x.getType()).getShape(), rng);
         ConstTensor ws = randomTensor(
@@ -672,20 +676,40 @@ struct DensifySparseDispatch : OpRewritePattern<AddOp> {
         auto xr = evaluateConstant(expert.getInput(), nullptr, &bind);
         auto wg = evaluateConstant(weightGather, nullptr, &bind);
         if (!p || !xr || !wg || p->numElements() != T * N ||
-            xr->numElements() != N * H || wg->numElements() != N) {
-          ok = false;
-          break;
-        }
-        for (int64_t i = 0; i < N && ok; ++i) {
+            xr->numElements() != N * H || wg->numElements() != N)
+          return false;
+        for (int64_t i = 0; i < N; ++i) {
           int64_t t = nz.data[i * 2 + r], k = nz.data[i * 2 + 1 - r];
-          for (int64_t u = 0; u < T && ok; ++u)
-            ok = p->data[u * N + i] == (u == t ? 1.0 : 0.0);
-          for (int64_t h = 0; h < H && ok; ++h)
-            ok = xr->data[i * H + h] == xs.data[t * H + h];
-          ok = ok && wg->data[i] == ws.data[t * K + k];
+          for (int64_t u = 0; u < T; ++u)
+            if (p->data[u * N + i] != (u == t ? 1.0 : 0.0))
+              return false;
+          for (int64_t h = 0; h < H; ++h)
+            if (xr->data[i * H + h] != xs.data[t * H + h])
+              return false;
+          if (wg->data[i] != ws.data[t * K + k])
+            return false;
         }
       }
-      if (!ok)
+      return true;
+    };
+    for (int64_t r = 0; r < 2; ++r) {
+      if (maskType.getDimSize(r) != T)
+        continue;
+      int64_t K = maskType.getDimSize(1 - r);
+      SmallVector<Value> wCandidates =
+          findSources(weightGather, [&](ArrayRef<int64_t> s) {
+            return s == ArrayRef<int64_t>{T, K} ||
+                   s == ArrayRef<int64_t>{T, K, 1};
+          });
+      // The farthest x first: the experts of one dispatch then share it.
+      Value x, w;
+      for (Value xc : llvm::reverse(xCandidates))
+        for (Value wc : wCandidates)
+          if (!x && verifies(r, xc, wc, K)) {
+            x = xc;
+            w = wc;
+          }
+      if (!x)
         continue;
 
       Location loc = add.getLoc();

@@ -36,6 +36,23 @@ class Routing(nn.Module):
                 top, torch.prod(probs + 1.0, dim=1))
 
 
+class Dispatch(nn.Module):
+    """Data-dependent selection traced at its example's counts: torch.where(mask) (nonzero +
+    unbind), nonzero on a float tensor, advanced indexing with two index tensors (also
+    negative ones) and with a leading None, index_add of the selected rows."""
+
+    def forward(self, x):                                          # [6, 8]
+        rows, cols = torch.where(x > 0.5)
+        picked = x[rows, cols]                                     # [N]
+        rows_neg = rows - 6                                        # -6..-1: from the end
+        cols_neg = cols - 8
+        again = x[rows_neg, cols_neg]
+        lifted = x[None, rows]                                     # [1, N, 8]
+        nz = torch.nonzero(torch.relu(x[:, :3] - 0.2)).float()     # [M, 2]
+        acc = torch.zeros(6, 8).index_add(0, rows, lifted[0] * picked[:, None])
+        return picked + again, acc, nz
+
+
 class Shapes(nn.Module):
     """Views, slicing, concatenation, masks and element-wise math."""
 
