@@ -48,6 +48,8 @@ MODELS = {
                       "2 layers, 4 experts top-2, dense: every expert on every token, scattered routing"),
     "mixtral_sparse": (models.MixtralStack, {"dispatch": "sparse"}, [HIDDEN],
                        "2 layers, 4 experts top-2, sparse dispatch: torch.where + index_add_"),
+    "mixtral_sparse_hf": (models.MixtralStack, {"dispatch": "sparse_hf"}, [HIDDEN],
+                          "mixtral_sparse on HF's permuted [E, K, T] mask: (slot, token) pairs"),
     "gpt2": (models.GPT2Stack, {}, [InputSpec("input_ids", "int64", [1, 8], 0, 96)],
              "2 layers, MHA 4 heads, learned positions, LayerNorm, GELU tanh, Conv1D c_attn, tied head"),
 }

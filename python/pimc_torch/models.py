@@ -190,14 +190,17 @@ class MixtralSparseMoeBlock(nn.Module):
 
     dispatch="sparse" is HF Mixtral's loop: per expert, torch.where over the routing picks its
     tokens, the expert runs on those rows only and index_add_ scatters them back.
+    dispatch="sparse_hf" is the same loop on HF's permuted [E, K, T] expert mask (torch.where
+    then yields (slot, token) pairs).
     dispatch="dense" runs every expert on every token and weights the results with the routing
     weights scattered into a [tokens, experts] matrix (zero for unselected experts).
     """
 
     def __init__(self, hidden_size, ffn_dim, num_experts, top_k, dispatch):
         super().__init__()
-        if dispatch not in ("sparse", "dense"):
-            raise ValueError("dispatch must be 'sparse' or 'dense', not %r" % (dispatch,))
+        if dispatch not in ("sparse", "sparse_hf", "dense"):
+            raise ValueError("dispatch must be 'sparse', 'sparse_hf' or 'dense', not %r"
+                             % (dispatch,))
         self.hidden_dim = hidden_size
         self.num_experts = num_experts
         self.top_k = top_k
@@ -219,6 +222,20 @@ class MixtralSparseMoeBlock(nn.Module):
             routing = torch.zeros_like(router_logits).scatter(1, selected_experts, routing_weights)
             expert_outputs = torch.stack([expert(hidden_states) for expert in self.experts], dim=1)
             final_hidden_states = (routing.unsqueeze(-1) * expert_outputs).sum(dim=1)
+        elif self.dispatch == "sparse_hf":
+            # HF's loop verbatim but for F.one_hot (make_fx cannot trace its .item() check):
+            # the [E, K, T] expert mask, torch.where giving (slot, token) pairs.
+            final_hidden_states = torch.zeros(
+                (batch_size * sequence_length, hidden_dim), dtype=hidden_states.dtype,
+                device=hidden_states.device)
+            expert_mask = (selected_experts.unsqueeze(-1) == torch.arange(self.num_experts))
+            expert_mask = expert_mask.permute(2, 1, 0)
+            for expert_idx in range(self.num_experts):
+                expert_layer = self.experts[expert_idx]
+                idx, top_x = torch.where(expert_mask[expert_idx])
+                current_state = hidden_states[None, top_x].reshape(-1, hidden_dim)
+                current_hidden_states = expert_layer(current_state) * routing_weights[top_x, idx, None]
+                final_hidden_states.index_add_(0, top_x, current_hidden_states.to(hidden_states.dtype))
         else:
             final_hidden_states = torch.zeros(
                 (batch_size * sequence_length, hidden_dim), dtype=hidden_states.dtype,
