@@ -44,6 +44,12 @@ MODELS = {
                           "llama with GPT-J interleaved RoPE (rotate_every_two)"),
     "llama_sliding": (models.LlamaStack, {"sliding_window": 3}, [HIDDEN],
                       "llama with a sliding-window (3) causal mask"),
+    "llama_yarn": (models.LlamaStack,
+                   {"rope_scaling": {"rope_type": "yarn", "factor": 4.0,
+                                     "original_max_position_embeddings": 1024,
+                                     "beta_fast": 32, "beta_slow": 1}}, [HIDDEN],
+                   "llama with HF's YaRN rope_scaling (factor 4, original context 1024: "
+                   "ramp over dims 1..5, attention factor 0.1 ln 4 + 1 on cos and sin)"),
     "mixtral_dense": (models.MixtralStack, {"dispatch": "dense"}, [HIDDEN],
                       "2 layers, 4 experts top-2, dense: every expert on every token, scattered routing"),
     "mixtral_sparse": (models.MixtralStack, {"dispatch": "sparse"}, [HIDDEN],

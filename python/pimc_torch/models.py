@@ -47,10 +47,67 @@ class RMSNorm(nn.Module):
         return self.weight * hidden_states.to(input_dtype)
 
 
+def _get_mscale(scale, mscale=1.0):
+    if scale <= 1:
+        return 1.0
+    return 0.1 * mscale * math.log(scale) + 1.0
+
+
+def compute_yarn_parameters(dim, base, rope_scaling, max_position_embeddings=None):
+    """YaRN inverse frequencies and attention factor as Hugging Face's `_compute_yarn_parameters`
+    computes them (specs/llm-architectures.md section 3.5): frequencies blended between
+    interpolation (inv_freq / factor) and extrapolation (inv_freq) by a linear ramp between the
+    correction dims of beta_fast and beta_slow; cos and sin are multiplied by the factor."""
+    factor = rope_scaling.get("factor")
+    original = rope_scaling.get("original_max_position_embeddings") or max_position_embeddings
+    if factor is None:
+        factor = max_position_embeddings / original
+    attention_factor = rope_scaling.get("attention_factor")
+    mscale = rope_scaling.get("mscale")
+    mscale_all_dim = rope_scaling.get("mscale_all_dim")
+    if attention_factor is None:
+        if mscale and mscale_all_dim:
+            attention_factor = float(_get_mscale(factor, mscale) / _get_mscale(factor, mscale_all_dim))
+        else:
+            attention_factor = _get_mscale(factor)
+    beta_fast = rope_scaling.get("beta_fast") or 32
+    beta_slow = rope_scaling.get("beta_slow") or 1
+    truncate = rope_scaling.get("truncate", True)
+
+    def find_correction_dim(num_rotations):
+        return (dim * math.log(original / (num_rotations * 2 * math.pi))) / (2 * math.log(base))
+
+    low = find_correction_dim(beta_fast)
+    high = find_correction_dim(beta_slow)
+    if truncate:
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, dim - 1)
+    if low == high:
+        high += 0.001
+    ramp = torch.clamp((torch.arange(dim // 2, dtype=torch.float32) - low) / (high - low), 0, 1)
+
+    pos_freqs = base ** (torch.arange(0, dim, 2).to(dtype=torch.float) / dim)
+    inv_freq_extrapolation = 1.0 / pos_freqs
+    inv_freq_interpolation = 1.0 / (factor * pos_freqs)
+    extrapolation_factor = 1 - ramp
+    inv_freq = (inv_freq_interpolation * (1 - extrapolation_factor)
+                + inv_freq_extrapolation * extrapolation_factor)
+    return inv_freq, attention_factor
+
+
 class RotaryEmbedding(nn.Module):
-    def __init__(self, dim, base=10000.0):
+    """Default RoPE, or HF's `rope_scaling` {"rope_type": "yarn", ...} (compute_yarn_parameters)."""
+
+    def __init__(self, dim, base=10000.0, rope_scaling=None):
         super().__init__()
-        inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+        self.attention_scaling = 1.0
+        rope_type = (rope_scaling or {}).get("rope_type", (rope_scaling or {}).get("type", "default"))
+        if rope_type == "default":
+            inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+        elif rope_type == "yarn":
+            inv_freq, self.attention_scaling = compute_yarn_parameters(dim, base, rope_scaling)
+        else:
+            raise ValueError("rope_type must be 'default' or 'yarn', not %r" % (rope_type,))
         self.register_buffer("inv_freq", inv_freq, persistent=False)
 
     def forward(self, x, position_ids):
@@ -58,7 +115,12 @@ class RotaryEmbedding(nn.Module):
         inv_freq_expanded = self.inv_freq[None, :, None].float().expand(position_ids.shape[0], -1, 1)
         position_ids_expanded = position_ids[:, None, :].float()
         freqs = (inv_freq_expanded @ position_ids_expanded).transpose(1, 2)
-        return freqs.cos().to(x.dtype), freqs.sin().to(x.dtype)
+        cos = freqs.cos()
+        sin = freqs.sin()
+        if self.attention_scaling != 1.0:
+            cos = cos * self.attention_scaling
+            sin = sin * self.attention_scaling
+        return cos.to(x.dtype), sin.to(x.dtype)
 
 
 def rotate_half(x):
@@ -279,7 +341,7 @@ class LlamaStack(nn.Module):
 
     def __init__(self, hidden_size=64, num_layers=2, num_heads=4, num_kv_heads=2, head_dim=16,
                  intermediate_size=128, rms_norm_eps=1e-5, rope_theta=10000.0, rope_layout="half",
-                 sliding_window=None):
+                 sliding_window=None, rope_scaling=None):
         super().__init__()
         if rope_layout not in ("half", "interleaved"):
             raise ValueError("rope_layout must be 'half' or 'interleaved', not %r" % (rope_layout,))
@@ -288,7 +350,7 @@ class LlamaStack(nn.Module):
                          sliding_window, LlamaMLP(hidden_size, intermediate_size))
             for _ in range(num_layers)])
         self.norm = RMSNorm(hidden_size, eps=rms_norm_eps)
-        self.rotary_emb = RotaryEmbedding(head_dim, base=rope_theta)
+        self.rotary_emb = RotaryEmbedding(head_dim, base=rope_theta, rope_scaling=rope_scaling)
         _perturb_norm_weights(self)
 
     def forward(self, x):

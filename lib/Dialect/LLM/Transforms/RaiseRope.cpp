@@ -137,6 +137,17 @@ OpTy findTrig(Value v) {
   for (int depth = 0; v && depth < 16; ++depth) {
     if (auto op = defOp<OpTy>(v))
       return op;
+    // YaRN's cos * attention_scaling: the angles sit behind the scale (the
+    // tables themselves, scale included, are what the caller checks).
+    if (auto mul = defOp<MulOp>(v)) {
+      if (evaluateConstant(mul.getRhs()))
+        v = mul.getLhs();
+      else if (evaluateConstant(mul.getLhs()))
+        v = mul.getRhs();
+      else
+        return {};
+      continue;
+    }
     Operation *def = v.getDefiningOp();
     if (!def || def->getNumOperands() < 1 ||
         !isa<BroadcastOp, ReshapeOp, TransposeOp, SliceOp, GatherOp, CastOp,
@@ -149,9 +160,10 @@ OpTy findTrig(Value v) {
 
 /// The inverse frequencies llm.rope uses for `params` (the reference
 /// kernels' own computation, so a match is a match with the interpreter).
-std::vector<float> ropeInvFreq(const ref::RopeParams &params, int64_t seqLen) {
+std::vector<float> ropeInvFreq(const ref::RopeParams &params, int64_t seqLen,
+                               float &attentionFactor) {
   std::vector<float> inv;
-  float attentionFactor = 1.0f;
+  attentionFactor = 1.0f;
   ref::ropeFrequencies(params, seqLen, inv, attentionFactor);
   return inv;
 }
@@ -371,13 +383,13 @@ std::optional<ConstTensor> anglesFromTables(const ConstTensor &c,
 
 /// True if `table` (the operand's table before its final broadcast, so
 /// right-aligned with the `xShape` it multiplies) is
-/// `fn((offset + t) * inv_freq[j mod d/2])` along the sequence axis of
+/// `fn((offset + t) * inv_freq[j mod d/2]) * scale` along the sequence axis of
 /// `layout`, constant over every other axis. The table must not be
 /// broadcast along the sequence (that would give every token one angle).
 bool tableMatches(const ConstTensor &table, ArrayRef<int64_t> xShape,
                   RopeLayoutGuess layout, RopeLayout pairs,
-                  const std::vector<float> &invFreq, int64_t offset,
-                  float (*fn)(float)) {
+                  const std::vector<float> &invFreq, float scale,
+                  int64_t offset, float (*fn)(float)) {
   int64_t rank = table.shape.size(), d = table.shape.back();
   int64_t lead = static_cast<int64_t>(xShape.size()) - rank;
   int64_t seq = layout.seqAxis - lead;
@@ -395,7 +407,7 @@ bool tableMatches(const ConstTensor &table, ArrayRef<int64_t> xShape,
     float pos = static_cast<float>(offset + (seq >= 0 ? idx[seq] : 0));
     int64_t j = idx[rank - 1];
     int64_t freq = pairs == RopeLayout::Interleaved ? j / 2 : j % (d / 2);
-    float want = fn(pos * invFreq[freq]);
+    float want = fn(pos * invFreq[freq]) * scale;
     if (std::fabs(table.data[i] - want) > kTableTolerance)
       return false;
   }
@@ -414,6 +426,281 @@ struct RopeMatch {
   int64_t offset;
   RopeLayoutGuess layout;
 };
+
+/// HF's get_mscale: the attention factor 0.1 * m * ln(s) + 1 of a YaRN
+/// factor s (1 for s <= 1).
+double yarnMscaleOf(double s, double m) {
+  return s <= 1.0 ? 1.0 : 0.1 * m * std::log(s) + 1.0;
+}
+
+/// `v` rounded to `digits` significant digits.
+double roundSignificant(double v, int digits) {
+  if (v == 0 || !std::isfinite(v))
+    return v;
+  double scale = std::pow(10.0, digits - 1 - std::floor(std::log10(v)));
+  return std::round(v * scale) / scale;
+}
+
+/// YaRN (DeepSeek-V2/V3, Qwen2.5 long context, gpt-oss): inv_freq_i =
+/// theta_i * (1 - r_i + r_i / s), theta_i = theta^(-2i/d), with the ramp
+/// r_i = clamp((i - lo) / (hi - lo), 0, 1) between the correction dims
+/// lo = corr(beta_fast), hi = corr(beta_slow) (floored / ceiled when
+/// `truncate`), corr(r) = d ln(L0 / (2 pi r)) / (2 ln theta), and cos and
+/// sin scaled by the attention factor. Candidate parameter sets are read
+/// off the angle table `x` (frequencies f_i = angle / position) and the
+/// tables' amplitude sqrt(cos^2 + sin^2); each candidate whose frequencies
+/// are close is handed to `accept`, which checks every table entry against
+/// the reference kernels. Returns the first accepted match.
+std::optional<RopeMatch>
+estimateYarn(const ConstTensor &x, const ConstTensor &cosT,
+             const ConstTensor &sinT, int64_t d, RopeLayout layout,
+             int64_t offset,
+             llvm::function_ref<std::optional<RopeMatch>(const ref::RopeParams &)>
+                 accept) {
+  int64_t width = x.shape.empty() ? 0 : x.shape.back();
+  if ((width != d && width != d / 2) || d < 8 ||
+      cosT.numElements() != sinT.numElements() || cosT.numElements() == 0)
+    return std::nullopt;
+  int64_t half = d / 2, rows = x.numElements() / width;
+  auto colOf = [&](int64_t i) {
+    return width == d && layout == RopeLayout::Interleaved ? 2 * i : i;
+  };
+  // The row with the largest position has the best-resolved frequencies.
+  int64_t best = -1;
+  for (int64_t r = 0; r < rows; ++r)
+    if (x.data[r * width] > 0 &&
+        (best < 0 || x.data[r * width] > x.data[best * width]))
+      best = r;
+  if (best < 0)
+    return std::nullopt;
+  double p = x.data[best * width];
+  if (std::fabs(p - std::round(p)) > 1e-3 || std::round(p) < offset)
+    return std::nullopt;
+  std::vector<double> f(half);
+  for (int64_t i = 0; i < half; ++i) {
+    f[i] = x.data[best * width + colOf(i)] / p;
+    if (!(f[i] > 0))
+      return std::nullopt;
+  }
+  // The highest frequency is never scaled (the ramp starts at lo >= 0).
+  if (std::fabs(f[0] - 1.0) > 1e-3)
+    return std::nullopt;
+  // Amplitude of the tables: the attention factor when it scales both.
+  double amp = 0;
+  for (int64_t i = 0, n = cosT.numElements(); i < n; ++i)
+    amp += std::hypot(cosT.data[i], sinT.data[i]);
+  amp /= static_cast<double>(cosT.numElements());
+
+  // theta from a ratio of neighbouring frequencies where the ramp is flat:
+  // the head (unscaled, when lo >= 1) or the tail (fully interpolated, when
+  // hi <= d/2 - 2); rope bases are round numbers.
+  std::vector<double> thetas;
+  auto addTheta = [&](double raw) {
+    if (!(raw > 1) || !std::isfinite(raw))
+      return;
+    for (double c : {std::round(raw), roundSignificant(raw, 2),
+                     roundSignificant(raw, 3)})
+      if (c > 1 && std::fabs(c - raw) <= 2e-2 * raw &&
+          llvm::find(thetas, c) == thetas.end())
+        thetas.push_back(c);
+  };
+  for (int64_t i = 0; i + 1 < half; ++i)
+    addTheta(std::pow(f[i + 1] / f[i], -static_cast<double>(d) / 2.0));
+
+  const double twoPi = 2.0 * 3.14159265358979323846;
+  // Cheap screen before the full table check: the frequencies and the
+  // amplitude agree with the reference kernels' to well within what the
+  // table check accepts.
+  auto close = [&](const ref::RopeParams &params) {
+    float af = 1.0f;
+    std::vector<float> inv = ropeInvFreq(params, 0, af);
+    if (static_cast<int64_t>(inv.size()) != half ||
+        std::fabs(af - amp) > 1e-3)
+      return false;
+    for (int64_t i = 0; i < half; ++i)
+      if (std::fabs(inv[i] - f[i]) * p > 1e-3)
+        return false;
+    return true;
+  };
+  std::vector<double> pow2L0;
+  for (int64_t l0 = 16; l0 <= (int64_t(1) << 24); l0 *= 2)
+    pow2L0.push_back(static_cast<double>(l0));
+
+  for (double theta : thetas) {
+    const double k = 2.0 * std::log(theta) / static_cast<double>(d);
+    std::vector<double> g(half);
+    double gmin = 1.0;
+    for (int64_t i = 0; i < half; ++i) {
+      g[i] = f[i] / std::pow(theta, -2.0 * i / d);
+      gmin = std::min(gmin, g[i]);
+    }
+    // The factor: the lowest frequency's unscaled / scaled when the ramp
+    // ends inside the rotary dims, else the one HF's default attention
+    // factor 0.1 ln(s) + 1 says.
+    std::vector<double> factors;
+    auto addFactor = [&](double raw) {
+      if (!(raw > 1.0 + 1e-3) || !std::isfinite(raw))
+        return;
+      for (double c : {std::round(raw * 4) / 4, std::round(raw)})
+        if (c > 1 && std::fabs(c - raw) <= 2e-2 * raw &&
+            llvm::find(factors, c) == factors.end())
+          factors.push_back(c);
+    };
+    addFactor(1.0 / gmin);
+    if (amp > 1.0 + 1e-4)
+      addFactor(std::exp((amp - 1.0) * 10.0));
+
+    for (double s : factors) {
+      ref::RopeParams base;
+      base.kind = ref::RopeParams::Kind::Yarn;
+      base.rotaryDim = d;
+      base.interleaved = layout == RopeLayout::Interleaved;
+      base.theta = theta;
+      base.factor = s;
+      // HF's default attention factor, else the measured one (the tables
+      // only say mscale / mscale_all_dim as their ratio).
+      if (std::fabs(amp - yarnMscaleOf(s, 1.0)) > 1e-4)
+        base.attentionFactor = roundSignificant(amp, 6);
+
+      auto tryParams = [&](const ref::RopeParams &params)
+          -> std::optional<RopeMatch> {
+        if (!close(params))
+          return std::nullopt;
+        return accept(params);
+      };
+
+      // The ramp r_i = (1 - g_i) / (1 - 1/s), read as lo and hi.
+      std::vector<double> r(half);
+      for (int64_t i = 0; i < half; ++i)
+        r[i] = (1.0 - g[i]) / (1.0 - 1.0 / s);
+      SmallVector<std::pair<double, double>> ramps;
+      SmallVector<int64_t> interior;
+      for (int64_t i = 0; i < half; ++i)
+        if (r[i] > 1e-2 && r[i] < 1 - 1e-2)
+          interior.push_back(i);
+      const double defaultWidth = std::log(32.0) / k;
+      if (interior.size() >= 2) {
+        double n = interior.size(), si = 0, sr = 0, sii = 0, sir = 0;
+        for (int64_t i : interior) {
+          si += i;
+          sr += r[i];
+          sii += double(i) * i;
+          sir += double(i) * r[i];
+        }
+        double slope = (n * sir - si * sr) / (n * sii - si * si);
+        double icpt = (sr - slope * si) / n;
+        if (slope > 0)
+          ramps.push_back({-icpt / slope, -icpt / slope + 1.0 / slope});
+      } else if (interior.size() == 1) {
+        int64_t i = interior[0];
+        ramps.push_back({double(i - 1), double(i + 1)});
+        ramps.push_back({i - r[i] * defaultWidth,
+                         i - r[i] * defaultWidth + defaultWidth});
+      } else {
+        int64_t lastZero = 0;
+        for (int64_t i = 0; i < half; ++i)
+          if (r[i] < 0.5)
+            lastZero = i;
+        ramps.push_back({double(lastZero), double(lastZero + 1)});
+      }
+
+      // HF's defaults beta_fast 32, beta_slow 1 first: only L0 is free,
+      // solved from the ramp's ends or a power of two.
+      for (bool truncate : {true, false}) {
+        std::vector<double> l0s = pow2L0;
+        for (auto [lo, hi] : ramps) {
+          if (lo > 0)
+            l0s.push_back(std::round(twoPi * 32.0 * std::exp(k * lo)));
+          if (hi < d - 1)
+            l0s.push_back(std::round(twoPi * std::exp(k * hi)));
+        }
+        for (double l0 : l0s) {
+          if (!(l0 >= 1) || l0 > 1e12)
+            continue;
+          ref::RopeParams params = base;
+          params.truncate = truncate;
+          params.originalMaxPositionEmbeddings = static_cast<int64_t>(l0);
+          if (std::optional<RopeMatch> m = tryParams(params))
+            return m;
+        }
+      }
+
+      // Other betas, solved from the ramp for each power-of-two L0: beta
+      // = L0 / (2 pi) * exp(-k * corr). Without truncation the ends are the
+      // correction dims themselves; with it any beta in the interval that
+      // floors / ceils to them, a power of two first, else an integer.
+      // The table fixes only floor / ceil of the truncated correction dims:
+      // the first pass takes the smallest power-of-two L0 with betas >= 1,
+      // the second allows fractional betas. Every choice gives the same
+      // frequencies.
+      auto niceIn = [](double lo, double hi, bool open,
+                       double least) -> std::optional<double> {
+        // (lo, hi] when `open` at lo, else [lo, hi).
+        auto inside = [&](double v) {
+          return open ? (v > lo && v <= hi) : (v >= lo && v < hi);
+        };
+        for (double v = least; v <= 4096; v *= 2)
+          if (inside(v))
+            return v;
+        for (double v = std::max(1.0, std::ceil(lo)); v <= std::min(hi, 1e6);
+             v += 1)
+          if (inside(v))
+            return v;
+        return std::nullopt;
+      };
+      for (double least : {1.0, 1.0 / 64})
+      for (auto [lo, hi] : ramps) {
+        for (double l0 : pow2L0) {
+          double c = l0 / twoPi;
+          ref::RopeParams params = base;
+          params.originalMaxPositionEmbeddings = static_cast<int64_t>(l0);
+          // Not truncated.
+          {
+            params.truncate = false;
+            std::optional<double> bf =
+                lo > 1e-6 ? std::optional<double>(c * std::exp(-k * lo))
+                          : (c < 32 ? std::optional<double>(32.0)
+                                    : std::nullopt);
+            std::optional<double> bs =
+                hi < d - 1 - 1e-6 ? std::optional<double>(c * std::exp(-k * hi))
+                                  : std::nullopt;
+            if (bf && bs) {
+              double nf = std::round(*bf * 4) / 4, ns = std::round(*bs * 4) / 4;
+              if (nf > 0 && ns > 0 && std::fabs(nf - *bf) <= 1e-4 * *bf &&
+                  std::fabs(ns - *bs) <= 1e-4 * *bs) {
+                params.betaFast = nf;
+                params.betaSlow = ns;
+                if (std::optional<RopeMatch> m = tryParams(params))
+                  return m;
+              }
+            }
+          }
+          // Truncated: integer ends.
+          double loI = std::round(lo), hiI = std::round(hi);
+          if (std::fabs(lo - loI) > 0.05 || std::fabs(hi - hiI) > 0.05 ||
+              loI < 0 || hiI <= loI)
+            continue;
+          params.truncate = true;
+          // floor(corr(bf)) = loI (any corr(bf) < 1 when loI = 0).
+          std::optional<double> bf = niceIn(
+              c * std::exp(-k * (loI + 1)),
+              loI > 0 ? c * std::exp(-k * loI) : 1e6, /*open=*/true, least);
+          // ceil(corr(bs)) = hiI (any corr(bs) > d - 2 when hiI = d - 1).
+          std::optional<double> bs = niceIn(
+              hiI < d - 1 ? c * std::exp(-k * hiI) : 1.0 / 64,
+              c * std::exp(-k * (hiI - 1)), /*open=*/false, least);
+          if (!bf || !bs)
+            continue;
+          params.betaFast = *bf;
+          params.betaSlow = *bs;
+          if (std::optional<RopeMatch> m = tryParams(params))
+            return m;
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
 
 /// Matches `op` = x * cos + rotate(x) * sin and checks the tables; the
 /// failure reason is returned in `why`.
@@ -498,12 +785,13 @@ std::optional<RopeMatch> matchRope(AddOp op, const hf::WeightStore *weights,
     estimated = true;
     auto check =
         [&](const ref::RopeParams &params) -> std::optional<RopeMatch> {
-      std::vector<float> invFreq = ropeInvFreq(params, seqLen);
+      float scale = 1.0f;
+      std::vector<float> invFreq = ropeInvFreq(params, seqLen, scale);
       for (RopeLayoutGuess g : guesses)
-        if (tableMatches(*c, type.getShape(), g, pairs, invFreq, est->offset,
-                         cosf32) &&
-            tableMatches(*s, type.getShape(), g, pairs, invFreq, est->offset,
-                         sinf32))
+        if (tableMatches(*c, type.getShape(), g, pairs, invFreq, scale,
+                         est->offset, cosf32) &&
+            tableMatches(*s, type.getShape(), g, pairs, invFreq, scale,
+                         est->offset, sinf32))
           return RopeMatch{x, pairs, params, est->offset, g};
       return std::nullopt;
     };
@@ -523,8 +811,13 @@ std::optional<RopeMatch> matchRope(AddOp op, const hf::WeightStore *weights,
             estimateLlama3(angles, d, pairs, est->offset))
       if (std::optional<RopeMatch> m = check(*l3))
         return m;
+    // YaRN blends interpolated and extrapolated frequencies along a ramp and
+    // scales cos and sin by the attention factor.
+    if (std::optional<RopeMatch> m =
+            estimateYarn(angles, *c, *s, d, pairs, est->offset, check))
+      return m;
   }
-  why = estimated ? "tables are not a default, linear or llama3 rope"
+  why = estimated ? "tables are not a default, linear, llama3 or yarn rope"
                   : "angles are not p * theta^(-2i/d)";
   return std::nullopt;
 }
@@ -546,10 +839,10 @@ Value buildRope(PatternRewriter &rewriter, Location loc, Value x,
   }
   Value off = arith::ConstantIndexOp::create(rewriter, loc, m.offset);
   const ref::RopeParams &p = m.params;
-  RopeKind kind = p.kind == ref::RopeParams::Kind::Linear ? RopeKind::Linear
-                  : p.kind == ref::RopeParams::Kind::Llama3
-                      ? RopeKind::Llama3
-                      : RopeKind::Default;
+  RopeKind kind = p.kind == ref::RopeParams::Kind::Linear   ? RopeKind::Linear
+                  : p.kind == ref::RopeParams::Kind::Llama3 ? RopeKind::Llama3
+                  : p.kind == ref::RopeParams::Kind::Yarn   ? RopeKind::Yarn
+                                                            : RopeKind::Default;
   SmallVector<NamedAttribute> attrs = {
       rewriter.getNamedAttr("kind", RopeKindAttr::get(ctx, kind)),
       rewriter.getNamedAttr("layout", RopeLayoutAttr::get(ctx, m.pairs)),
@@ -567,6 +860,21 @@ Value buildRope(PatternRewriter &rewriter, Location loc, Value x,
     attrs.push_back(rewriter.getNamedAttr(
         "original_max_position_embeddings",
         rewriter.getI64IntegerAttr(p.originalMaxPositionEmbeddings)));
+  }
+  if (kind == RopeKind::Yarn) {
+    attrs.push_back(rewriter.getNamedAttr(
+        "original_max_position_embeddings",
+        rewriter.getI64IntegerAttr(p.originalMaxPositionEmbeddings)));
+    attrs.push_back(rewriter.getNamedAttr(
+        "beta_fast", rewriter.getF64FloatAttr(p.betaFast)));
+    attrs.push_back(rewriter.getNamedAttr(
+        "beta_slow", rewriter.getF64FloatAttr(p.betaSlow)));
+    if (p.attentionFactor)
+      attrs.push_back(rewriter.getNamedAttr(
+          "attention_factor", rewriter.getF64FloatAttr(*p.attentionFactor)));
+    if (!p.truncate)
+      attrs.push_back(
+          rewriter.getNamedAttr("truncate", rewriter.getBoolAttr(false)));
   }
   auto rope = RopeOp::create(rewriter, loc, TypeRange{seqMajor.getType()},
                              ValueRange{seqMajor, off}, attrs);
