@@ -219,3 +219,36 @@ func.func @cos_only(%q: tensor<1x2x4x64xf32>) -> tensor<1x2x4x64xf32> {
   %out = llm.add %qc, %qs : tensor<1x2x4x64xf32>
   return %out : tensor<1x2x4x64xf32>
 }
+
+// -----
+
+// Dynamic NTK (HF "dynamic") traced beyond the original context is a
+// default table of a rescaled base: theta 1e4, d = 16, factor 2, length
+// 8192 over 4096 gives b' = 1e4 * 3^(16/14) = 35097.92. The traced graph
+// has fixed positions, so it is raised as kind = default with the base
+// snapped to the integer 35098 (the table check holds); at a traced length
+// within the original context the table is the default one of theta.
+// CHECK-LABEL: func.func @dynamic_ntk_beyond_context
+// CHECK: llm.rope %{{.*}}, %{{.*}} {kind = #llm<rope_kind default>, layout = #llm<rope_layout half_split>, rotary_dim = 16 : i64, theta = 3.509800e+04 : f64} : tensor<4x2x16xf32>
+func.func @dynamic_ntk_beyond_context(%q: tensor<1x2x4x16xf32>) -> tensor<1x2x4x16xf32> {
+  %inv = arith.constant dense<[[[1.0], [0.270296127], [0.0730599985], [0.0197478328], [0.00533776265], [0.00144277664], [0.000389976922], [0.000105409257]]]> : tensor<1x8x1xf32>
+  %pos = arith.constant dense<[[[0.0, 1.0, 2.0, 3.0]]]> : tensor<1x1x4xf32>
+  %fr = llm.matmul %inv, %pos : (tensor<1x8x1xf32>, tensor<1x1x4xf32>) -> tensor<1x8x4xf32>
+  %frt = llm.transpose %fr {permutation = array<i64: 0, 2, 1>} : tensor<1x8x4xf32> -> tensor<1x4x8xf32>
+  %cos = llm.cos %frt : tensor<1x4x8xf32>
+  %sin = llm.sin %frt : tensor<1x4x8xf32>
+  %cc = llm.concat %cos, %cos {axis = 2 : i64} : (tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> tensor<1x4x16xf32>
+  %sc = llm.concat %sin, %sin {axis = 2 : i64} : (tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> tensor<1x4x16xf32>
+  %cu = llm.reshape %cc : tensor<1x4x16xf32> -> tensor<1x1x4x16xf32>
+  %su = llm.reshape %sc : tensor<1x4x16xf32> -> tensor<1x1x4x16xf32>
+  %cb = llm.broadcast %cu : tensor<1x1x4x16xf32> -> tensor<1x2x4x16xf32>
+  %sb = llm.broadcast %su : tensor<1x1x4x16xf32> -> tensor<1x2x4x16xf32>
+  %qc = llm.mul %q, %cb : tensor<1x2x4x16xf32>
+  %x1 = llm.slice %q {axis = 3 : i64, start = 0 : i64, size = 8 : i64} : tensor<1x2x4x16xf32> -> tensor<1x2x4x8xf32>
+  %x2 = llm.slice %q {axis = 3 : i64, start = 8 : i64, size = 8 : i64} : tensor<1x2x4x16xf32> -> tensor<1x2x4x8xf32>
+  %nx2 = llm.neg %x2 : tensor<1x2x4x8xf32>
+  %rot = llm.concat %nx2, %x1 {axis = 3 : i64} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x16xf32>
+  %qs = llm.mul %rot, %sb : tensor<1x2x4x16xf32>
+  %out = llm.add %qc, %qs : tensor<1x2x4x16xf32>
+  return %out : tensor<1x2x4x16xf32>
+}
