@@ -132,6 +132,28 @@ func.func @deepseek(%q: tensor<3x2x64xf32>) -> tensor<3x2x64xf32> {
 
 // -----
 
+// Qwen2.5 long context (rope_scaling {"type": "yarn", "factor": 4,
+// "original_max_position_embeddings": 32768}, theta 1e6, d = 128): HF's
+// default betas and attention factor.
+// CHECK-LABEL: func.func @qwen
+// CHECK: llm.rope %{{.*}}, %{{.*}} {beta_fast = 3.200000e+01 : f64, beta_slow = 1.000000e+00 : f64, factor = 4.000000e+00 : f64, kind = #llm<rope_kind yarn>, layout = #llm<rope_layout half_split>, original_max_position_embeddings = 32768 : i64, rotary_dim = 128 : i64, theta = 1.000000e+06 : f64} : tensor<4x2x128xf32>
+func.func @qwen(%q: tensor<1x2x4x128xf32>) -> tensor<1x2x4x128xf32> {
+  %cos = llm.weight "qwen.cos" : tensor<4x128xf32>
+  %sin = llm.weight "qwen.sin" : tensor<4x128xf32>
+  %cb = llm.broadcast %cos : tensor<4x128xf32> -> tensor<1x2x4x128xf32>
+  %sb = llm.broadcast %sin : tensor<4x128xf32> -> tensor<1x2x4x128xf32>
+  %qc = llm.mul %q, %cb : tensor<1x2x4x128xf32>
+  %x1 = llm.slice %q {axis = 3 : i64, start = 0 : i64, size = 64 : i64} : tensor<1x2x4x128xf32> -> tensor<1x2x4x64xf32>
+  %x2 = llm.slice %q {axis = 3 : i64, start = 64 : i64, size = 64 : i64} : tensor<1x2x4x128xf32> -> tensor<1x2x4x64xf32>
+  %nx2 = llm.neg %x2 : tensor<1x2x4x64xf32>
+  %rot = llm.concat %nx2, %x1 {axis = 3 : i64} : (tensor<1x2x4x64xf32>, tensor<1x2x4x64xf32>) -> tensor<1x2x4x128xf32>
+  %qs = llm.mul %rot, %sb : tensor<1x2x4x128xf32>
+  %out = llm.add %qc, %qs : tensor<1x2x4x128xf32>
+  return %out : tensor<1x2x4x128xf32>
+}
+
+// -----
+
 // DeepSeek-V2-Lite's mscale 0.707 / mscale_all_dim 1: attention factor
 // (1 + 0.0707 ln 40) / (1 + 0.1 ln 40) = 0.921042.
 // CHECK-LABEL: func.func @mscale

@@ -498,14 +498,17 @@ estimateYarn(const ConstTensor &x, const ConstTensor &cosT,
   auto addTheta = [&](double raw) {
     if (!(raw > 1) || !std::isfinite(raw))
       return;
-    for (double c : {std::round(raw), roundSignificant(raw, 2),
-                     roundSignificant(raw, 3)})
-      if (c > 1 && std::fabs(c - raw) <= 2e-2 * raw &&
+    // The roundest value near the estimate first.
+    for (auto [c, tol] : {std::pair{roundSignificant(raw, 2), 1e-3},
+                          std::pair{roundSignificant(raw, 3), 1e-3},
+                          std::pair{std::round(raw), 2e-2}})
+      if (c > 1 && std::fabs(c - raw) <= tol * raw &&
           llvm::find(thetas, c) == thetas.end())
         thetas.push_back(c);
   };
-  for (int64_t i = 0; i + 1 < half; ++i)
-    addTheta(std::pow(f[i + 1] / f[i], -static_cast<double>(d) / 2.0));
+  for (int64_t i : {int64_t(0), int64_t(1), half - 3, half - 2})
+    if (i >= 0 && i + 1 < half)
+      addTheta(std::pow(f[i + 1] / f[i], -static_cast<double>(d) / 2.0));
 
   const double twoPi = 2.0 * 3.14159265358979323846;
   // Cheap screen before the full table check: the frequencies and the

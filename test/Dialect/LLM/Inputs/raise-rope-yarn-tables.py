@@ -37,6 +37,7 @@ DEEPSEEK = {"rope_type": "yarn", "factor": 40.0, "original_max_position_embeddin
             "beta_fast": 32, "beta_slow": 1, "mscale": 1.0, "mscale_all_dim": 1.0}
 BETAS = {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 2048,
          "beta_fast": 16, "beta_slow": 2}
+QWEN25 = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
 V2_LITE = {"rope_type": "yarn", "factor": 40.0, "original_max_position_embeddings": 4096,
            "beta_fast": 32, "beta_slow": 1, "mscale": 0.707, "mscale_all_dim": 1.0}
 
@@ -45,6 +46,7 @@ for name, (c, s) in {
     "gptoss": tables(64, 150000.0, GPT_OSS, [0, 1, 2, 3]),
     "deepseek": tables(64, 10000.0, DEEPSEEK, [2, 3, 4], interleaved=True),
     "betas": tables(32, 10000.0, BETAS, [0, 1, 2, 3]),
+    "qwen": tables(128, 1000000.0, QWEN25, [0, 1, 2, 3]),
     "mscale": tables(64, 10000.0, V2_LITE, [0, 1, 2, 3]),
     "bent": tables(64, 150000.0, GPT_OSS, [0, 1, 2, 3], bend=12),
     "cos_only": tables(64, 10000.0, dict(DEEPSEEK, mscale=None, mscale_all_dim=None), [0, 1, 2, 3],
