@@ -451,12 +451,11 @@ double roundSignificant(double v, int digits) {
 /// tables' amplitude sqrt(cos^2 + sin^2); each candidate whose frequencies
 /// are close is handed to `accept`, which checks every table entry against
 /// the reference kernels. Returns the first accepted match.
-std::optional<RopeMatch>
-estimateYarn(const ConstTensor &x, const ConstTensor &cosT,
-             const ConstTensor &sinT, int64_t d, RopeLayout layout,
-             int64_t offset,
-             llvm::function_ref<std::optional<RopeMatch>(const ref::RopeParams &)>
-                 accept) {
+std::optional<RopeMatch> estimateYarn(
+    const ConstTensor &x, const ConstTensor &cosT, const ConstTensor &sinT,
+    int64_t d, RopeLayout layout, int64_t offset,
+    llvm::function_ref<std::optional<RopeMatch>(const ref::RopeParams &)>
+        accept) {
   int64_t width = x.shape.empty() ? 0 : x.shape.back();
   if ((width != d && width != d / 2) || d < 8 ||
       cosT.numElements() != sinT.numElements() || cosT.numElements() == 0)
@@ -517,8 +516,7 @@ estimateYarn(const ConstTensor &x, const ConstTensor &cosT,
   auto close = [&](const ref::RopeParams &params) {
     float af = 1.0f;
     std::vector<float> inv = ropeInvFreq(params, 0, af);
-    if (static_cast<int64_t>(inv.size()) != half ||
-        std::fabs(af - amp) > 1e-3)
+    if (static_cast<int64_t>(inv.size()) != half || std::fabs(af - amp) > 1e-3)
       return false;
     for (int64_t i = 0; i < half; ++i)
       if (std::fabs(inv[i] - f[i]) * p > 1e-3)
@@ -565,8 +563,8 @@ estimateYarn(const ConstTensor &x, const ConstTensor &cosT,
       if (std::fabs(amp - yarnMscaleOf(s, 1.0)) > 1e-4)
         base.attentionFactor = roundSignificant(amp, 6);
 
-      auto tryParams = [&](const ref::RopeParams &params)
-          -> std::optional<RopeMatch> {
+      auto tryParams =
+          [&](const ref::RopeParams &params) -> std::optional<RopeMatch> {
         if (!close(params))
           return std::nullopt;
         return accept(params);
@@ -597,8 +595,8 @@ estimateYarn(const ConstTensor &x, const ConstTensor &cosT,
       } else if (interior.size() == 1) {
         int64_t i = interior[0];
         ramps.push_back({double(i - 1), double(i + 1)});
-        ramps.push_back({i - r[i] * defaultWidth,
-                         i - r[i] * defaultWidth + defaultWidth});
+        ramps.push_back(
+            {i - r[i] * defaultWidth, i - r[i] * defaultWidth + defaultWidth});
       } else {
         int64_t lastZero = 0;
         for (int64_t i = 0; i < half; ++i)
@@ -652,54 +650,56 @@ estimateYarn(const ConstTensor &x, const ConstTensor &cosT,
         return std::nullopt;
       };
       for (double least : {1.0, 1.0 / 64})
-      for (auto [lo, hi] : ramps) {
-        for (double l0 : pow2L0) {
-          double c = l0 / twoPi;
-          ref::RopeParams params = base;
-          params.originalMaxPositionEmbeddings = static_cast<int64_t>(l0);
-          // Not truncated.
-          {
-            params.truncate = false;
-            std::optional<double> bf =
-                lo > 1e-6 ? std::optional<double>(c * std::exp(-k * lo))
-                          : (c < 32 ? std::optional<double>(32.0)
-                                    : std::nullopt);
-            std::optional<double> bs =
-                hi < d - 1 - 1e-6 ? std::optional<double>(c * std::exp(-k * hi))
-                                  : std::nullopt;
-            if (bf && bs) {
-              double nf = std::round(*bf * 4) / 4, ns = std::round(*bs * 4) / 4;
-              if (nf > 0 && ns > 0 && std::fabs(nf - *bf) <= 1e-4 * *bf &&
-                  std::fabs(ns - *bs) <= 1e-4 * *bs) {
-                params.betaFast = nf;
-                params.betaSlow = ns;
-                if (std::optional<RopeMatch> m = tryParams(params))
-                  return m;
+        for (auto [lo, hi] : ramps) {
+          for (double l0 : pow2L0) {
+            double c = l0 / twoPi;
+            ref::RopeParams params = base;
+            params.originalMaxPositionEmbeddings = static_cast<int64_t>(l0);
+            // Not truncated.
+            {
+              params.truncate = false;
+              std::optional<double> bf =
+                  lo > 1e-6
+                      ? std::optional<double>(c * std::exp(-k * lo))
+                      : (c <= 32 ? std::optional<double>(32.0) : std::nullopt);
+              std::optional<double> bs =
+                  hi < d - 1 - 1e-6
+                      ? std::optional<double>(c * std::exp(-k * hi))
+                      : std::nullopt;
+              if (bf && bs) {
+                double nf = std::round(*bf * 4) / 4,
+                       ns = std::round(*bs * 4) / 4;
+                if (nf > 0 && ns > 0 && std::fabs(nf - *bf) <= 1e-4 * *bf &&
+                    std::fabs(ns - *bs) <= 1e-4 * *bs) {
+                  params.betaFast = nf;
+                  params.betaSlow = ns;
+                  if (std::optional<RopeMatch> m = tryParams(params))
+                    return m;
+                }
               }
             }
+            // Truncated: integer ends.
+            double loI = std::round(lo), hiI = std::round(hi);
+            if (std::fabs(lo - loI) > 0.05 || std::fabs(hi - hiI) > 0.05 ||
+                loI < 0 || hiI <= loI)
+              continue;
+            params.truncate = true;
+            // floor(corr(bf)) = loI (any corr(bf) < 1 when loI = 0).
+            std::optional<double> bf = niceIn(
+                c * std::exp(-k * (loI + 1)),
+                loI > 0 ? c * std::exp(-k * loI) : 1e6, /*open=*/true, least);
+            // ceil(corr(bs)) = hiI (any corr(bs) > d - 2 when hiI = d - 1).
+            std::optional<double> bs =
+                niceIn(hiI < d - 1 ? c * std::exp(-k * hiI) : 1.0 / 64,
+                       c * std::exp(-k * (hiI - 1)), /*open=*/false, least);
+            if (!bf || !bs)
+              continue;
+            params.betaFast = *bf;
+            params.betaSlow = *bs;
+            if (std::optional<RopeMatch> m = tryParams(params))
+              return m;
           }
-          // Truncated: integer ends.
-          double loI = std::round(lo), hiI = std::round(hi);
-          if (std::fabs(lo - loI) > 0.05 || std::fabs(hi - hiI) > 0.05 ||
-              loI < 0 || hiI <= loI)
-            continue;
-          params.truncate = true;
-          // floor(corr(bf)) = loI (any corr(bf) < 1 when loI = 0).
-          std::optional<double> bf = niceIn(
-              c * std::exp(-k * (loI + 1)),
-              loI > 0 ? c * std::exp(-k * loI) : 1e6, /*open=*/true, least);
-          // ceil(corr(bs)) = hiI (any corr(bs) > d - 2 when hiI = d - 1).
-          std::optional<double> bs = niceIn(
-              hiI < d - 1 ? c * std::exp(-k * hiI) : 1.0 / 64,
-              c * std::exp(-k * (hiI - 1)), /*open=*/false, least);
-          if (!bf || !bs)
-            continue;
-          params.betaFast = *bf;
-          params.betaSlow = *bs;
-          if (std::optional<RopeMatch> m = tryParams(params))
-            return m;
         }
-      }
     }
   }
   return std::nullopt;
