@@ -92,6 +92,13 @@ cl::list<std::string> importInputShapes(
     cl::desc("ONNX: static shape for a graph input with symbolic dimensions, "
              "e.g. --input-shape input_ids=1x8 (repeatable)"),
     cl::value_desc("name=DxDx..."));
+cl::opt<std::string> importExampleInputs(
+    "example-inputs", cl::sub(importCmd), cl::cat(pimcCategory),
+    cl::desc("ONNX: example values of the graph inputs (input_0, input_1, ... "
+             "in graph input order, as run-ref --inputs) for ops whose result "
+             "size depends on the data (NonZero): the count is specialised on "
+             "them and checked at run time"),
+    cl::value_desc("in.safetensors"));
 cl::opt<bool> importPrintLocations(
     "print-locations", cl::sub(importCmd), cl::cat(pimcCategory),
     cl::desc("ONNX: print the locations (node names) of the imported ops"));
@@ -238,6 +245,14 @@ int runONNXImport(mlir::MLIRContext &ctx) {
                           "non-negative sizes",
                           spec));
     options.inputShapes[name.str()] = shape;
+  }
+  std::map<std::string, onnx::TensorData> examples;
+  if (!importExampleInputs.empty()) {
+    auto values = onnx::readInputValues(importInput, importExampleInputs);
+    if (!values)
+      return fail(toString(values.takeError()));
+    examples = std::move(*values);
+    options.exampleInputs = &examples;
   }
   auto model = onnx::importModelFile(ctx, importInput, options);
   if (!model)

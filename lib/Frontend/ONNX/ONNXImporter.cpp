@@ -13,22 +13,30 @@
 
 #include "pimc/Dialect/LLM/IR/LLMBuilders.h"
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
+#include "pimc/Reference/HostTensorIO.h"
+#include "pimc/Reference/Interpreter.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <set>
 
 using namespace mlir;
 using namespace pimc;
@@ -179,6 +187,7 @@ public:
   LogicalResult expand(NodeCtx &n);
   LogicalResult tile(NodeCtx &n);
   LogicalResult scatterElements(NodeCtx &n);
+  LogicalResult nonzero(NodeCtx &n);
   LogicalResult where(NodeCtx &n);
   LogicalResult compare(NodeCtx &n);
   LogicalResult logical(NodeCtx &n);
@@ -377,6 +386,9 @@ private:
                    Location loc);
   Value weightValue(Tensor &t, bool transposed, Location loc);
   Value emitMatmul(Value a, Value c, Location loc);
+  /// The value of `v` on the example inputs: the ops it depends on, run in
+  /// the reference interpreter. Errors name the node `n`.
+  FailureOr<TensorData> probe(NodeCtx &n, Value v);
 
   MLIRContext &ctx;
   const ::onnx::ModelProto &model;
@@ -389,6 +401,7 @@ private:
   std::vector<WeightTensor> weights;
   llvm::StringSet<> weightNames;
   std::vector<std::shared_ptr<TensorData>> boundValues;
+  SmallVector<std::string> argNames; // graph inputs, one per argument
   llvm::StringMap<int64_t> opsets;
 };
 
@@ -447,6 +460,8 @@ const OpRule kRules[] = {
     {"", "Expand", 8, kMaxOpset, &Importer::expand},
     {"", "Tile", 6, kMaxOpset, &Importer::tile},
     {"", "ScatterElements", 11, kMaxOpset, &Importer::scatterElements},
+    // Data-dependent size: specialised on example inputs.
+    {"", "NonZero", 9, kMaxOpset, &Importer::nonzero},
     {"", "Where", 9, kMaxOpset, &Importer::where},
     {"", "Identity", 1, kMaxOpset, &Importer::identity},
     // Comparisons and logic.
@@ -1895,6 +1910,196 @@ LogicalResult Importer::scatterElements(NodeCtx &n) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// NonZero: a data-dependent count, specialised on example inputs
+//===----------------------------------------------------------------------===//
+
+FailureOr<TensorData> Importer::probe(NodeCtx &n, Value v) {
+  // The ops `v` depends on (all in the function's one block) and the
+  // arguments they read.
+  Block *block = b.getInsertionBlock();
+  llvm::SmallPtrSet<Operation *, 32> needed;
+  std::set<unsigned> args;
+  SmallVector<Value> work{v};
+  while (!work.empty()) {
+    Value cur = work.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(cur)) {
+      args.insert(arg.getArgNumber());
+      continue;
+    }
+    Operation *def = cur.getDefiningOp();
+    if (!needed.insert(def).second)
+      continue;
+    for (Value operand : def->getOperands())
+      work.push_back(operand);
+  }
+  std::vector<ref::HostTensor> inputs;
+  for (unsigned i : args) {
+    const std::string &name = argNames[i];
+    const TensorData *d = nullptr;
+    for (const auto *m : {options.exampleInputs, options.inputValues})
+      if (!d && m) {
+        auto it = m->find(name);
+        if (it != m->end())
+          d = &it->second;
+      }
+    if (!d) {
+      (void)fail(n, "the size of the result depends on the values of graph "
+                    "input '" + name + "', which has no example value: give "
+                    "example inputs (pimc import --example-inputs "
+                    "in.safetensors) to specialise the count on them");
+      return failure();
+    }
+    std::vector<int64_t> shape(d->shape.begin(), d->shape.end());
+    ref::HostTensor t;
+    if (d->kind == Kind::F32)
+      t = ref::HostTensor::fromF32(shape, d->f32);
+    else if (d->kind == Kind::I64)
+      t = ref::HostTensor::fromI64(shape, d->i64);
+    else
+      t = ref::HostTensor::fromBool(shape, d->i64);
+    inputs.push_back(std::move(t));
+  }
+
+  // A scratch module returning `v`, and the weights it reads.
+  OpBuilder sb(&ctx);
+  OwningOpRef<ModuleOp> scratch(ModuleOp::create(n.loc));
+  sb.setInsertionPointToEnd(scratch->getBody());
+  SmallVector<Type> types;
+  for (unsigned i : args)
+    types.push_back(block->getArgument(i).getType());
+  auto func = func::FuncOp::create(sb, n.loc, "probe",
+                                   sb.getFunctionType(types, {v.getType()}));
+  Block *entry = func.addEntryBlock();
+  IRMapping map;
+  for (auto [k, i] : llvm::enumerate(args))
+    map.map(block->getArgument(i), entry->getArgument(k));
+  sb.setInsertionPointToStart(entry);
+  llvm::StringSet<> used;
+  for (Operation &op : *block)
+    if (needed.contains(&op)) {
+      sb.clone(op, map);
+      if (auto w = dyn_cast<llm::WeightOp>(op))
+        used.insert(w.getName());
+    }
+  func::ReturnOp::create(sb, n.loc, map.lookup(v));
+
+  SmallString<128> tmp;
+  std::vector<std::string> files;
+  if (!used.empty()) {
+    int fd;
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+            "pimc-onnx-probe", "safetensors", fd, tmp)) {
+      (void)fail(n, "cannot create a temporary file for the weights of the "
+                    "example run: " + ec.message());
+      return failure();
+    }
+    llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+    files.push_back(std::string(tmp));
+  }
+  llvm::scope_exit removeTmp([&] {
+    if (!tmp.empty())
+      llvm::sys::fs::remove(tmp);
+  });
+  auto failWith = [&](llvm::Error err) -> FailureOr<TensorData> {
+    (void)fail(n, "running the graph on the example inputs to find the "
+                  "result's size failed: " + llvm::toString(std::move(err)));
+    return failure();
+  };
+  if (!files.empty()) {
+    std::vector<WeightTensor> subset;
+    for (const WeightTensor &w : weights)
+      if (used.contains(w.name))
+        subset.push_back(w);
+    if (llvm::Error err = writeWeights(tmp, subset))
+      return failWith(std::move(err));
+  }
+  auto store = hf::WeightStore::openFiles(files);
+  if (!store)
+    return failWith(store.takeError());
+  auto interp = ref::Interpreter::create(*scratch, **store, "probe");
+  if (!interp)
+    return failWith(interp.takeError());
+  auto results = (*interp)->call(inputs);
+  if (!results)
+    return failWith(results.takeError());
+  const ref::HostTensor &r = results->front();
+  TensorData out;
+  out.shape.assign(r.shape.begin(), r.shape.end());
+  if (r.dtype == ref::HostTensor::DType::F32) {
+    out.kind = Kind::F32;
+    out.f32 = r.f32;
+  } else {
+    out.kind = r.dtype == ref::HostTensor::DType::I64 ? Kind::I64 : Kind::I1;
+    out.i64 = r.i64;
+  }
+  return out;
+}
+
+LogicalResult Importer::nonzero(NodeCtx &n) {
+  auto x = required(n, 0);
+  if (failed(x))
+    return failure();
+  ArrayRef<int64_t> shape = (*x)->shape;
+  int64_t rank = shape.size();
+  if (rank == 0)
+    return fail(n, "a scalar input is not supported");
+  // Row-major flat positions of the nonzero elements of `d`.
+  auto positions = [](const TensorData &d) {
+    SmallVector<int64_t> pos;
+    int64_t count = d.kind == Kind::F32 ? d.f32.size() : d.i64.size();
+    for (int64_t e = 0; e < count; ++e)
+      if (d.kind == Kind::F32 ? d.f32[e] != 0.0f : d.i64[e] != 0)
+        pos.push_back(e);
+    return pos;
+  };
+  if ((*x)->constant) {
+    SmallVector<int64_t> pos = positions(*(*x)->constant);
+    int64_t count = pos.size();
+    TensorData d;
+    d.kind = Kind::I64;
+    d.shape = {rank, count};
+    d.i64.assign(rank * count, 0);
+    for (auto [i, p] : llvm::enumerate(pos)) {
+      int64_t rest = p;
+      for (int64_t dim = rank - 1; dim >= 0; --dim) {
+        d.i64[dim * count + i] = rest % shape[dim];
+        rest /= shape[dim];
+      }
+    }
+    setConstant(n, 0, std::move(d));
+    return success();
+  }
+  // The count on the example inputs: a graph input's own value, or the
+  // ops computing the input run on them.
+  Value mask = materialize(**x, n.loc);
+  TensorData example;
+  if ((*x)->bound) {
+    example = *(*x)->bound;
+  } else if (options.exampleInputs || options.inputValues) {
+    auto probed = probe(n, mask);
+    if (failed(probed))
+      return failure();
+    example = std::move(*probed);
+  } else {
+    return fail(n, "the size of the result depends on the values of input '" +
+                       n.node.input(0) +
+                       "', which is computed at run time: give example "
+                       "inputs (pimc import --example-inputs in.safetensors, "
+                       "ImportOptions::exampleInputs) to specialise the count "
+                       "on them");
+  }
+  int64_t count = positions(example).size();
+  // An empty result is a constant (llm ops do not produce empty tensors),
+  // so its count is not checked at run time.
+  if (setIfEmpty(n, 0, {rank, count}, Kind::I64))
+    return success();
+  Value nz = llm::NonzeroOp::create(b, n.loc, tensorType({count, rank}, Kind::I64),
+                                    mask);
+  setValue(n, 0, transposeBy(nz, {1, 0}, n.loc));
+  return success();
+}
+
 LogicalResult Importer::where(NodeCtx &n) {
   auto c = required(n, 0);
   auto x = required(n, 1);
@@ -2796,7 +3001,6 @@ Expected<ImportedModel> Importer::run() {
 
   // Arguments: graph inputs that are not initializers.
   SmallVector<Type> argTypes;
-  SmallVector<std::string> argNames;
   SmallVector<int32_t> argOnnxTypes;
   for (const auto &in : g.input()) {
     if (initNames.contains(in.name()))
@@ -2997,4 +3201,39 @@ pimc::onnx::importModelFile(MLIRContext &context, StringRef path,
 bool pimc::onnx::isSupportedOp(StringRef domain, StringRef opType,
                                int64_t opset) {
   return findRule(domain, opType, opset) != nullptr;
+}
+
+Expected<std::map<std::string, TensorData>>
+pimc::onnx::readInputValues(StringRef modelPath, StringRef tensorsPath) {
+  auto summary = summarizeModelFile(modelPath);
+  if (!summary)
+    return summary.takeError();
+  auto tensors = ref::readHostTensors(tensorsPath, "input_");
+  if (!tensors)
+    return tensors.takeError();
+  if (tensors->size() != summary->inputs.size())
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        formatv("{0}: holds {1} input(s) (input_0, ...), the model '{2}' has "
+                "{3} graph input(s)",
+                tensorsPath, tensors->size(), modelPath,
+                summary->inputs.size()));
+  std::map<std::string, TensorData> values;
+  for (auto [name, t] : llvm::zip_equal(summary->inputs, *tensors)) {
+    TensorData d;
+    d.name = name;
+    d.shape.assign(t.shape.begin(), t.shape.end());
+    if (t.dtype == ref::HostTensor::DType::F32) {
+      d.kind = Kind::F32;
+      d.onnxType = "FLOAT";
+      d.f32 = std::move(t.f32);
+    } else {
+      bool isBool = t.dtype == ref::HostTensor::DType::Bool;
+      d.kind = isBool ? Kind::I1 : Kind::I64;
+      d.onnxType = isBool ? "BOOL" : "INT64";
+      d.i64 = std::move(t.i64);
+    }
+    values[name] = std::move(d);
+  }
+  return values;
 }

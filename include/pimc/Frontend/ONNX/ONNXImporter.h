@@ -47,6 +47,14 @@ struct ImportOptions {
   /// k, axes, ...): it specializes the graph on them. The inputs stay
   /// function arguments and every other use reads them at run time.
   const std::map<std::string, TensorData> *inputValues = nullptr;
+  /// Example values of graph inputs, by name, for ops whose result shape
+  /// depends on the data (NonZero): the importer runs the ops the node
+  /// depends on in the reference interpreter on these values and takes the
+  /// result's size from them (the emitted llm.nonzero checks that count at
+  /// run time). Unlike inputValues the graph is not specialised on the
+  /// values otherwise. Where an input has no example value, its inputValues
+  /// entry (if any) is used.
+  const std::map<std::string, TensorData> *exampleInputs = nullptr;
   /// Static shapes for graph inputs, by name: required for inputs with
   /// symbolic dimensions (dynamic_axes), checked against the fixed ones.
   std::map<std::string, llvm::SmallVector<int64_t>> inputShapes;
@@ -84,6 +92,14 @@ llvm::Error writeWeights(llvm::StringRef path,
 /// patterns, which are then decoded as bfloat16.
 llvm::Expected<TensorData> readTensorFile(llvm::StringRef path,
                                           int32_t valueType = 0);
+
+/// The values of the graph inputs of the model at `modelPath` (those that
+/// are not initializers), by name, from the safetensors file `tensorsPath`
+/// in `pimc run-ref --inputs` layout: input_0, input_1, ... in graph input
+/// order. For ImportOptions::exampleInputs (`pimc import --example-inputs`).
+/// Errors name the file.
+llvm::Expected<std::map<std::string, TensorData>>
+readInputValues(llvm::StringRef modelPath, llvm::StringRef tensorsPath);
 
 /// Op types (default domain) of the model at `path` and its default-domain
 /// opset, for the conformance runner's scope decision.
