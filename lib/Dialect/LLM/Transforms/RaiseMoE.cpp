@@ -45,6 +45,9 @@ namespace {
 
 /// Relative tolerance between the graph's routing weights and llm.moe's.
 constexpr double kRoutingTolerance = 1e-5;
+/// Tolerance of the sparse-dispatch scatter check: the sampled terms are
+/// O(1) and the graph rounds them to f32, a wrong scatter is off by O(1).
+constexpr double kScatterTolerance = 1e-6;
 /// Sample logits per check; each is a fresh [T, E] matrix.
 constexpr int kRoutingSamples = 4;
 
@@ -580,6 +583,48 @@ Value asMatrix(PatternRewriter &rewriter, Value v, int64_t rows, int64_t cols,
   return ReshapeOp::create(rewriter, v.getLoc(), want, v);
 }
 
+/// The dense per-expert term replacing a sparse dispatch at `add`:
+/// broadcast(gate) * expert(x) with gate[t] = sum_k (mask[t, k] ? w[t, k] :
+/// 0), where `mask` is the input of `nonzero` whose column `r` is the token
+/// ([T, K] for r = 0, [K, T] for r = 1) and `w` holds [T, K] weights.
+Value denseTerm(PatternRewriter &rewriter, AddOp add, NonzeroOp nonzero,
+                int64_t r, Value w, Value x, GatedMLPOp expert, int64_t T,
+                int64_t K, int64_t H, int64_t Hout) {
+  auto maskType = cast<RankedTensorType>(nonzero.getInput().getType());
+  Location loc = add.getLoc();
+  Value mask = nonzero.getInput();
+  auto f32 = rewriter.getF32Type();
+  if (!maskType.getElementType().isInteger(1)) {
+    auto et = maskType.getElementType();
+    Value zero = arith::ConstantOp::create(
+        rewriter, loc,
+        isa<FloatType>(et)
+            ? DenseElementsAttr::get(maskType, rewriter.getFloatAttr(et, 0))
+            : DenseElementsAttr::get(maskType,
+                                     rewriter.getIntegerAttr(et, 0)));
+    mask = CompareOp::create(rewriter, loc,
+                             maskType.clone(rewriter.getI1Type()),
+                             ComparePredicate::Ne, mask, zero);
+  }
+  if (r == 1)
+    mask = transposeBy(rewriter, loc, mask, {1, 0});
+  auto tk = RankedTensorType::get({T, K}, f32);
+  Value wv = reshapeTo(rewriter, loc, w, {T, K});
+  Value zeros = arith::ConstantOp::create(
+      rewriter, loc, DenseElementsAttr::get(tk, 0.0f));
+  Value picked = SelectOp::create(rewriter, loc, tk, mask, wv, zeros);
+  Value gate = ReduceOp::create(
+      rewriter, loc, RankedTensorType::get({T, 1}, f32), picked,
+      ReduceKind::Sum, 1, true);
+  auto dense = cast<GatedMLPOp>(rewriter.clone(*expert));
+  dense.getInputMutable().assign(asMatrix(rewriter, x, T, H, add));
+  dense.getResult().setType(RankedTensorType::get({T, Hout}, f32));
+  Value term = MulOp::create(
+      rewriter, loc, broadcastTo(rewriter, loc, gate, {T, Hout}),
+      dense.getResult());
+  return term;
+}
+
 /// index_add(acc, 0, rows, expert(x[rows]) * w[rows, slots]) with (rows,
 /// slots) the columns of llm.nonzero(mask), as the FX importer spells it:
 /// `acc + onehot(rows)^T @ src` -> `acc + broadcast(gate) * expert(x)` with
@@ -712,38 +757,171 @@ struct DensifySparseDispatch : OpRewritePattern<AddOp> {
       if (!x)
         continue;
 
-      Location loc = add.getLoc();
-      Value mask = nonzero.getInput();
-      auto f32 = rewriter.getF32Type();
-      if (!maskType.getElementType().isInteger(1)) {
-        auto et = maskType.getElementType();
-        Value zero = arith::ConstantOp::create(
-            rewriter, loc,
-            isa<FloatType>(et)
-                ? DenseElementsAttr::get(maskType, rewriter.getFloatAttr(et, 0))
-                : DenseElementsAttr::get(maskType,
-                                         rewriter.getIntegerAttr(et, 0)));
-        mask = CompareOp::create(rewriter, loc,
-                                 maskType.clone(rewriter.getI1Type()),
-                                 ComparePredicate::Ne, mask, zero);
+      rewriter.replaceOpWithNewOp<AddOp>(
+          add, acc,
+          denseTerm(rewriter, add, nonzero, r, w, x, expert, T, K, H, Hout));
+      return success();
+    }
+    return rewriter.notifyMatchFailure(
+        add, "not a scatter of expert rows gathered by nonzero");
+  }
+};
+
+/// The same dispatch as the ONNX importer spells it: torch.onnx exports
+/// index_add_ as ScatterElements (into zeros, then Add; or with
+/// reduction=add into the accumulator), which the importer turns into a
+/// one-hot select over [T, N, H] reduced over N. The scatter term S of
+/// `acc + S` is not matched op by op: the pattern finds the single
+/// llm.nonzero and the single `expert(x[rows]) * w[rows, slots]` product S
+/// reads, and checks what S computes on sample nonzero positions, random
+/// x and w, and random expert rows R bound in place of the expert's result:
+///   x gathered:  the expert's input row i is x[rows[i]],
+///   w gathered:  the weight of row i is w[rows[i], slots[i]],
+///   scatter:     S[t] = sum_i [t == rows[i]] R[i] w[rows[i], slots[i]],
+/// the last for every t and feature, which with random R pins the one-hot
+/// to (t == rows[i]). Then S is replaced like the FX spelling.
+struct DensifyScatteredDispatch : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  /// Ops S depends on before the llm.nonzero and the expert product: the
+  /// nonzero and the products `gated_mlp * w` it reaches (nothing past them).
+  /// False when the walk is longer than a scatter spelling.
+  static bool scatterSlice(Value s, SmallVectorImpl<NonzeroOp> &nonzeros,
+                           SmallVectorImpl<MulOp> &products) {
+    llvm::SmallPtrSet<Operation *, 32> seen;
+    SmallVector<Value> work{s};
+    while (!work.empty()) {
+      Operation *def = work.pop_back_val().getDefiningOp();
+      if (!def || !seen.insert(def).second)
+        continue;
+      if (seen.size() > 96)
+        return false;
+      if (auto nz = dyn_cast<NonzeroOp>(def)) {
+        nonzeros.push_back(nz);
+        continue;
       }
-      if (r == 1)
-        mask = transposeBy(rewriter, loc, mask, {1, 0});
-      auto tk = RankedTensorType::get({T, K}, f32);
-      Value wv = reshapeTo(rewriter, loc, w, {T, K});
-      Value zeros = arith::ConstantOp::create(
-          rewriter, loc, DenseElementsAttr::get(tk, 0.0f));
-      Value picked = SelectOp::create(rewriter, loc, tk, mask, wv, zeros);
-      Value gate = ReduceOp::create(
-          rewriter, loc, RankedTensorType::get({T, 1}, f32), picked,
-          ReduceKind::Sum, 1, true);
-      auto dense = cast<GatedMLPOp>(rewriter.clone(*expert));
-      dense.getInputMutable().assign(asMatrix(rewriter, x, T, H, add));
-      dense.getResult().setType(RankedTensorType::get({T, Hout}, f32));
-      Value term = MulOp::create(
-          rewriter, loc, broadcastTo(rewriter, loc, gate, {T, Hout}),
-          dense.getResult());
-      rewriter.replaceOpWithNewOp<AddOp>(add, acc, term);
+      if (auto mul = dyn_cast<MulOp>(def))
+        if (defOp<GatedMLPOp>(mul.getLhs()) ||
+            defOp<GatedMLPOp>(mul.getRhs())) {
+          products.push_back(mul);
+          continue;
+        }
+      if (isa<LinearOp, GatedMLPOp, TopkOp, MoEOp, AttentionOp>(def))
+        return false;
+      for (Value operand : def->getOperands())
+        work.push_back(operand);
+    }
+    return true;
+  }
+
+  LogicalResult matchAndRewrite(AddOp add,
+                                PatternRewriter &rewriter) const override {
+    auto outType = dyn_cast<RankedTensorType>(add.getType());
+    if (!outType || outType.getRank() != 2 || !outType.hasStaticShape() ||
+        !outType.getElementType().isF32())
+      return failure();
+    int64_t T = outType.getDimSize(0), Hout = outType.getDimSize(1);
+    Value acc, scatter;
+    NonzeroOp nonzero;
+    MulOp product;
+    bool matched = matchEitherOrder(add, [&](Value a, Value s) {
+      if (defOp<MatmulOp>(s))
+        return false; // the FX spelling (DensifySparseDispatch)
+      SmallVector<NonzeroOp> nonzeros;
+      SmallVector<MulOp> products;
+      if (!scatterSlice(s, nonzeros, products) || nonzeros.size() != 1 ||
+          products.size() != 1)
+        return false;
+      acc = a;
+      scatter = s;
+      nonzero = nonzeros.front();
+      product = products.front();
+      return true;
+    });
+    if (!matched)
+      return failure();
+    auto nzType = cast<RankedTensorType>(nonzero.getType());
+    auto maskType = cast<RankedTensorType>(nonzero.getInput().getType());
+    int64_t N = nzType.getDimSize(0);
+    if (maskType.getRank() != 2 || !maskType.hasStaticShape())
+      return rewriter.notifyMatchFailure(add, "mask is not [tokens, slots]");
+    GatedMLPOp expert;
+    Value weightGather;
+    if (!matchEitherOrder(product, [&](Value e, Value w) {
+          expert = defOp<GatedMLPOp>(e);
+          weightGather = stripBroadcast(w);
+          auto wt = dyn_cast<RankedTensorType>(weightGather.getType());
+          return expert && wt && wt.hasStaticShape() &&
+                 wt.getNumElements() == N;
+        }))
+      return rewriter.notifyMatchFailure(add, "not an expert times a weight");
+    auto xrType = cast<RankedTensorType>(expert.getInput().getType());
+    auto erType = cast<RankedTensorType>(expert.getType());
+    if (xrType.getRank() != 2 || xrType.getDimSize(0) != N ||
+        erType.getShape() != ArrayRef<int64_t>{N, Hout})
+      return rewriter.notifyMatchFailure(add, "expert is not [N, H] -> [N, H']");
+    int64_t H = xrType.getDimSize(1);
+    Value x = findSource(expert.getInput(), [&](ArrayRef<int64_t> s) {
+      int64_t n = 1;
+      for (int64_t d : s)
+        n *= d;
+      return s.size() >= 2 && s.back() == H && n == T * H;
+    });
+    if (!x)
+      return rewriter.notifyMatchFailure(add, "no [T, H] input of the gather");
+
+    std::mt19937 rng(0x5ca7);
+    for (int64_t r = 0; r < 2; ++r) {
+      if (maskType.getDimSize(r) != T)
+        continue;
+      int64_t K = maskType.getDimSize(1 - r);
+      Value w = findSource(weightGather, [&](ArrayRef<int64_t> s) {
+        return s == ArrayRef<int64_t>{T, K} ||
+               s == ArrayRef<int64_t>{T, K, 1};
+      });
+      if (!w)
+        continue;
+      bool ok = true;
+      for (int sample = 0; sample < 2 && ok; ++sample) {
+        ConstTensor nz = sampleNonzero(maskType.getDimSize(0),
+                                       maskType.getDimSize(1), N, rng);
+        ConstTensor xs = randomTensor(
+            cast<RankedTensorType>(x.getType()).getShape(), rng);
+        ConstTensor ws = randomTensor(
+            cast<RankedTensorType>(w.getType()).getShape(), rng);
+        ConstTensor rows = randomTensor({N, Hout}, rng);
+        llvm::DenseMap<Value, ConstTensor> bind;
+        bind[nonzero.getResult()] = nz;
+        bind[x] = xs;
+        bind[w] = ws;
+        bind[expert.getResult()] = rows;
+        auto got = evaluateConstant(scatter, nullptr, &bind);
+        auto xr = evaluateConstant(expert.getInput(), nullptr, &bind);
+        auto wg = evaluateConstant(weightGather, nullptr, &bind);
+        if (!got || !xr || !wg || got->numElements() != T * Hout ||
+            xr->numElements() != N * H || wg->numElements() != N) {
+          ok = false;
+          break;
+        }
+        std::vector<double> want(T * Hout, 0.0);
+        for (int64_t i = 0; i < N && ok; ++i) {
+          int64_t t = nz.data[i * 2 + r], k = nz.data[i * 2 + 1 - r];
+          for (int64_t h = 0; h < H && ok; ++h)
+            ok = xr->data[i * H + h] == xs.data[t * H + h];
+          ok = ok && wg->data[i] == ws.data[t * K + k];
+          for (int64_t h = 0; h < Hout; ++h)
+            want[t * Hout + h] += rows.data[i * Hout + h] * ws.data[t * K + k];
+        }
+        // The graph's products and sums are rounded to f32.
+        for (int64_t j = 0; j < T * Hout && ok; ++j)
+          ok = std::fabs(got->data[j] - want[j]) <=
+               kScatterTolerance * std::max(1.0, std::fabs(want[j]));
+      }
+      if (!ok)
+        continue;
+      rewriter.replaceOpWithNewOp<AddOp>(
+          add, acc,
+          denseTerm(rewriter, add, nonzero, r, w, x, expert, T, K, H, Hout));
       return success();
     }
     return rewriter.notifyMatchFailure(
@@ -786,7 +964,8 @@ struct FoldSharedExpert : OpRewritePattern<AddOp> {
 } // namespace
 
 void populateDensifySparseDispatchPatterns(RewritePatternSet &patterns) {
-  patterns.add<DensifySparseDispatch>(patterns.getContext());
+  patterns.add<DensifySparseDispatch, DensifyScatteredDispatch>(
+      patterns.getContext());
 }
 
 void populateRaiseMoEPatterns(RewritePatternSet &patterns,
