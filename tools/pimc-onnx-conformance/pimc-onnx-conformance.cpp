@@ -118,6 +118,7 @@ const char *const kScopeOps[] = {"MatMul",
                                  "SimplifiedLayerNormalization",
                                  "RMSNormalization",
                                  "Einsum",
+                                 "NonZero",
                                  "QuantizeLinear",
                                  "DequantizeLinear"};
 
@@ -230,6 +231,7 @@ std::string runTest(StringRef dir) {
     // Node tests are small: every initializer inline, no weight file.
     options.maxInlineElements = std::numeric_limits<int64_t>::max();
     options.inputValues = &values;
+    options.exampleInputs = &values; // NonZero's count
     auto model = onnx::importModelFile(ctx, modelPath, options);
     if (!model)
       return "import: " + toString(model.takeError());
