@@ -2084,8 +2084,8 @@ LogicalResult Importer::nonzero(NodeCtx &n) {
   } else {
     return fail(n, "the size of the result depends on the values of input '" +
                        n.node.input(0) +
-                       "', which is computed at run time: give example "
-                       "inputs (pimc import --example-inputs in.safetensors, "
+                       "', a run-time value: give example inputs (pimc "
+                       "import --example-inputs in.safetensors, "
                        "ImportOptions::exampleInputs) to specialise the count "
                        "on them");
   }
@@ -3076,6 +3076,20 @@ Expected<ImportedModel> Importer::run() {
                                .str());
         t.bound = &it->second;
       }
+    }
+    if (options.exampleInputs) {
+      auto it = options.exampleInputs->find(name);
+      if (it != options.exampleInputs->end() &&
+          (it->second.kind != t.kind ||
+           ArrayRef<int64_t>(it->second.shape) != ArrayRef<int64_t>(t.shape)))
+        return makeError(formatv("{0}: the example value of graph input "
+                                 "'{1}' has shape {2}, the input is {3}{4}",
+                                 path, name, shapeStr(it->second.shape),
+                                 shapeStr(t.shape),
+                                 it->second.kind != t.kind
+                                     ? " (and the element types differ)"
+                                     : "")
+                             .str());
     }
     tensors[name] = std::move(t);
   }

@@ -103,10 +103,10 @@ def unsupported():
         helper.make_node("Relu", ["c"], ["r"], name="relu"),
         helper.make_node("Conv", ["r", "w"], ["c2"], name="conv1"),
         helper.make_node("LpNormalization", ["c2"], ["y"], name="lpnorm"),
-        helper.make_node("NonZero", ["y"], ["z"], name="nz"),
+        helper.make_node("Unique", ["y"], ["z"], name="uniq"),
     ]
     return model(nodes, [vi("x", F, [1, 1, 4, 4]), vi("w", F, [1, 1, 1, 1])],
-                 [vi("z", I64, [4, None])])
+                 [vi("z", F, [None])])
 
 
 def dynamic_shape():
@@ -266,9 +266,46 @@ def scatter_tile(opset):
     return model(nodes, in_vis, outs, inits, opset=opset), ins, want
 
 
+def nonzero(opset):
+    # NonZero of a computed mask (Greater, then a Transpose consumer: the
+    # torch.where spelling), of a float graph input directly, and of a
+    # constant (folded). The count is not in the file: the output shapes
+    # are symbolic, as torch.onnx writes them.
+    x = np.array([[0.5, -1.0, 2.0, 0.0],
+                  [-0.5, 3.0, 0.0, 1.5],
+                  [0.0, -2.0, 0.25, -0.75]], np.float32)
+    c = np.array([[0, 1, 0], [1, 1, 0]], np.int64)
+    nodes = [helper.make_node("Greater", ["x", "zero"], ["mask"], name="positive"),
+             helper.make_node("NonZero", ["mask"], ["nz"], name="nz_mask"),
+             helper.make_node("Transpose", ["nz"], ["rows_cols"], name="to_rows", perm=[1, 0]),
+             helper.make_node("NonZero", ["x"], ["nz_x"], name="nz_input"),
+             helper.make_node("NonZero", ["c"], ["nz_c"], name="nz_const")]
+    inits = [init("zero", np.array(0.0, np.float32)), init("c", c)]
+    outs = [vi("rows_cols", I64, [None, 2]), vi("nz_x", I64, [2, None]), vi("nz_c", I64, [2, None])]
+    want = [np.array(np.nonzero(x > 0), np.int64).T, np.array(np.nonzero(x), np.int64),
+            np.array(np.nonzero(c), np.int64)]
+    return model(nodes, [vi("x", F, [3, 4])], outs, inits, opset=opset), [x], want
+
+
+def nonzero_embed():
+    # NonZero of a mask computed from a weight (an embedding lookup of a
+    # [20, 4] initializer, above the inline limit): the example run reads
+    # the weight from the importer's temporary safetensors file.
+    table = rng.randn(20, 4).astype(np.float32)
+    ids = np.array([3, 17, 0, 3], np.int64)
+    nodes = [helper.make_node("Gather", ["table", "ids"], ["e"], name="embed"),
+             helper.make_node("Greater", ["e", "zero"], ["mask"], name="positive"),
+             helper.make_node("NonZero", ["mask"], ["nz"], name="nz_embed")]
+    inits = [init("table", table), init("zero", np.array(0.0, np.float32))]
+    want = [np.array(np.nonzero(table[ids] > 0), np.int64)]
+    return model(nodes, [vi("ids", I64, [4])], [vi("nz", I64, [2, None])], inits), [ids], want
+
+
 NUMERIC = {"attention": attention, "half": half, "rotary": lambda: rotary(False),
            "rotary_interleaved": lambda: rotary(True),
-           "scatter_tile13": lambda: scatter_tile(13), "scatter_tile16": lambda: scatter_tile(16)}
+           "scatter_tile13": lambda: scatter_tile(13), "scatter_tile16": lambda: scatter_tile(16),
+           "nonzero": lambda: nonzero(17), "nonzero9": lambda: nonzero(9),
+           "nonzero_embed": nonzero_embed}
 
 
 def write_numeric(out, name):
@@ -281,7 +318,9 @@ def write_numeric(out, name):
     safetensors_io.write_file(os.path.join(out, name + ".inputs.safetensors"),
                               {"input_%d" % i: torch.from_numpy(np.ascontiguousarray(a)) for i, a in enumerate(ins)})
     safetensors_io.write_file(os.path.join(out, name + ".expect.safetensors"),
-                              {"output_%d" % i: torch.from_numpy(np.ascontiguousarray(a.astype(np.float32))) for i, a in enumerate(outs)})
+                              {"output_%d" % i: torch.from_numpy(np.ascontiguousarray(
+                                  a if a.dtype == np.int64 else a.astype(np.float32)))
+                               for i, a in enumerate(outs)})
 
 
 def misc():
