@@ -74,6 +74,11 @@ OPTIONS:
                     (default: targets/hbm3-pim.json)
   --json            Print the report as JSON
   -o <file>         Write the report to a file instead of stdout
+  --example-inputs <file>
+                    ONNX: example values of the graph inputs (input_0, ...
+                    in graph input order, as 'pimc import --example-inputs')
+                    for ops whose result size depends on the data (NonZero:
+                    the import specialises the count on them)
   -h, --help        Show this help
 )";
 
@@ -84,6 +89,7 @@ int fail(const Twine &msg) {
 
 struct Options {
   std::string input, target = "targets/hbm3-pim.json", output = "-";
+  std::string exampleInputs; // ONNX: pimc import --example-inputs
   bool json = false;
 };
 
@@ -93,7 +99,8 @@ struct SourceOpRow {
   std::string name;
   int64_t count = 0;
   bool supported = false;
-  std::string reason;
+  std::string reason; // why it is not supported
+  std::string note;   // what a supported op needs
 };
 
 /// One llm op kind of the imported module.
@@ -222,7 +229,8 @@ void analyzeModule(mlir::ModuleOp module, const pimsim::Target &target,
 /// there) the import itself and llm-raise, whose ops analyzeModule counts.
 /// Errors only when the file cannot be read as a model at all.
 Error analyzeONNX(mlir::MLIRContext &ctx, StringRef path, Report &report,
-                  mlir::OwningOpRef<mlir::ModuleOp> &module) {
+                  mlir::OwningOpRef<mlir::ModuleOp> &module,
+                  StringRef exampleInputs) {
   auto summary = onnx::summarizeModelFile(path);
   if (!summary)
     return summary.takeError();
@@ -237,6 +245,9 @@ Error analyzeONNX(mlir::MLIRContext &ctx, StringRef path, Report &report,
       it->second.supported = onnx::isSupportedOp("", op, summary->opset);
       if (!it->second.supported)
         it->second.reason = "no rule in the ONNX importer's op table";
+      else if (op == "NonZero")
+        it->second.note = "result size depends on the data: needs example "
+                          "inputs (--example-inputs)";
     }
     ++it->second.count;
   }
@@ -247,7 +258,16 @@ Error analyzeONNX(mlir::MLIRContext &ctx, StringRef path, Report &report,
     report.importError = "the model has unsupported ops (above)";
     return Error::success();
   }
-  auto model = onnx::importModelFile(ctx, path, onnx::ImportOptions());
+  onnx::ImportOptions options;
+  std::map<std::string, onnx::TensorData> examples;
+  if (!exampleInputs.empty()) {
+    auto values = onnx::readInputValues(path, exampleInputs);
+    if (!values)
+      return values.takeError();
+    examples = std::move(*values);
+    options.exampleInputs = &examples;
+  }
+  auto model = onnx::importModelFile(ctx, path, options);
   if (!model) {
     report.importError = toString(model.takeError());
     return Error::success();
@@ -345,6 +365,8 @@ json::Value toJSON(const Report &r) {
                    {"supported", row.supported}};
     if (!row.reason.empty())
       o["reason"] = row.reason;
+    if (!row.note.empty())
+      o["note"] = row.note;
     sourceOps.push_back(std::move(o));
   }
   for (const hf::ConfigFeature &f : r.features) {
@@ -410,7 +432,10 @@ void printText(const Report &r, raw_ostream &os) {
     for (const SourceOpRow &row : r.sourceOps)
       os << formatv("  {0,-12} {1,-32} x{2}{3}\n",
                     row.supported ? "supported" : "unsupported", row.name,
-                    row.count, row.reason.empty() ? "" : "  " + row.reason);
+                    row.count,
+                    !row.reason.empty() ? "  " + row.reason
+                    : !row.note.empty() ? "  " + row.note
+                                        : std::string());
   }
   if (!r.importError.empty())
     os << "\nimport: not possible: " << r.importError << "\n";
@@ -463,6 +488,11 @@ int pimcSupportMain(int argc, char **argv) {
         return fail("--target needs a file");
     } else if (a.consume_front("--target=")) {
       opt.target = a.str();
+    } else if (a == "--example-inputs") {
+      if (!value(opt.exampleInputs))
+        return fail("--example-inputs needs a file");
+    } else if (a.consume_front("--example-inputs=")) {
+      opt.exampleInputs = a.str();
     } else if (a == "-o") {
       if (!value(opt.output))
         return fail("-o needs a file");
@@ -488,6 +518,8 @@ int pimcSupportMain(int argc, char **argv) {
     return fail("'" + opt.input +
                 "': unknown model format (expected a Hugging Face checkpoint "
                 "directory, config.json, an FX graph .json, .onnx or .mlir)");
+  if (!opt.exampleInputs.empty() && ext != ".onnx")
+    return fail("--example-inputs applies to ONNX models (.onnx) only");
   auto target = pimsim::loadTarget(opt.target);
   if (!target)
     return fail(toString(target.takeError()));
@@ -535,7 +567,8 @@ int pimcSupportMain(int argc, char **argv) {
       return fail(toString(std::move(e)));
   } else if (ext == ".onnx") {
     report.format = "onnx";
-    if (Error e = analyzeONNX(ctx, opt.input, report, module))
+    if (Error e = analyzeONNX(ctx, opt.input, report, module,
+                              opt.exampleInputs))
       return fail(toString(std::move(e)));
   } else {
     report.format = "llm-ir";
