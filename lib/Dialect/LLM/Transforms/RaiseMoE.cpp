@@ -861,30 +861,25 @@ struct DensifyScatteredDispatch : OpRewritePattern<AddOp> {
         erType.getShape() != ArrayRef<int64_t>{N, Hout})
       return rewriter.notifyMatchFailure(add, "expert is not [N, H] -> [N, H']");
     int64_t H = xrType.getDimSize(1);
-    Value x = findSource(expert.getInput(), [&](ArrayRef<int64_t> s) {
-      int64_t n = 1;
-      for (int64_t d : s)
-        n *= d;
-      return s.size() >= 2 && s.back() == H && n == T * H;
-    });
-    if (!x)
+    SmallVector<Value> xCandidates =
+        findSources(expert.getInput(), [&](ArrayRef<int64_t> s) {
+          int64_t n = 1;
+          for (int64_t d : s)
+            n *= d;
+          return s.size() >= 2 && s.back() == H && n == T * H;
+        });
+    if (xCandidates.empty())
       return rewriter.notifyMatchFailure(add, "no [T, H] input of the gather");
 
+    // Token column r of the nonzero, gathered tensor x and weights w such
+    // that the expert's rows are x[nz[i, r]], its weights w[nz[i, r],
+    // nz[i, 1 - r]] and the scatter adds row i times its weight to token
+    // nz[i, r], on four samples.
     std::mt19937 rng(0x5ca7);
-    for (int64_t r = 0; r < 2; ++r) {
-      if (maskType.getDimSize(r) != T)
-        continue;
-      int64_t K = maskType.getDimSize(1 - r);
-      Value w = findSource(weightGather, [&](ArrayRef<int64_t> s) {
-        return s == ArrayRef<int64_t>{T, K} ||
-               s == ArrayRef<int64_t>{T, K, 1};
-      });
-      if (!w)
-        continue;
-      bool ok = true;
-      for (int sample = 0; sample < 2 && ok; ++sample) {
+    auto verifies = [&](int64_t r, Value x, Value w, int64_t K) {
+      for (int sample = 0; sample < 4; ++sample) {
         ConstTensor nz = sampleNonzero(maskType.getDimSize(0),
-                                       maskType.getDimSize(1), N, rng);
+                                       maskType.getDimSize(1), N, sample, rng);
         ConstTensor xs = randomTensor(
             cast<RankedTensorType>(x.getType()).getShape(), rng);
         ConstTensor ws = randomTensor(
@@ -899,25 +894,45 @@ struct DensifyScatteredDispatch : OpRewritePattern<AddOp> {
         auto xr = evaluateConstant(expert.getInput(), nullptr, &bind);
         auto wg = evaluateConstant(weightGather, nullptr, &bind);
         if (!got || !xr || !wg || got->numElements() != T * Hout ||
-            xr->numElements() != N * H || wg->numElements() != N) {
-          ok = false;
-          break;
-        }
+            xr->numElements() != N * H || wg->numElements() != N)
+          return false;
         std::vector<double> want(T * Hout, 0.0);
-        for (int64_t i = 0; i < N && ok; ++i) {
+        for (int64_t i = 0; i < N; ++i) {
           int64_t t = nz.data[i * 2 + r], k = nz.data[i * 2 + 1 - r];
-          for (int64_t h = 0; h < H && ok; ++h)
-            ok = xr->data[i * H + h] == xs.data[t * H + h];
-          ok = ok && wg->data[i] == ws.data[t * K + k];
+          for (int64_t h = 0; h < H; ++h)
+            if (xr->data[i * H + h] != xs.data[t * H + h])
+              return false;
+          if (wg->data[i] != ws.data[t * K + k])
+            return false;
           for (int64_t h = 0; h < Hout; ++h)
             want[t * Hout + h] += rows.data[i * Hout + h] * ws.data[t * K + k];
         }
         // The graph's products and sums are rounded to f32.
-        for (int64_t j = 0; j < T * Hout && ok; ++j)
-          ok = std::fabs(got->data[j] - want[j]) <=
-               kScatterTolerance * std::max(1.0, std::fabs(want[j]));
+        for (int64_t j = 0; j < T * Hout; ++j)
+          if (std::fabs(got->data[j] - want[j]) >
+              kScatterTolerance * std::max(1.0, std::fabs(want[j])))
+            return false;
       }
-      if (!ok)
+      return true;
+    };
+    for (int64_t r = 0; r < 2; ++r) {
+      if (maskType.getDimSize(r) != T)
+        continue;
+      int64_t K = maskType.getDimSize(1 - r);
+      SmallVector<Value> wCandidates =
+          findSources(weightGather, [&](ArrayRef<int64_t> s) {
+            return s == ArrayRef<int64_t>{T, K} ||
+                   s == ArrayRef<int64_t>{T, K, 1};
+          });
+      // The farthest x first: the experts of one dispatch then share it.
+      Value x, w;
+      for (Value xc : llvm::reverse(xCandidates))
+        for (Value wc : wCandidates)
+          if (!x && verifies(r, xc, wc, K)) {
+            x = xc;
+            w = wc;
+          }
+      if (!x)
         continue;
       rewriter.replaceOpWithNewOp<AddOp>(
           add, acc,
