@@ -567,8 +567,8 @@ int pimcSupportMain(int argc, char **argv) {
       return fail(toString(std::move(e)));
   } else if (ext == ".onnx") {
     report.format = "onnx";
-    if (Error e = analyzeONNX(ctx, opt.input, report, module,
-                              opt.exampleInputs))
+    if (Error e =
+            analyzeONNX(ctx, opt.input, report, module, opt.exampleInputs))
       return fail(toString(std::move(e)));
   } else {
     report.format = "llm-ir";

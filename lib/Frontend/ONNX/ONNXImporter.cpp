@@ -24,8 +24,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -1945,9 +1945,11 @@ FailureOr<TensorData> Importer::probe(NodeCtx &n, Value v) {
       }
     if (!d) {
       (void)fail(n, "the size of the result depends on the values of graph "
-                    "input '" + name + "', which has no example value: give "
-                    "example inputs (pimc import --example-inputs "
-                    "in.safetensors) to specialise the count on them");
+                    "input '" +
+                        name +
+                        "', which has no example value: give "
+                        "example inputs (pimc import --example-inputs "
+                        "in.safetensors) to specialise the count on them");
       return failure();
     }
     std::vector<int64_t> shape(d->shape.begin(), d->shape.end());
@@ -1991,7 +1993,8 @@ FailureOr<TensorData> Importer::probe(NodeCtx &n, Value v) {
     if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
             "pimc-onnx-probe", "safetensors", fd, tmp)) {
       (void)fail(n, "cannot create a temporary file for the weights of the "
-                    "example run: " + ec.message());
+                    "example run: " +
+                        ec.message());
       return failure();
     }
     llvm::sys::Process::SafelyCloseFileDescriptor(fd);
@@ -2003,7 +2006,8 @@ FailureOr<TensorData> Importer::probe(NodeCtx &n, Value v) {
   });
   auto failWith = [&](llvm::Error err) -> FailureOr<TensorData> {
     (void)fail(n, "running the graph on the example inputs to find the "
-                  "result's size failed: " + llvm::toString(std::move(err)));
+                  "result's size failed: " +
+                      llvm::toString(std::move(err)));
     return failure();
   };
   if (!files.empty()) {
@@ -2094,8 +2098,8 @@ LogicalResult Importer::nonzero(NodeCtx &n) {
   // so its count is not checked at run time.
   if (setIfEmpty(n, 0, {rank, count}, Kind::I64))
     return success();
-  Value nz = llm::NonzeroOp::create(b, n.loc, tensorType({count, rank}, Kind::I64),
-                                    mask);
+  Value nz = llm::NonzeroOp::create(b, n.loc,
+                                    tensorType({count, rank}, Kind::I64), mask);
   setValue(n, 0, transposeBy(nz, {1, 0}, n.loc));
   return success();
 }

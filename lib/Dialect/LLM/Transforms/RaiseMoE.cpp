@@ -600,28 +600,27 @@ Value denseTerm(PatternRewriter &rewriter, AddOp add, NonzeroOp nonzero,
         rewriter, loc,
         isa<FloatType>(et)
             ? DenseElementsAttr::get(maskType, rewriter.getFloatAttr(et, 0))
-            : DenseElementsAttr::get(maskType,
-                                     rewriter.getIntegerAttr(et, 0)));
-    mask = CompareOp::create(rewriter, loc,
-                             maskType.clone(rewriter.getI1Type()),
-                             ComparePredicate::Ne, mask, zero);
+            : DenseElementsAttr::get(maskType, rewriter.getIntegerAttr(et, 0)));
+    mask =
+        CompareOp::create(rewriter, loc, maskType.clone(rewriter.getI1Type()),
+                          ComparePredicate::Ne, mask, zero);
   }
   if (r == 1)
     mask = transposeBy(rewriter, loc, mask, {1, 0});
   auto tk = RankedTensorType::get({T, K}, f32);
   Value wv = reshapeTo(rewriter, loc, w, {T, K});
-  Value zeros = arith::ConstantOp::create(
-      rewriter, loc, DenseElementsAttr::get(tk, 0.0f));
+  Value zeros = arith::ConstantOp::create(rewriter, loc,
+                                          DenseElementsAttr::get(tk, 0.0f));
   Value picked = SelectOp::create(rewriter, loc, tk, mask, wv, zeros);
-  Value gate = ReduceOp::create(
-      rewriter, loc, RankedTensorType::get({T, 1}, f32), picked,
-      ReduceKind::Sum, 1, true);
+  Value gate =
+      ReduceOp::create(rewriter, loc, RankedTensorType::get({T, 1}, f32),
+                       picked, ReduceKind::Sum, 1, true);
   auto dense = cast<GatedMLPOp>(rewriter.clone(*expert));
   dense.getInputMutable().assign(asMatrix(rewriter, x, T, H, add));
   dense.getResult().setType(RankedTensorType::get({T, Hout}, f32));
-  Value term = MulOp::create(
-      rewriter, loc, broadcastTo(rewriter, loc, gate, {T, Hout}),
-      dense.getResult());
+  Value term =
+      MulOp::create(rewriter, loc, broadcastTo(rewriter, loc, gate, {T, Hout}),
+                    dense.getResult());
   return term;
 }
 
@@ -859,7 +858,8 @@ struct DensifyScatteredDispatch : OpRewritePattern<AddOp> {
     auto erType = cast<RankedTensorType>(expert.getType());
     if (xrType.getRank() != 2 || xrType.getDimSize(0) != N ||
         erType.getShape() != ArrayRef<int64_t>{N, Hout})
-      return rewriter.notifyMatchFailure(add, "expert is not [N, H] -> [N, H']");
+      return rewriter.notifyMatchFailure(add,
+                                         "expert is not [N, H] -> [N, H']");
     int64_t H = xrType.getDimSize(1);
     SmallVector<Value> xCandidates =
         findSources(expert.getInput(), [&](ArrayRef<int64_t> s) {
@@ -880,10 +880,10 @@ struct DensifyScatteredDispatch : OpRewritePattern<AddOp> {
       for (int sample = 0; sample < 4; ++sample) {
         ConstTensor nz = sampleNonzero(maskType.getDimSize(0),
                                        maskType.getDimSize(1), N, sample, rng);
-        ConstTensor xs = randomTensor(
-            cast<RankedTensorType>(x.getType()).getShape(), rng);
-        ConstTensor ws = randomTensor(
-            cast<RankedTensorType>(w.getType()).getShape(), rng);
+        ConstTensor xs =
+            randomTensor(cast<RankedTensorType>(x.getType()).getShape(), rng);
+        ConstTensor ws =
+            randomTensor(cast<RankedTensorType>(w.getType()).getShape(), rng);
         ConstTensor rows = randomTensor({N, Hout}, rng);
         llvm::DenseMap<Value, ConstTensor> bind;
         bind[nonzero.getResult()] = nz;
@@ -919,11 +919,11 @@ struct DensifyScatteredDispatch : OpRewritePattern<AddOp> {
       if (maskType.getDimSize(r) != T)
         continue;
       int64_t K = maskType.getDimSize(1 - r);
-      SmallVector<Value> wCandidates =
-          findSources(weightGather, [&](ArrayRef<int64_t> s) {
-            return s == ArrayRef<int64_t>{T, K} ||
-                   s == ArrayRef<int64_t>{T, K, 1};
-          });
+      SmallVector<Value> wCandidates = findSources(weightGather, [&](ArrayRef<
+                                                                     int64_t>
+                                                                         s) {
+        return s == ArrayRef<int64_t>{T, K} || s == ArrayRef<int64_t>{T, K, 1};
+      });
       // The farthest x first: the experts of one dispatch then share it.
       Value x, w;
       for (Value xc : llvm::reverse(xCandidates))
