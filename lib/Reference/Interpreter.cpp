@@ -1535,12 +1535,12 @@ Error Interpreter::Impl::executeGraphOp(Operation *op, Env &env) {
           ++count;
         }
         if (count != want)
-          return opError(op, llvm::formatv(
-                                 "{0} nonzero elements, the graph was traced "
-                                 "with {1} (its shape is specialised to the "
-                                 "traced data; raise the graph or re-trace "
-                                 "with these inputs)",
-                                 count, want));
+          return opError(
+              op, llvm::formatv("{0} nonzero elements, the graph was traced "
+                                "with {1} (its shape is specialised to the "
+                                "traced data; raise the graph or re-trace "
+                                "with these inputs)",
+                                count, want));
         setTensor(nz.getResult(), out);
         return Error::success();
       })

@@ -1326,8 +1326,8 @@ LogicalResult buildIndexTensor(OpContext &c) {
                           "and is not supported";
   if (k == 1) {
     Value index = toElem(c, indices[first], c.b.getI64Type());
-    c.results.push_back(llm::GatherOp::create(c.b, c.loc, c.resultType(), self,
-                                              index, first));
+    c.results.push_back(
+        llm::GatherOp::create(c.b, c.loc, c.resultType(), self, index, first));
     return success();
   }
   // The broadcast index shape, from the traced result.
@@ -1351,8 +1351,8 @@ LogicalResult buildIndexTensor(OpContext &c) {
       return failure();
     Value term = normalizedIndexF32(c, idx, ss[j]);
     if (stride != 1)
-      term = llm::MulOp::create(
-          c.b, c.loc, term, splat(c, bShape, c.b.getF32Type(), stride));
+      term = llm::MulOp::create(c.b, c.loc, term,
+                                splat(c, bShape, c.b.getF32Type(), stride));
     lin = lin ? llm::AddOp::create(c.b, c.loc, lin, term).getResult() : term;
   }
   llvm::SmallVector<int64_t> flat(ss.take_front(first));

@@ -2094,10 +2094,16 @@ LogicalResult Importer::nonzero(NodeCtx &n) {
                        "on them");
   }
   int64_t count = positions(example).size();
-  // An empty result is a constant (llm ops do not produce empty tensors),
-  // so its count is not checked at run time.
-  if (setIfEmpty(n, 0, {rank, count}, Kind::I64))
-    return success();
+  // An empty result would be a constant (llm ops do not produce empty
+  // tensors) that folds its users away: the graph would then compute
+  // something else, unchecked, on data where the mask is not empty (a
+  // sparse MoE expert that got no token would vanish).
+  if (count == 0)
+    return fail(n, "input '" + n.node.input(0) +
+                       "' has no nonzero element on the example inputs; an "
+                       "empty result cannot be checked at run time (its "
+                       "users would fold away): give example inputs on "
+                       "which it selects at least one element");
   Value nz = llm::NonzeroOp::create(b, n.loc,
                                     tensorType({count, rank}, Kind::I64), mask);
   setValue(n, 0, transposeBy(nz, {1, 0}, n.loc));
@@ -3065,36 +3071,33 @@ Expected<ImportedModel> Importer::run() {
     t.kind = kindOfType(argTypes[i]);
     auto shape = cast<RankedTensorType>(argTypes[i]).getShape();
     t.shape.assign(shape.begin(), shape.end());
-    if (options.inputValues) {
-      auto it = options.inputValues->find(name);
-      if (it != options.inputValues->end()) {
-        if (it->second.kind != t.kind ||
-            ArrayRef<int64_t>(it->second.shape) != ArrayRef<int64_t>(t.shape))
-          return makeError(formatv("{0}: the value given for graph input "
-                                   "'{1}' has shape {2}, the input is {3}{4}",
-                                   path, name, shapeStr(it->second.shape),
-                                   shapeStr(t.shape),
-                                   it->second.kind != t.kind
-                                       ? " (and the element types differ)"
-                                       : "")
-                               .str());
-        t.bound = &it->second;
-      }
-    }
-    if (options.exampleInputs) {
-      auto it = options.exampleInputs->find(name);
-      if (it != options.exampleInputs->end() &&
-          (it->second.kind != t.kind ||
-           ArrayRef<int64_t>(it->second.shape) != ArrayRef<int64_t>(t.shape)))
-        return makeError(formatv("{0}: the example value of graph input "
-                                 "'{1}' has shape {2}, the input is {3}{4}",
-                                 path, name, shapeStr(it->second.shape),
+    // A value given for the input (`what`) must have its shape and kind.
+    auto given = [&](const std::map<std::string, TensorData> *values,
+                     StringRef what) -> Expected<const TensorData *> {
+      if (!values)
+        return nullptr;
+      auto it = values->find(name);
+      if (it == values->end())
+        return nullptr;
+      if (it->second.kind != t.kind ||
+          ArrayRef<int64_t>(it->second.shape) != ArrayRef<int64_t>(t.shape))
+        return makeError(formatv("{0}: {1} graph input '{2}' has shape {3}, "
+                                 "the input is {4}{5}",
+                                 path, what, name, shapeStr(it->second.shape),
                                  shapeStr(t.shape),
                                  it->second.kind != t.kind
                                      ? " (and the element types differ)"
                                      : "")
                              .str());
-    }
+      return &it->second;
+    };
+    auto bound = given(options.inputValues, "the value given for");
+    if (!bound)
+      return bound.takeError();
+    t.bound = *bound;
+    if (auto example = given(options.exampleInputs, "the example value of");
+        !example)
+      return example.takeError();
     tensors[name] = std::move(t);
   }
 

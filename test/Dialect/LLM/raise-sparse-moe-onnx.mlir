@@ -429,3 +429,59 @@ func.func @mixtral_sparse(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %me2_out = llm.add %me1_out, %me2_sc : tensor<4x8xf32>
   return %me2_out : tensor<4x8xf32>
 }
+
+// -----
+
+// The same with no tokens in the trace (nonzero [0, 2]): checked on a copy
+// re-typed to 3 tokens, densified.
+// CHECK-LABEL: func.func @scatter_none_no_tokens
+// CHECK-NOT:  llm.nonzero
+// CHECK:      %[[PICK:.*]] = llm.select %{{.*}}, %arg1, %{{.*}} : tensor<4x2xi1>, tensor<4x2xf32>
+// CHECK:      llm.gated_mlp %arg0, {{.*}} -> tensor<4x8xf32>
+// CHECK:      llm.add %arg3, %{{.*}} : tensor<4x8xf32>
+func.func @scatter_none_no_tokens(%x: tensor<4x8xf32>, %w: tensor<4x2xf32>, %idx: tensor<4x2xi64>, %acc: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e0_c = arith.constant dense<0> : tensor<4x2xi64>
+  %e0_mask = llm.compare eq %idx, %e0_c : tensor<4x2xi64> -> tensor<4x2xi1>
+  %e0_nz = llm.nonzero %e0_mask : (tensor<4x2xi1>) -> tensor<0x2xi64>
+  %e0_r2 = llm.slice %e0_nz {axis = 1 : i64, size = 1 : i64, start = 0 : i64} : tensor<0x2xi64> -> tensor<0x1xi64>
+  %e0_s2 = llm.slice %e0_nz {axis = 1 : i64, size = 1 : i64, start = 1 : i64} : tensor<0x2xi64> -> tensor<0x1xi64>
+  %e0_rows = llm.reshape %e0_r2 : tensor<0x1xi64> -> tensor<0xi64>
+  %e0_slots = llm.reshape %e0_s2 : tensor<0x1xi64> -> tensor<0xi64>
+  %e0_xr = llm.gather %x, %e0_rows {axis = 0 : i64} : (tensor<4x8xf32>, tensor<0xi64>) -> tensor<0x8xf32>
+  %e0_g = llm.weight "e0.gate" : tensor<16x8xf32>
+  %e0_u = llm.weight "e0.up" : tensor<16x8xf32>
+  %e0_d = llm.weight "e0.down" : tensor<8x16xf32>
+  %e0_y = llm.gated_mlp %e0_xr, %e0_g, %e0_u, %e0_d : (tensor<0x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<0x8xf32>
+  %e0_wf = llm.reshape %w : tensor<4x2xf32> -> tensor<8x1xf32>
+  %e0_mf = llm.convert %e0_rows : tensor<0xi64> -> tensor<0xf32>
+  %e0_k = arith.constant dense<2.0> : tensor<0xf32>
+  %e0_mk = llm.mul %e0_mf, %e0_k : tensor<0xf32>
+  %e0_nf = llm.convert %e0_slots : tensor<0xi64> -> tensor<0xf32>
+  %e0_flat = llm.add %e0_nf, %e0_mk : tensor<0xf32>
+  %e0_fi = llm.convert %e0_flat : tensor<0xf32> -> tensor<0xi64>
+  %e0_wg = llm.gather %e0_wf, %e0_fi {axis = 0 : i64} : (tensor<8x1xf32>, tensor<0xi64>) -> tensor<0x1xf32>
+  %e0_wb = llm.broadcast %e0_wg : tensor<0x1xf32> -> tensor<0x8xf32>
+  %e0_src = llm.mul %e0_y, %e0_wb : tensor<0x8xf32>
+  %e0_ib = llm.broadcast %e0_r2 : tensor<0x1xi64> -> tensor<0x8xi64>
+  %e0_iv = llm.reshape %e0_ib : tensor<0x8xi64> -> tensor<1x0x8xi64>
+  %e0_iw = llm.broadcast %e0_iv : tensor<1x0x8xi64> -> tensor<4x0x8xi64>
+  %e0_iota = arith.constant dense<[[[0]], [[1]], [[2]], [[3]]]> : tensor<4x1x1xi64>
+  %e0_iob = llm.broadcast %e0_iota : tensor<4x1x1xi64> -> tensor<4x0x8xi64>
+  %e0_hit = llm.compare eq %e0_iw, %e0_iob : tensor<4x0x8xi64> -> tensor<4x0x8xi1>
+  %e0_uv = llm.reshape %e0_src : tensor<0x8xf32> -> tensor<1x0x8xf32>
+  %e0_ub = llm.broadcast %e0_uv : tensor<1x0x8xf32> -> tensor<4x0x8xf32>
+  %e0_z3 = arith.constant dense<0.0> : tensor<4x0x8xf32>
+  %e0_sel = llm.select %e0_hit, %e0_ub, %e0_z3 : tensor<4x0x8xi1>, tensor<4x0x8xf32>
+  %e0_sum3 = llm.reduce sum %e0_sel {axis = 1 : i64, keep_dim = true} : tensor<4x0x8xf32> -> tensor<4x1x8xf32>
+  %e0_sum = llm.reshape %e0_sum3 : tensor<4x1x8xf32> -> tensor<4x8xf32>
+  %e0_o3 = arith.constant dense<1.0> : tensor<4x0x8xf32>
+  %e0_cnt = llm.select %e0_hit, %e0_o3, %e0_z3 : tensor<4x0x8xi1>, tensor<4x0x8xf32>
+  %e0_cs3 = llm.reduce sum %e0_cnt {axis = 1 : i64, keep_dim = true} : tensor<4x0x8xf32> -> tensor<4x1x8xf32>
+  %e0_cs = llm.reshape %e0_cs3 : tensor<4x1x8xf32> -> tensor<4x8xf32>
+  %e0_z2 = arith.constant dense<0.0> : tensor<4x8xf32>
+  %e0_cov = llm.compare gt %e0_cs, %e0_z2 : tensor<4x8xf32> -> tensor<4x8xi1>
+  %e0_sc = llm.select %e0_cov, %e0_sum, %e0_z2 : tensor<4x8xi1>, tensor<4x8xf32>
+  %e0_out = llm.add %acc, %e0_sc : tensor<4x8xf32>
+  return %e0_out : tensor<4x8xf32>
+}
+

@@ -304,11 +304,16 @@ func.func @rows_gathered_by_slot(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
-// The expert received no tokens in the trace: nothing to check the pieces
-// on, so the dispatch stays.
+// The expert received no tokens in the trace (nonzero [0, 2]): nothing to
+// evaluate, so the pieces are checked on a copy of the subgraph re-typed to
+// 3 tokens, and the dispatch densifies (one expert of a two-expert router:
+// no llm.moe).
 // CHECK-LABEL: func.func @no_tokens
-// CHECK: llm.nonzero %{{.*}} -> tensor<0x2xi64>
-// CHECK-NOT: llm.moe
+// CHECK: %[[P:.*]] = llm.select
+// CHECK: %[[G:.*]] = llm.reduce sum %[[P]] {axis = 1 : i64, keep_dim = true} : tensor<4x2xf32> -> tensor<4x1xf32>
+// CHECK: llm.gated_mlp %arg0, {{.*}} -> tensor<4x8xf32>
+// CHECK-NOT: llm.nonzero
+// CHECK-NOT: llm.matmul
 func.func @no_tokens(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %wr = llm.weight "gate.weight" : tensor<2x8xf32>
   %logits = llm.linear %x, %wr : (tensor<4x8xf32>, tensor<2x8xf32>) -> tensor<4x2xf32>
@@ -338,6 +343,60 @@ func.func @no_tokens(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %mlp0 = llm.gated_mlp %xr_0, %g0, %u0, %d0 : (tensor<0x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<0x8xf32>
   %fa_0 = llm.convert %r0_0 : tensor<0xi64> -> tensor<0xf32>
   %fb_0 = llm.convert %r1_0 : tensor<0xi64> -> tensor<0xf32>
+  %fs_0 = llm.mul %fa_0, %kconst0 : tensor<0xf32>
+  %fl_0 = llm.add %fs_0, %fb_0 : tensor<0xf32>
+  %lin_0 = llm.convert %fl_0 : tensor<0xf32> -> tensor<0xi64>
+  %wf_0 = llm.reshape %w : tensor<4x2xf32> -> tensor<8x1xf32>
+  %wg_0 = llm.gather %wf_0, %lin_0 {axis = 0 : i64} : (tensor<8x1xf32>, tensor<0xi64>) -> tensor<0x1xf32>
+  %wb_0 = llm.broadcast %wg_0 : tensor<0x1xf32> -> tensor<0x8xf32>
+  %src0 = llm.mul %mlp0, %wb_0 : tensor<0x8xf32>
+  %hr_0 = llm.reshape %c0_0 : tensor<0x1xi64> -> tensor<1x0xi64>
+  %ib_0 = llm.broadcast %iota : tensor<4x1xi64> -> tensor<4x0xi64>
+  %hb_0 = llm.broadcast %hr_0 : tensor<1x0xi64> -> tensor<4x0xi64>
+  %heq_0 = llm.compare eq %ib_0, %hb_0 : tensor<4x0xi64> -> tensor<4x0xi1>
+  %hot0 = llm.convert %heq_0 : tensor<4x0xi1> -> tensor<4x0xf32>
+  %sc0 = llm.matmul %hot0, %src0 : (tensor<4x0xf32>, tensor<0x8xf32>) -> tensor<4x8xf32>
+  %y = llm.add %zero, %sc0 : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// No tokens in the trace and the weights gathered as w[slots, rows]: the
+// re-typed copy fails the check, the dispatch stays.
+// CHECK-LABEL: func.func @no_tokens_weights_swapped
+// CHECK: llm.nonzero %{{.*}} -> tensor<0x2xi64>
+// CHECK: llm.matmul
+// CHECK-NOT: llm.select
+func.func @no_tokens_weights_swapped(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %wr = llm.weight "gate.weight" : tensor<2x8xf32>
+  %logits = llm.linear %x, %wr : (tensor<4x8xf32>, tensor<2x8xf32>) -> tensor<4x2xf32>
+  %probs = llm.softmax %logits {axis = 1 : i64} : tensor<4x2xf32>
+  %vals, %idx = llm.topk %probs {k = 2 : i64, axis = 1 : i64} : tensor<4x2xf32> -> tensor<4x2xf32>, tensor<4x2xi64>
+  %s = llm.reduce sum %vals {axis = 1 : i64, keep_dim = true} : tensor<4x2xf32> -> tensor<4x1xf32>
+  %sb = llm.broadcast %s : tensor<4x1xf32> -> tensor<4x2xf32>
+  %w = llm.div %vals, %sb : tensor<4x2xf32>
+  %e0c = arith.constant dense<0> : tensor<4x2xi64>
+  %e1c = arith.constant dense<1> : tensor<4x2xi64>
+  %m0 = llm.compare eq %idx, %e0c : tensor<4x2xi64> -> tensor<4x2xi1>
+  %m1 = llm.compare eq %idx, %e1c : tensor<4x2xi64> -> tensor<4x2xi1>
+  %kconst0 = arith.constant dense<2.0> : tensor<0xf32>
+  %iota = arith.constant dense<[[0], [1], [2], [3]]> : tensor<4x1xi64>
+  %zero = arith.constant dense<0.0> : tensor<4x8xf32>
+  %g0 = llm.weight "e.0.w1" : tensor<16x8xf32>
+  %u0 = llm.weight "e.0.w3" : tensor<16x8xf32>
+  %d0 = llm.weight "e.0.w2" : tensor<8x16xf32>
+  %nz0 = llm.nonzero %m0 : (tensor<4x2xi1>) -> tensor<0x2xi64>
+  %c0_0 = llm.slice %nz0 {axis = 1 : i64, size = 1 : i64, start = 0 : i64} : tensor<0x2xi64> -> tensor<0x1xi64>
+  %c1_0 = llm.slice %nz0 {axis = 1 : i64, size = 1 : i64, start = 1 : i64} : tensor<0x2xi64> -> tensor<0x1xi64>
+  %r0_0 = llm.reshape %c0_0 : tensor<0x1xi64> -> tensor<0xi64>
+  %r1_0 = llm.reshape %c1_0 : tensor<0x1xi64> -> tensor<0xi64>
+  %x3_0 = llm.reshape %x : tensor<4x8xf32> -> tensor<1x4x8xf32>
+  %xg_0 = llm.gather %x3_0, %r0_0 {axis = 1 : i64} : (tensor<1x4x8xf32>, tensor<0xi64>) -> tensor<1x0x8xf32>
+  %xr_0 = llm.reshape %xg_0 : tensor<1x0x8xf32> -> tensor<0x8xf32>
+  %mlp0 = llm.gated_mlp %xr_0, %g0, %u0, %d0 : (tensor<0x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<0x8xf32>
+  %fa_0 = llm.convert %r1_0 : tensor<0xi64> -> tensor<0xf32>
+  %fb_0 = llm.convert %r0_0 : tensor<0xi64> -> tensor<0xf32>
   %fs_0 = llm.mul %fa_0, %kconst0 : tensor<0xf32>
   %fl_0 = llm.add %fs_0, %fb_0 : tensor<0xf32>
   %lin_0 = llm.convert %fl_0 : tensor<0xf32> -> tensor<0xi64>

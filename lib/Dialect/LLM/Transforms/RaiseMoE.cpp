@@ -30,6 +30,8 @@
 #include "pimc/Dialect/LLM/IR/LLMBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Verifier.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <algorithm>
@@ -276,8 +278,7 @@ expertOfColumns(ArrayRef<Value> columns, LinearOp router,
 /// single llm.topk in the subgraphs of `routing`; the failure reason in
 /// `why`.
 std::optional<std::pair<LinearOp, TopkOp>>
-findRouterAndTopk(ArrayRef<Value> routing, Value x, int64_t E,
-                  StringRef &why) {
+findRouterAndTopk(ArrayRef<Value> routing, Value x, int64_t E, StringRef &why) {
   auto xType = cast<RankedTensorType>(x.getType());
   int64_t H = xType.getDimSize(1);
   LinearOp router;
@@ -353,9 +354,8 @@ struct RaiseDenseMoE : OpRewritePattern<ReduceOp> {
     // The sum over the expert axis, keeping it (ONNX ReduceSum's default,
     // [T, 1, H]) or not ([T, H]).
     auto inType = dyn_cast<RankedTensorType>(sum.getInput().getType());
-    if (sum.getKind() != ReduceKind::Sum || !inType ||
-        inType.getRank() != 3 || !inType.hasStaticShape() ||
-        (sum.getAxis() != 1 && sum.getAxis() != -2))
+    if (sum.getKind() != ReduceKind::Sum || !inType || inType.getRank() != 3 ||
+        !inType.hasStaticShape() || (sum.getAxis() != 1 && sum.getAxis() != -2))
       return failure();
     auto mul = defOp<MulOp>(sum.getInput());
     if (!mul)
@@ -624,302 +624,350 @@ Value denseTerm(PatternRewriter &rewriter, AddOp add, NonzeroOp nonzero,
   return term;
 }
 
-/// index_add(acc, 0, rows, expert(x[rows]) * w[rows, slots]) with (rows,
-/// slots) the columns of llm.nonzero(mask), as the FX importer spells it:
-/// `acc + onehot(rows)^T @ src` -> `acc + broadcast(gate) * expert(x)` with
-/// gate[t] = sum_k (mask[t, k] ? w[t, k] : 0). Exact for any mask and any
-/// row-wise expert (llm.gated_mlp): every row the scatter adds is the
-/// expert's row for that token times its weight, summed over the slots
-/// that pick it.
-struct DensifySparseDispatch : OpRewritePattern<AddOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(AddOp add,
-                                PatternRewriter &rewriter) const override {
-    MatmulOp scatter;
-    Value acc;
-    bool matched = matchEitherOrder(add, [&](Value a, Value m) {
-      scatter = defOp<MatmulOp>(m);
-      acc = a;
-      return scatter != nullptr;
-    });
-    if (!matched)
-      return failure();
-    auto pType = dyn_cast<RankedTensorType>(scatter.getLhs().getType());
-    auto sType = dyn_cast<RankedTensorType>(scatter.getRhs().getType());
-    auto outType = dyn_cast<RankedTensorType>(add.getType());
-    if (!pType || !sType || !outType || pType.getRank() != 2 ||
-        sType.getRank() != 2 || !pType.hasStaticShape() ||
-        !sType.hasStaticShape() || outType.getRank() != 2)
-      return failure();
-    int64_t T = pType.getDimSize(0), N = pType.getDimSize(1);
-    int64_t Hout = sType.getDimSize(1);
-    if (N == 0)
-      return rewriter.notifyMatchFailure(
-          add, "the expert received no tokens in the trace");
-    // src = expert(x[rows]) * w[rows, slots], either order.
-    auto mul = defOp<MulOp>(scatter.getRhs());
-    if (!mul)
-      return failure();
-    GatedMLPOp expert;
-    Value weightGather;
-    if (!matchEitherOrder(mul, [&](Value e, Value w) {
-          expert = defOp<GatedMLPOp>(e);
-          weightGather = stripBroadcast(w);
-          auto wt = dyn_cast<RankedTensorType>(weightGather.getType());
-          return expert && wt && wt.hasStaticShape() &&
-                 wt.getNumElements() == N;
-        }))
-      return rewriter.notifyMatchFailure(add, "not an expert times a weight");
-    // The one llm.nonzero the scatter's rows come from.
-    NonzeroOp nonzero;
-    for (Operation *op : backwardSlice(scatter.getLhs(), 64))
-      if (auto nz = dyn_cast<NonzeroOp>(op)) {
-        if (nonzero && nonzero != nz)
-          return rewriter.notifyMatchFailure(add, "two nonzero sources");
-        nonzero = nz;
-      }
-    if (!nonzero)
-      return rewriter.notifyMatchFailure(add, "no llm.nonzero rows");
-    auto maskType = cast<RankedTensorType>(nonzero.getInput().getType());
-    if (maskType.getRank() != 2 || !maskType.hasStaticShape() ||
-        cast<RankedTensorType>(nonzero.getType()).getDimSize(0) != N)
-      return rewriter.notifyMatchFailure(add, "mask is not [tokens, slots]");
-    auto xrType = cast<RankedTensorType>(expert.getInput().getType());
-    if (xrType.getRank() != 2 || xrType.getDimSize(0) != N)
-      return rewriter.notifyMatchFailure(add, "expert input is not [N, H]");
-    int64_t H = xrType.getDimSize(1);
-    // The gathered tensor: [T, H] up to leading unit / row dimensions.
-    SmallVector<Value> xCandidates =
-        findSources(expert.getInput(), [&](ArrayRef<int64_t> s) {
-          int64_t n = 1;
-          for (int64_t d : s)
-            n *= d;
-          return s.size() >= 2 && s.back() == H && n == T * H;
-        });
-    if (xCandidates.empty())
-      return rewriter.notifyMatchFailure(add, "no [T, H] input of the gather");
-
-    // Token column r of the nonzero, gathered tensor x and weights w such
-    // that the scatter's one-hot is (t == nz[i, r]), the expert's rows are
-    // x[nz[i, r]] and its weights w[nz[i, r], nz[i, 1 - r]], on four samples.
-    std::mt19937 rng(0xd15c);
-    auto verifies = [&](int64_t r, Value x, Value w, int64_t K) {
-      for (int sample = 0; sample < 4; ++sample) {
-        ConstTensor nz = sampleNonzero(maskType.getDimSize(0),
-                                       maskType.getDimSize(1), N, sample, rng);
-        ConstTensor xs = randomTensor(
-            cast<RankedTensorType>(x.getType()).getShape(), rng);
-        ConstTensor ws = randomTensor(
-            cast<RankedTensorType>(w.getType()).getShape(), rng);
-        llvm::DenseMap<Value, ConstTensor> bind;
-        bind[nonzero.getResult()] = nz;
-        bind[x] = xs;
-        bind[w] = ws;
-        auto p = evaluateConstant(scatter.getLhs(), nullptr, &bind);
-        auto xr = evaluateConstant(expert.getInput(), nullptr, &bind);
-        auto wg = evaluateConstant(weightGather, nullptr, &bind);
-        if (!p || !xr || !wg || p->numElements() != T * N ||
-            xr->numElements() != N * H || wg->numElements() != N)
-          return false;
-        for (int64_t i = 0; i < N; ++i) {
-          int64_t t = nz.data[i * 2 + r], k = nz.data[i * 2 + 1 - r];
-          for (int64_t u = 0; u < T; ++u)
-            if (p->data[u * N + i] != (u == t ? 1.0 : 0.0))
-              return false;
-          for (int64_t h = 0; h < H; ++h)
-            if (xr->data[i * H + h] != xs.data[t * H + h])
-              return false;
-          if (wg->data[i] != ws.data[t * K + k])
-            return false;
-        }
-      }
-      return true;
-    };
-    for (int64_t r = 0; r < 2; ++r) {
-      if (maskType.getDimSize(r) != T)
-        continue;
-      int64_t K = maskType.getDimSize(1 - r);
-      SmallVector<Value> wCandidates =
-          findSources(weightGather, [&](ArrayRef<int64_t> s) {
-            return s == ArrayRef<int64_t>{T, K} ||
-                   s == ArrayRef<int64_t>{T, K, 1};
-          });
-      // The farthest x first: the experts of one dispatch then share it.
-      Value x, w;
-      for (Value xc : llvm::reverse(xCandidates))
-        for (Value wc : wCandidates)
-          if (!x && verifies(r, xc, wc, K)) {
-            x = xc;
-            w = wc;
-          }
-      if (!x)
-        continue;
-
-      rewriter.replaceOpWithNewOp<AddOp>(
-          add, acc,
-          denseTerm(rewriter, add, nonzero, r, w, x, expert, T, K, H, Hout));
-      return success();
-    }
-    return rewriter.notifyMatchFailure(
-        add, "not a scatter of expert rows gathered by nonzero");
-  }
+/// How an importer spelled the scatter of a sparse dispatch.
+enum class ScatterSpelling {
+  /// FX index_add: `acc + onehot(rows)^T @ (expert(x[rows]) * w[..])`.
+  OneHotMatmul,
+  /// ONNX ScatterElements: a one-hot select over [T, N, H] reduced over N
+  /// (into zeros then Add, or reduction=add into the accumulator).
+  Scattered,
 };
 
-/// The same dispatch as the ONNX importer spells it: torch.onnx exports
-/// index_add_ as ScatterElements (into zeros, then Add; or with
-/// reduction=add into the accumulator), which the importer turns into a
-/// one-hot select over [T, N, H] reduced over N. The scatter term S of
-/// `acc + S` is not matched op by op: the pattern finds the single
-/// llm.nonzero and the single `expert(x[rows]) * w[rows, slots]` product S
-/// reads, and checks what S computes on sample nonzero positions, random
-/// x and w, and random expert rows R bound in place of the expert's result:
-///   x gathered:  the expert's input row i is x[rows[i]],
-///   w gathered:  the weight of row i is w[rows[i], slots[i]],
-///   scatter:     S[t] = sum_i [t == rows[i]] R[i] w[rows[i], slots[i]],
-/// the last for every t and feature, which with random R pins the one-hot
-/// to (t == rows[i]). Then S is replaced like the FX spelling.
-struct DensifyScatteredDispatch : OpRewritePattern<AddOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// The values a sparse-dispatch check evaluates, all depending on the
+/// traced count N.
+struct DispatchValues {
+  Value nonzero;   // llm.nonzero result [N, 2]
+  Value expertIn;  // the expert's input [N, H]
+  Value expertOut; // the expert's result [N, Hout]
+  Value weights;   // the gathered routing weights, N elements
+  Value scatter;   // OneHotMatmul: the one-hot [T, N]; Scattered: the term
+};
 
-  /// Ops S depends on before the llm.nonzero and the expert product: the
-  /// nonzero and the products `gated_mlp * w` it reaches (nothing past them).
-  /// False when the walk is longer than a scatter spelling.
-  static bool scatterSlice(Value s, SmallVectorImpl<NonzeroOp> &nonzeros,
-                           SmallVectorImpl<MulOp> &products) {
-    llvm::SmallPtrSet<Operation *, 32> seen;
-    SmallVector<Value> work{s};
-    while (!work.empty()) {
-      Operation *def = work.pop_back_val().getDefiningOp();
-      if (!def || !seen.insert(def).second)
-        continue;
-      if (seen.size() > 96)
-        return false;
-      if (auto nz = dyn_cast<NonzeroOp>(def)) {
-        nonzeros.push_back(nz);
+/// One candidate dispatch at `add` = acc + term.
+struct Dispatch {
+  ScatterSpelling spelling;
+  Value acc;
+  DispatchValues v;
+  NonzeroOp nonzero;
+  GatedMLPOp expert;
+  int64_t T = 0, N = 0, H = 0, Hout = 0;
+};
+
+/// Ops the ONNX scatter term `s` depends on before the llm.nonzero and the
+/// expert product: the nonzero and the products `gated_mlp * w` it reaches
+/// (nothing past them). False when the walk is longer than a scatter
+/// spelling.
+bool scatterSlice(Value s, SmallVectorImpl<NonzeroOp> &nonzeros,
+                  SmallVectorImpl<MulOp> &products) {
+  llvm::SmallPtrSet<Operation *, 32> seen;
+  SmallVector<Value> work{s};
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || !seen.insert(def).second)
+      continue;
+    if (seen.size() > 96)
+      return false;
+    if (auto nz = dyn_cast<NonzeroOp>(def)) {
+      nonzeros.push_back(nz);
+      continue;
+    }
+    if (auto mul = dyn_cast<MulOp>(def))
+      if (defOp<GatedMLPOp>(mul.getLhs()) || defOp<GatedMLPOp>(mul.getRhs())) {
+        products.push_back(mul);
         continue;
       }
-      if (auto mul = dyn_cast<MulOp>(def))
-        if (defOp<GatedMLPOp>(mul.getLhs()) ||
-            defOp<GatedMLPOp>(mul.getRhs())) {
-          products.push_back(mul);
-          continue;
-        }
-      if (isa<LinearOp, GatedMLPOp, TopkOp, MoEOp, AttentionOp>(def))
-        return false;
-      for (Value operand : def->getOperands())
-        work.push_back(operand);
-    }
-    return true;
+    if (isa<LinearOp, GatedMLPOp, TopkOp, MoEOp, AttentionOp>(def))
+      return false;
+    for (Value operand : def->getOperands())
+      work.push_back(operand);
   }
+  return true;
+}
 
-  LogicalResult matchAndRewrite(AddOp add,
-                                PatternRewriter &rewriter) const override {
-    auto outType = dyn_cast<RankedTensorType>(add.getType());
-    if (!outType || outType.getRank() != 2 || !outType.hasStaticShape() ||
-        !outType.getElementType().isF32())
-      return failure();
-    int64_t T = outType.getDimSize(0), Hout = outType.getDimSize(1);
-    Value acc, scatter;
-    NonzeroOp nonzero;
-    MulOp product;
-    bool matched = matchEitherOrder(add, [&](Value a, Value s) {
-      if (defOp<MatmulOp>(s))
-        return false; // the FX spelling (DensifySparseDispatch)
+/// The structure of a dispatch at `add` in either spelling (what is checked
+/// by evaluation comes later); the failure reason in `why`.
+std::optional<Dispatch> matchDispatch(AddOp add, StringRef &why) {
+  auto outType = dyn_cast<RankedTensorType>(add.getType());
+  if (!outType || outType.getRank() != 2 || !outType.hasStaticShape() ||
+      !outType.getElementType().isF32())
+    return std::nullopt;
+  Dispatch d;
+  d.T = outType.getDimSize(0);
+  d.Hout = outType.getDimSize(1);
+  MulOp product;
+  bool matched = matchEitherOrder(add, [&](Value a, Value s) {
+    if (auto mm = defOp<MatmulOp>(s)) {
+      auto pType = dyn_cast<RankedTensorType>(mm.getLhs().getType());
+      if (!pType || pType.getRank() != 2 || !pType.hasStaticShape())
+        return false;
+      product = defOp<MulOp>(mm.getRhs());
+      if (!product)
+        return false;
+      // The one llm.nonzero the scatter's rows come from.
+      NonzeroOp nonzero;
+      for (Operation *op : backwardSlice(mm.getLhs(), 64))
+        if (auto nz = dyn_cast<NonzeroOp>(op)) {
+          if (nonzero && nonzero != nz)
+            return false;
+          nonzero = nz;
+        }
+      if (!nonzero)
+        return false;
+      d.spelling = ScatterSpelling::OneHotMatmul;
+      d.v.scatter = mm.getLhs();
+      d.nonzero = nonzero;
+    } else {
       SmallVector<NonzeroOp> nonzeros;
       SmallVector<MulOp> products;
       if (!scatterSlice(s, nonzeros, products) || nonzeros.size() != 1 ||
           products.size() != 1)
         return false;
-      acc = a;
-      scatter = s;
-      nonzero = nonzeros.front();
+      d.spelling = ScatterSpelling::Scattered;
+      d.v.scatter = s;
+      d.nonzero = nonzeros.front();
       product = products.front();
-      return true;
-    });
-    if (!matched)
-      return failure();
-    auto nzType = cast<RankedTensorType>(nonzero.getType());
-    auto maskType = cast<RankedTensorType>(nonzero.getInput().getType());
-    int64_t N = nzType.getDimSize(0);
-    if (maskType.getRank() != 2 || !maskType.hasStaticShape())
-      return rewriter.notifyMatchFailure(add, "mask is not [tokens, slots]");
-    GatedMLPOp expert;
-    Value weightGather;
-    if (!matchEitherOrder(product, [&](Value e, Value w) {
-          expert = defOp<GatedMLPOp>(e);
-          weightGather = stripBroadcast(w);
-          auto wt = dyn_cast<RankedTensorType>(weightGather.getType());
-          return expert && wt && wt.hasStaticShape() &&
-                 wt.getNumElements() == N;
-        }))
-      return rewriter.notifyMatchFailure(add, "not an expert times a weight");
-    auto xrType = cast<RankedTensorType>(expert.getInput().getType());
-    auto erType = cast<RankedTensorType>(expert.getType());
-    if (xrType.getRank() != 2 || xrType.getDimSize(0) != N ||
-        erType.getShape() != ArrayRef<int64_t>{N, Hout})
-      return rewriter.notifyMatchFailure(add,
-                                         "expert is not [N, H] -> [N, H']");
-    int64_t H = xrType.getDimSize(1);
+    }
+    d.acc = a;
+    return true;
+  });
+  if (!matched)
+    return std::nullopt;
+  d.v.nonzero = d.nonzero.getResult();
+  auto maskType = cast<RankedTensorType>(d.nonzero.getInput().getType());
+  d.N = cast<RankedTensorType>(d.nonzero.getType()).getDimSize(0);
+  if (maskType.getRank() != 2 || !maskType.hasStaticShape()) {
+    why = "mask is not [tokens, slots]";
+    return std::nullopt;
+  }
+  if (!matchEitherOrder(product, [&](Value e, Value w) {
+        d.expert = defOp<GatedMLPOp>(e);
+        d.v.weights = stripBroadcast(w);
+        auto wt = dyn_cast<RankedTensorType>(d.v.weights.getType());
+        return d.expert && wt && wt.hasStaticShape() &&
+               wt.getNumElements() == d.N;
+      })) {
+    why = "not an expert times a weight";
+    return std::nullopt;
+  }
+  d.v.expertIn = d.expert.getInput();
+  d.v.expertOut = d.expert.getResult();
+  auto xrType = cast<RankedTensorType>(d.v.expertIn.getType());
+  auto erType = cast<RankedTensorType>(d.v.expertOut.getType());
+  if (xrType.getRank() != 2 || xrType.getDimSize(0) != d.N ||
+      erType.getShape() != ArrayRef<int64_t>{d.N, d.Hout}) {
+    why = "expert is not [N, H] -> [N, H']";
+    return std::nullopt;
+  }
+  d.H = xrType.getDimSize(1);
+  if (d.spelling == ScatterSpelling::OneHotMatmul &&
+      cast<RankedTensorType>(d.v.scatter.getType()).getShape() !=
+          ArrayRef<int64_t>{d.T, d.N}) {
+    why = "the one-hot is not [T, N]";
+    return std::nullopt;
+  }
+  return d;
+}
+
+/// Checks, on four sets of sample nonzero positions with random x and w
+/// (and random expert rows R bound in place of the expert's result), that
+/// token column r, gathered tensor x and weights w make `v` (at count N)
+/// the dispatch:
+///   x gathered:  the expert's input row i is x[rows[i]],
+///   w gathered:  the weight of row i is w[rows[i], slots[i]],
+///   scatter:     OneHotMatmul: the one-hot is (t == rows[i]);
+///                Scattered: S[t] = sum_i [t == rows[i]] R[i] w[rows[i],
+///                slots[i]] for every t and feature (f32 rounding aside),
+///                which with random R pins the one-hot too.
+bool checkDispatch(Dispatch &d, const DispatchValues &v, int64_t N, int64_t r,
+                   Value x, Value w, int64_t K, std::mt19937 &rng) {
+  auto maskType = cast<RankedTensorType>(d.nonzero.getInput().getType());
+  int64_t T = d.T, H = d.H, Hout = d.Hout;
+  for (int sample = 0; sample < 4; ++sample) {
+    ConstTensor nz = sampleNonzero(maskType.getDimSize(0),
+                                   maskType.getDimSize(1), N, sample, rng);
+    ConstTensor xs =
+        randomTensor(cast<RankedTensorType>(x.getType()).getShape(), rng);
+    ConstTensor ws =
+        randomTensor(cast<RankedTensorType>(w.getType()).getShape(), rng);
+    ConstTensor rows = randomTensor({N, Hout}, rng);
+    llvm::DenseMap<Value, ConstTensor> bind;
+    bind[v.nonzero] = nz;
+    bind[x] = xs;
+    bind[w] = ws;
+    if (d.spelling == ScatterSpelling::Scattered)
+      bind[v.expertOut] = rows;
+    auto got = evaluateConstant(v.scatter, nullptr, &bind);
+    auto xr = evaluateConstant(v.expertIn, nullptr, &bind);
+    auto wg = evaluateConstant(v.weights, nullptr, &bind);
+    int64_t want =
+        d.spelling == ScatterSpelling::OneHotMatmul ? T * N : T * Hout;
+    if (!got || !xr || !wg || got->numElements() != want ||
+        xr->numElements() != N * H || wg->numElements() != N)
+      return false;
+    std::vector<double> sum(T * Hout, 0.0);
+    for (int64_t i = 0; i < N; ++i) {
+      int64_t t = nz.data[i * 2 + r], k = nz.data[i * 2 + 1 - r];
+      for (int64_t h = 0; h < H; ++h)
+        if (xr->data[i * H + h] != xs.data[t * H + h])
+          return false;
+      if (wg->data[i] != ws.data[t * K + k])
+        return false;
+      if (d.spelling == ScatterSpelling::OneHotMatmul) {
+        for (int64_t u = 0; u < T; ++u)
+          if (got->data[u * N + i] != (u == t ? 1.0 : 0.0))
+            return false;
+      } else {
+        for (int64_t h = 0; h < Hout; ++h)
+          sum[t * Hout + h] += rows.data[i * Hout + h] * ws.data[t * K + k];
+      }
+    }
+    if (d.spelling == ScatterSpelling::Scattered)
+      for (int64_t j = 0; j < T * Hout; ++j)
+        if (std::fabs(got->data[j] - sum[j]) >
+            kScatterTolerance * std::max(1.0, std::fabs(sum[j])))
+          return false;
+  }
+  return true;
+}
+
+/// `t` with every dimension of size 0 set to `n`.
+RankedTensorType withCount(RankedTensorType t, int64_t n) {
+  SmallVector<int64_t> shape(t.getShape());
+  for (int64_t &d : shape)
+    if (d == 0)
+      d = n;
+  return t.clone(shape);
+}
+
+/// A copy of the dispatch `d` traced with no tokens (N = 0) at count `n`:
+/// every op between the nonzero and the checked values whose type has a
+/// zero dimension, or that depends on one that has, is cloned into
+/// `scratch` with those dimensions set to n (splat constants re-shaped; the
+/// expert keeps its weights). Ops outside (x, w, masks, weights) are shared.
+/// Null when a clone does not verify or a constant cannot be re-shaped: the
+/// subgraph is then not the same function of N.
+std::optional<DispatchValues> retypedDispatch(Dispatch &d, int64_t n,
+                                              ModuleOp scratch) {
+  SmallVector<Value> roots{d.v.scatter, d.v.expertIn, d.v.weights};
+  llvm::SetVector<Operation *> slice;
+  for (Value root : roots)
+    for (Operation *op : backwardSlice(root, 256))
+      slice.insert(op);
+  auto hasZeroDim = [](Type t) {
+    auto rt = dyn_cast<RankedTensorType>(t);
+    return rt && llvm::is_contained(rt.getShape(), 0);
+  };
+  SmallVector<Operation *> ops(slice.begin(), slice.end());
+  Block *block = d.nonzero->getBlock();
+  for (Operation *op : ops)
+    if (op->getBlock() != block)
+      return std::nullopt;
+  llvm::sort(ops,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  IRMapping map;
+  llvm::SmallPtrSet<Operation *, 32> cloned;
+  OpBuilder b(scratch.getBodyRegion());
+  b.setInsertionPointToEnd(scratch.getBody());
+  for (Operation *op : ops) {
+    bool needs =
+        llvm::any_of(op->getResultTypes(), hasZeroDim) ||
+        llvm::any_of(op->getOperands(), [&](Value o) {
+          return o.getDefiningOp() && cloned.contains(o.getDefiningOp());
+        });
+    if (!needs)
+      continue;
+    if (op->getNumRegions() != 0)
+      return std::nullopt;
+    Operation *c;
+    if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+      auto attr = dyn_cast<DenseElementsAttr>(cst.getValue());
+      if (!attr || !attr.isSplat())
+        return std::nullopt;
+      auto type = withCount(cast<RankedTensorType>(attr.getType()), n);
+      c = arith::ConstantOp::create(b, op->getLoc(), attr.resizeSplat(type));
+    } else {
+      c = b.clone(*op, map);
+      for (OpResult res : c->getResults())
+        if (auto rt = dyn_cast<RankedTensorType>(res.getType()))
+          res.setType(withCount(rt, n));
+    }
+    map.map(op->getResults(), c->getResults());
+    cloned.insert(op);
+    if (failed(mlir::verify(c, /*verifyRecursively=*/false)))
+      return std::nullopt;
+  }
+  if (!cloned.contains(d.nonzero))
+    return std::nullopt;
+  DispatchValues v;
+  v.nonzero = map.lookupOrDefault(d.v.nonzero);
+  v.expertIn = map.lookupOrDefault(d.v.expertIn);
+  v.weights = map.lookupOrDefault(d.v.weights);
+  v.scatter = map.lookupOrDefault(d.v.scatter);
+  // The expert's result is bound (Scattered); when the slice did not reach
+  // the expert, a stand-in of the right type is enough.
+  v.expertOut = map.lookupOrDefault(d.v.expertOut);
+  if (d.spelling == ScatterSpelling::Scattered &&
+      v.expertOut == d.v.expertOut) {
+    auto c = cast<GatedMLPOp>(b.clone(*d.expert, map));
+    c.getInputMutable().assign(v.expertIn);
+    c.getResult().setType(
+        withCount(cast<RankedTensorType>(d.expert.getType()), n));
+    v.expertOut = c.getResult();
+  }
+  return v;
+}
+
+/// A sparse per-expert dispatch, index_add(acc, 0, rows, expert(x[rows]) *
+/// w[rows, slots]) with (rows, slots) the columns of llm.nonzero(mask) in
+/// either order, in the FX (one-hot matmul) or ONNX (ScatterElements)
+/// spelling -> `acc + broadcast(gate) * expert(x)` with gate[t] = sum_k
+/// (mask[t, k] ? w[t, k] : 0). Exact for any mask and any row-wise expert
+/// (llm.gated_mlp): every row the scatter adds is the expert's row for that
+/// token times its weight, summed over the slots that pick it. The pieces
+/// are checked by evaluation (checkDispatch); an expert that received no
+/// tokens in the trace (N = 0: nothing to evaluate) is checked on a copy
+/// of its subgraph re-typed to a few tokens.
+struct DensifySparseDispatch : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp add,
+                                PatternRewriter &rewriter) const override {
+    StringRef why = "not a sparse dispatch";
+    std::optional<Dispatch> d = matchDispatch(add, why);
+    if (!d)
+      return rewriter.notifyMatchFailure(add, why);
+    auto maskType = cast<RankedTensorType>(d->nonzero.getInput().getType());
+    int64_t T = d->T, H = d->H;
+    // Checked at N, or at a few tokens on a re-typed copy when N = 0.
+    int64_t N = d->N;
+    DispatchValues v = d->v;
+    OwningOpRef<ModuleOp> scratch;
+    if (N == 0) {
+      N = std::min<int64_t>(3, maskType.getNumElements());
+      scratch = ModuleOp::create(add.getLoc());
+      std::optional<DispatchValues> retyped =
+          N > 0 ? retypedDispatch(*d, N, *scratch) : std::nullopt;
+      if (!retyped)
+        return rewriter.notifyMatchFailure(
+            add, "no tokens in the trace and the subgraph does not re-type");
+      v = *retyped;
+    }
+    // The gathered tensor: [T, H] up to leading unit / row dimensions.
     SmallVector<Value> xCandidates =
-        findSources(expert.getInput(), [&](ArrayRef<int64_t> s) {
+        findSources(d->v.expertIn, [&](ArrayRef<int64_t> s) {
           int64_t n = 1;
-          for (int64_t d : s)
-            n *= d;
+          for (int64_t dim : s)
+            n *= dim;
           return s.size() >= 2 && s.back() == H && n == T * H;
         });
     if (xCandidates.empty())
       return rewriter.notifyMatchFailure(add, "no [T, H] input of the gather");
-
-    // Token column r of the nonzero, gathered tensor x and weights w such
-    // that the expert's rows are x[nz[i, r]], its weights w[nz[i, r],
-    // nz[i, 1 - r]] and the scatter adds row i times its weight to token
-    // nz[i, r], on four samples.
-    std::mt19937 rng(0x5ca7);
-    auto verifies = [&](int64_t r, Value x, Value w, int64_t K) {
-      for (int sample = 0; sample < 4; ++sample) {
-        ConstTensor nz = sampleNonzero(maskType.getDimSize(0),
-                                       maskType.getDimSize(1), N, sample, rng);
-        ConstTensor xs =
-            randomTensor(cast<RankedTensorType>(x.getType()).getShape(), rng);
-        ConstTensor ws =
-            randomTensor(cast<RankedTensorType>(w.getType()).getShape(), rng);
-        ConstTensor rows = randomTensor({N, Hout}, rng);
-        llvm::DenseMap<Value, ConstTensor> bind;
-        bind[nonzero.getResult()] = nz;
-        bind[x] = xs;
-        bind[w] = ws;
-        bind[expert.getResult()] = rows;
-        auto got = evaluateConstant(scatter, nullptr, &bind);
-        auto xr = evaluateConstant(expert.getInput(), nullptr, &bind);
-        auto wg = evaluateConstant(weightGather, nullptr, &bind);
-        if (!got || !xr || !wg || got->numElements() != T * Hout ||
-            xr->numElements() != N * H || wg->numElements() != N)
-          return false;
-        std::vector<double> want(T * Hout, 0.0);
-        for (int64_t i = 0; i < N; ++i) {
-          int64_t t = nz.data[i * 2 + r], k = nz.data[i * 2 + 1 - r];
-          for (int64_t h = 0; h < H; ++h)
-            if (xr->data[i * H + h] != xs.data[t * H + h])
-              return false;
-          if (wg->data[i] != ws.data[t * K + k])
-            return false;
-          for (int64_t h = 0; h < Hout; ++h)
-            want[t * Hout + h] += rows.data[i * Hout + h] * ws.data[t * K + k];
-        }
-        // The graph's products and sums are rounded to f32.
-        for (int64_t j = 0; j < T * Hout; ++j)
-          if (std::fabs(got->data[j] - want[j]) >
-              kScatterTolerance * std::max(1.0, std::fabs(want[j])))
-            return false;
-      }
-      return true;
-    };
+    std::mt19937 rng(0xd15c);
     for (int64_t r = 0; r < 2; ++r) {
       if (maskType.getDimSize(r) != T)
         continue;
       int64_t K = maskType.getDimSize(1 - r);
-      SmallVector<Value> wCandidates = findSources(weightGather, [&](ArrayRef<
+      SmallVector<Value> wCandidates = findSources(d->v.weights, [&](ArrayRef<
                                                                      int64_t>
                                                                          s) {
         return s == ArrayRef<int64_t>{T, K} || s == ArrayRef<int64_t>{T, K, 1};
@@ -928,15 +976,17 @@ struct DensifyScatteredDispatch : OpRewritePattern<AddOp> {
       Value x, w;
       for (Value xc : llvm::reverse(xCandidates))
         for (Value wc : wCandidates)
-          if (!x && verifies(r, xc, wc, K)) {
+          if (!x && checkDispatch(*d, v, N, r, xc, wc, K, rng)) {
             x = xc;
             w = wc;
           }
       if (!x)
         continue;
-      rewriter.replaceOpWithNewOp<AddOp>(
-          add, acc,
-          denseTerm(rewriter, add, nonzero, r, w, x, expert, T, K, H, Hout));
+      scratch = nullptr; // drop the re-typed copy's uses before rewriting
+      rewriter.replaceOpWithNewOp<AddOp>(add, d->acc,
+                                         denseTerm(rewriter, add, d->nonzero, r,
+                                                   w, x, d->expert, T, K, H,
+                                                   d->Hout));
       return success();
     }
     return rewriter.notifyMatchFailure(
@@ -965,12 +1015,11 @@ struct FoldSharedExpert : OpRewritePattern<AddOp> {
       return failure();
     auto fused = MoEOp::create(
         rewriter, add.getLoc(), moe.getType(), moe.getInput(),
-        moe.getRouterWeight(), moe.getRouterBias(), moe.getGate(),
-        moe.getUp(), moe.getDown(), shared.getGate(), shared.getUp(),
-        shared.getDown(), moe.getTopKAttr(), moe.getScoringAttr(),
-        moe.getOrderAttr(), moe.getRenormalizeAttr(),
-        moe.getRoutedScalingFactorAttr(), moe.getActivationAttr(),
-        moe.getWeightOnInputAttr());
+        moe.getRouterWeight(), moe.getRouterBias(), moe.getGate(), moe.getUp(),
+        moe.getDown(), shared.getGate(), shared.getUp(), shared.getDown(),
+        moe.getTopKAttr(), moe.getScoringAttr(), moe.getOrderAttr(),
+        moe.getRenormalizeAttr(), moe.getRoutedScalingFactorAttr(),
+        moe.getActivationAttr(), moe.getWeightOnInputAttr());
     rewriter.replaceOp(add, fused.getResult());
     return success();
   }
@@ -979,14 +1028,13 @@ struct FoldSharedExpert : OpRewritePattern<AddOp> {
 } // namespace
 
 void populateDensifySparseDispatchPatterns(RewritePatternSet &patterns) {
-  patterns.add<DensifySparseDispatch, DensifyScatteredDispatch>(
-      patterns.getContext());
+  patterns.add<DensifySparseDispatch>(patterns.getContext());
 }
 
 void populateRaiseMoEPatterns(RewritePatternSet &patterns,
                               const hf::WeightStore *weights) {
   patterns.add<RaiseDenseMoE, RaiseExpertSumMoE>(patterns.getContext(),
-                                                weights);
+                                                 weights);
   patterns.add<FoldSharedExpert>(patterns.getContext());
 }
 

@@ -132,8 +132,7 @@ Value matchRotateEveryTwo(Value rot) {
 }
 
 /// The llm.cos / llm.sin feeding a table through layout-only ops.
-template <typename OpTy>
-OpTy findTrig(Value v) {
+template <typename OpTy> OpTy findTrig(Value v) {
   for (int depth = 0; v && depth < 16; ++depth) {
     if (auto op = defOp<OpTy>(v))
       return op;
@@ -225,8 +224,43 @@ std::optional<RopeEstimate> estimateRope(const ConstTensor &x, int64_t d,
   double offset = firsts.front() * factor;
   if (offset < -1e-3 || std::fabs(offset - std::round(offset)) > 1e-3)
     return std::nullopt;
-  return RopeEstimate{theta, static_cast<int64_t>(std::round(offset)),
-                      factor};
+  return RopeEstimate{theta, static_cast<int64_t>(std::round(offset)), factor};
+}
+
+/// The per-dimension frequencies f_i = angle / position (i < d/2) of an
+/// angle table, read off its row with the largest position p (the
+/// best-resolved).
+struct TableFrequencies {
+  double position;
+  std::vector<double> f;
+};
+
+/// The frequencies of the angle table `x` ([.., d] or [.., d/2] columns in
+/// `layout`); its largest position must be an integer >= `offset`.
+std::optional<TableFrequencies> tableFrequencies(const ConstTensor &x,
+                                                 int64_t d, RopeLayout layout,
+                                                 int64_t offset) {
+  int64_t width = x.shape.empty() ? 0 : x.shape.back();
+  if ((width != d && width != d / 2) || d < 8)
+    return std::nullopt;
+  int64_t half = d / 2, rows = x.numElements() / width;
+  auto colOf = [&](int64_t i) {
+    return width == d && layout == RopeLayout::Interleaved ? 2 * i : i;
+  };
+  int64_t best = -1;
+  for (int64_t r = 0; r < rows; ++r)
+    if (x.data[r * width] > 0 &&
+        (best < 0 || x.data[r * width] > x.data[best * width]))
+      best = r;
+  if (best < 0)
+    return std::nullopt;
+  double p = x.data[best * width];
+  if (std::fabs(p - std::round(p)) > 1e-3 || std::round(p) < offset)
+    return std::nullopt;
+  TableFrequencies t{p, std::vector<double>(half)};
+  for (int64_t i = 0; i < half; ++i)
+    t.f[i] = x.data[best * width + colOf(i)] / p;
+  return t;
 }
 
 /// Candidate llama3 parameters for an angle table whose frequencies
@@ -240,27 +274,12 @@ std::optional<RopeEstimate> estimateRope(const ConstTensor &x, int64_t d,
 std::optional<ref::RopeParams> estimateLlama3(const ConstTensor &x, int64_t d,
                                               RopeLayout layout,
                                               int64_t offset) {
-  int64_t width = x.shape.empty() ? 0 : x.shape.back();
-  if ((width != d && width != d / 2) || d < 8)
+  std::optional<TableFrequencies> freqs =
+      tableFrequencies(x, d, layout, offset);
+  if (!freqs)
     return std::nullopt;
-  int64_t half = d / 2, rows = x.numElements() / width;
-  auto colOf = [&](int64_t i) {
-    return width == d && layout == RopeLayout::Interleaved ? 2 * i : i;
-  };
-  // The row with the largest position has the best-resolved frequencies.
-  int64_t best = -1;
-  for (int64_t r = 0; r < rows; ++r)
-    if (x.data[r * width] > 0 &&
-        (best < 0 || x.data[r * width] > x.data[best * width]))
-      best = r;
-  if (best < 0)
-    return std::nullopt;
-  double p = x.data[best * width];
-  if (std::fabs(p - std::round(p)) > 1e-3 || std::round(p) < offset)
-    return std::nullopt;
-  std::vector<double> f(half);
-  for (int64_t i = 0; i < half; ++i)
-    f[i] = x.data[best * width + colOf(i)] / p;
+  const std::vector<double> &f = freqs->f;
+  int64_t half = d / 2;
   if (!(f[1] > 0 && f[1] < 1))
     return std::nullopt;
   ref::RopeParams params;
@@ -335,8 +354,7 @@ std::optional<ConstTensor> anglesFromTables(const ConstTensor &c,
   int64_t rank = c.shape.size();
   int64_t lead = static_cast<int64_t>(xShape.size()) - rank;
   int64_t seq = seqAxis - lead;
-  if (c.shape != s.shape || lead < 0 || seq < 0 || seq >= rank - 1 ||
-      rank < 2)
+  if (c.shape != s.shape || lead < 0 || seq < 0 || seq >= rank - 1 || rank < 2)
     return std::nullopt;
   int64_t T = c.shape[seq], d = c.shape.back();
   if (T < 2 || T != xShape[seqAxis] || d != xShape.back())
@@ -456,31 +474,18 @@ std::optional<RopeMatch> estimateYarn(
     int64_t d, RopeLayout layout, int64_t offset,
     llvm::function_ref<std::optional<RopeMatch>(const ref::RopeParams &)>
         accept) {
-  int64_t width = x.shape.empty() ? 0 : x.shape.back();
-  if ((width != d && width != d / 2) || d < 8 ||
-      cosT.numElements() != sinT.numElements() || cosT.numElements() == 0)
+  if (cosT.numElements() != sinT.numElements() || cosT.numElements() == 0)
     return std::nullopt;
-  int64_t half = d / 2, rows = x.numElements() / width;
-  auto colOf = [&](int64_t i) {
-    return width == d && layout == RopeLayout::Interleaved ? 2 * i : i;
-  };
-  // The row with the largest position has the best-resolved frequencies.
-  int64_t best = -1;
-  for (int64_t r = 0; r < rows; ++r)
-    if (x.data[r * width] > 0 &&
-        (best < 0 || x.data[r * width] > x.data[best * width]))
-      best = r;
-  if (best < 0)
+  std::optional<TableFrequencies> freqs =
+      tableFrequencies(x, d, layout, offset);
+  if (!freqs)
     return std::nullopt;
-  double p = x.data[best * width];
-  if (std::fabs(p - std::round(p)) > 1e-3 || std::round(p) < offset)
-    return std::nullopt;
-  std::vector<double> f(half);
-  for (int64_t i = 0; i < half; ++i) {
-    f[i] = x.data[best * width + colOf(i)] / p;
+  const std::vector<double> &f = freqs->f;
+  double p = freqs->position;
+  int64_t half = d / 2;
+  for (int64_t i = 0; i < half; ++i)
     if (!(f[i] > 0))
       return std::nullopt;
-  }
   // The highest frequency is never scaled (the ramp starts at lo >= 0).
   if (std::fabs(f[0] - 1.0) > 1e-3)
     return std::nullopt;
@@ -908,8 +913,7 @@ std::optional<std::pair<Value, int64_t>> matchPartialRotary(ConcatOp cat,
   Value full = pass.getInput();
   int64_t d = type.getShape().back();
   int64_t r = rankedType(rotated).getShape().back();
-  if (full.getType() != type || pass.getStart() != r ||
-      pass.getSize() != d - r)
+  if (full.getType() != type || pass.getStart() != r || pass.getSize() != d - r)
     return std::nullopt;
   return std::make_pair(full, r);
 }
@@ -918,8 +922,7 @@ std::optional<std::pair<Value, int64_t>> matchPartialRotary(ConcatOp cat,
 Value rotaryPartOf(Value x) {
   auto sl = defOp<SliceOp>(x);
   auto t = sl ? rankedType(sl.getInput()) : RankedTensorType();
-  if (!sl || !t || !isLastAxis(sl.getAxis(), t.getRank()) ||
-      sl.getStart() != 0)
+  if (!sl || !t || !isLastAxis(sl.getAxis(), t.getRank()) || sl.getStart() != 0)
     return {};
   return sl.getInput();
 }
@@ -980,7 +983,7 @@ struct RaisePartialRope : OpRewritePattern<ConcatOp> {
 } // namespace
 
 void populateRaiseRopePatterns(RewritePatternSet &patterns,
-                                    const hf::WeightStore *weights) {
+                               const hf::WeightStore *weights) {
   patterns.add<RaiseRope, RaisePartialRope>(patterns.getContext(), weights);
 }
 
