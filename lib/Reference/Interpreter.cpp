@@ -1662,6 +1662,17 @@ Error Interpreter::Impl::executeGraphOp(Operation *op, Env &env) {
           return opError(op, llvm::formatv("shared expert weights do not fit "
                                            "the hidden size {0}",
                                            H));
+        std::optional<LinearWeight> sharedGate;
+        if (Value g = m.getSharedExpertGate()) {
+          if (!shared)
+            return opError(op, "shared_expert_gate without a shared expert");
+          sharedGate = linearWeight(weightOf(g));
+          if (sharedGate->rows() != 1 || sharedGate->cols() != H)
+            return opError(op, llvm::formatv("shared_expert_gate weight is "
+                                             "[{0}, {1}], expected [1, {2}]",
+                                             sharedGate->rows(),
+                                             sharedGate->cols(), H));
+        }
         MoEParams p;
         p.topK = m.getTopK();
         p.sigmoidScoring = m.getScoring() == llm::MoEScoring::Sigmoid;
@@ -1672,7 +1683,8 @@ Error Interpreter::Impl::executeGraphOp(Operation *op, Env &env) {
         p.activation = gateActivationOf(m.getActivation());
         auto out = makeF32(x.shape);
         moe(x.f.data(), T, H, linearWeight(router), bias, experts,
-            shared ? &*shared : nullptr, p, out->f.data());
+            shared ? &*shared : nullptr, p, out->f.data(),
+            sharedGate ? &*sharedGate : nullptr);
         setTensor(m.getResult(), out);
         return Error::success();
       })

@@ -896,7 +896,8 @@ MoERoute routeToken(const float *logits, int64_t E, const MoEParams &p) {
 
 void moe(const float *x, int64_t T, int64_t H, const LinearWeight &router,
          const float *routerBias, ArrayRef<ExpertWeights> experts,
-         const ExpertWeights *shared, const MoEParams &p, float *y) {
+         const ExpertWeights *shared, const MoEParams &p, float *y,
+         const LinearWeight *sharedGate) {
   int64_t E = experts.size();
   std::vector<float> logits(T * E);
   linear(x, T, router, routerBias, logits.data());
@@ -935,8 +936,16 @@ void moe(const float *x, int64_t T, int64_t H, const LinearWeight &router,
   if (shared) {
     std::vector<float> s(T * H);
     gatedMLP(x, T, *shared, p.activation, s.data());
-    for (int64_t i = 0; i < T * H; ++i)
-      y[i] += s[i];
+    std::vector<float> g;
+    if (sharedGate) {
+      g.resize(T);
+      linear(x, T, *sharedGate, nullptr, g.data());
+      for (float &v : g)
+        v = sigmoid(v);
+    }
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t h = 0; h < H; ++h)
+        y[t * H + h] += sharedGate ? g[t] * s[t * H + h] : s[t * H + h];
   }
 }
 

@@ -56,6 +56,11 @@ MODELS = {
                        "2 layers, 4 experts top-2, sparse dispatch: torch.where + index_add_"),
     "mixtral_sparse_hf": (models.MixtralStack, {"dispatch": "sparse_hf"}, [HIDDEN],
                           "mixtral_sparse on HF's permuted [E, K, T] mask: (slot, token) pairs"),
+    "qwen2_moe": (models.MixtralStack,
+                  {"dispatch": "sparse_hf", "norm_topk_prob": False,
+                   "shared_expert_intermediate_size": 80}, [HIDDEN],
+                  "HF Qwen2MoeSparseMoeBlock: 4 experts top-2 without renormalisation, sparse_hf "
+                  "dispatch, + sigmoid(shared_expert_gate(x)) * shared_expert(x) (width 80)"),
     "gpt2": (models.GPT2Stack, {}, [InputSpec("input_ids", "int64", [1, 8], 0, 96)],
              "2 layers, MHA 4 heads, learned positions, LayerNorm, GELU tanh, Conv1D c_attn, tied head"),
 }

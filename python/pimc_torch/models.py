@@ -10,7 +10,9 @@ Sizes are small and every module is float32. Norm weights are seeded-random arou
 so that an importer that drops a norm weight fails the goldens.
 
     LlamaStack        x [B, T, hidden] -> hidden states [B, T, hidden] (after the final RMSNorm)
-    MixtralStack      x [B, T, hidden] -> hidden states [B, T, hidden]
+    MixtralStack      x [B, T, hidden] -> hidden states [B, T, hidden]; with norm_topk_prob=False
+                      and shared_expert_intermediate_size, Qwen2-MoE's block (sigmoid-gated
+                      shared expert)
     GPT2Stack         ids [B, T] int64 -> logits [B, T, vocab] (tied head)
 """
 
@@ -258,7 +260,8 @@ class MixtralSparseMoeBlock(nn.Module):
     weights scattered into a [tokens, experts] matrix (zero for unselected experts).
     """
 
-    def __init__(self, hidden_size, ffn_dim, num_experts, top_k, dispatch):
+    def __init__(self, hidden_size, ffn_dim, num_experts, top_k, dispatch, norm_topk_prob=True,
+                 shared_expert_intermediate_size=None):
         super().__init__()
         if dispatch not in ("sparse", "sparse_hf", "dense"):
             raise ValueError("dispatch must be 'sparse', 'sparse_hf' or 'dense', not %r"
@@ -267,8 +270,15 @@ class MixtralSparseMoeBlock(nn.Module):
         self.num_experts = num_experts
         self.top_k = top_k
         self.dispatch = dispatch
+        self.norm_topk_prob = norm_topk_prob
         self.gate = nn.Linear(hidden_size, num_experts, bias=False)
         self.experts = nn.ModuleList([MixtralExpert(hidden_size, ffn_dim) for _ in range(num_experts)])
+        # Qwen2-MoE (HF Qwen2MoeSparseMoeBlock): a shared expert gated per token by
+        # sigmoid(shared_expert_gate(x)), added after the routed experts.
+        self.shared_expert = None
+        if shared_expert_intermediate_size:
+            self.shared_expert = LlamaMLP(hidden_size, shared_expert_intermediate_size)
+            self.shared_expert_gate = nn.Linear(hidden_size, 1, bias=False)
 
     def forward(self, hidden_states):
         batch_size, sequence_length, hidden_dim = hidden_states.shape
@@ -277,7 +287,8 @@ class MixtralSparseMoeBlock(nn.Module):
 
         routing_weights = F.softmax(router_logits, dim=1, dtype=torch.float)
         routing_weights, selected_experts = torch.topk(routing_weights, self.top_k, dim=-1)
-        routing_weights /= routing_weights.sum(dim=-1, keepdim=True)
+        if self.norm_topk_prob:
+            routing_weights /= routing_weights.sum(dim=-1, keepdim=True)
         routing_weights = routing_weights.to(hidden_states.dtype)
 
         if self.dispatch == "dense":
@@ -310,6 +321,10 @@ class MixtralSparseMoeBlock(nn.Module):
                 current_state = hidden_states[None, top_x].reshape(-1, hidden_dim)
                 current_hidden_states = expert_layer(current_state) * routing_weights[top_x, idx, None]
                 final_hidden_states.index_add_(0, top_x, current_hidden_states.to(hidden_states.dtype))
+        if self.shared_expert is not None:
+            shared_expert_output = self.shared_expert(hidden_states)
+            shared_expert_output = F.sigmoid(self.shared_expert_gate(hidden_states)) * shared_expert_output
+            final_hidden_states = final_hidden_states + shared_expert_output
         return final_hidden_states.reshape(batch_size, sequence_length, hidden_dim)
 
 
@@ -368,12 +383,14 @@ class MixtralStack(nn.Module):
 
     def __init__(self, hidden_size=64, num_layers=2, num_heads=4, num_kv_heads=2, head_dim=16,
                  intermediate_size=96, num_experts=4, top_k=2, rms_norm_eps=1e-5,
-                 rope_theta=1000000.0, dispatch="sparse"):
+                 rope_theta=1000000.0, dispatch="sparse", norm_topk_prob=True,
+                 shared_expert_intermediate_size=None):
         super().__init__()
         self.layers = nn.ModuleList([
             DecoderLayer(hidden_size, num_heads, num_kv_heads, head_dim, rms_norm_eps, "half", None,
                          MixtralSparseMoeBlock(hidden_size, intermediate_size, num_experts, top_k,
-                                               dispatch))
+                                               dispatch, norm_topk_prob,
+                                               shared_expert_intermediate_size))
             for _ in range(num_layers)])
         self.norm = RMSNorm(hidden_size, eps=rms_norm_eps)
         self.rotary_emb = RotaryEmbedding(head_dim, base=rope_theta)

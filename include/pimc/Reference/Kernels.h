@@ -195,10 +195,13 @@ struct MoERoute {
 MoERoute routeToken(const float *logits, int64_t E, const MoEParams &p);
 
 /// llm.moe on x [T, H]: router [E, H] (bias [E] or null), `experts` E gated
-/// MLPs, `shared` null or the ungated shared expert. y [T, H].
+/// MLPs, `shared` null or the shared expert, `sharedGate` null (the shared
+/// expert ungated) or its gate [1, H]: the shared output of token t is
+/// scaled by sigmoid(sharedGate x_t) (Qwen2-MoE). y [T, H].
 void moe(const float *x, int64_t T, int64_t H, const LinearWeight &router,
          const float *routerBias, llvm::ArrayRef<ExpertWeights> experts,
-         const ExpertWeights *shared, const MoEParams &p, float *y);
+         const ExpertWeights *shared, const MoEParams &p, float *y,
+         const LinearWeight *sharedGate = nullptr);
 
 } // namespace pimc::ref
 

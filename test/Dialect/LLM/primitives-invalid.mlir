@@ -415,7 +415,7 @@ func.func @moe_down(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %g: tensor<8x16
 
 func.func @moe_shared_partial(%x: tensor<4x16xf32>, %wr: tensor<1x16xf32>, %g: tensor<8x16xf32>, %d: tensor<16x8xf32>) -> tensor<4x16xf32> {
   // expected-error @+1 {{the shared expert needs all of gate, up and down weights}}
-  %y = "llm.moe"(%x, %wr, %g, %g, %d, %g) {top_k = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 0, 1, 1, 1, 1, 0, 0>}
+  %y = "llm.moe"(%x, %wr, %g, %g, %d, %g) {top_k = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 0, 1, 1, 1, 1, 0, 0, 0>}
          : (tensor<4x16xf32>, tensor<1x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
   return %y : tensor<4x16xf32>
 }
@@ -426,6 +426,33 @@ func.func @moe_shared_shape(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %g: ten
   // expected-error @+1 {{shared expert down weight must be [16, 8], got [16, 4]}}
   %y = llm.moe %x router %wr experts gate [%g, %g] up [%g, %g] down [%d, %d] shared (%g, %g, %sd) {top_k = 1}
          : (tensor<4x16xf32>, tensor<2x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @moe_shared_expert_gate_alone(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %g: tensor<8x16xf32>, %d: tensor<16x8xf32>, %wg: tensor<1x16xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{shared_expert_gate needs a shared expert to gate}}
+  %y = "llm.moe"(%x, %wr, %g, %g, %g, %g, %d, %d, %wg) {top_k = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 0, 2, 2, 2, 0, 0, 0, 1>}
+         : (tensor<4x16xf32>, tensor<2x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<1x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @moe_shared_expert_gate_rows(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %g: tensor<8x16xf32>, %d: tensor<16x8xf32>, %wg: tensor<2x16xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{shared_expert_gate weight must be [1, 16], got 'tensor<2x16xf32>'}}
+  %y = llm.moe %x router %wr experts gate [%g, %g] up [%g, %g] down [%d, %d] shared (%g, %g, %d) shared_expert_gate %wg {top_k = 1}
+         : (tensor<4x16xf32>, tensor<2x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<2x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @moe_shared_expert_gate_hidden(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %g: tensor<8x16xf32>, %d: tensor<16x8xf32>, %wg: tensor<1x8xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{shared_expert_gate weight must be [1, 16], got 'tensor<1x8xf32>'}}
+  %y = llm.moe %x router %wr experts gate [%g, %g] up [%g, %g] down [%d, %d] shared (%g, %g, %d) shared_expert_gate %wg {top_k = 1}
+         : (tensor<4x16xf32>, tensor<2x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<1x8xf32>) -> tensor<4x16xf32>
   return %y : tensor<4x16xf32>
 }
 

@@ -198,6 +198,22 @@ func.func @moe_llama4(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %br: tensor<2
 
 // -----
 
+// Qwen2-MoE: softmax top-2 without renormalisation, shared expert gated by
+// sigmoid(shared_expert_gate x).
+// CHECK-LABEL: func.func @moe_qwen2
+func.func @moe_qwen2(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %g: tensor<8x16xf32>, %d: tensor<16x8xf32>,
+                     %sg: tensor<24x16xf32>, %sd: tensor<16x24xf32>, %wg: tensor<1x16xbf16>) -> tensor<4x16xf32> {
+  // CHECK: llm.moe %{{.*}} router %{{.*}} experts gate[{{.*}}] up[{{.*}}] down[{{.*}}] shared(%{{.*}}, %{{.*}}, %{{.*}}) shared_expert_gate %arg6 {top_k = 2 : i64}
+  // CHECK-SAME: tensor<16x24xf32>, tensor<1x16xbf16>) -> tensor<4x16xf32>
+  %y = llm.moe %x router %wr experts gate [%g, %g] up [%g, %g] down [%d, %d] shared (%sg, %sg, %sd) shared_expert_gate %wg
+         {top_k = 2}
+         : (tensor<4x16xf32>, tensor<2x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>,
+            tensor<16x8xf32>, tensor<16x8xf32>, tensor<24x16xf32>, tensor<24x16xf32>, tensor<16x24xf32>, tensor<1x16xbf16>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
 // Integer and boolean graph buffers as weights.
 // CHECK-LABEL: func.func @integer_weights
 func.func @integer_weights() -> (tensor<8xi64>, tensor<4x4xi1>) {

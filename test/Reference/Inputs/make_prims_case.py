@@ -86,12 +86,45 @@ def moe():
     return weights, [x], [mix, l4]
 
 
+def moe_qwen2():
+    """Qwen2-MoE (HF Qwen2MoeSparseMoeBlock): softmax, top-2, no
+    renormalisation (norm_topk_prob false), index_add_, then
+    + sigmoid(shared_expert_gate(x)) * shared_expert(x). Also writes the
+    result with the shared expert ungated (out_ungated.safetensors), which
+    the gated llm.moe must not match."""
+    x, wr, ws = moe_case(seed=21)
+    E = len(ws)
+    g = torch.Generator().manual_seed(22)
+    sg, su, sd = (torch.randn(12, 16, generator=g) * 0.3, torch.randn(12, 16, generator=g) * 0.3,
+                  torch.randn(16, 12, generator=g) * 0.3)
+    wg = torch.randn(1, 16, generator=g)
+    probs = F.softmax(F.linear(x, wr), dim=1, dtype=torch.float)
+    rw, sel = torch.topk(probs, 2, dim=-1)
+    routed = torch.zeros_like(x)
+    expert_mask = F.one_hot(sel, num_classes=E).permute(2, 1, 0)
+    for e in range(E):
+        idx, top_x = torch.where(expert_mask[e])
+        routed.index_add_(0, top_x, expert(x[None, top_x].reshape(-1, 16), *ws[e]) * rw[top_x, idx, None])
+    shared = expert(x, sg, su, sd)
+    gated = routed + torch.sigmoid(F.linear(x, wg)) * shared
+    weights = {"router": wr, "shared.gate": sg, "shared.up": su, "shared.down": sd,
+               "shared_expert_gate": wg}
+    for e in range(E):
+        weights["e%d.gate" % e], weights["e%d.up" % e], weights["e%d.down" % e] = ws[e]
+    return weights, [x], [gated], {"ungated": [routed + shared]}
+
+
 def main():
     case, out = sys.argv[1], sys.argv[2]
-    weights, inputs, outputs = {"graph": graph, "moe": moe}[case]()
+    result = {"graph": graph, "moe": moe, "moe_qwen2": moe_qwen2}[case]()
+    weights, inputs, outputs = result[:3]
+    extra = result[3] if len(result) > 3 else {}
     write_file(out + "/w.safetensors", weights)
     write_file(out + "/in.safetensors", {"input_%d" % i: t.contiguous() for i, t in enumerate(inputs)})
     write_file(out + "/out.safetensors", {"output_%d" % i: t.contiguous() for i, t in enumerate(outputs)})
+    for name, ts in extra.items():
+        write_file(out + "/out_%s.safetensors" % name,
+                   {"output_%d" % i: t.contiguous() for i, t in enumerate(ts)})
 
 
 if __name__ == "__main__":

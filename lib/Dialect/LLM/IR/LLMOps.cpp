@@ -870,6 +870,15 @@ LogicalResult MoEOp::verify() {
   if (sg && failed(checkExpert("shared expert", getSharedGate(), getSharedUp(),
                                getSharedDown())))
     return failure();
+  if (Value g = getSharedExpertGate()) {
+    if (!sg)
+      return emitOpError()
+             << "shared_expert_gate needs a shared expert to gate";
+    ArrayRef<int64_t> gs = weightShape(g.getType());
+    if (gs.size() != 2 || gs[0] != 1 || !compatible(gs[1], H))
+      return emitOpError() << "shared_expert_gate weight must be [1, "
+                           << dimStr(H) << "], got " << g.getType();
+  }
   return success();
 }
 

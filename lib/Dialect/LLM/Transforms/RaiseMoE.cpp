@@ -335,7 +335,7 @@ MoEOp buildMoE(PatternRewriter &rewriter, Location loc,
   MLIRContext *ctx = rewriter.getContext();
   return MoEOp::create(
       rewriter, loc, x.getType(), x, router.getWeight(), router.getBias(),
-      gates, ups, downs, Value(), Value(), Value(),
+      gates, ups, downs, Value(), Value(), Value(), Value(),
       rewriter.getI64IntegerAttr(k), MoEScoringAttr::get(ctx, config.scoring),
       MoERoutingOrderAttr::get(ctx, config.order),
       rewriter.getBoolAttr(config.renormalize),
@@ -994,9 +994,37 @@ struct DensifySparseDispatch : OpRewritePattern<AddOp> {
   }
 };
 
+/// The per-token scalar gate of Qwen2-MoE's shared expert on x [T, H]:
+/// `broadcast(sigmoid(linear(x, g)))` with g [1, H] and no bias, the linear
+/// possibly on a row view of x and its [T, 1] result possibly viewed as
+/// rows. Returns g, or null.
+Value matchSharedExpertGate(Value gate, Value x) {
+  auto xType = dyn_cast<RankedTensorType>(x.getType());
+  if (!xType || xType.getRank() != 2)
+    return Value();
+  Value v = stripBroadcast(gate);
+  auto vType = dyn_cast<RankedTensorType>(v.getType());
+  if (!vType || vType.getShape() != ArrayRef<int64_t>{xType.getDimSize(0), 1})
+    return Value();
+  auto sig = defOp<SigmoidOp>(v);
+  if (!sig)
+    return Value();
+  auto lin = defOp<LinearOp>(stripRowReshape(sig.getInput()));
+  if (!lin || lin.getBias() || stripRowReshape(lin.getInput()) != x)
+    return Value();
+  auto wType = dyn_cast<RankedTensorType>(lin.getWeight().getType());
+  if (!wType ||
+      wType.getShape() != ArrayRef<int64_t>{1, xType.getDimSize(1)})
+    return Value();
+  return lin.getWeight();
+}
+
 /// moe(x) + shared(x) -> llm.moe with the shared expert (DeepSeek, Llama 4:
-/// an ungated shared expert with the routed experts' activation). llm.moe
-/// adds the shared expert after the routed sum, as the graph does.
+/// an ungated shared expert with the routed experts' activation), and
+/// moe(x) + broadcast(sigmoid(linear(x, g))) * shared(x) with g [1, H]
+/// (Qwen2-MoE, the product in either order) -> llm.moe with the shared
+/// expert gated by g. llm.moe adds the shared expert after the routed sum,
+/// as the graph does.
 struct FoldSharedExpert : OpRewritePattern<AddOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -1004,12 +1032,27 @@ struct FoldSharedExpert : OpRewritePattern<AddOp> {
                                 PatternRewriter &rewriter) const override {
     MoEOp moe;
     GatedMLPOp shared;
+    Value sharedGate;
     bool matched = matchEitherOrder(add, [&](Value a, Value b) {
       moe = defOp<MoEOp>(a);
+      if (!moe || moe.hasSharedExpert())
+        return false;
+      auto fits = [&](GatedMLPOp mlp) {
+        return mlp && mlp.getInput() == moe.getInput() &&
+               mlp.getActivation() == moe.getActivation();
+      };
       shared = defOp<GatedMLPOp>(b);
-      return moe && shared && !moe.hasSharedExpert() &&
-             shared.getInput() == moe.getInput() &&
-             shared.getActivation() == moe.getActivation();
+      sharedGate = Value();
+      if (fits(shared))
+        return true;
+      auto mul = defOp<MulOp>(b);
+      if (!mul || mul.getType() != moe.getType())
+        return false;
+      return matchEitherOrder(mul, [&](Value g, Value m) {
+        shared = defOp<GatedMLPOp>(m);
+        sharedGate = matchSharedExpertGate(g, moe.getInput());
+        return fits(shared) && sharedGate;
+      });
     });
     if (!matched)
       return failure();
@@ -1017,9 +1060,10 @@ struct FoldSharedExpert : OpRewritePattern<AddOp> {
         rewriter, add.getLoc(), moe.getType(), moe.getInput(),
         moe.getRouterWeight(), moe.getRouterBias(), moe.getGate(), moe.getUp(),
         moe.getDown(), shared.getGate(), shared.getUp(), shared.getDown(),
-        moe.getTopKAttr(), moe.getScoringAttr(), moe.getOrderAttr(),
-        moe.getRenormalizeAttr(), moe.getRoutedScalingFactorAttr(),
-        moe.getActivationAttr(), moe.getWeightOnInputAttr());
+        sharedGate, moe.getTopKAttr(), moe.getScoringAttr(),
+        moe.getOrderAttr(), moe.getRenormalizeAttr(),
+        moe.getRoutedScalingFactorAttr(), moe.getActivationAttr(),
+        moe.getWeightOnInputAttr());
     rewriter.replaceOp(add, fused.getResult());
     return success();
   }

@@ -663,10 +663,16 @@ def LLM_MoEOp : LLM_Op<"moe", [Pure, AttrSizedOperandSegments,
     6. With a shared expert (`shared_gate`, `shared_up`, `shared_down`,
        all three or none; gate/up [Is, H], down [H, Is]): y += Shared(x)
        (ungated, DeepSeek / Llama 4).
+    7. With `shared_expert_gate` as well (Qwen2-MoE; weight [1, H],
+       nn.Linear layout, only allowed with a shared expert): the shared
+       term is gated per token, y += sigmoid(shared_expert_gate . x) *
+       Shared(x), the scalar gate computed in f32 from the same x and
+       applied to the shared expert's output before it is added to the
+       routed sum.
 
     Operand order: input, router_weight, optional router_bias [E], the E
     gate weights, the E up weights, the E down weights, then the optional
-    shared expert.
+    shared expert and the optional shared expert gate.
 
     Example (2 experts, top-1):
     ```mlir
@@ -676,6 +682,8 @@ def LLM_MoEOp : LLM_Op<"moe", [Pure, AttrSizedOperandSegments,
               tensor<32x16xf32>, tensor<32x16xf32>, tensor<16x32xf32>, tensor<16x32xf32>)
            -> tensor<4x16xf32>
     ```
+    With a gated shared expert (Qwen2-MoE) the shared weights follow the
+    experts: `... down [%d0, %d1] shared (%sg, %su, %sd) shared_expert_gate %wg`.
   }];
   let arguments = (ins LLM_Activations:$input,
                        LLM_WidenedFloat:$router_weight,
@@ -686,6 +694,7 @@ def LLM_MoEOp : LLM_Op<"moe", [Pure, AttrSizedOperandSegments,
                        Optional<LLM_Weight>:$shared_gate,
                        Optional<LLM_Weight>:$shared_up,
                        Optional<LLM_Weight>:$shared_down,
+                       Optional<LLM_Weight>:$shared_expert_gate,
                        LLM_I64Attr:$top_k,
                        DefaultValuedAttr<LLM_MoEScoringAttr, "MoEScoring::Softmax">:$scoring,
                        DefaultValuedAttr<LLM_MoERoutingOrderAttr, "MoERoutingOrder::ScoreThenTopk">:$order,
@@ -698,12 +707,16 @@ def LLM_MoEOp : LLM_Op<"moe", [Pure, AttrSizedOperandSegments,
     $input `router` $router_weight (`bias` $router_bias^)?
     `experts` `gate` `[` $gate `]` `up` `[` $up `]` `down` `[` $down `]`
     (`shared` `(` $shared_gate^ `,` $shared_up `,` $shared_down `)`)?
+    (`shared_expert_gate` $shared_expert_gate^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     int64_t getNumExperts() { return getGate().size(); }
     bool hasSharedExpert() { return static_cast<bool>(getSharedGate()); }
+    bool hasSharedExpertGate() {
+      return static_cast<bool>(getSharedExpertGate());
+    }
   }];
 }
 
