@@ -844,3 +844,103 @@ func.func @expert_sum_out_of_order(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %acc4 = llm.add %acc3, %t1 : tensor<4x8xf32>
   return %acc4 : tensor<4x8xf32>
 }
+
+// -----
+
+// Qwen2-MoE: the shared expert gated per token by
+// sigmoid(shared_expert_gate(x)), g [1, H], folds into llm.moe with the
+// gate; the product in either order, the gate linear on a row view of x.
+// CHECK-LABEL: func.func @shared_expert_gated
+// CHECK: %[[WG:.*]] = llm.weight "shared_expert_gate"
+// CHECK: %[[M:.*]] = llm.moe %arg0 router %{{.*}} experts gate[%{{.*}}, %{{.*}}] up[%{{.*}}, %{{.*}}] down[%{{.*}}, %{{.*}}] shared(%{{.*}}, %{{.*}}, %{{.*}}) shared_expert_gate %[[WG]] {top_k = 1 : i64}
+// CHECK: %[[N:.*]] = llm.moe %arg0 router %{{.*}} shared(%{{.*}}, %{{.*}}, %{{.*}}) shared_expert_gate %[[WG]] {top_k = 1 : i64}
+// CHECK-NOT: llm.sigmoid
+// CHECK-NOT: llm.gated_mlp
+// CHECK: return %[[M]], %[[N]]
+func.func @shared_expert_gated(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %wr = llm.weight "router" : tensor<2x8xf32>
+  %g0 = llm.weight "g0" : tensor<16x8xf32>
+  %g1 = llm.weight "g1" : tensor<16x8xf32>
+  %d0 = llm.weight "d0" : tensor<8x16xf32>
+  %d1 = llm.weight "d1" : tensor<8x16xf32>
+  %wg = llm.weight "shared_expert_gate" : tensor<1x8xf32>
+  %m = llm.moe %x router %wr experts gate[%g0, %g1] up[%g1, %g0] down[%d0, %d1] {top_k = 1 : i64} : (tensor<4x8xf32>, tensor<2x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %s = llm.gated_mlp %x, %g0, %g1, %d1 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %l = llm.linear %x, %wg : (tensor<4x8xf32>, tensor<1x8xf32>) -> tensor<4x1xf32>
+  %sig = llm.sigmoid %l : tensor<4x1xf32>
+  %b = llm.broadcast %sig : tensor<4x1xf32> -> tensor<4x8xf32>
+  %gs = llm.mul %b, %s : tensor<4x8xf32>
+  %y = llm.add %m, %gs : tensor<4x8xf32>
+  // Row view: linear on [1, 4, 8], the gate viewed back as [4, 1]; the
+  // shared output first in the product, the MoE second in the sum.
+  %m2 = llm.moe %x router %wr experts gate[%g0, %g1] up[%g1, %g0] down[%d0, %d1] {top_k = 1 : i64} : (tensor<4x8xf32>, tensor<2x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %s2 = llm.gated_mlp %x, %g1, %g0, %d0 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %x3 = llm.reshape %x : tensor<4x8xf32> -> tensor<1x4x8xf32>
+  %l2 = llm.linear %x3, %wg : (tensor<1x4x8xf32>, tensor<1x8xf32>) -> tensor<1x4x1xf32>
+  %l2r = llm.reshape %l2 : tensor<1x4x1xf32> -> tensor<4x1xf32>
+  %sig2 = llm.sigmoid %l2r : tensor<4x1xf32>
+  %b2 = llm.broadcast %sig2 : tensor<4x1xf32> -> tensor<4x8xf32>
+  %gs2 = llm.mul %s2, %b2 : tensor<4x8xf32>
+  %y2 = llm.add %gs2, %m2 : tensor<4x8xf32>
+  return %y, %y2 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Negatives: the gate on another input than x, a tanh gate: the MoE and
+// the gated shared expert stay apart.
+// CHECK-LABEL: func.func @shared_expert_gated_negative
+// CHECK-NOT: shared
+// CHECK: llm.sigmoid
+// CHECK: llm.add
+// CHECK: llm.tanh
+// CHECK: llm.add
+// CHECK: return
+func.func @shared_expert_gated_negative(%x: tensor<4x8xf32>, %z: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %wr = llm.weight "router" : tensor<2x8xf32>
+  %g0 = llm.weight "g0" : tensor<16x8xf32>
+  %g1 = llm.weight "g1" : tensor<16x8xf32>
+  %d0 = llm.weight "d0" : tensor<8x16xf32>
+  %d1 = llm.weight "d1" : tensor<8x16xf32>
+  %wg = llm.weight "sg_weight" : tensor<1x8xf32>
+  %m = llm.moe %x router %wr experts gate[%g0, %g1] up[%g1, %g0] down[%d0, %d1] {top_k = 1 : i64} : (tensor<4x8xf32>, tensor<2x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %s = llm.gated_mlp %x, %g0, %g1, %d1 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %l = llm.linear %z, %wg : (tensor<4x8xf32>, tensor<1x8xf32>) -> tensor<4x1xf32>
+  %sig = llm.sigmoid %l : tensor<4x1xf32>
+  %b = llm.broadcast %sig : tensor<4x1xf32> -> tensor<4x8xf32>
+  %gs = llm.mul %b, %s : tensor<4x8xf32>
+  %y = llm.add %m, %gs : tensor<4x8xf32>
+  %m2 = llm.moe %x router %wr experts gate[%g0, %g1] up[%g1, %g0] down[%d0, %d1] {top_k = 1 : i64} : (tensor<4x8xf32>, tensor<2x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %s2 = llm.gated_mlp %x, %g0, %g1, %d1 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %l2 = llm.linear %x, %wg : (tensor<4x8xf32>, tensor<1x8xf32>) -> tensor<4x1xf32>
+  %t2 = llm.tanh %l2 : tensor<4x1xf32>
+  %b2 = llm.broadcast %t2 : tensor<4x1xf32> -> tensor<4x8xf32>
+  %gs2 = llm.mul %b2, %s2 : tensor<4x8xf32>
+  %y2 = llm.add %m2, %gs2 : tensor<4x8xf32>
+  return %y, %y2 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Negative: a gate weight [2, H] (H = 2) gates each element, not each
+// token: not llm.moe's shared expert gate.
+// CHECK-LABEL: func.func @shared_expert_gate_rows
+// CHECK-NOT: shared
+// CHECK: llm.sigmoid
+// CHECK: llm.mul
+// CHECK: llm.add
+func.func @shared_expert_gate_rows(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %wr = llm.weight "router" : tensor<2x2xf32>
+  %g0 = llm.weight "g0" : tensor<16x2xf32>
+  %g1 = llm.weight "g1" : tensor<16x2xf32>
+  %d0 = llm.weight "d0" : tensor<2x16xf32>
+  %d1 = llm.weight "d1" : tensor<2x16xf32>
+  %wg = llm.weight "sg_weight" : tensor<2x2xf32>
+  %m = llm.moe %x router %wr experts gate[%g0, %g1] up[%g1, %g0] down[%d0, %d1] {top_k = 1 : i64} : (tensor<4x2xf32>, tensor<2x2xf32>, tensor<16x2xf32>, tensor<16x2xf32>, tensor<16x2xf32>, tensor<16x2xf32>, tensor<2x16xf32>, tensor<2x16xf32>) -> tensor<4x2xf32>
+  %s = llm.gated_mlp %x, %g0, %g1, %d1 : (tensor<4x2xf32>, tensor<16x2xf32>, tensor<16x2xf32>, tensor<2x16xf32>) -> tensor<4x2xf32>
+  %l = llm.linear %x, %wg : (tensor<4x2xf32>, tensor<2x2xf32>) -> tensor<4x2xf32>
+  %sig = llm.sigmoid %l : tensor<4x2xf32>
+  %gs = llm.mul %sig, %s : tensor<4x2xf32>
+  %y = llm.add %m, %gs : tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
