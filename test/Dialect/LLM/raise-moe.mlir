@@ -944,3 +944,28 @@ func.func @shared_expert_gate_rows(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
   %y = llm.add %m, %gs : tensor<4x2xf32>
   return %y : tensor<4x2xf32>
 }
+
+// -----
+
+// As the FX importer gives HF's block: x is the [T, H] view of the
+// [1, T, H] hidden states and the gate linear reads that view.
+// CHECK-LABEL: func.func @shared_expert_gated_view
+// CHECK: llm.moe %{{.*}} router %{{.*}} shared(%{{.*}}, %{{.*}}, %{{.*}}) shared_expert_gate %{{.*}} {top_k = 1 : i64}
+// CHECK-NOT: llm.sigmoid
+func.func @shared_expert_gated_view(%h: tensor<1x4x8xf32>) -> tensor<4x8xf32> {
+  %wr = llm.weight "router" : tensor<2x8xf32>
+  %g0 = llm.weight "g0" : tensor<16x8xf32>
+  %g1 = llm.weight "g1" : tensor<16x8xf32>
+  %d0 = llm.weight "d0" : tensor<8x16xf32>
+  %d1 = llm.weight "d1" : tensor<8x16xf32>
+  %wg = llm.weight "shared_expert_gate" : tensor<1x8xf32>
+  %x = llm.reshape %h : tensor<1x4x8xf32> -> tensor<4x8xf32>
+  %m = llm.moe %x router %wr experts gate[%g0, %g1] up[%g1, %g0] down[%d0, %d1] {top_k = 1 : i64} : (tensor<4x8xf32>, tensor<2x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %s = llm.gated_mlp %x, %g0, %g1, %d1 : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %l = llm.linear %x, %wg : (tensor<4x8xf32>, tensor<1x8xf32>) -> tensor<4x1xf32>
+  %sig = llm.sigmoid %l : tensor<4x1xf32>
+  %b = llm.broadcast %sig : tensor<4x1xf32> -> tensor<4x8xf32>
+  %gs = llm.mul %b, %s : tensor<4x8xf32>
+  %y = llm.add %m, %gs : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

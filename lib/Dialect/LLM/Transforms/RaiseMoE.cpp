@@ -1010,7 +1010,9 @@ Value matchSharedExpertGate(Value gate, Value x) {
   if (!sig)
     return Value();
   auto lin = defOp<LinearOp>(stripRowReshape(sig.getInput()));
-  if (!lin || lin.getBias() || stripRowReshape(lin.getInput()) != x)
+  // Row views keep the token order: compare what both are views of.
+  if (!lin || lin.getBias() ||
+      stripRowReshape(lin.getInput()) != stripRowReshape(x))
     return Value();
   auto wType = dyn_cast<RankedTensorType>(lin.getWeight().getType());
   if (!wType ||
