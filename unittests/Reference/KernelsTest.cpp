@@ -1180,15 +1180,20 @@ TEST(MoE, MatchesNaiveRoutingAndExperts) {
   ExpertWeights shared = experts.back();
   experts.pop_back();
   DenseMatrix routerMat{StorageType::F32, router.data(), E, H};
+  // Qwen2-MoE's shared expert gate [1, H].
+  std::vector<float> sharedGate = randn(H);
+  DenseMatrix sharedGateMat{StorageType::F32, sharedGate.data(), 1, H};
+  LinearWeight sharedGateW{&sharedGateMat};
 
-  for (bool onInput : {false, true}) {
+  for (auto [onInput, gated] : {std::pair{false, false}, {true, false},
+                                {false, true}, {true, true}}) {
     MoEParams p;
     p.topK = 2;
     p.renormalize = true;
     p.weightOnInput = onInput;
     std::vector<float> y(T * H);
     moe(x.data(), T, H, {&routerMat}, bias.data(), experts, &shared, p,
-        y.data());
+        y.data(), gated ? &sharedGateW : nullptr);
     for (int64_t t = 0; t < T; ++t) {
       // Naive: logits, softmax, top-2, renormalise, experts, shared.
       std::vector<double> l(E);
@@ -1209,6 +1214,13 @@ TEST(MoE, MatchesNaiveRoutingAndExperts) {
       double w1 = 1 / (1 + std::exp(l[second] - l[first])), w2 = 1 - w1;
       std::vector<double> want =
           naiveExpert(&x[t * H], H, I, g[E], u[E], d[E], 1.0);
+      if (gated) {
+        double z = 0;
+        for (int64_t k = 0; k < H; ++k)
+          z += sharedGate[k] * x[t * H + k];
+        for (double &v : want)
+          v *= 1 / (1 + std::exp(-z));
+      }
       for (auto [e, w] :
            {std::pair<int64_t, double>{first, w1}, {second, w2}}) {
         std::vector<double> o =
@@ -1218,7 +1230,8 @@ TEST(MoE, MatchesNaiveRoutingAndExperts) {
       }
       for (int64_t h = 0; h < H; ++h)
         EXPECT_NEAR(y[t * H + h], want[h], 1e-5)
-            << "token " << t << " feature " << h << " onInput " << onInput;
+            << "token " << t << " feature " << h << " onInput " << onInput
+            << " gated " << gated;
     }
   }
 }
