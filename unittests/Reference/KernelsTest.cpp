@@ -1185,8 +1185,8 @@ TEST(MoE, MatchesNaiveRoutingAndExperts) {
   DenseMatrix sharedGateMat{StorageType::F32, sharedGate.data(), 1, H};
   LinearWeight sharedGateW{&sharedGateMat};
 
-  for (auto [onInput, gated] : {std::pair{false, false}, {true, false},
-                                {false, true}, {true, true}}) {
+  for (auto [onInput, gated] :
+       {std::pair{false, false}, {true, false}, {false, true}, {true, true}}) {
     MoEParams p;
     p.topK = 2;
     p.renormalize = true;

@@ -1015,8 +1015,7 @@ Value matchSharedExpertGate(Value gate, Value x) {
       stripRowReshape(lin.getInput()) != stripRowReshape(x))
     return Value();
   auto wType = dyn_cast<RankedTensorType>(lin.getWeight().getType());
-  if (!wType ||
-      wType.getShape() != ArrayRef<int64_t>{1, xType.getDimSize(1)})
+  if (!wType || wType.getShape() != ArrayRef<int64_t>{1, xType.getDimSize(1)})
     return Value();
   return lin.getWeight();
 }
@@ -1062,10 +1061,9 @@ struct FoldSharedExpert : OpRewritePattern<AddOp> {
         rewriter, add.getLoc(), moe.getType(), moe.getInput(),
         moe.getRouterWeight(), moe.getRouterBias(), moe.getGate(), moe.getUp(),
         moe.getDown(), shared.getGate(), shared.getUp(), shared.getDown(),
-        sharedGate, moe.getTopKAttr(), moe.getScoringAttr(),
-        moe.getOrderAttr(), moe.getRenormalizeAttr(),
-        moe.getRoutedScalingFactorAttr(), moe.getActivationAttr(),
-        moe.getWeightOnInputAttr());
+        sharedGate, moe.getTopKAttr(), moe.getScoringAttr(), moe.getOrderAttr(),
+        moe.getRenormalizeAttr(), moe.getRoutedScalingFactorAttr(),
+        moe.getActivationAttr(), moe.getWeightOnInputAttr());
     rewriter.replaceOp(add, fused.getResult());
     return success();
   }
