@@ -295,29 +295,23 @@ class MixtralSparseMoeBlock(nn.Module):
             routing = torch.zeros_like(router_logits).scatter(1, selected_experts, routing_weights)
             expert_outputs = torch.stack([expert(hidden_states) for expert in self.experts], dim=1)
             final_hidden_states = (routing.unsqueeze(-1) * expert_outputs).sum(dim=1)
-        elif self.dispatch == "sparse_hf":
-            # HF's loop verbatim but for F.one_hot (make_fx cannot trace its .item() check):
-            # the [E, K, T] expert mask, torch.where giving (slot, token) pairs.
-            final_hidden_states = torch.zeros(
-                (batch_size * sequence_length, hidden_dim), dtype=hidden_states.dtype,
-                device=hidden_states.device)
-            expert_mask = (selected_experts.unsqueeze(-1) == torch.arange(self.num_experts))
-            expert_mask = expert_mask.permute(2, 1, 0)
-            for expert_idx in range(self.num_experts):
-                expert_layer = self.experts[expert_idx]
-                idx, top_x = torch.where(expert_mask[expert_idx])
-                current_state = hidden_states[None, top_x].reshape(-1, hidden_dim)
-                current_hidden_states = expert_layer(current_state) * routing_weights[top_x, idx, None]
-                final_hidden_states.index_add_(0, top_x, current_hidden_states.to(hidden_states.dtype))
         else:
             final_hidden_states = torch.zeros(
                 (batch_size * sequence_length, hidden_dim), dtype=hidden_states.dtype,
                 device=hidden_states.device)
             # HF builds the mask with F.one_hot, which checks its input with .item(): make_fx
-            # cannot trace that, so compare with the expert index instead (as DeepSeek's code does).
+            # cannot trace that, so compare with the expert index instead (as DeepSeek's code
+            # does). sparse_hf keeps HF's [E, K, T] permuted mask, whose torch.where gives
+            # (slot, token) pairs.
+            if self.dispatch == "sparse_hf":
+                expert_mask = (selected_experts.unsqueeze(-1) == torch.arange(self.num_experts))
+                expert_mask = expert_mask.permute(2, 1, 0)
             for expert_idx in range(self.num_experts):
                 expert_layer = self.experts[expert_idx]
-                top_x, idx = torch.where(selected_experts == expert_idx)
+                if self.dispatch == "sparse_hf":
+                    idx, top_x = torch.where(expert_mask[expert_idx])
+                else:
+                    top_x, idx = torch.where(selected_experts == expert_idx)
                 current_state = hidden_states[None, top_x].reshape(-1, hidden_dim)
                 current_hidden_states = expert_layer(current_state) * routing_weights[top_x, idx, None]
                 final_hidden_states.index_add_(0, top_x, current_hidden_states.to(hidden_states.dtype))
@@ -350,6 +344,17 @@ class DecoderLayer(nn.Module):
         return residual + hidden_states
 
 
+def _run_decoder(stack, x):
+    """The decoder stacks' forward: positions 0..T-1, shared cos/sin, layers, final norm."""
+    B, T, _ = x.shape
+    position_ids = torch.arange(T, device=x.device).unsqueeze(0).expand(B, -1)
+    cos, sin = stack.rotary_emb(x, position_ids)
+    hidden_states = x
+    for layer in stack.layers:
+        hidden_states = layer(hidden_states, cos, sin)
+    return stack.norm(hidden_states)
+
+
 class LlamaStack(nn.Module):
     """Llama decoder layers over hidden states: GQA, RoPE (half-split or interleaved), causal or
     sliding-window mask, SwiGLU, final RMSNorm."""
@@ -369,13 +374,7 @@ class LlamaStack(nn.Module):
         _perturb_norm_weights(self)
 
     def forward(self, x):
-        B, T, _ = x.shape
-        position_ids = torch.arange(T, device=x.device).unsqueeze(0).expand(B, -1)
-        cos, sin = self.rotary_emb(x, position_ids)
-        hidden_states = x
-        for layer in self.layers:
-            hidden_states = layer(hidden_states, cos, sin)
-        return self.norm(hidden_states)
+        return _run_decoder(self, x)
 
 
 class MixtralStack(nn.Module):
@@ -397,13 +396,7 @@ class MixtralStack(nn.Module):
         _perturb_norm_weights(self)
 
     def forward(self, x):
-        B, T, _ = x.shape
-        position_ids = torch.arange(T, device=x.device).unsqueeze(0).expand(B, -1)
-        cos, sin = self.rotary_emb(x, position_ids)
-        hidden_states = x
-        for layer in self.layers:
-            hidden_states = layer(hidden_states, cos, sin)
-        return self.norm(hidden_states)
+        return _run_decoder(self, x)
 
 
 class Conv1D(nn.Module):
