@@ -12,12 +12,12 @@ ckpt=${PIMC_BENCH_DIR:-build/bench-data}/llama3.2-1b
 tokens=${PIMC_BENCH_TOKENS:-17}
 if [ ! -f "$ckpt/model.safetensors" ]; then
   echo "writing $ckpt (2.5 GB, once)"
-  /usr/bin/python3 bench/make_shaped_checkpoint.py --preset llama3.2-1b --out "$ckpt"
+  build/venv/bin/python3 bench/make_shaped_checkpoint.py --preset llama3.2-1b --out "$ckpt"
 fi
 bw=$(build/bench/pimc-membw)
 run=$(build/tools/pimc/pimc run-ref "$ckpt" --prompt-ids 128000,791,6460,315,8191,374 \
         --max-new-tokens "$tokens" --max-context 256 --json)
-/usr/bin/python3 - "$bw" "$run" <<'PY'
+build/venv/bin/python3 - "$bw" "$run" <<'PY'
 import json, sys
 bw, run = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 weight_bytes = run["weight_bytes"]

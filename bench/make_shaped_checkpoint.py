@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Write a full-size Llama-architecture HF checkpoint with seeded random weights.
 
     make_shaped_checkpoint.py --preset llama3.2-1b --out DIR [--sparse]

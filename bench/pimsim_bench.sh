@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 sim=build/sim/pimsim
 target=targets/hbm3-pim.json
 work=build/bench-data/pimsim
-/usr/bin/python3 bench/pimsim_workloads.py --out "$work"
+build/venv/bin/python3 bench/pimsim_workloads.py --out "$work"
 $sim asm "$work/gemv_4096.s" -o "$work/gemv_4096.pimb"
 attacc=../shared/traces/attacc-gpt3-attention-bank.trace
 

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Write pimsim benchmark inputs for targets/hbm3-pim.json (one stack).
 
     pimsim_workloads.py --out DIR

@@ -192,12 +192,21 @@ def cmd_compare(args):
     return 0
 
 
+def cmd_ort_run(args):
+    from . import ort
+    try:
+        print(ort.run(args.model, args.inputs, args.output))
+    except ort.OrtError as e:
+        raise CliError(str(e))
+    return 0
+
+
 def build_parser():
     p = argparse.ArgumentParser(
         prog="python3 -m pimc_torch",
         description="Export PyTorch modules to pimc's JSON ATen graph (docs/frontend-graphs.md).",
         epilog=USAGE_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", metavar="{export,check,compare}")
+    sub = p.add_subparsers(dest="command", metavar="{export,check,compare,ort-run}")
     e = sub.add_parser("export", help="trace a module and write graph.json + graph.safetensors",
                        epilog=USAGE_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
     e.add_argument("module", help="path/module.py:ClassName (a torch.nn.Module subclass)")
@@ -230,6 +239,11 @@ def build_parser():
     m.add_argument("expect", help="safetensors file with the expected output_0, ...")
     m.add_argument("--atol", type=float, default=1e-5)
     m.add_argument("--rtol", type=float, default=1e-5)
+    r = sub.add_parser("ort-run", help="run a model.onnx with onnxruntime (CPU) on safetensors "
+                                       "inputs (input_0.. by position), write output_0..")
+    r.add_argument("model", help="model.onnx")
+    r.add_argument("inputs", help="safetensors file with input_0, input_1, ...")
+    r.add_argument("output", help="safetensors file to write")
     return p
 
 
@@ -244,7 +258,8 @@ def main(argv=None):
     # Torch is imported only by the commands that need it: format errors stay fast.
     from .graph_format import ExportError, GraphFormatError
     try:
-        return {"export": cmd_export, "check": cmd_check, "compare": cmd_compare}[args.command](args)
+        return {"export": cmd_export, "check": cmd_check, "compare": cmd_compare,
+                "ort-run": cmd_ort_run}[args.command](args)
     except (CliError, ExportError, GraphFormatError) as e:
         print("error: %s" % e, file=sys.stderr)
         return 1

@@ -223,14 +223,8 @@ def _user_location(exc, root):
 
 def _trace_make_fx(module, inputs, input_names, root):
     from torch.fx.experimental import proxy_tensor
-    try:                # torch >= 2.0 (the 1.13 names below are deprecated there)
-        from torch.func import functional_call, functionalize
-    except ImportError:
-        from torch.nn.utils.stateless import functional_call
-        try:
-            from functorch import functionalize
-        except ImportError:
-            functionalize = None
+    from torch.func import functional_call
+    import torch.func
 
     slots = _tensor_slots(module)
     unique, index_of = [], {}       # unique tensors in first-seen order; id -> index
@@ -248,7 +242,7 @@ def _trace_make_fx(module, inputs, input_names, root):
         state = {key: args[i] for key, i in names_to_index}
         return functional_call(module, state, tuple(args[n_state:]))
 
-    fn = functionalize(_call_functional) if functionalize is not None else _call_functional
+    fn = torch.func.functionalize(_call_functional)
 
     class StackRecordingTracer(proxy_tensor.PythonKeyTracer):
         def create_proxy(self, kind, *args, **kwargs):
@@ -293,6 +287,30 @@ def _trace_make_fx(module, inputs, input_names, root):
         interp.run(*flat)
     stack = {n: n.stack_trace for n in gm.graph.nodes}
     return _Traced("make_fx", gm.graph, placeholders, interp.values, outputs, stack)
+
+
+def _merge_tied_placeholders(graph, placeholders, module):
+    """torch.export lifts a tied tensor (GPT-2's lm_head.weight is wte.weight) once per name;
+    the bridge keeps one placeholder under the first name in state_dict order (as make_fx does)
+    and points every use at it, so the tensor is stored once."""
+    first_key = {}
+    for key, t, _ in _tensor_slots(module):
+        first_key.setdefault(id(t), key)
+    keep = {}
+    for n in [n for n in graph.nodes if n.op == "placeholder"]:
+        ph = placeholders.get(n)
+        if ph is None or ph.kind not in ("parameter", "buffer") or id(ph.tensor) not in first_key:
+            continue
+        canonical = first_key[id(ph.tensor)]
+        if id(ph.tensor) in keep:
+            n.replace_all_uses_with(keep[id(ph.tensor)])
+            del placeholders[n]
+            graph.erase_node(n)
+            continue
+        keep[id(ph.tensor)] = n
+        if ph.target != canonical:
+            ph.target = canonical
+            ph.name = ("p_" if ph.kind == "parameter" else "b_") + _safe_name(canonical)
 
 
 def _trace_torch_export(module, inputs, input_names, root):
@@ -349,6 +367,7 @@ def _trace_torch_export(module, inputs, input_names, root):
                 raise ExportError("node '%s': get_attr of a %s (control flow is not supported)"
                                   % (n.name, type(t).__name__))
             placeholders[n] = _Placeholder("constant", "c_" + _safe_name(n.target), n.target, t)
+    _merge_tied_placeholders(gm.graph, placeholders, module)
 
     out_node = [n for n in gm.graph.nodes if n.op == "output"][0]
     flat_out = pytree.tree_flatten(out_node.args[0])[0]
@@ -666,9 +685,12 @@ def export_onnx(module, example_inputs, path, input_names=None, opset=17, files=
         # tracing means here: the graph is for these input shapes.
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            # The TorchScript exporter (dynamo=False), as optimum's ONNX exporter uses it: torch
+            # 2.x's default dynamo exporter starts at opset 18 and spells the sparse MoE with
+            # GatherND/ScatterND, which the ONNX importer does not take yet (docs/torch-bridge.md).
             torch.onnx.export(module, inputs, tmp, opset_version=opset, input_names=names,
                               output_names=["output_%d" % i for i in range(n_out)],
-                              do_constant_folding=True)
+                              do_constant_folding=True, dynamo=False)
     except Exception as e:
         raise ExportError("%s: torch.onnx.export (opset %d) failed: %s: %s"
                           % (label, opset, type(e).__name__, e))

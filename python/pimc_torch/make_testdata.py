@@ -1,12 +1,12 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Write the torch-bridge test fixture: every test model exported through the bridge and ONNX,
 with goldens, plus malformed inputs.
 
-    /usr/bin/python3 python/pimc_torch/make_testdata.py --out DIR [--only llama,gpt2] [--seed 0]
+    build/venv/bin/python3 python/pimc_torch/make_testdata.py --out DIR [--only llama,gpt2] [--seed 0]
 
 DIR/<model>/
-    graph.json, graph.safetensors    the bridge's export (make_fx, or torch.export on torch >= 2.1)
-    model.onnx                       torch.onnx.export, opset 17
+    graph.json, graph.safetensors    the bridge's export (torch.export; make_fx where it refuses the model)
+    model.onnx                       torch.onnx.export (TorchScript exporter), opset 17
     inputs.safetensors               input_0.. (seeded random), inputs of both graph.json and model.onnx
     outputs.safetensors              output_0..: the eager PyTorch module's outputs
     inputs_alt.safetensors,          a second seeded input and its eager outputs: a trace is
@@ -52,13 +52,17 @@ MODELS = {
                    "ramp over dims 1..5, attention factor 0.1 ln 4 + 1 on cos and sin)"),
     "mixtral_dense": (models.MixtralStack, {"dispatch": "dense"}, [HIDDEN],
                       "2 layers, 4 experts top-2, dense: every expert on every token, scattered routing"),
-    "mixtral_sparse": (models.MixtralStack, {"dispatch": "sparse"}, [HIDDEN],
-                       "2 layers, 4 experts top-2, sparse dispatch: torch.where + index_add_"),
-    "mixtral_sparse_hf": (models.MixtralStack, {"dispatch": "sparse_hf"}, [HIDDEN],
+    # The sparse dispatch has data-dependent sizes: torch.export refuses it and the bridge falls
+    # back to make_fx, which traces below F.scaled_dot_product_attention (into the CPU flash
+    # kernel); these use HF's "eager" attention (matmul, mask, softmax, matmul) instead.
+    "mixtral_sparse": (models.MixtralStack, {"dispatch": "sparse", "attn_implementation": "eager"},
+                       [HIDDEN], "2 layers, 4 experts top-2, sparse dispatch: torch.where + index_add_"),
+    "mixtral_sparse_hf": (models.MixtralStack,
+                          {"dispatch": "sparse_hf", "attn_implementation": "eager"}, [HIDDEN],
                           "mixtral_sparse on HF's permuted [E, K, T] mask: (slot, token) pairs"),
     "qwen2_moe": (models.MixtralStack,
                   {"dispatch": "sparse_hf", "norm_topk_prob": False,
-                   "shared_expert_intermediate_size": 80}, [HIDDEN],
+                   "shared_expert_intermediate_size": 80, "attn_implementation": "eager"}, [HIDDEN],
                   "HF Qwen2MoeSparseMoeBlock: 4 experts top-2 without renormalisation, sparse_hf "
                   "dispatch, + sigmoid(shared_expert_gate(x)) * shared_expert(x) (width 80)"),
     "gpt2": (models.GPT2Stack, {}, [InputSpec("input_ids", "int64", [1, 8], 0, 96)],
@@ -67,8 +71,8 @@ MODELS = {
 
 # Malformed inputs: name -> (source model, what is wrong). Each is one defect on a valid export.
 BAD = {
-    "dangling_ref": ("llama", "graph.json: the first aten.mm reads node 'no_such_node', which does not exist"),
-    "mm_extra_arg": ("llama", "graph.json: the first aten.mm.default has 3 positional arguments"),
+    "dangling_ref": ("llama", "graph.json: the first aten.linear reads node 'no_such_node', which does not exist"),
+    "linear_extra_arg": ("llama", "graph.json: the first aten.linear.default has 4 positional arguments"),
     "bad_version": ("llama", "graph.json: format version 99"),
     "truncated_onnx": ("llama", "model.onnx cut to half its size"),
 }
@@ -110,11 +114,11 @@ def write_model(out, name, seed):
             "ops": sum(1 for n in graph["nodes"] if n["op"] == "call_function")}
 
 
-def _first_mm(graph):
+def _first_linear(graph):
     for n in graph["nodes"]:
-        if n["op"] == "call_function" and n["target"] == "aten.mm":
+        if n["op"] == "call_function" and n["target"] == "aten.linear":
             return n
-    raise RuntimeError("no aten.mm in the source graph")
+    raise RuntimeError("no aten.linear in the source graph")
 
 
 def write_bad(out):
@@ -136,10 +140,10 @@ def write_bad(out):
         with open(os.path.join(s, "graph.json")) as f:
             graph = json.load(f)
         if case == "dangling_ref":
-            _first_mm(graph)["args"][0] = {"node": "no_such_node"}
-        elif case == "mm_extra_arg":
-            mm = _first_mm(graph)
-            mm["args"].append(mm["args"][1])
+            _first_linear(graph)["args"][0] = {"node": "no_such_node"}
+        elif case == "linear_extra_arg":
+            linear = _first_linear(graph)
+            linear["args"] += [None] * (4 - len(linear["args"]))
         elif case == "bad_version":
             graph["version"] = 99
         with open(os.path.join(d, "graph.json"), "w") as f:

@@ -2,8 +2,8 @@
 
 Nothing here is shaped for a tracer: shapes are tuple-unpacked (`B, T, _ = x.shape`), GQA goes
 through a `repeat_kv` helper (expand + reshape, as Hugging Face does), RoPE tables come from an
-`inv_freq` buffer, attention uses `F.scaled_dot_product_attention` when the installed torch has it
-and matmul-scale-mask-softmax-matmul otherwise, the sparse MoE dispatches tokens with
+`inv_freq` buffer, attention is `F.scaled_dot_product_attention` (HF's "sdpa") or, with
+`attn_implementation="eager"`, matmul-scale-mask-softmax-matmul (HF's "eager"), the sparse MoE dispatches tokens with
 `torch.where` + `index_add_` like HF Mixtral. The frontends must cope with all of that.
 
 Sizes are small and every module is float32. Norm weights are seeded-random around 1 (not ones)
@@ -21,9 +21,6 @@ import math
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-
-HAS_SDPA = hasattr(F, "scaled_dot_product_attention")
-
 
 def _perturb_norm_weights(model, std=0.1):
     # Test models only: norm weights initialised to ones would hide a dropped weight multiply.
@@ -182,8 +179,13 @@ def make_attention_mask(T, dtype, device, sliding_window=None):
 
 
 class LlamaAttention(nn.Module):
-    def __init__(self, hidden_size, num_heads, num_kv_heads, head_dim, rope_layout, sliding_window):
+    def __init__(self, hidden_size, num_heads, num_kv_heads, head_dim, rope_layout, sliding_window,
+                 attn_implementation="sdpa"):
         super().__init__()
+        if attn_implementation not in ("sdpa", "eager"):
+            raise ValueError("attn_implementation must be 'sdpa' or 'eager', not %r"
+                             % (attn_implementation,))
+        self.attn_implementation = attn_implementation
         self.num_heads = num_heads
         self.num_key_value_heads = num_kv_heads
         self.num_key_value_groups = num_heads // num_kv_heads
@@ -209,9 +211,9 @@ class LlamaAttention(nn.Module):
         k = repeat_kv(k, self.num_key_value_groups)
         v = repeat_kv(v, self.num_key_value_groups)
 
-        if HAS_SDPA and self.sliding_window is None:
+        if self.attn_implementation == "sdpa" and self.sliding_window is None:
             out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        elif HAS_SDPA:
+        elif self.attn_implementation == "sdpa":
             mask = make_attention_mask(T, q.dtype, q.device, self.sliding_window)
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
         else:
@@ -324,11 +326,11 @@ class MixtralSparseMoeBlock(nn.Module):
 
 class DecoderLayer(nn.Module):
     def __init__(self, hidden_size, num_heads, num_kv_heads, head_dim, eps, rope_layout,
-                 sliding_window, mlp):
+                 sliding_window, mlp, attn_implementation="sdpa"):
         super().__init__()
         self.input_layernorm = RMSNorm(hidden_size, eps=eps)
         self.self_attn = LlamaAttention(hidden_size, num_heads, num_kv_heads, head_dim, rope_layout,
-                                        sliding_window)
+                                        sliding_window, attn_implementation)
         self.post_attention_layernorm = RMSNorm(hidden_size, eps=eps)
         self.mlp = mlp
 
@@ -361,13 +363,14 @@ class LlamaStack(nn.Module):
 
     def __init__(self, hidden_size=64, num_layers=2, num_heads=4, num_kv_heads=2, head_dim=16,
                  intermediate_size=128, rms_norm_eps=1e-5, rope_theta=10000.0, rope_layout="half",
-                 sliding_window=None, rope_scaling=None):
+                 sliding_window=None, rope_scaling=None, attn_implementation="sdpa"):
         super().__init__()
         if rope_layout not in ("half", "interleaved"):
             raise ValueError("rope_layout must be 'half' or 'interleaved', not %r" % (rope_layout,))
         self.layers = nn.ModuleList([
             DecoderLayer(hidden_size, num_heads, num_kv_heads, head_dim, rms_norm_eps, rope_layout,
-                         sliding_window, LlamaMLP(hidden_size, intermediate_size))
+                         sliding_window, LlamaMLP(hidden_size, intermediate_size),
+                         attn_implementation)
             for _ in range(num_layers)])
         self.norm = RMSNorm(hidden_size, eps=rms_norm_eps)
         self.rotary_emb = RotaryEmbedding(head_dim, base=rope_theta, rope_scaling=rope_scaling)
@@ -383,13 +386,14 @@ class MixtralStack(nn.Module):
     def __init__(self, hidden_size=64, num_layers=2, num_heads=4, num_kv_heads=2, head_dim=16,
                  intermediate_size=96, num_experts=4, top_k=2, rms_norm_eps=1e-5,
                  rope_theta=1000000.0, dispatch="sparse", norm_topk_prob=True,
-                 shared_expert_intermediate_size=None):
+                 shared_expert_intermediate_size=None, attn_implementation="sdpa"):
         super().__init__()
         self.layers = nn.ModuleList([
             DecoderLayer(hidden_size, num_heads, num_kv_heads, head_dim, rms_norm_eps, "half", None,
                          MixtralSparseMoeBlock(hidden_size, intermediate_size, num_experts, top_k,
                                                dispatch, norm_topk_prob,
-                                               shared_expert_intermediate_size))
+                                               shared_expert_intermediate_size),
+                         attn_implementation)
             for _ in range(num_layers)])
         self.norm = RMSNorm(hidden_size, eps=rms_norm_eps)
         self.rotary_emb = RotaryEmbedding(head_dim, base=rope_theta)
@@ -421,6 +425,7 @@ class GPT2Attention(nn.Module):
         self.n_embd = n_embd
         self.c_attn = Conv1D(3 * n_embd, n_embd)
         self.c_proj = Conv1D(n_embd, n_embd)
+        self.attn_implementation = "sdpa"      # nanoGPT's flash path; "eager" masks `bias`
         # nanoGPT / HF GPT-2: the causal mask is a buffer, sliced to the sequence length.
         self.register_buffer("bias", torch.tril(torch.ones(n_positions, n_positions))
                              .view(1, 1, n_positions, n_positions), persistent=False)
@@ -431,7 +436,7 @@ class GPT2Attention(nn.Module):
         k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
         q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
         v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-        if HAS_SDPA:
+        if self.attn_implementation == "sdpa":
             y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         else:
             att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))

@@ -1733,7 +1733,10 @@ LogicalResult buildMinAll(OpContext &c) {
 
 /// var / std / var_mean: sum((x - mean)^2) / (n - correction), two passes
 /// in f32 (torch accumulates in double on CPU; the difference is rounding).
-LogicalResult variance(OpContext &c, bool root, bool withMean) {
+/// The `.dim` overloads (torch.export keeps them) say `unbiased` instead of
+/// `correction`: correction 1 or 0.
+LogicalResult variance(OpContext &c, bool root, bool withMean,
+                       bool unbiasedFlag = false) {
   Value x = toF32(c, c.tensor("self"));
   int64_t rank = rankOf(x);
   llvm::SmallVector<int64_t> dims;
@@ -1756,7 +1759,8 @@ LogicalResult variance(OpContext &c, bool root, bool withMean) {
       n *= kept[d];
       kept[d] = 1;
     }
-  int64_t correction = c.optI64("correction").value_or(1);
+  int64_t correction = unbiasedFlag ? (c.flag("unbiased") ? 1 : 0)
+                                    : c.optI64("correction").value_or(1);
   Value mean = reduceDims(c, llm::ReduceKind::Mean, x, dims, kept);
   Value d = llm::SubOp::create(c.b, c.loc, x, broadcastTo(c, mean, shapeOf(x)));
   Value ss =
@@ -1776,6 +1780,15 @@ LogicalResult variance(OpContext &c, bool root, bool withMean) {
 LogicalResult buildVar(OpContext &c) { return variance(c, false, false); }
 LogicalResult buildStd(OpContext &c) { return variance(c, true, false); }
 LogicalResult buildVarMean(OpContext &c) { return variance(c, false, true); }
+LogicalResult buildVarDim(OpContext &c) {
+  return variance(c, false, false, true);
+}
+LogicalResult buildStdDim(OpContext &c) {
+  return variance(c, true, false, true);
+}
+LogicalResult buildVarMeanDim(OpContext &c) {
+  return variance(c, false, true, true);
+}
 
 /// max.dim: values by reduce max, indices by argmax on the moved axis.
 LogicalResult buildMaxDim(OpContext &c) {
@@ -1997,10 +2010,14 @@ LogicalResult buildSDPA(OpContext &c) {
     return c.error() << "query has " << nh << " heads, key " << nkv
                      << " (needs enable_gqa and a divisor)";
   if (fits) {
+    // [1, H, L, E] -> [1, L, H, E] -> [L, H, E]: the transpose then cancels
+    // with the model's own transpose(1, 2) in canonicalization.
     auto toLHE = [&](Value x) {
       ArrayRef<int64_t> xs = shapeOf(x);
-      Value r = reshapeTo(c, x, xs.take_back(3));
-      return toF32(c, swapDims(c, r, 0, 1));
+      if (xs.size() == 3)
+        return toF32(c, swapDims(c, x, 0, 1));
+      Value t = swapDims(c, x, 1, 2);
+      return toF32(c, reshapeTo(c, t, shapeOf(t).take_back(3)));
     };
     int64_t ev = vs.back();
     Value ql = toLHE(q), kl = toLHE(k), vl = toLHE(v);
@@ -2008,7 +2025,9 @@ LogicalResult buildSDPA(OpContext &c) {
         c.b, c.loc, RankedTensorType::get({l, nh, ev}, c.b.getF32Type()), ql,
         kl, vl, llvm::APFloat(static_cast<float>(scale)), causal, IntegerAttr(),
         FloatAttr());
-    c.results.push_back(reshapeTo(c, swapDims(c, a, 0, 1), c.resultShape()));
+    Value out = rank == 3 ? swapDims(c, a, 0, 1)
+                          : swapDims(c, reshapeTo(c, a, {1, l, nh, ev}), 1, 2);
+    c.results.push_back(reshapeTo(c, out, c.resultShape()));
     return success();
   }
   if (nh != nkv) {
@@ -2085,7 +2104,11 @@ llvm::StringRef pimc::fx::detail::unsupportedReason(llvm::StringRef op) {
   auto it = reasons.find(op);
   if (it != reasons.end())
     return it->second;
-  if (op.contains("_."))
+  // aten.<name>.<overload>: a trailing underscore (add_, __iand__) mutates
+  // its input; other dunders (__and__) are functional.
+  llvm::StringRef name = op.drop_front(op.find('.') + 1).split('.').first;
+  bool dunder = name.starts_with("__") && name.ends_with("__");
+  if ((dunder && name.starts_with("__i")) || (!dunder && name.ends_with("_")))
     return "in-place op; export with functionalization (the bridge does)";
   return {};
 }
@@ -2275,6 +2298,8 @@ llvm::ArrayRef<OpEntry> pimc::fx::detail::opEntries() {
       {"bitwise_not(Tensor self)", buildLogicalNot},
       {"bitwise_and.Tensor(Tensor self, Tensor other)", buildLogical<true>},
       {"bitwise_or.Tensor(Tensor self, Tensor other)", buildLogical<false>},
+      {"__and__.Tensor(Tensor self, Tensor other)", buildLogical<true>},
+      {"__or__.Tensor(Tensor self, Tensor other)", buildLogical<false>},
       {"logical_and(Tensor self, Tensor other)", buildLogical<true>},
       {"logical_or(Tensor self, Tensor other)", buildLogical<false>},
       {"where.self(Tensor condition, Tensor self, Tensor other)", buildWhere},
@@ -2310,6 +2335,15 @@ llvm::ArrayRef<OpEntry> pimc::fx::detail::opEntries() {
       {"var_mean.correction(Tensor self, int[1]? dim, *, int? correction, "
        "bool keepdim=False)",
        buildVarMean},
+      {"var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool "
+       "keepdim=False)",
+       buildVarDim},
+      {"std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool "
+       "keepdim=False)",
+       buildStdDim},
+      {"var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool "
+       "keepdim=False)",
+       buildVarMeanDim},
       {"prod.dim_int(Tensor self, int dim, bool keepdim=False, *, "
        "ScalarType? dtype=None)",
        buildProdDim},

@@ -259,3 +259,80 @@ func.func @mqa_broadcast(%q: tensor<1x4x4x8xf32>, %k: tensor<1x1x4x8xf32>, %v: t
   %o = llm.matmul %p, %v : (tensor<1x4x4x4xf32>, tensor<1x1x4x8xf32>) -> tensor<1x4x4x8xf32>
   return %o : tensor<1x4x4x8xf32>
 }
+
+// -----
+
+// F.scaled_dot_product_attention after repeat_kv, as the FX importer writes
+// it: llm.attention on the repeated [S, 4, d] kv views. The repeat folds
+// away (GQA on the 2 kv heads, same values); q's view stays.
+// CHECK-LABEL: func.func @sdpa_after_repeat_kv
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x4x4x8xf32>, %[[K:.*]]: tensor<1x2x4x8xf32>, %[[V:.*]]: tensor<1x2x4x8xf32>)
+// CHECK-DAG: %[[KT:.*]] = llm.transpose %[[K]] {permutation = array<i64: 0, 2, 1, 3>}
+// CHECK-DAG: %[[KS:.*]] = llm.reshape %[[KT]] : tensor<1x4x2x8xf32> -> tensor<4x2x8xf32>
+// CHECK-DAG: %[[VT:.*]] = llm.transpose %[[V]] {permutation = array<i64: 0, 2, 1, 3>}
+// CHECK-DAG: %[[VS:.*]] = llm.reshape %[[VT]] : tensor<1x4x2x8xf32> -> tensor<4x2x8xf32>
+// CHECK: llm.attention %{{.*}}, %[[KS]], %[[VS]] {scale = 0.353553385 : f32} : (tensor<4x4x8xf32>, tensor<4x2x8xf32>, tensor<4x2x8xf32>) -> tensor<4x4x8xf32>
+func.func @sdpa_after_repeat_kv(%q: tensor<1x4x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<4x4x8xf32> {
+  %ku = llm.reshape %k : tensor<1x2x4x8xf32> -> tensor<1x2x1x4x8xf32>
+  %ke = llm.broadcast %ku : tensor<1x2x1x4x8xf32> -> tensor<1x2x2x4x8xf32>
+  %kr = llm.reshape %ke : tensor<1x2x2x4x8xf32> -> tensor<1x4x4x8xf32>
+  %vu = llm.reshape %v : tensor<1x2x4x8xf32> -> tensor<1x2x1x4x8xf32>
+  %ve = llm.broadcast %vu : tensor<1x2x1x4x8xf32> -> tensor<1x2x2x4x8xf32>
+  %vr = llm.reshape %ve : tensor<1x2x2x4x8xf32> -> tensor<1x4x4x8xf32>
+  %qt = llm.transpose %q {permutation = array<i64: 0, 2, 1, 3>} : tensor<1x4x4x8xf32> -> tensor<1x4x4x8xf32>
+  %qs = llm.reshape %qt : tensor<1x4x4x8xf32> -> tensor<4x4x8xf32>
+  %kt = llm.transpose %kr {permutation = array<i64: 0, 2, 1, 3>} : tensor<1x4x4x8xf32> -> tensor<1x4x4x8xf32>
+  %ks = llm.reshape %kt : tensor<1x4x4x8xf32> -> tensor<4x4x8xf32>
+  %vt = llm.transpose %vr {permutation = array<i64: 0, 2, 1, 3>} : tensor<1x4x4x8xf32> -> tensor<1x4x4x8xf32>
+  %vs = llm.reshape %vt : tensor<1x4x4x8xf32> -> tensor<4x4x8xf32>
+  %a = llm.attention %qs, %ks, %vs {scale = 0.353553385 : f32} : (tensor<4x4x8xf32>, tensor<4x4x8xf32>, tensor<4x4x8xf32>) -> tensor<4x4x8xf32>
+  return %a : tensor<4x4x8xf32>
+}
+
+// -----
+
+// A tile-order repeat (each kv head serves non-consecutive query heads) is
+// not llm.attention's head mapping: the repeated operands stay.
+// CHECK-LABEL: func.func @sdpa_after_tile_repeat
+// CHECK: llm.attention {{.*}} : (tensor<4x4x8xf32>, tensor<4x4x8xf32>, tensor<4x4x8xf32>) -> tensor<4x4x8xf32>
+func.func @sdpa_after_tile_repeat(%qs: tensor<4x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<4x4x8xf32> {
+  %ku = llm.reshape %k : tensor<1x2x4x8xf32> -> tensor<1x1x2x4x8xf32>
+  %ke = llm.broadcast %ku : tensor<1x1x2x4x8xf32> -> tensor<1x2x2x4x8xf32>
+  %kr = llm.reshape %ke : tensor<1x2x2x4x8xf32> -> tensor<1x4x4x8xf32>
+  %vu = llm.reshape %v : tensor<1x2x4x8xf32> -> tensor<1x1x2x4x8xf32>
+  %ve = llm.broadcast %vu : tensor<1x1x2x4x8xf32> -> tensor<1x2x2x4x8xf32>
+  %vr = llm.reshape %ve : tensor<1x2x2x4x8xf32> -> tensor<1x4x4x8xf32>
+  %kt = llm.transpose %kr {permutation = array<i64: 0, 2, 1, 3>} : tensor<1x4x4x8xf32> -> tensor<1x4x4x8xf32>
+  %ks = llm.reshape %kt : tensor<1x4x4x8xf32> -> tensor<4x4x8xf32>
+  %vt = llm.transpose %vr {permutation = array<i64: 0, 2, 1, 3>} : tensor<1x4x4x8xf32> -> tensor<1x4x4x8xf32>
+  %vs = llm.reshape %vt : tensor<1x4x4x8xf32> -> tensor<4x4x8xf32>
+  %a = llm.attention %qs, %ks, %vs {scale = 0.353553385 : f32} : (tensor<4x4x8xf32>, tensor<4x4x8xf32>, tensor<4x4x8xf32>) -> tensor<4x4x8xf32>
+  return %a : tensor<4x4x8xf32>
+}
+
+// -----
+
+// torch.onnx's SDPA: q and k^T each scaled by sqrt(scale), the factor
+// computed from constants (sqrt(1 / sqrt(16))): scale = 0.5 * 0.5.
+// CHECK-LABEL: func.func @sdpa_onnx_split_scale
+// CHECK: llm.attention {{.*}} {scale = 2.500000e-01 : f32} : (tensor<4x4x16xf32>, tensor<4x4x16xf32>, tensor<4x4x16xf32>) -> tensor<4x4x16xf32>
+// CHECK-NOT: llm.softmax
+func.func @sdpa_onnx_split_scale(%q: tensor<1x4x4x16xf32>, %k: tensor<1x4x4x16xf32>, %v: tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32> {
+  %d = arith.constant dense<16.0> : tensor<1xf32>
+  %one = arith.constant dense<1.0> : tensor<1xf32>
+  %sd = llm.sqrt %d : tensor<1xf32>
+  %inv = llm.div %one, %sd : tensor<1xf32>
+  %c = llm.sqrt %inv : tensor<1xf32>
+  %kt = llm.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : tensor<1x4x4x16xf32> -> tensor<1x4x16x4xf32>
+  %cq = llm.broadcast %c : tensor<1xf32> -> tensor<1x4x4x16xf32>
+  %qs = llm.mul %q, %cq : tensor<1x4x4x16xf32>
+  %ck = llm.broadcast %c : tensor<1xf32> -> tensor<1x4x16x4xf32>
+  %ks = llm.mul %kt, %ck : tensor<1x4x16x4xf32>
+  %s = llm.matmul %qs, %ks : (tensor<1x4x4x16xf32>, tensor<1x4x16x4xf32>) -> tensor<1x4x4x4xf32>
+  %mask = arith.constant dense<[[0.0, 0xFF800000, 0xFF800000, 0xFF800000], [0.0, 0.0, 0xFF800000, 0xFF800000], [0.0, 0.0, 0.0, 0xFF800000], [0.0, 0.0, 0.0, 0.0]]> : tensor<4x4xf32>
+  %mb = llm.broadcast %mask : tensor<4x4xf32> -> tensor<1x4x4x4xf32>
+  %sm = llm.add %s, %mb : tensor<1x4x4x4xf32>
+  %p = llm.softmax %sm {axis = 3 : i64} : tensor<1x4x4x4xf32>
+  %o = llm.matmul %p, %v : (tensor<1x4x4x4xf32>, tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32>
+  return %o : tensor<1x4x4x16xf32>
+}

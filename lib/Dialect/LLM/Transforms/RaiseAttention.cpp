@@ -345,20 +345,39 @@ std::optional<double> matchSoftcap(Value z, Value &s) {
   return cap;
 }
 
-/// q = q0 * c (a constant pre-scaling of the queries); returns c, sets q0.
-std::optional<double> matchPrescaled(Value q, Value &q0) {
-  if (auto sc = defOp<ScaleOp>(q)) {
-    q0 = sc.getInput();
+/// A value that is one constant in every element: a splat, or a subgraph of
+/// constants that evaluates to one (torch's ONNX export of SDPA computes
+/// sqrt(1 / sqrt(d)) from the shape).
+std::optional<double> matchUniformConstant(Value v,
+                                           const hf::WeightStore *weights) {
+  if (std::optional<double> c = matchSplat(v))
+    return c;
+  std::optional<ConstTensor> t =
+      evaluateConstant(v, weights, nullptr, /*maxElements=*/1 << 16);
+  if (!t || t->data.empty())
+    return std::nullopt;
+  for (double x : t->data)
+    if (x != t->data.front())
+      return std::nullopt;
+  return t->data.front();
+}
+
+/// x = x0 * c (a constant pre-scaling of the queries or of k^T); returns c,
+/// sets x0.
+std::optional<double> matchPrescaled(Value x, Value &x0,
+                                     const hf::WeightStore *weights) {
+  if (auto sc = defOp<ScaleOp>(x)) {
+    x0 = sc.getInput();
     return sc.getFactor().convertToDouble();
   }
-  auto mul = defOp<MulOp>(q);
+  auto mul = defOp<MulOp>(x);
   if (!mul)
     return std::nullopt;
   std::optional<double> f;
   matchEitherOrder(mul, [&](Value a, Value b) {
-    f = matchSplat(b);
+    f = matchUniformConstant(b, weights);
     if (f)
-      q0 = a;
+      x0 = a;
     return f.has_value();
   });
   return f;
@@ -415,12 +434,17 @@ struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
       return rewriter.notifyMatchFailure(pv, "scores are not q @ k^T * c");
     Value q = stripUnitReshape(qk.getLhs());
     Value q0;
-    if (std::optional<double> pre = matchPrescaled(q, q0)) {
+    if (std::optional<double> pre = matchPrescaled(q, q0, weights)) {
       q = stripUnitReshape(q0);
       *scale *= *pre;
     }
-    std::optional<KeySource> k =
-        matchKeyTranspose(stripUnitReshape(qk.getRhs()));
+    // SDPA exported to ONNX scales both q and k^T by sqrt(scale).
+    Value kt = stripUnitReshape(qk.getRhs()), kt0;
+    if (std::optional<double> pre = matchPrescaled(kt, kt0, weights)) {
+      kt = stripUnitReshape(kt0);
+      *scale *= *pre;
+    }
+    std::optional<KeySource> k = matchKeyTranspose(kt);
     Value v = stripUnitReshape(pv.getRhs());
     if (!k || !rankedType(k->src).hasStaticShape())
       return rewriter.notifyMatchFailure(pv, "rhs of q @ k^T is not k^T");
@@ -476,11 +500,54 @@ struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
   }
 };
 
+/// The [.., nkv, S, d] kv heads behind an [S, h, d] attention operand that
+/// is the sequence-major view of a repeat_kv, or null: transpose {1, 0, 2}
+/// of [h, S, d], or [1, h, S, d] transposed {0, 2, 1, 3} and reshaped.
+Value repeatedKVSource(Value operand) {
+  auto tr = defOp<TransposeOp>(stripUnitReshape(operand));
+  if (!tr)
+    return {};
+  ArrayRef<int64_t> perm = tr.getPermutation();
+  if (perm != ArrayRef<int64_t>{1, 0, 2} &&
+      perm != ArrayRef<int64_t>{0, 2, 1, 3})
+    return {};
+  Value src = unrepeatHeads(tr.getInput());
+  return src == tr.getInput() ? Value() : src;
+}
+
+/// Models call F.scaled_dot_product_attention after repeat_kv, so the FX
+/// importer's llm.attention reads every kv head `rep` times. Attention on
+/// the repeated heads is GQA attention on the kv heads with llm.attention's
+/// head mapping (unrepeatHeads checks the repeat order), value for value,
+/// so the repeat is dropped and the kv cache keeps nkv heads.
+struct FoldRepeatedKVIntoAttention : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    Value k = repeatedKVSource(op.getKey());
+    Value v = repeatedKVSource(op.getValue());
+    if (!k || !v)
+      return rewriter.notifyMatchFailure(op, "k and v are not repeat_kv");
+    auto kl = headLayout(k), vl = headLayout(v);
+    if (!kl || !vl || kl->heads != vl->heads || kl->length != vl->length)
+      return rewriter.notifyMatchFailure(op, "k and v heads disagree");
+    Value ks = toSequenceMajor(rewriter, op.getLoc(), k);
+    Value vs = toSequenceMajor(rewriter, op.getLoc(), v);
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getKeyMutable().assign(ks);
+      op.getValueMutable().assign(vs);
+    });
+    return success();
+  }
+};
+
 } // namespace
 
 void populateRaiseAttentionPatterns(RewritePatternSet &patterns,
                                     const hf::WeightStore *weights) {
   patterns.add<RaiseEagerAttention>(patterns.getContext(), weights);
+  patterns.add<FoldRepeatedKVIntoAttention>(patterns.getContext());
 }
 
 } // namespace pimc::llm

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Write a small safetensors file for the FX importer's lit tests (no torch needed).
 
     make_weights.py OUT.safetensors NAME:DTYPE:SHAPE [...]
