@@ -1,46 +1,67 @@
-#!/usr/bin/python3
-"""End to end on the simulator: compile each test model for each target
-(`pimc compile`), run it on pimsim in functional mode (`pimc run`), and
-compare with the CPU reference interpreter (`pimc run-ref`): the same greedy
-tokens, and logits within the stated tolerance of every step.
+#!/usr/bin/env python3
+"""End to end on the simulator against transformers: compile each test model
+for each target (`pimc compile`), run it on pimsim in functional mode (`pimc
+run`) from the golden's prompt for the golden's 32 steps, and compare with
+the golden (make_checkpoints.py: transformers' greedy generate): the same
+tokens, and logits within the stated tolerance at every step. The CPU
+reference interpreter (`pimc run-ref`) is checked the same way once per
+family, with the interpreter's tolerance.
 
     e2e_pim.py --pimc BUILD/tools/pimc/pimc --testdata BUILD/testdata \
-               --targets targets [--families a,b] [--work DIR]
+               --targets targets [--families a,b] [--split] [--work DIR]
 
-Tolerance, relative to the largest |logit| of the run:
+Tolerance on max |logit - golden| at every step, relative to the largest
+|golden logit| of the run:
+  * reference interpreter (f32, same stored weights): 1e-5. Measured:
+    <= 1.2e-6 (qwen3; 8.6e-6 absolute).
   * fp16 PIM inputs (hbm3-pim): 4e-3. Activations are rounded to fp16 (unit
     roundoff 4.9e-4) at every GEMV input and the KV cache is fp16; products
-    and sums are fp32. Measured: <= 8.3e-4.
+    and sums are fp32. Measured over 32 steps: <= 1.7e-3 (llama31).
   * bf16 PIM inputs (gddr6-aim): 3e-2. bf16 has unit roundoff 3.9e-3.
-    Measured: <= 7.1e-3.
+    Measured over 32 steps: <= 1.3e-2 (llama31, gddr6-aim-split2).
+
+Near ties. A run must reproduce every golden token, except at a step where
+the golden's top-2 margin is so small that the target's logit error (itself
+within tolerance) can swap the two: the golden seeds only guarantee a margin
+> 1e-3, and bf16 errors reach ~0.1. If the simulator picks another token
+there, the golden token is forced (the run restarts from the prompt plus
+the golden tokens so far) so that every later step is still compared with
+the golden at the same context. Such a step must be a true near tie: the
+run's token is its own argmax and the golden prefers its token by no more
+than twice the measured logit error. The line then says which steps were
+forced and the golden's gap there; "32/32" means none was.
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
 
 import numpy as np
 
-FAMILIES = ["llama", "llama31", "mistral", "qwen2", "qwen3", "llama_gptq4"]
-# (name, target file, extra compile flags, tolerance). "hbm3-pim-2ch" confines
-# the model to 2 channels: several output groups per bank (accumulator
-# registers), q heads in turn per channel, K-split parts.
+# The foundation families and their GPTQ variants (dense: all configurations;
+# the GPTQ sym / 8-bit layouts: the two base targets).
+FAMILIES = ["llama", "llama31", "mistral", "qwen2", "qwen3", "llama_gptq4", "llama_gptq4_sym", "llama_gptq8"]
+BASE_ONLY = ["llama_gptq4_sym", "llama_gptq8"]
+REF_TOL = 1e-5
+# (name, target file, extra compile flags, tolerance[, only these families]).
+# "hbm3-pim-2ch" confines the model to 2 channels: several output groups per
+# bank (accumulator registers), q heads in turn per channel, K-split parts.
 # "hbm3-pim-hostlin" forces every linear onto the host GEMV (--dispatch
 # linear=host; dense weights only).
-TARGETS = [("hbm3-pim", "hbm3-pim", [], 4e-3), ("gddr6-aim", "gddr6-aim", [], 3e-2),
-           ("hbm3-pim-2ch", "hbm3-pim", ["--channels", "2"], 4e-3),
-           ("hbm3-pim-hostlin", "hbm3-pim", ["--dispatch", "linear=host"], 4e-3,
-            ["llama", "qwen2", "qwen3"])]
-# Split attention (--attention-split, docs/backend.md): the prompt and 16
-# steps reach position 19, so with 16 keys per part (--max-context 32 in 2
-# parts, 64 in 4) the last tokens attend over two parts and the merge
+DENSE = ["llama", "llama31", "mistral", "qwen2", "qwen3", "llama_gptq4"]
+TARGETS = [("hbm3-pim", "hbm3-pim", [], 4e-3, FAMILIES),
+           ("gddr6-aim", "gddr6-aim", [], 3e-2, FAMILIES),
+           ("hbm3-pim-2ch", "hbm3-pim", ["--channels", "2"], 4e-3, DENSE),
+           ("hbm3-pim-hostlin", "hbm3-pim", ["--dispatch", "linear=host"], 4e-3, ["llama", "qwen2", "qwen3"])]
+# Split attention (--attention-split, docs/backend.md): the 6-token prompt and
+# 32 steps reach position 36, so with 32 keys per part (--max-context 64 in 2
+# parts, 128 in 4) the last 5 tokens attend over two parts and the merge
 # (attn_combine) runs with a live second part; with 4 parts, parts 2-3 hold
 # no key yet and must be ignored.
-SPLIT_TARGETS = [("hbm3-pim-split2", "hbm3-pim", ["--max-context", "32", "--attention-split", "2"], 4e-3),
-                 ("hbm3-pim-split4", "hbm3-pim", ["--max-context", "64", "--attention-split", "4"], 4e-3),
-                 ("gddr6-aim-split2", "gddr6-aim", ["--max-context", "32", "--attention-split", "2"], 3e-2)]
-PROMPT = "1,2,3,4"
-STEPS = 16
+SPLIT_TARGETS = [("hbm3-pim-split2", "hbm3-pim", ["--max-context", "64", "--attention-split", "2"], 4e-3, DENSE),
+                 ("hbm3-pim-split4", "hbm3-pim", ["--max-context", "128", "--attention-split", "4"], 4e-3, DENSE),
+                 ("gddr6-aim-split2", "gddr6-aim", ["--max-context", "64", "--attention-split", "2"], 3e-2, DENSE)]
 
 
 def run(cmd):
@@ -54,8 +75,54 @@ def run(cmd):
 def tokens(out):
     for line in out.splitlines():
         if line.startswith("tokens:"):
-            return line.split()[1:]
+            return [int(t) for t in line.split()[1:]]
     sys.exit(f"no 'tokens:' line in\n{out}")
+
+
+def load_golden(ckpt):
+    with open(os.path.join(ckpt, "golden.json")) as f:
+        g = json.load(f)
+    return g, np.fromfile(os.path.join(ckpt, g["logits_file"]), dtype="<f4").reshape(g["logits_shape"])
+
+
+def follow_golden(generate, g, glogits, tol):
+    """Runs generate(prompt, n) -> (tokens, logits [n, V]) and compares with the golden, forcing
+    the golden token at a near tie (see the module docstring). Returns (ok, worst relative logit
+    error, forced steps [(step, margin)], message)."""
+    prompt, want = list(g["prompt_ids"]), g["tokens"]
+    n, scale = len(want), float(np.abs(glogits).max())
+    step, worst, forced = 0, 0.0, []
+    while step < n:
+        toks, logits = generate(prompt + want[:step], n - step)
+        if len(toks) != n - step or logits.shape != (n - step, glogits.shape[1]):
+            return False, worst, forced, f"expected {n - step} steps of logits, got {logits.shape}"
+        for i, t in enumerate(toks):
+            s = step + i
+            err = float(np.abs(logits[i] - glogits[s]).max()) / scale
+            worst = max(worst, err)
+            if err > tol:
+                return False, worst, forced, f"step {s}: max |logit diff| / max |logit| = {err:.2e} > {tol:.0e}"
+            if t != want[s]:
+                # A near tie only if t is the run's own argmax and the golden prefers want[s] by
+                # less than the two logits' errors can swap (gap <= 2 * max |logit diff|).
+                gap = float(glogits[s][want[s]] - glogits[s][t])
+                if t != int(np.argmax(logits[i])) or gap > 2 * err * scale:
+                    return False, worst, forced, (f"step {s}: token {t}, golden {want[s]} "
+                                                  f"(golden prefers it by {gap:.4f})")
+                forced.append((s, gap))
+                step = s + 1
+                break
+        else:
+            step = n
+    return True, worst, forced, ""
+
+
+def report(ok, name, fam, n, worst, tol, forced, msg):
+    line = (f"{'ok  ' if ok else 'FAIL'} {name:16s} {fam:15s} {n - len(forced)}/{n} tokens = transformers, "
+            f"max |logit diff| / max |logit| = {worst:.2e} (tolerance {tol:.0e})")
+    if forced:
+        line += "; near ties forced: " + ", ".join(f"step {s} (golden gap {m:.4f})" for s, m in forced)
+    print(line + (f"\n     {msg}" if msg else ""), flush=True)
 
 
 def main():
@@ -70,32 +137,47 @@ def main():
     args = ap.parse_args()
     work = args.work or os.path.join(args.testdata, "..", "e2e-pim")
     os.makedirs(work, exist_ok=True)
+    fams = args.families.split(",")
+    goldens = {f: load_golden(os.path.join(args.testdata, f)) for f in fams}
     bad = 0
-    for target, tname, flags, tol, *only in (SPLIT_TARGETS if args.split else TARGETS):
+
+    def check(name, fam, tol, generate):
+        nonlocal bad
+        g, glogits = goldens[fam]
+        ok, worst, forced, msg = follow_golden(generate, g, glogits, tol)
+        bad += not ok
+        report(ok, name, fam, len(g["tokens"]), worst, tol, forced, msg)
+
+    def logits_of(path, vocab):
+        return np.fromfile(path, dtype=np.float32).reshape(-1, vocab)
+
+    if not args.split:
+        for fam in fams:
+            ckpt, out = os.path.join(args.testdata, fam), os.path.join(work, f"{fam}.ref.logits")
+            vocab = goldens[fam][1].shape[1]
+
+            def ref(prompt, n, ckpt=ckpt, out=out, vocab=vocab):
+                toks = tokens(run([args.pimc, "run-ref", ckpt, "--prompt-ids", ",".join(map(str, prompt)),
+                                   "--max-new-tokens", str(n), "--logits-out", out]))
+                return toks, logits_of(out, vocab)
+            check("run-ref", fam, REF_TOL, ref)
+    for target, tname, flags, tol, only in (SPLIT_TARGETS if args.split else TARGETS):
         tfile = os.path.join(args.targets, tname + ".json")
-        for fam in args.families.split(","):
-            if only and fam not in only[0]:
+        for fam in fams:
+            if fam not in only:
                 continue
             ckpt = os.path.join(args.testdata, fam)
             prog = os.path.join(work, f"{fam}.{target}.pimb")
-            sim_logits = os.path.join(work, f"{fam}.{target}.logits")
-            ref_logits = os.path.join(work, f"{fam}.ref.logits")
+            out = os.path.join(work, f"{fam}.{target}.logits")
+            vocab = goldens[fam][1].shape[1]
             run([args.pimc, "compile", ckpt, "--target", tfile, "-o", prog, "--quiet"] + flags)
-            sim = tokens(run([args.pimc, "run", prog, "--target", tfile, "--weights", ckpt,
-                              "--prompt-ids", PROMPT, "--max-new-tokens", str(STEPS),
-                              "--mode", "functional", "--logits-out", sim_logits]))
-            ref = tokens(run([args.pimc, "run-ref", ckpt, "--prompt-ids", PROMPT,
-                              "--max-new-tokens", str(STEPS), "--logits-out", ref_logits]))
-            a = np.fromfile(sim_logits, dtype=np.float32)
-            b = np.fromfile(ref_logits, dtype=np.float32)
-            ok = a.shape == b.shape and sim == ref
-            rel = float(np.abs(a - b).max() / np.abs(b).max()) if a.shape == b.shape else float("inf")
-            ok = ok and rel <= tol
-            bad += not ok
-            print(f"{'ok  ' if ok else 'FAIL'} {target:16s} {fam:12s} tokens {'same' if sim == ref else 'DIFFER'}"
-                  f" ({len(sim)}), max |logit diff| / max |logit| = {rel:.2e} (tolerance {tol:.0e})")
-            if sim != ref:
-                print(f"     pimsim:    {' '.join(sim)}\n     reference: {' '.join(ref)}")
+
+            def sim(prompt, n, ckpt=ckpt, prog=prog, tfile=tfile, out=out, vocab=vocab):
+                toks = tokens(run([args.pimc, "run", prog, "--target", tfile, "--weights", ckpt,
+                                   "--prompt-ids", ",".join(map(str, prompt)), "--max-new-tokens", str(n),
+                                   "--mode", "functional", "--logits-out", out]))
+                return toks, logits_of(out, vocab)
+            check(target, fam, tol, sim)
     print(f"{'all passed' if bad == 0 else f'{bad} failed'}")
     sys.exit(1 if bad else 0)
 

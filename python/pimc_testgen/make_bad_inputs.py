@@ -1,11 +1,11 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Write malformed copies of a (single-file) llama checkpoint, each broken in exactly one way.
 
-    /usr/bin/python3 python/pimc_testgen/make_bad_inputs.py --from DIR/llama --out DIR/bad
+    build/venv/bin/python3 python/pimc_testgen/make_bad_inputs.py --from DIR/llama --out DIR/bad
 
-Every variant DIR/bad/<name>/ is a copy of the source's config.json + model.safetensors (golden
-files are not copied) with one defect; EXPECTED below (also written to DIR/bad/manifest.json) says
-which. A loader must reject each one with a diagnostic
+Every variant DIR/bad/<name>/ is a copy of the source's config.json, generation_config.json and
+model.safetensors (golden files are not copied) with one defect; EXPECTED below (also written to
+DIR/bad/manifest.json) says which. A loader must reject each one with a diagnostic
 (never crash or read out of bounds).
 """
 

@@ -1,14 +1,19 @@
-#!/usr/bin/python3
-"""Write small seeded-random Hugging Face checkpoints + golden greedy outputs for pimc tests.
+#!/usr/bin/env python3
+"""Write small seeded-random Hugging Face checkpoints + transformers' greedy outputs as goldens.
 
-    /usr/bin/python3 python/pimc_testgen/make_checkpoints.py --out DIR [--only fam1,fam2] [--seed N]
+    build/venv/bin/python3 python/pimc_testgen/make_checkpoints.py --out DIR [--only fam1,fam2] [--seed N]
 
-For each family writes DIR/<family>/{config.json, model.safetensors | sharded files + index,
-golden.json, golden_logits.bin}. See README.md in this directory.
+For each family: seeded weights go into the family's transformers class (LlamaForCausalLM,
+MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM), which writes the checkpoint with
+save_pretrained; the directory is loaded back with from_pretrained in float32 and greedy `generate`
+(KV cache) gives golden.json + golden_logits.bin. GPTQ families are written with the safetensors
+library and their golden runs LlamaForCausalLM on the dequantized weights (transformers has no CPU
+GPTQ kernel without extra packages). See README.md in this directory.
 Deterministic: same --seed gives byte-identical files.
 """
 
 import argparse
+import copy
 import hashlib
 import json
 import os
@@ -17,22 +22,29 @@ import sys
 import time
 
 import numpy as np
+import safetensors.torch
 import torch
+import transformers
+from transformers import AutoConfig, AutoModelForCausalLM, GenerationConfig
+from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from pimc_testgen import reference as ref          # noqa: E402
 from pimc_testgen import safetensors_io as st      # noqa: E402
 
 PROMPT_LEN = 6
-MAX_NEW_TOKENS = 16
+MAX_NEW_TOKENS = 32
 MIN_MARGIN = 1e-3
 MAX_SEED_TRIES = 50
-MIN_DISTINCT_TOKENS = 8      # also reject seeds whose greedy output collapses into a repeat loop
+MIN_DISTINCT_TOKENS = 16     # also reject seeds whose greedy output collapses into a repeat loop
 # Tied head (lm_head = embedding): a small embedding keeps the residual stream dominated by the
 # layers (otherwise logits[t] ~ |e_t|^2 and the model echoes its input); the final norm weight is
 # scaled up to bring the logit std back to ~2.
 TIED_EMBED_STD = 0.04
 TIED_FINAL_NORM = 3.0
+# eager attention: plain matmul + masked softmax in float32, the most literal oracle (sdpa would
+# only change the summation order).
+ATTN_IMPL = "eager"
 
 SMALL = dict(hidden=256, layers=4, heads=8, kv_heads=2, inter=512, vocab=512)
 
@@ -57,8 +69,9 @@ FAMILIES = {
                     max_pos=32768, tie=False, sliding_window=8),
     "qwen2": dict(SMALL, model_type="qwen2", dtype="bfloat16", rope_theta=1000000.0, eps=1e-6,
                   max_pos=32768, tie=False, qkv_bias=True, shards=2),
+    # config.json as transformers 5 writes it (rope_parameters, dtype, layer_types).
     "qwen3": dict(SMALL, model_type="qwen3", dtype="bfloat16", rope_theta=1000000.0, eps=1e-6,
-                  max_pos=40960, tie=True, head_dim=64, qk_norm=True),
+                  max_pos=40960, tie=True, head_dim=64, qk_norm=True, config_format="v5"),
     "llama_gptq4": dict(SMALL, model_type="llama", dtype="bfloat16", torch_dtype="float16",
                         rope_theta=500000.0, eps=1e-5, max_pos=8192, tie=False, gptq=_gptq(4, 64, False)),
     "llama_gptq4_sym": dict(SMALL, model_type="llama", dtype="bfloat16", torch_dtype="float16",
@@ -78,12 +91,13 @@ YARN_ROPE_SCALING = {"rope_type": "yarn", "factor": 4.0, "original_max_position_
                      "beta_fast": 32.0, "beta_slow": 1.0}
 FAMILIES.update({
     "llama_linear": dict(FAMILIES["llama"], rope_scaling={"rope_type": "linear", "factor": 4.0}),
-    # max_pos 12 < 6 + 16 positions: the decode calls for positions 12..20 (seq_len 13..21) use a
+    # max_pos 12 < 6 + 32 positions: the decode calls for positions 12..36 (seq_len 13..37) use a
     # scaled base; prefill and positions 6..11 use the original one.
     "llama_dynamic": dict(FAMILIES["llama"], max_pos=12, rope_scaling={"rope_type": "dynamic", "factor": 2.0}),
     # max_pos / L0 = factor, so HF revisions that derive the factor from max_pos agree.
     "llama_yarn": dict(FAMILIES["llama"], max_pos=256, rope_scaling=YARN_ROPE_SCALING),
-    "llama_yarn_notrunc": dict(FAMILIES["llama"], max_pos=256,
+    # config.json as transformers 5 writes it: the yarn parameters and rope_theta in rope_parameters.
+    "llama_yarn_notrunc": dict(FAMILIES["llama"], max_pos=256, config_format="v5",
                                rope_scaling=dict(YARN_ROPE_SCALING, truncate=False, attention_factor=1.25)),
 })
 
@@ -94,7 +108,8 @@ ARCH = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
 
 
 # --------------------------------------------------------------------------------------------
-# config.json (real HF field names, as each family's released configs use them)
+# config.json (real HF field names, as each family's released configs use them: `legacy` format,
+# transformers 4.x). Families with config_format v5 keep the file save_pretrained writes instead.
 
 def make_config(f):
     mt = f["model_type"]
@@ -273,67 +288,190 @@ def make_weights(f, g):
 # --------------------------------------------------------------------------------------------
 # writing
 
+def hf_config(cfg):
+    """transformers config object for a legacy config dict (quantization_config left out: the
+    transformers model of a GPTQ family holds dequantized weights)."""
+    # deep copy: transformers standardizes rope_scaling in place (adds rope_theta to the dict)
+    return AutoConfig.for_model(**copy.deepcopy({k: v for k, v in cfg.items() if k != "quantization_config"}))
+
+
+def write_json(path, obj):
+    with open(path, "w") as fh:
+        fh.write(json.dumps(obj, indent=2, sort_keys=True) + "\n")
+
+
+def load_into(model, tensors, tied):
+    """Copy a full state dict into a transformers model; the tied head must be the embedding."""
+    missing, unexpected = model.load_state_dict(tensors, strict=False)
+    want_missing = ["lm_head.weight"] if tied else []
+    if sorted(missing) != want_missing or unexpected:
+        raise SystemExit("state dict does not fit %s: missing %s, unexpected %s"
+                         % (type(model).__name__, sorted(missing), sorted(unexpected)))
+    if tied and model.lm_head.weight.data_ptr() != model.model.embed_tokens.weight.data_ptr():
+        raise SystemExit("%s: lm_head is not tied to the embedding" % type(model).__name__)
+
+
 def write_checkpoint(d, f, cfg, tensors):
-    os.makedirs(d)
-    with open(os.path.join(d, "config.json"), "w") as fh:
-        fh.write(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
-    files = []
+    """Writes DIR/<family>; returns the written file names."""
+    if "gptq" in f:
+        # transformers can only save a GPTQ model through its quantizer (gptqmodel/optimum), so the
+        # packed tensors go through the safetensors library directly, as GPTQ tools write them.
+        os.makedirs(d)
+        write_json(os.path.join(d, "config.json"), cfg)
+        safetensors.torch.save_file(tensors, os.path.join(d, "model.safetensors"), metadata={"format": "pt"})
+        GenerationConfig.from_model_config(hf_config(cfg)).save_pretrained(d)
+        return sorted(os.listdir(d))
+    model = AutoModelForCausalLM.from_config(hf_config(cfg), dtype=TORCH_DTYPES[f["dtype"]],
+                                             attn_implementation=ATTN_IMPL)
+    load_into(model, tensors, f["tie"])
     nshards = f.get("shards", 1)
-    if nshards == 1:
-        st.write_file(os.path.join(d, "model.safetensors"), tensors)
-        files.append("model.safetensors")
-        return files
-    # shard in state_dict order, splitting at ~equal byte counts (as HF's max_shard_size does)
-    sizes = [(k, v.numel() * v.element_size()) for k, v in tensors.items()]
-    total = sum(s for _, s in sizes)
-    shards, acc, cur = [[] for _ in range(nshards)], 0, 0
-    for k, s in sizes:
-        if cur < nshards - 1 and acc + s > total * (cur + 1) / nshards and shards[cur]:
-            cur += 1
-        shards[cur].append(k)
-        acc += s
-    wmap = {}
-    for i, keys in enumerate(shards):
-        name = "model-%05d-of-%05d.safetensors" % (i + 1, nshards)
-        st.write_file(os.path.join(d, name), {k: tensors[k] for k in keys})
-        files.append(name)
-        for k in keys:
-            wmap[k] = name
-    index = {"metadata": {"total_size": total}, "weight_map": dict(sorted(wmap.items()))}
-    with open(os.path.join(d, "model.safetensors.index.json"), "w") as fh:
-        fh.write(json.dumps(index, indent=2, sort_keys=True) + "\n")
-    files.append("model.safetensors.index.json")
+    total = sum(v.numel() * v.element_size() for v in tensors.values())
+    # Shards fill in state_dict order up to max_shard_size; a bit over total/n gives n files.
+    model.save_pretrained(d, max_shard_size=int(total / nshards * 1.1) if nshards > 1 else "50GB")
+    if f.get("config_format", "legacy") == "legacy":
+        write_json(os.path.join(d, "config.json"), cfg)
+    files = sorted(os.listdir(d))
+    shards = [x for x in files if x.endswith(".safetensors")]
+    want = (["model-%05d-of-%05d.safetensors" % (i + 1, nshards) for i in range(nshards)]
+            if nshards > 1 else ["model.safetensors"])
+    if shards != want:
+        raise SystemExit("save_pretrained wrote %s, expected %s" % (shards, want))
     return files
 
 
-def check_llama3_bands(cfg):
-    hd = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
-    inv = ref.default_inv_freq(cfg["rope_theta"], hd)
-    high, med, low = ref.llama3_bands(inv, cfg["rope_scaling"])
-    counts = (int(high.sum()), int(med.sum()), int(low.sum()))
-    print("    llama3 bands over %d frequencies (head_dim %d, L0 %d): unchanged %d / smoothed %d / divided %d"
-          % (inv.numel(), hd, cfg["rope_scaling"]["original_max_position_embeddings"], *counts))
-    if min(counts) == 0:
-        raise SystemExit("llama3 band empty: lower original_max_position_embeddings")
+def verify_written(d, tensors):
+    """Parse every written safetensors file back with the strict reader and compare with the
+    in-memory tensors (the files come from the safetensors library)."""
+    back = ref.read_tensors(d)
+    assert sorted(back) == sorted(tensors), "tensor set mismatch: %s" % sorted(set(back) ^ set(tensors))
+    for k, v in tensors.items():
+        b = back[k]
+        assert b.dtype == v.dtype and tuple(b.shape) == tuple(v.shape), k
+        assert torch.equal(b.view(torch.int16) if b.dtype == torch.bfloat16 else b,
+                           v.view(torch.int16) if v.dtype == torch.bfloat16 else v), k
+    for fn in os.listdir(d):
+        if fn.endswith(".safetensors"):
+            n, _, meta = st.read_header_file(os.path.join(d, fn))
+            assert n % 8 == 0 and meta == {"format": "pt"}, fn
 
 
-def check_rope_scaling(cfg):
-    """Print how many of the d/2 inverse frequencies differ from the default table and fail if the
-    variant is not exercised: some must change, and some must stay wherever the formula keeps any."""
+def verify_gptq(tensors, f):
+    """Zero points in range; symmetric schemes store the constant (maxq+1)/2 - 1."""
+    gq = f["gptq"]
+    maxq = 2 ** gq["bits"] - 1
+    for name in tensors:
+        if name.endswith(".qzeros"):
+            z = ref.unpack_along_dim1(tensors[name], gq["bits"]) + 1
+            if gq["sym"]:
+                assert bool((z == (maxq + 1) // 2).all()), name
+            assert int(z.min()) >= 1 and int(z.max()) <= maxq, name
+
+
+# --------------------------------------------------------------------------------------------
+# golden: transformers' greedy generate on the saved checkpoint
+
+def dequantized_state_dict(d, cfg):
+    """The GPTQ checkpoint read with the safetensors library; every projection dequantized in
+    float32 (spec 5.2, reference.gptq_dequantize: W = f32(scale) * (q - (qzeros + 1)), exact),
+    every other tensor upcast to float32 (exact)."""
+    qc = cfg["quantization_config"]
+    T = safetensors.torch.load_file(os.path.join(d, "model.safetensors"))
+    out = {}
+    for name in sorted(T):
+        if name.endswith(".qweight"):
+            p = name[:-len(".qweight")]
+            out[p + ".weight"] = ref.gptq_dequantize(T[p + ".qweight"], T[p + ".qzeros"], T[p + ".scales"],
+                                                     T[p + ".g_idx"], qc["bits"], qc.get("checkpoint_format", "gptq"))
+        elif not name.endswith((".qzeros", ".scales", ".g_idx")):
+            out[name] = T[name].float()
+    return out
+
+
+def load_golden_model(d, f, cfg):
+    """The transformers model the golden runs: the saved directory loaded in float32."""
+    if "gptq" not in f:
+        model, info = AutoModelForCausalLM.from_pretrained(d, dtype=torch.float32, attn_implementation=ATTN_IMPL,
+                                                           output_loading_info=True)
+        bad = {k: v for k, v in info.items() if v}
+        if bad:
+            raise SystemExit("from_pretrained(%s): %s" % (d, bad))
+    else:
+        config = AutoConfig.from_pretrained(d)
+        del config.quantization_config
+        model = AutoModelForCausalLM.from_config(config, dtype=torch.float32, attn_implementation=ATTN_IMPL)
+        load_into(model, dequantized_state_dict(d, cfg), f["tie"])
+    assert model.dtype == torch.float32 and type(model).__name__ == ARCH[cfg["model_type"]]
+    return model.eval()
+
+
+def hf_greedy(model, prompt, max_new_tokens):
+    """Greedy generate with a KV cache, EOS ignored. Returns (tokens, raw logits [n, V] float32)."""
+    # generate fills unset fields from model.generation_config (eos 2 from generation_config.json):
+    # replace it so that nothing stops or masks the run.
+    model.generation_config = GenerationConfig(bos_token_id=None, eos_token_id=None, pad_token_id=None)
+    gc = GenerationConfig(do_sample=False, num_beams=1, max_new_tokens=max_new_tokens, eos_token_id=None,
+                          pad_token_id=0, use_cache=True, output_logits=True, return_dict_in_generate=True)
+    with torch.no_grad():
+        out = model.generate(torch.tensor([prompt]), attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
+                             generation_config=gc)
+    toks = out.sequences[0, len(prompt):].tolist()
+    logits = torch.cat(out.logits).float()
+    # Every token must be the argmax of its raw logits: no logits processor or stop intervened.
+    if len(toks) != max_new_tokens or logits.shape[0] != max_new_tokens or \
+            logits.argmax(-1).tolist() != toks:
+        raise SystemExit("generate did not run %d plain greedy steps (tokens %s)" % (max_new_tokens, toks))
+    return toks, logits
+
+
+# --------------------------------------------------------------------------------------------
+# RoPE frequency reports, from the tables transformers computes
+
+def hf_inv_freq(model, seq_len=None):
+    """transformers' inverse frequencies (and attention factor) for a forward call ending at
+    seq_len - 1 (None: the table built at load time)."""
+    re = model.model.rotary_emb
+    if seq_len is None:
+        return re.original_inv_freq.clone(), float(re.attention_scaling)
+    inv, af = ROPE_INIT_FUNCTIONS[re.rope_type](model.config, "cpu", seq_len=torch.tensor(seq_len))
+    return inv, float(af)
+
+
+def same_as_reference(name, hf, mine):
+    """The reference's table (reference.py, used by verify.py) must be bit-identical."""
+    if not torch.equal(hf, mine):
+        raise SystemExit("%s: reference.py table differs from transformers' by %.3g"
+                         % (name, float((hf - mine).abs().max())))
+
+
+def check_rope_scaling(cfg, model):
+    """Print how many of the d/2 inverse frequencies transformers changes from the default table,
+    and fail if the variant is not exercised: some must change, and some must stay wherever the
+    formula keeps any."""
     rt = ref.rope_type(cfg)
-    if rt == "llama3":
-        check_llama3_bands(cfg)
-        return
     hd = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
     default = ref.default_inv_freq(cfg["rope_theta"], hd)
     n = default.numel()
     rs = cfg["rope_scaling"]
+    inv, af = hf_inv_freq(model)
+    if rt != "dynamic":
+        mine, my_af = ref.rope_inv_freq(cfg, hd)
+        same_as_reference(rt, inv, mine)
+        if af != my_af:
+            raise SystemExit("%s: attention factor %r, reference.py %r" % (rt, af, my_af))
 
-    def changed(inv):
-        return int((inv != default).sum())
+    def changed(t):
+        return int((t != default).sum())
 
-    if rt == "linear":
-        inv, _ = ref.rope_inv_freq(cfg, hd)
+    if rt == "llama3":
+        divided = int(torch.isclose(inv, default / rs["factor"], rtol=1e-6, atol=0).sum())
+        kept = n - changed(inv)
+        counts = (kept, n - kept - divided, divided)
+        high, med, low = ref.llama3_bands(default, rs)
+        print("    llama3 bands over %d frequencies (head_dim %d, L0 %d): unchanged %d / smoothed %d / divided %d"
+              % (n, hd, rs["original_max_position_embeddings"], *counts))
+        if counts != (int(high.sum()), int(med.sum()), int(low.sum())) or min(counts) == 0:
+            raise SystemExit("llama3 bands not all exercised (or not where the formula puts them)")
+    elif rt == "linear":
         c = changed(inv)
         print("    linear x%g: %d of %d frequencies changed (the formula divides all of them)"
               % (rs["factor"], c, n))
@@ -342,8 +480,13 @@ def check_rope_scaling(cfg):
     elif rt == "dynamic":
         max_pos = cfg["max_position_embeddings"]
         last = PROMPT_LEN + MAX_NEW_TOKENS - 1            # positions 0 .. last-1 are ever processed
-        per_call = [(sl, changed(ref.dynamic_inv_freq(cfg, hd, sl)))
-                    for sl in [PROMPT_LEN] + list(range(PROMPT_LEN + 1, last + 1))]
+        same_as_reference("dynamic (load time)", inv, default)
+        per_call = []
+        for sl in [PROMPT_LEN] + list(range(PROMPT_LEN + 1, last + 1)):
+            # generate recomputes the table only when seq_len exceeds every earlier call's
+            t = hf_inv_freq(model, sl)[0] if sl > max_pos else inv
+            same_as_reference("dynamic seq_len %d" % sl, t, ref.dynamic_inv_freq(cfg, hd, sl))
+            per_call.append((sl, changed(t)))
         scaled = [(sl, c) for sl, c in per_call if c]
         kept = [sl for sl, c in per_call if not c]
         print("    dynamic x%g, max_pos %d: prefill (seq_len %d) and decode calls up to seq_len %d (positions 0..%d) "
@@ -355,7 +498,6 @@ def check_rope_scaling(cfg):
         if not scaled or len(scaled) == len(per_call) or any(c == n for _, c in scaled):
             raise SystemExit("dynamic rope not exercised: max_position_embeddings must be crossed during decode")
     elif rt == "yarn":
-        inv, af = ref.rope_inv_freq(cfg, hd)
         lo, hi = ref.yarn_correction_range(cfg, hd)
         i = torch.arange(n, dtype=torch.float32)
         ramp = torch.clamp((i - lo) / (hi - lo), 0, 1)
@@ -374,31 +516,18 @@ def check_rope_scaling(cfg):
         raise SystemExit("no frequency report for rope_type %r" % rt)
 
 
-def verify_written(d, tensors):
-    """Parse every written safetensors file back and compare with the in-memory tensors."""
-    back = ref.read_tensors(d)
-    assert sorted(back) == sorted(tensors), "tensor set mismatch"
-    for k, v in tensors.items():
-        b = back[k]
-        assert b.dtype == v.dtype and tuple(b.shape) == tuple(v.shape), k
-        assert torch.equal(b.view(torch.int16) if b.dtype == torch.bfloat16 else b,
-                           v.view(torch.int16) if v.dtype == torch.bfloat16 else v), k
-    for fn in os.listdir(d):
-        if fn.endswith(".safetensors"):
-            n, _, meta = st.read_header_file(os.path.join(d, fn))
-            assert n % 8 == 0 and meta == {"format": "pt"}, fn
+# --------------------------------------------------------------------------------------------
 
-
-def verify_gptq(model, tensors, f):
-    """Zero points in range; symmetric schemes store the constant (maxq+1)/2 - 1."""
-    gq = f["gptq"]
-    maxq = 2 ** gq["bits"] - 1
-    for name in tensors:
-        if name.endswith(".qzeros"):
-            z = ref.unpack_along_dim1(tensors[name], gq["bits"]) + 1
-            if gq["sym"]:
-                assert bool((z == (maxq + 1) // 2).all()), name
-            assert int(z.min()) >= 1 and int(z.max()) <= maxq, name
+def reference_note(f):
+    base = ("transformers %s %s.generate from the saved checkpoint: from_pretrained(dtype=float32, "
+            "attn_implementation=%s) upcasts the stored values exactly; KV cache, greedy, EOS ignored"
+            % (transformers.__version__, ARCH[f["model_type"]], ATTN_IMPL))
+    if "gptq" in f:
+        return ("transformers %s %s.generate with the GPTQ weights dequantized in float32 by "
+                "pimc_testgen/reference.py (spec 5.2; transformers has no CPU GPTQ kernel without "
+                "gptqmodel/optimum), every other stored value upcast exactly; KV cache, greedy, EOS ignored"
+                % (transformers.__version__, ARCH[f["model_type"]]))
+    return base
 
 
 def build_family(out_dir, family, base_seed):
@@ -413,10 +542,10 @@ def build_family(out_dir, family, base_seed):
             shutil.rmtree(d)
         files = write_checkpoint(d, f, cfg, tensors)
         verify_written(d, tensors)
-        model = ref.load_model(d)        # golden is computed from the files on disk
         if "gptq" in f:
-            verify_gptq(model, tensors, f)
-        toks, logits = ref.greedy(model, prompt, MAX_NEW_TOKENS)
+            verify_gptq(tensors, f)
+        model = load_golden_model(d, f, cfg)       # golden is computed from the files on disk
+        toks, logits = hf_greedy(model, prompt, MAX_NEW_TOKENS)
         margin = float(ref.top2_margins(logits).min())
         if margin > MIN_MARGIN and len(set(toks)) >= MIN_DISTINCT_TOKENS:
             break
@@ -424,11 +553,14 @@ def build_family(out_dir, family, base_seed):
               % (seed, margin, MIN_MARGIN, len(set(toks)), MIN_DISTINCT_TOKENS))
     else:
         raise SystemExit("%s: no acceptable seed in %d tries" % (family, MAX_SEED_TRIES))
+    if cfg.get("rope_scaling"):
+        check_rope_scaling(cfg, model)
     with open(os.path.join(d, "golden_logits.bin"), "wb") as fh:
         fh.write(logits.numpy().astype("<f4").tobytes())
     golden = {
         "family": family,
         "model_type": cfg["model_type"],
+        "config_format": f.get("config_format", "legacy"),
         "seed": seed,
         "prompt_ids": prompt,
         "max_new_tokens": MAX_NEW_TOKENS,
@@ -438,13 +570,14 @@ def build_family(out_dir, family, base_seed):
         "logits_dtype": "float32-le",
         "logits_shape": [MAX_NEW_TOKENS, cfg["vocab_size"]],
         "min_top2_margin": round(margin, 6),
-        "reference": "pimc_testgen/reference.py: float32, stored weights upcast "
-                     "(GPTQ dequantized in f32), full recompute per step, greedy",
+        "reference": reference_note(f),
+        "transformers_version": transformers.__version__,
+        "torch_version": torch.__version__,
     }
     with open(os.path.join(d, "golden.json"), "w") as fh:
         fh.write(json.dumps(golden, indent=2) + "\n")
     files += ["golden.json", "golden_logits.bin"]
-    size = sum(os.path.getsize(os.path.join(d, x)) for x in files + ["config.json"])
+    size = sum(os.path.getsize(os.path.join(d, x)) for x in files)
     return cfg, seed, toks, logits, margin, size
 
 
@@ -455,6 +588,8 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args(argv)
     torch.set_num_threads(1)             # fixed summation order -> byte-identical golden logits
+    transformers.utils.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
     fams = [x for x in a.only.split(",") if x] or list(FAMILIES)
     for x in fams:
         if x not in FAMILIES:
@@ -463,14 +598,12 @@ def main(argv=None):
     t_all, total = time.time(), 0
     for fam in fams:
         t0 = time.time()
-        print("[%s]" % fam)
-        if FAMILIES[fam].get("rope_scaling"):
-            check_rope_scaling(make_config(FAMILIES[fam]))
+        print("[%s]" % fam, flush=True)
         cfg, seed, toks, logits, margin, size = build_family(a.out, fam, a.seed)
         total += size
         print("    seed %d  generated: %s" % (seed, toks))
         print("    logits std %.3f  min top-2 margin %.4f  size %.2f MB  %.2fs"
-              % (float(logits.std()), margin, size / 1e6, time.time() - t0))
+              % (float(logits.std()), margin, size / 1e6, time.time() - t0), flush=True)
     print("wrote %d families to %s: %.2f MB in %.1fs" % (len(fams), a.out, total / 1e6, time.time() - t_all))
 
 

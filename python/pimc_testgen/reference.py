@@ -2,11 +2,13 @@
 RoPE default / linear / dynamic / yarn / llama3).
 
 Written from ../shared/specs/llm-architectures.md (1.1, 1.3, 2.3-2.7, 3.1-3.6, 5.2), not from
-transformers. It reads a checkpoint *from disk* (config.json + safetensors, sharded or not) with the
-strict reader in safetensors_io, upcasts every stored value to the compute dtype (float32 by default)
-and runs the whole sequence at every step (no KV cache). For `dynamic` RoPE, whose frequencies depend
-on the forward call, each position gets the table of the KV-cached call that first processed it
-(see forward(), README "Dynamic NTK").
+transformers. The goldens come from transformers (make_checkpoints.py); this is an independent
+cross-check of them (verify.py), and its GPTQ dequantization feeds the GPTQ goldens. It reads a
+checkpoint *from disk* (config.json in the released or the transformers-5 form + safetensors, sharded
+or not) with the strict reader in safetensors_io, upcasts every stored value to the compute dtype
+(float32 by default) and runs the whole sequence at every step (no KV cache). For `dynamic` RoPE,
+whose frequencies depend on the forward call, each position gets the table of the KV-cached call
+that first processed it (see forward(), README "Dynamic NTK").
 
 Numerics: weights are the stored values (bf16/f16 -> f32 is exact); GPTQ weights are dequantized in
 f32 as W[n,k] = f32(scales[g_idx[k], n]) * (q[k,n] - (qzeros[g_idx[k], n] + 1)). RoPE inv_freq,
@@ -226,9 +228,30 @@ class RefModel:
     pass
 
 
+def legacy_config(cfg):
+    """A transformers-5 config.json (rope_theta / partial_rotary_factor folded into
+    `rope_parameters`, rope_type "default" when unscaled) in the released-checkpoint form the
+    functions above read: top-level rope_theta, `rope_scaling` null or the scaling dict."""
+    rp = cfg.get("rope_parameters")
+    if rp is None:
+        return cfg
+    if cfg.get("rope_scaling") is not None:
+        raise ValueError("both rope_scaling and rope_parameters are given")
+    cfg = {k: v for k, v in cfg.items() if k != "rope_parameters"}
+    rp = dict(rp)
+    for key in ("rope_theta", "partial_rotary_factor"):
+        if key in rp:
+            v = rp.pop(key)
+            if key in cfg and cfg[key] != v:
+                raise ValueError("rope_parameters.%s disagrees with top-level %s" % (key, key))
+            cfg[key] = v
+    cfg["rope_scaling"] = None if rp.get("rope_type", rp.get("type")) == "default" else rp
+    return cfg
+
+
 def load_model(ckpt_dir, dtype=torch.float32, cfg_override=None):
     with open(os.path.join(ckpt_dir, "config.json")) as f:
-        cfg = json.load(f)
+        cfg = legacy_config(json.load(f))
     if cfg_override:
         cfg = cfg_override(cfg)
     mt = cfg.get("model_type")

@@ -1,16 +1,17 @@
-#!/usr/bin/python3
-"""Self-test of the generated test data.
+#!/usr/bin/env python3
+"""Cross-check of the generated test data (optional; not run by the test suite).
 
-    /usr/bin/python3 python/pimc_testgen/verify.py DIR [--bad DIR/bad]
+    build/venv/bin/python3 python/pimc_testgen/verify.py DIR [--bad DIR/bad]
 
-For every DIR/<family>/golden.json:
+The goldens come from transformers (make_checkpoints.py). For every DIR/<family>/golden.json:
   * strict re-parse of every safetensors file (header length % 8, contiguous non-overlapping offsets
     covering the buffer, dtype sizes, tensor offsets aligned to their element size), index total_size;
-  * re-run the float32 reference from the files and require byte-identical golden_logits.bin + tokens;
+  * re-run the float32 plain-PyTorch reference (reference.py, written from the spec, no transformers)
+    from the files: the same tokens as transformers and logits within 1e-4 of golden_logits.bin;
   * float64 run of the same stored weights: max |logit| difference = pure summation/rounding noise
     of the fp32 reference (what an fp32 C++ interpreter can also legitimately differ by);
   * KV-cached greedy run (prefill, then one token per call; RoPE of each call applied to the new
-    tokens only, cached keys never re-rotated): same tokens, logits within 1e-4 of the golden. This
+    tokens only, cached keys never re-rotated): same tokens, logits within 1e-4 of the reference. This
     checks the per-position RoPE tables the full-recompute reference uses for `dynamic`;
   * sensitivity: teacher-forced logits with one family feature switched off (sliding window,
     rope_scaling, YaRN attention_factor, qkv bias, q/k norm, RoPE) or one plausible loader mistake
@@ -136,9 +137,10 @@ def check_family(d, ablations=True):
     toks, logits = ref.greedy(m, g["prompt_ids"], g["max_new_tokens"])
     with open(os.path.join(d, g["logits_file"]), "rb") as f:
         stored = np.frombuffer(f.read(), dtype="<f4").reshape(g["logits_shape"])
-    assert toks == g["tokens"], "tokens differ from golden.json"
-    assert np.array_equal(logits.numpy(), stored), "golden_logits.bin not reproduced bit-exactly"
-    margin = float(ref.top2_margins(logits).min())
+    assert toks == g["tokens"], "reference tokens differ from transformers' (golden.json)"
+    vs_golden = float((logits - torch.from_numpy(stored.copy())).abs().max())
+    assert vs_golden <= 1e-4, "reference logits differ from transformers' by %.3g" % vs_golden
+    margin = float(ref.top2_margins(torch.from_numpy(stored.copy())).min())
     assert abs(margin - g["min_top2_margin"]) < 1e-5
     if "quantization_config" in m.cfg:
         spot_check_gptq(d, m)
@@ -148,13 +150,14 @@ def check_family(d, ablations=True):
     toks_c, logits_c = cached_greedy(m, g["prompt_ids"], g["max_new_tokens"])
     cached = float((logits_c - logits).abs().max())
     assert toks_c == toks and cached <= 1e-4, "KV-cached run differs: max |dlogit| %.3g" % cached
-    out = {"family": g["family"], "margin": margin, "fp32_vs_fp64": noise, "fp64_tokens_match": toks64 == toks,
-           "distinct_tokens": len(set(toks)), "cached_vs_golden": cached}
+    out = {"family": g["family"], "margin": margin, "ref_vs_golden": vs_golden, "fp32_vs_fp64": noise,
+           "fp64_tokens_match": toks64 == toks,
+           "distinct_tokens": len(set(toks)), "cached_vs_reference": cached}
     if ablations:
         seq = g["prompt_ids"] + g["tokens"][:-1]
         P = len(g["prompt_ids"])
         base = ref.forward(m, seq, prefill_len=P)[P - 1:]
-        out["teacher_forced_vs_golden"] = float((base - logits).abs().max())
+        out["teacher_forced_vs_reference"] = float((base - logits).abs().max())
         feats = ["rope"]
         if any(w is not None for w in m.windows):
             feats.append("window")
@@ -226,8 +229,9 @@ def main(argv=None):
             ok = False
             continue
         weakest = min(r.get("ablation", {"-": float("inf")}).values())
-        print("%-18s ok  margin %.4f  fp32-vs-fp64 %.2e  cached %.2e  fp64 tokens %s  distinct %2d  ablations %s"
-              % (fam, r["margin"], r["fp32_vs_fp64"], r["cached_vs_golden"],
+        print("%-18s ok  margin %.4f  ref-vs-transformers %.2e  fp32-vs-fp64 %.2e  cached %.2e  fp64 tokens %s  "
+              "distinct %2d  ablations %s"
+              % (fam, r["margin"], r["ref_vs_golden"], r["fp32_vs_fp64"], r["cached_vs_reference"],
                  "same" if r["fp64_tokens_match"] else "DIFFER", r["distinct_tokens"],
                  " ".join("%s=%.3g" % kv for kv in r.get("ablation", {}).items())))
         if not r["fp64_tokens_match"] or weakest < 100 * r["fp32_vs_fp64"]:
