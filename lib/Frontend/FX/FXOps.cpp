@@ -1187,6 +1187,51 @@ LogicalResult buildCat(OpContext &c) {
   return success();
 }
 
+/// torch.diff: prepend/append concatenated along `dim`, then n times
+/// x[1:] - x[:-1]. Integers go through f32 like the other arithmetic here
+/// (transformers diffs position ids in its masking code).
+LogicalResult buildDiff(OpContext &c) {
+  RankedTensorType rt = c.resultType();
+  Value self = c.tensor("self");
+  int64_t rank = rankOf(self), dim = c.i64("dim"), n = c.i64("n");
+  if (rank == 0 || failed(checkDim(c, dim, rank)))
+    return rank == 0 ? c.error() << "expects rank >= 1" : failure();
+  if (typeOf(self).getElementType().isInteger(1))
+    return c.error() << "diff of a bool tensor (logical xor) is not supported";
+  if (n < 0)
+    return c.error() << "n = " << n << " must be non-negative";
+  dim = normDim(dim, rank);
+  llvm::SmallVector<Value> parts;
+  for (llvm::StringRef name : {"prepend", "self", "append"}) {
+    Value v = c.tensor(name);
+    if (!v)
+      continue;
+    if (rankOf(v) != rank)
+      return c.error() << name << " must have the rank of self (" << rank
+                       << ")";
+    parts.push_back(toF32(c, v));
+  }
+  Value x = parts[0];
+  if (parts.size() > 1) {
+    llvm::SmallVector<int64_t> shape(shapeOf(parts[0]));
+    shape[dim] = 0;
+    for (Value v : parts)
+      shape[dim] += shapeOf(v)[dim];
+    x = llm::ConcatOp::create(
+        c.b, c.loc, RankedTensorType::get(shape, c.b.getF32Type()), parts,
+        dim);
+  }
+  for (int64_t i = 0; i < n && shapeOf(x)[dim] > 0; ++i) {
+    int64_t len = shapeOf(x)[dim] - 1;
+    x = llm::SubOp::create(c.b, c.loc, sliceOf(c, x, dim, 1, len),
+                           sliceOf(c, x, dim, 0, len));
+  }
+  if (shapeOf(x) != rt.getShape())
+    return c.error() << "the result shape disagrees with the traced one";
+  c.results.push_back(toElem(c, x, rt.getElementType()));
+  return success();
+}
+
 /// stack: every input gains the new unit dimension, then concat.
 LogicalResult buildStack(OpContext &c) {
   RankedTensorType rt = c.resultType();
@@ -2159,6 +2204,9 @@ llvm::ArrayRef<OpEntry> pimc::fx::detail::opEntries() {
        buildSlice},
       {"select.int(Tensor(a) self, int dim, int index)", buildSelect},
       {"cat(Tensor[] tensors, int dim=0)", buildCat},
+      {"diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, "
+       "Tensor? append=None)",
+       buildDiff},
       {"stack(Tensor[] tensors, int dim=0)", buildStack},
       {"split.Tensor(Tensor(a -> *) self, int split_size, int dim=0)",
        buildSplitTensor},

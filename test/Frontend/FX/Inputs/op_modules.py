@@ -128,3 +128,14 @@ class Stats(nn.Module):
         s = x.std(1)
         z = torch.where(x > 0, x.square(), 0.0) + x.amin(dim=0)
         return y, v * m, s + x.max() - x.min(), z
+
+
+class Diffs(nn.Module):
+    """torch.diff as transformers' masking code uses it on position ids, and with n, prepend
+    and append on floats."""
+
+    def forward(self, x, ids):                                     # [3, 6] f32, [2, 5] i64
+        a = torch.diff(x, dim=1)
+        b = torch.diff(x, n=2, dim=-1, prepend=x[:, :1] * 2, append=x[:, -1:])
+        c = torch.diff(ids, dim=-1) != 1
+        return a, b, c.float()
