@@ -14,7 +14,14 @@ USAGE_EXAMPLE = """examples:
   python3 -m pimc_torch export models.py:GPT2Stack --input input_ids:int64:1x8:0..96 \\
       --kwargs '{"n_layer": 1}' -o out/gpt2
   python3 -m pimc_torch check out/llama        # validate + replay against the goldens
+  python3 -m pimc_torch export --hf config.json --seq-len 8 -o out/hf --golden
+  python3 -m pimc_torch export --hf config.json --mode decode --max-cache-len 32 -o out/step
 """
+
+# export options that only --hf takes, and their defaults (None in the parser, so that giving
+# one without --hf is an error).
+HF_DEFAULTS = {"seq_len": 8, "batch": 1, "mode": "prefill", "max_cache_len": None,
+               "attn_implementation": "sdpa", "dynamic_seq": False, "seq_range": None}
 
 INPUT_DTYPES = ("float32", "float16", "bfloat16", "float64", "int64", "int32", "bool")
 DEFAULT_INT_RANGE = (0, 16)
@@ -106,6 +113,21 @@ def load_class(ref):
 
 
 def cmd_export(args):
+    given_hf = sorted("--" + k.replace("_", "-") for k in HF_DEFAULTS
+                      if getattr(args, k) is not None)
+    if args.hf is not None:
+        if args.module is not None or args.input or args.kwargs:
+            raise CliError("--hf CONFIG.json builds the model itself: no MODULE.py:Class, "
+                           "--input or --kwargs")
+        for k, v in HF_DEFAULTS.items():
+            if getattr(args, k) is None:
+                setattr(args, k, v)
+        from . import hf_export
+        return hf_export.cmd_export_hf(args)
+    if given_hf:
+        raise CliError("%s only with --hf CONFIG.json" % ", ".join(given_hf))
+    if args.module is None:
+        raise CliError("export needs MODULE.py:Class (or --hf CONFIG.json)")
     specs = [parse_input_spec(s) for s in args.input]
     if not specs:
         raise CliError("at least one --input is needed")
@@ -179,10 +201,17 @@ def cmd_check(args):
         return 0
     json_path = os.path.join(path, "graph.json") if os.path.isdir(path) else path
     graph = gf.load(json_path)
+    from . import graph_ext
+    extra = graph_ext.validate(graph, json_path)
     from . import replay
     report = replay.check(json_path, graph, inputs=args.inputs, expect=args.expect,
                           atol=args.atol, rtol=args.rtol, schema_only=args.no_run)
-    print(report)
+    if graph.get("mutations"):
+        # The initial states stored with the parameters (init "parameters").
+        from pimc_testgen import safetensors_io as st
+        params = os.path.join(os.path.dirname(os.path.abspath(json_path)), graph["parameters"])
+        graph_ext.validate(graph, json_path, st.read_header_file(params)[1])
+    print(report + ("; " + extra if extra else ""))
     return 0
 
 
@@ -209,7 +238,26 @@ def build_parser():
     sub = p.add_subparsers(dest="command", metavar="{export,check,compare,ort-run}")
     e = sub.add_parser("export", help="trace a module and write graph.json + graph.safetensors",
                        epilog=USAGE_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
-    e.add_argument("module", help="path/module.py:ClassName (a torch.nn.Module subclass)")
+    e.add_argument("module", nargs="?",
+                   help="path/module.py:ClassName (a torch.nn.Module subclass); not with --hf")
+    e.add_argument("--hf", metavar="CONFIG.json",
+                   help="export transformers' AutoModelForCausalLM for this config (random "
+                        "seeded float32 weights) instead of a module (docs/torch-export-hf.md)")
+    e.add_argument("--mode", choices=("prefill", "decode"),
+                   help="--hf: prefill = input_ids [B, T] -> logits, no cache (default); decode "
+                        "= one step input_ids [B, 1], cache_position [1] with a StaticCache")
+    e.add_argument("--seq-len", type=int, metavar="T",
+                   help="--hf: prefill length, or for decode the tokens already in the cache "
+                        "(default 8)")
+    e.add_argument("--batch", type=int, metavar="B", help="--hf: batch size (default 1)")
+    e.add_argument("--max-cache-len", type=int, metavar="L",
+                   help="--hf --mode decode: StaticCache length (required)")
+    e.add_argument("--attn-implementation", choices=("sdpa", "eager"),
+                   help="--hf: transformers' attention implementation (default sdpa)")
+    e.add_argument("--dynamic-seq", action="store_true", default=None,
+                   help="--hf prefill: export T as a torch.export Dim, recorded in the graph")
+    e.add_argument("--seq-range", metavar="LO..HI",
+                   help="--dynamic-seq: the Dim's range (default 1..max_position_embeddings)")
     e.add_argument("--input", action="append", default=[], metavar="NAME:DTYPE:SHAPE[:LO..HI]",
                    help="one forward() argument, in order, e.g. x:float32:1x8x64 or "
                         "ids:int64:1x8:0..100 (integers uniform in [LO, HI), default 0..16)")

@@ -23,6 +23,7 @@ import torch.fx
 import torch.utils._pytree as pytree
 
 from . import graph_format as gf
+from . import graph_ext
 from .graph_format import ExportError
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -58,18 +59,44 @@ def dtype_name(dt):
     return str(dt).replace("torch.", "")
 
 
+def _example_int(v, node_name):
+    """A size or scalar that may be symbolic (torch.export with dynamic dims) at the example:
+    the graph's shapes and integer arguments are those of the traced example."""
+    if isinstance(v, (torch.SymInt, torch.SymBool, torch.SymFloat)):
+        hint = v.node.hint
+        if hint is None:
+            raise ExportError("node '%s': the size %s depends on tensor data (unbacked symbol), "
+                              "it has no example value" % (node_name, v))
+        return type(hint)(hint)
+    return v
+
+
 def _meta_of(value, node_name):
     if isinstance(value, torch.Tensor):
         name = dtype_name(value.dtype)
         if name not in gf.DTYPES:
             raise ExportError("node '%s': dtype %s is not supported by the graph format"
                               % (node_name, name))
-        return {"dtype": name, "shape": [int(d) for d in value.shape]}
+        return {"dtype": name, "shape": [int(_example_int(d, node_name)) for d in value.shape]}
     if isinstance(value, (tuple, list)) and value and all(isinstance(v, torch.Tensor) for v in value):
         return [_meta_of(v, node_name) for v in value]
     raise ExportError("node '%s': produces %s, not a tensor or a tuple of tensors (data-dependent "
                       "Python scalars such as .item() cannot be exported)"
                       % (node_name, type(value).__name__))
+
+
+def _sym_shape_of(value):
+    """The shape with symbolic dims as torch prints them (s70, s70 + 1), or None if static."""
+    if isinstance(value, torch.Tensor):
+        if not any(isinstance(d, torch.SymInt) for d in value.shape):
+            return None
+        return [str(d) if isinstance(d, torch.SymInt) else int(d) for d in value.shape]
+    if isinstance(value, (tuple, list)):
+        shapes = [_sym_shape_of(v) for v in value]
+        if all(s is None for s in shapes):
+            return None
+        return [s if s is not None else [int(d) for d in v.shape] for s, v in zip(shapes, value)]
+    return None
 
 
 def _inline_tensor(t):
@@ -93,7 +120,8 @@ except ImportError:
 _NOT_USER_DIRS = tuple([os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in _FRAMEWORK]
                        + [sysconfig.get_paths()["stdlib"] + os.sep])
 _THIS_DIR = os.path.dirname(os.path.abspath(__file__))
-_BRIDGE_FILES = {os.path.join(_THIS_DIR, f) for f in ("exporter.py", "cli.py", "__main__.py")}
+_BRIDGE_FILES = {os.path.join(_THIS_DIR, f)
+                 for f in ("exporter.py", "cli.py", "__main__.py", "hf_export.py")}
 
 
 def _is_user_file(path):
@@ -166,6 +194,9 @@ class _Traced:
         self.values = values                # fx.Node -> traced value (tensor or tuple) or meta
         self.outputs = outputs              # list of fx.Node (user outputs, flattened)
         self.stack = stack                  # fx.Node -> str or None
+        self.n_user_outputs = len(outputs)  # outputs after these are updated state
+        self.mutations = []                 # (output index, placeholder fx.Node, buffer path)
+        self.dynamic_dims = []              # (placeholder fx.Node, dim, Dim name, range)
 
 
 def _tensor_slots(module):
@@ -313,9 +344,20 @@ def _merge_tied_placeholders(graph, placeholders, module):
             ph.name = ("p_" if ph.kind == "parameter" else "b_") + _safe_name(canonical)
 
 
-def _trace_torch_export(module, inputs, input_names, root):
+def _range_bound(b):
+    """An end of a torch.export range as an int, None for infinity (int_oo)."""
+    try:
+        return int(b) if b.is_finite else None
+    except (TypeError, AttributeError):
+        return None
+
+
+def _trace_torch_export(module, inputs, input_names, root, state_io=False, dynamic_shapes=None):
     import torch.export as texport
-    ep = texport.export(module, tuple(inputs))
+    if dynamic_shapes is None:
+        ep = texport.export(module, tuple(inputs))
+    else:
+        ep = texport.export(module, tuple(inputs), dynamic_shapes=tuple(dynamic_shapes))
     if _torch_version() >= (2, 4):
         # From 2.4 export gives pre-dispatch ("training") IR with aten.linear etc.; an empty
         # decomposition table (accepted from 2.4) lowers it to the post-autograd ATen that
@@ -371,17 +413,65 @@ def _trace_torch_export(module, inputs, input_names, root):
 
     out_node = [n for n in gm.graph.nodes if n.op == "output"][0]
     flat_out = pytree.tree_flatten(out_node.args[0])[0]
+    mutated = []        # (output fx.Node, buffer path)
     if hasattr(sig, "output_specs"):
-        bad = [s for s in sig.output_specs if s.kind.name != "USER_OUTPUT"]
+        specs = list(sig.output_specs)
+        if len(specs) != len(flat_out):
+            raise ExportError("torch.export: %d output specs for %d outputs"
+                              % (len(specs), len(flat_out)))
+        allowed = ("USER_OUTPUT", "BUFFER_MUTATION") if state_io else ("USER_OUTPUT",)
+        bad = [s for s in specs if s.kind.name not in allowed]
         if bad:
             raise ExportError("torch.export: the module mutates %s during forward; only pure "
-                              "modules are supported" % ", ".join(str(s.target) for s in bad))
+                              "modules are supported%s"
+                              % (", ".join(str(s.target) for s in bad),
+                                 "" if state_io else " (buffers are accepted as state inputs "
+                                 "and outputs by trace(..., state_io=True))"))
+        mutated = [(o, s.target) for o, s in zip(flat_out, specs)
+                   if s.kind.name == "BUFFER_MUTATION"]
+        flat_out = [o for o, s in zip(flat_out, specs) if s.kind.name == "USER_OUTPUT"]
+    elif state_io:
+        raise ExportError("torch %s: torch.export has no output specs; state inputs need "
+                          "torch >= 2.2" % torch.__version__)
     values = {}
     for n in gm.graph.nodes:
         if "val" in n.meta:
             values[n] = n.meta["val"]
     stack = {n: _normalise_stack_trace(n.meta.get("stack_trace"), root) for n in gm.graph.nodes}
-    return _Traced("torch.export", gm.graph, placeholders, values, flat_out, stack)
+    traced = _Traced("torch.export", gm.graph, placeholders, values, flat_out, stack)
+
+    # A mutated buffer is state the caller carries from step to step: an input placeholder
+    # named after the buffer, and its new value an extra output after the module's own.
+    by_target = {ph.target: n for n, ph in placeholders.items() if ph.kind == "buffer"}
+    for o, target in mutated:
+        n = by_target.get(target)
+        if n is None:
+            raise ExportError("torch.export: mutated buffer '%s' has no placeholder" % target)
+        old = placeholders[n]
+        placeholders[n] = _Placeholder("input", _safe_name(target), target, old.tensor)
+        placeholders[n].state = True
+        traced.mutations.append((len(traced.outputs), n, target))
+        traced.outputs.append(o)
+
+    user_phs = [n for n in phs if placeholders.get(n) is not None
+                and placeholders[n].kind == "input"
+                and not getattr(placeholders[n], "state", False)]
+    for i, n in enumerate(user_phs):
+        spec = dynamic_shapes[i] if dynamic_shapes is not None and i < len(dynamic_shapes) else None
+        shape = values[n].shape if n in values else ()
+        for d, size in enumerate(shape):
+            if not isinstance(size, torch.SymInt):
+                continue
+            sym = str(size)
+            if not sym.isidentifier():
+                raise ExportError("input '%s' dim %d is the expression %s; only plain symbolic "
+                                  "dims are recorded" % (placeholders[n].name, d, sym))
+            vr = ep.range_constraints.get(size.node.expr)
+            lo, hi = (_range_bound(vr.lower), _range_bound(vr.upper)) if vr is not None \
+                else (0, None)
+            dim = spec.get(d) if isinstance(spec, dict) else None
+            traced.dynamic_dims.append((n, d, getattr(dim, "__name__", sym), [lo, hi], sym))
+    return traced
 
 
 # ---------------------------------------------------------------------------------------------
@@ -398,8 +488,12 @@ def _build_graph(traced, module_label):
     import operator
     graph = traced.graph
     names, used = {}, set()
-    # Placeholders first (FX's own invariant), inputs in call order; get_attr constants hoisted.
-    ordered_ph = ([n for n in graph.nodes if n.op == "placeholder"] +
+    # Placeholders first (FX's own invariant), inputs in call order; state inputs (mutated
+    # buffers) after every other placeholder; get_attr constants hoisted.
+    def is_state(n):
+        return getattr(traced.placeholders[n], "state", False)
+    phs = [n for n in graph.nodes if n.op == "placeholder"]
+    ordered_ph = ([n for n in phs if not is_state(n)] + [n for n in phs if is_state(n)] +
                   [n for n in graph.nodes if n.op == "get_attr"])
     for n in ordered_ph:
         want = traced.placeholders[n].name
@@ -418,6 +512,7 @@ def _build_graph(traced, module_label):
         used.add(name)
 
     refs = {}           # fx.Node -> encoded reference
+    scalars = {}        # fx.Node -> its int/float/bool at the example (symbolic sizes)
 
     multi = set()       # names of multi-output nodes: used only through getitem
 
@@ -431,8 +526,12 @@ def _build_graph(traced, module_label):
         return r
 
     def encode(v, user):
+        if isinstance(v, torch.fx.Node) and v in scalars:
+            return encode(scalars[v], user)
         if isinstance(v, torch.fx.Node):
             return ref_of(v, user)
+        if isinstance(v, (torch.SymInt, torch.SymBool, torch.SymFloat)):
+            return encode(_example_int(v, user), user)
         if isinstance(v, bool) or v is None or isinstance(v, (int, str)):
             return v
         if isinstance(v, float):
@@ -461,6 +560,9 @@ def _build_graph(traced, module_label):
         entry = {"name": names[n], "op": "placeholder", "kind": ph.kind}
         if ph.kind == "input":
             entry["meta"] = _meta_of(traced.values[n], names[n])
+            sym = _sym_shape_of(traced.values[n])
+            if sym is not None:
+                entry["sym_shape"] = sym
         else:
             t = ph.tensor.detach()
             entry["meta"] = _meta_of(t, names[n])
@@ -481,6 +583,12 @@ def _build_graph(traced, module_label):
         if n.op != "call_function":
             raise ExportError("node '%s': FX op %s is not supported (expected ATen call_function)"
                               % (n.name, n.op))
+        value = traced.values.get(n)
+        if isinstance(value, (torch.SymInt, torch.SymBool, torch.SymFloat)):
+            # sym_size and size arithmetic of a dynamic-shape export: the graph is for the
+            # example's sizes (the symbols are recorded in "dynamic_dims" and "sym_shape").
+            scalars[n] = _example_int(value, names[n])
+            continue
         if n.target is operator.getitem:
             src, i = n.args
             if (not isinstance(src, torch.fx.Node) or src not in refs or "output" in refs[src]
@@ -509,6 +617,9 @@ def _build_graph(traced, module_label):
                  "args": encode(list(n.args), names[n]),
                  "kwargs": {k: encode(v, names[n]) for k, v in n.kwargs.items()},
                  "meta": meta}
+        sym = _sym_shape_of(traced.values[n])
+        if sym is not None:
+            entry["sym_shape"] = sym
         st_text = traced.stack.get(n)
         if st_text:
             entry["stack_trace"] = st_text
@@ -519,13 +630,34 @@ def _build_graph(traced, module_label):
 
     outs = []
     for o in traced.outputs:
-        if not isinstance(o, torch.fx.Node):
+        if not isinstance(o, torch.fx.Node) or o in scalars:
             raise ExportError("output %r is not a tensor computed by the graph" % (o,))
         outs.append(ref_of(o, "output"))
     nodes.append({"name": "output", "op": "output", "args": [outs]})
     graph_json = {"format": gf.FORMAT, "version": gf.VERSION,
                   "producer": {"torch": torch.__version__, "tracer": traced.tracer},
                   "module": module_label, "parameters": None, "nodes": nodes}
+    if traced.mutations:
+        muts = []
+        for out_i, n, target in traced.mutations:
+            init = traced.placeholders[n].tensor
+            if init is None or bool(init.detach().any()):
+                # Not zeros: the initial state is stored with the parameters under its path.
+                if target in tensors:
+                    raise ExportError("state '%s' collides with a stored tensor" % target)
+                if init is None:
+                    raise ExportError("state '%s' has no initial value" % target)
+                tensors[target] = init.detach().contiguous()
+                kind = "parameters"
+            else:
+                kind = "zeros"
+            muts.append({"output": out_i, "input": names[n], "buffer": target, "init": kind})
+        graph_json["mutations"] = muts
+    if traced.dynamic_dims:
+        graph_json["dynamic_dims"] = [
+            {"input": names[n], "dim": d, "name": name, "symbol": sym, "range": rng,
+             "example": int(_example_int(traced.values[n].shape[d], names[n]))}
+            for n, d, name, rng, sym in traced.dynamic_dims]
     return graph_json, tensors
 
 
@@ -563,8 +695,32 @@ def _flatten_outputs(out, what):
     return flat
 
 
-def trace(module, example_inputs, input_names=None, tracer="auto"):
-    """Trace `module` on `example_inputs`; return (graph dict, {key: tensor}) without writing."""
+def buffer_snapshot(module):
+    """{path: copy} of every buffer, to undo what a forward that updates state did."""
+    return {k: t.detach().clone() for k, t, kind in _tensor_slots(module) if kind == "buffer"}
+
+
+def restore_buffers(module, snapshot):
+    slots = {k: t for k, t, kind in _tensor_slots(module) if kind == "buffer"}
+    with torch.no_grad():
+        for k, t in snapshot.items():
+            slots[k].copy_(t)
+
+
+def trace(module, example_inputs, input_names=None, tracer="auto", *, state_io=False,
+          dynamic_shapes=None, source_root=None):
+    """Trace `module` on `example_inputs`; return (graph dict, {key: tensor}) without writing.
+
+    state_io: buffers the forward updates in place (a static KV cache) become `input`
+    placeholders and their new values extra outputs, mapped by the graph's "mutations" list
+    (torch.export only); without it such a module is an error. The module's buffers are left
+    as they were before the call.
+    dynamic_shapes: per example input None or {dim: torch.export.Dim}; torch.export keeps those
+    dims symbolic and the graph records them ("dynamic_dims", "sym_shape"); shapes and integer
+    arguments stay those of the example.
+    source_root: directory stack-trace paths are made relative to (default: the directory of
+    the module's class file).
+    """
     inputs = tuple(example_inputs)
     for i, x in enumerate(inputs):
         if not isinstance(x, torch.Tensor):
@@ -572,9 +728,15 @@ def trace(module, example_inputs, input_names=None, tracer="auto"):
                               % (i, type(x).__name__))
     module.eval()
     label, root = _module_label(module)
+    if source_root is not None:
+        root = os.path.abspath(source_root)
     names = _input_names(module, len(inputs), input_names)
     if len(set(names)) != len(names):
         raise ExportError("input names are not unique: %s" % ", ".join(names))
+    if dynamic_shapes is not None and len(dynamic_shapes) != len(inputs):
+        raise ExportError("%d dynamic shape specs for %d inputs" % (len(dynamic_shapes),
+                                                                    len(inputs)))
+    snapshot = buffer_snapshot(module) if state_io else None
     with torch.no_grad():
         try:
             eager = _flatten_outputs(module(*inputs), label)
@@ -583,6 +745,20 @@ def trace(module, example_inputs, input_names=None, tracer="auto"):
         except Exception as e:
             raise ExportError("%s: running forward on the example inputs failed%s: %s: %s"
                               % (label, _user_location(e, root), type(e).__name__, e))
+        finally:
+            if snapshot is not None:
+                restore_buffers(module, snapshot)
+    if state_io or dynamic_shapes is not None:
+        # Only torch.export represents state updates and symbolic sizes.
+        if tracer == "make_fx":
+            raise ExportError("%s: state inputs and dynamic shapes need the torch.export tracer"
+                              % label)
+        try:
+            return _trace_with("torch.export", module, inputs, names, root, label, eager,
+                               state_io, dynamic_shapes)
+        finally:
+            if snapshot is not None:
+                restore_buffers(module, snapshot)
     if tracer != "auto":
         return _trace_with(tracer, module, inputs, names, root, label, eager)
     if not has_torch_export():
@@ -597,20 +773,21 @@ def trace(module, example_inputs, input_names=None, tracer="auto"):
         return graph, tensors
 
 
-def _trace_with(tracer, module, inputs, names, root, label, eager):
+def _trace_with(tracer, module, inputs, names, root, label, eager, state_io=False,
+                dynamic_shapes=None):
     try:
         if tracer == "torch.export":
             if not has_torch_export():
                 raise ExportError("%s: torch %s has no torch.export (needs torch >= 2.1)"
                                   % (label, torch.__version__))
-            traced = _trace_torch_export(module, inputs, names, root)
+            traced = _trace_torch_export(module, inputs, names, root, state_io, dynamic_shapes)
         elif tracer == "make_fx":
             traced = _trace_make_fx(module, inputs, names, root)
         else:
             raise ExportError("unknown tracer %r (auto, make_fx, torch.export)" % tracer)
-        if len(traced.outputs) != len(eager):
+        if traced.n_user_outputs != len(eager):
             raise ExportError("%s: the traced graph has %d outputs, the module %d"
-                              % (label, len(traced.outputs), len(eager)))
+                              % (label, traced.n_user_outputs, len(eager)))
         if traced.tracer == "make_fx":
             # Real-mode tracing specialises on the example data; the replay must match eager.
             for i, (o, e) in enumerate(zip(traced.outputs, eager)):
@@ -627,6 +804,10 @@ def _trace_with(tracer, module, inputs, names, root, label, eager):
         if "get value out of a tracing tensor" in msg:
             msg = ("the model reads a tensor's value in Python (.item(), .tolist(), bool(), "
                    "or control flow on tensor data), which cannot be traced")
+        if msg.startswith("Constraints violated"):
+            # The reasons follow as "  - ..." lines (a dim the model specialises).
+            msg += " " + " ".join(" ".join(l.split()) for l in str(e).splitlines()
+                                  if l.startswith("  - "))
         raise ExportError("%s: tracing with %s failed%s: %s: %s"
                           % (label, tracer, _user_location(e, root), type(e).__name__, msg))
 
@@ -647,6 +828,7 @@ def write_graph(graph, tensors, json_path, st_path, files):
     gf.validate(reread, json_path)
     _, header, _ = st.parse_header(blob)
     gf.check_parameters(reread, header, json_path)
+    graph_ext.validate(reread, json_path, header)
     files.write(st_path, blob)
     files.write(json_path, text)
 

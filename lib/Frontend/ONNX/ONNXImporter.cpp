@@ -190,6 +190,7 @@ public:
   LogicalResult nonzero(NodeCtx &n);
   LogicalResult where(NodeCtx &n);
   LogicalResult compare(NodeCtx &n);
+  LogicalResult isNaN(NodeCtx &n);
   LogicalResult logical(NodeCtx &n);
   LogicalResult castElements(NodeCtx &n);
   LogicalResult reduce(NodeCtx &n);
@@ -470,6 +471,7 @@ const OpRule kRules[] = {
     {"", "Greater", 7, kMaxOpset, &Importer::compare},
     {"", "LessOrEqual", 12, kMaxOpset, &Importer::compare},
     {"", "GreaterOrEqual", 12, kMaxOpset, &Importer::compare},
+    {"", "IsNaN", 9, kMaxOpset, &Importer::isNaN},
     {"", "Not", 1, kMaxOpset, &Importer::logical},
     {"", "And", 7, kMaxOpset, &Importer::logical},
     {"", "Or", 7, kMaxOpset, &Importer::logical},
@@ -2194,6 +2196,33 @@ LogicalResult Importer::compare(NodeCtx &n) {
   return success();
 }
 
+// IsNaN as `x != x`: only NaN compares unequal to itself (torch.onnx's
+// scaled_dot_product_attention zeroes the NaN rows of a fully masked softmax
+// this way).
+LogicalResult Importer::isNaN(NodeCtx &n) {
+  auto x = required(n, 0);
+  if (failed(x))
+    return failure();
+  if ((*x)->kind != Kind::F32)
+    return fail(n, "input must be a float tensor");
+  if (setIfEmpty(n, 0, (*x)->shape, Kind::I1))
+    return success();
+  if ((*x)->constant) {
+    TensorData r;
+    r.kind = Kind::I1;
+    r.shape = (*x)->shape;
+    for (float v : (*x)->constant->f32)
+      r.i64.push_back(std::isnan(v));
+    setConstant(n, 0, std::move(r));
+    return success();
+  }
+  Value v = materialize(**x, n.loc);
+  setValue(n, 0,
+           llm::CompareOp::create(b, n.loc, tensorType((*x)->shape, Kind::I1),
+                                  llm::ComparePredicate::Ne, v, v));
+  return success();
+}
+
 LogicalResult Importer::logical(NodeCtx &n) {
   auto a = required(n, 0);
   if (failed(a))
@@ -3012,6 +3041,8 @@ Expected<ImportedModel> Importer::run() {
   // Arguments: graph inputs that are not initializers.
   SmallVector<Type> argTypes;
   SmallVector<int32_t> argOnnxTypes;
+  // Symbolic dimension name -> (size, first input naming it, its dimension).
+  std::map<std::string, std::tuple<int64_t, std::string, int64_t>> dimParams;
   for (const auto &in : g.input()) {
     if (initNames.contains(in.name()))
       continue;
@@ -3026,30 +3057,82 @@ Expected<ImportedModel> Importer::run() {
                        "' has element type " + typeName(tt.elem_type()) +
                        ", which is not supported");
     auto given = options.inputShapes.find(in.name());
-    SmallVector<int64_t> shape;
-    if (!tt.has_shape() && given == options.inputShapes.end())
-      return makeError(path + ": graph input '" + in.name() +
-                       "' has no shape; the importer needs static shapes "
-                       "(give one with --input-shape)");
-    for (const auto &dim : tt.shape().dim()) {
-      if (!dim.has_dim_value() && given == options.inputShapes.end())
-        return makeError(path + ": graph input '" + in.name() +
-                         "' has a symbolic dimension '" + dim.dim_param() +
-                         "'; the importer needs static shapes (give one "
-                         "with --input-shape " +
-                         in.name() + "=...)");
-      shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+    const TensorData *example = nullptr;
+    if (options.exampleInputs) {
+      auto it = options.exampleInputs->find(in.name());
+      if (it != options.exampleInputs->end())
+        example = &it->second;
     }
+    // The declared shape (symbolic dimensions -1) and the dimension names.
+    SmallVector<int64_t> declared;
+    SmallVector<std::string> params;
+    bool symbolic = !tt.has_shape();
+    for (const auto &dim : tt.shape().dim()) {
+      bool fixed = dim.has_dim_value();
+      symbolic |= !fixed;
+      declared.push_back(fixed ? dim.dim_value() : -1);
+      params.push_back(fixed ? "" : dim.dim_param());
+    }
+    auto fits = [&](ArrayRef<int64_t> s) {
+      if (!tt.has_shape())
+        return true;
+      if (s.size() != declared.size())
+        return false;
+      for (auto [want, got] : llvm::zip_equal(declared, s))
+        if (want >= 0 && want != got)
+          return false;
+      return true;
+    };
+    SmallVector<int64_t> shape = declared;
     if (given != options.inputShapes.end()) {
-      bool fits = !tt.has_shape() || given->second.size() == shape.size();
-      for (size_t i = 0; fits && tt.has_shape() && i < shape.size(); ++i)
-        fits = shape[i] < 0 || shape[i] == given->second[i];
-      if (!fits)
+      if (!fits(given->second))
         return makeError(path + ": the shape " + shapeStr(given->second) +
                          " given for graph input '" + in.name() +
                          "' does not fit its declared shape " +
-                         shapeStr(shape));
+                         shapeStr(declared));
       shape.assign(given->second.begin(), given->second.end());
+    } else if (symbolic && example) {
+      // Symbolic dimensions (dynamic_axes) take the example's sizes; the
+      // function is specialised to them and the interpreter checks every
+      // input's shape against its argument type at run time.
+      if (!fits(example->shape))
+        return makeError(path + ": the example value of graph input '" +
+                         in.name() + "' has shape " + shapeStr(example->shape) +
+                         ", which does not fit its declared shape " +
+                         shapeStr(declared));
+      shape.assign(example->shape.begin(), example->shape.end());
+    } else if (!tt.has_shape()) {
+      return makeError(path + ": graph input '" + in.name() +
+                       "' has no shape; the importer needs static shapes "
+                       "(give one with --input-shape, or example inputs "
+                       "with --example-inputs)");
+    } else if (symbolic) {
+      size_t first = llvm::find(declared, -1) - declared.begin();
+      return makeError(
+          path + ": graph input '" + in.name() + "' has " +
+          (params[first].empty()
+               ? "an unnamed symbolic dimension (" + std::to_string(first) + ")"
+               : "a symbolic dimension '" + params[first] + "'") +
+          "; the importer needs static shapes (give one "
+          "with --input-shape " +
+          in.name() + "=..., or example inputs with --example-inputs)");
+    }
+    // ONNX names a dimension to say that every tensor naming it has the
+    // same size: the sizes chosen for one name must agree.
+    for (auto [i, param] : llvm::enumerate(params)) {
+      if (param.empty() || i >= shape.size())
+        continue;
+      auto [it, inserted] =
+          dimParams.try_emplace(param, shape[i], in.name(), int64_t(i));
+      auto &[size, firstInput, firstDim] = it->second;
+      if (!inserted && size != shape[i])
+        return makeError(formatv("{0}: symbolic dimension '{1}' is {2} in "
+                                 "graph input '{3}' (dimension {4}) but {5} "
+                                 "in graph input '{6}' (dimension {7}); "
+                                 "dimensions of one name must have one size",
+                                 path, param, size, firstInput, firstDim,
+                                 shape[i], in.name(), i)
+                             .str());
     }
     argTypes.push_back(tensorType(shape, *kind));
     argNames.push_back(in.name());

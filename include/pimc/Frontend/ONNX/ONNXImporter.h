@@ -53,10 +53,12 @@ struct ImportOptions {
   /// result's size from them (the emitted llm.nonzero checks that count at
   /// run time). Unlike inputValues the graph is not specialised on the
   /// values otherwise. Where an input has no example value, its inputValues
-  /// entry (if any) is used.
+  /// entry (if any) is used. An input with symbolic dimensions that
+  /// inputShapes does not fix takes its example's shape.
   const std::map<std::string, TensorData> *exampleInputs = nullptr;
-  /// Static shapes for graph inputs, by name: required for inputs with
-  /// symbolic dimensions (dynamic_axes), checked against the fixed ones.
+  /// Static shapes for graph inputs, by name, for inputs with symbolic
+  /// dimensions (dynamic_axes), checked against the fixed ones. Symbolic
+  /// dimensions of one name must get one size over all graph inputs.
   std::map<std::string, llvm::SmallVector<int64_t>> inputShapes;
 };
 
