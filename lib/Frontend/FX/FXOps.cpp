@@ -1327,6 +1327,67 @@ LogicalResult buildIndexSelect(OpContext &c) {
   return success();
 }
 
+/// index_copy (a static KV cache's update at cache_position): self with
+/// slice index[j] along `dim` replaced by source slice j, later j winning.
+/// The positions compared are gather(arange(N), index), equal to `index`
+/// when it is in range; an out-of-range index (torch raises) is thus the
+/// gather's run-time error instead of a silently kept row.
+LogicalResult buildIndexCopy(OpContext &c) {
+  RankedTensorType rt = c.resultType();
+  Value self = c.tensor("self");
+  Value index = toElem(c, c.tensor("index"), c.b.getI64Type());
+  Value source = toElem(c, c.tensor("source"), rt.getElementType());
+  int64_t rank = rankOf(self), dim = c.i64("dim");
+  if (rank == 0 || failed(checkDim(c, dim, rank)))
+    return rank == 0 ? c.error() << "expects rank >= 1" : failure();
+  dim = normDim(dim, rank);
+  if (rankOf(index) > 1)
+    return c.error() << "index must be 0-D or 1-D";
+  int64_t n = shapeOf(self)[dim], k = numel(shapeOf(index));
+  llvm::SmallVector<int64_t> want(shapeOf(self));
+  want[dim] = k;
+  if (rankOf(source) != rank || shapeOf(source) != ArrayRef<int64_t>(want))
+    return c.error() << "source must have self's shape with " << k
+                     << " along dim " << dim;
+  if (failed(checkBuiltSize(c, n)))
+    return failure();
+  Lit range;
+  range.shape = {n};
+  range.elem = c.b.getI64Type();
+  for (int64_t i = 0; i < n; ++i)
+    range.v.push_back(i);
+  Value positions = emitLit(c, range);
+  Value checked = llm::GatherOp::create(
+      c.b, c.loc, RankedTensorType::get({k}, c.b.getI64Type()), positions,
+      reshapeTo(c, index, {k}), 0);
+  llvm::SmallVector<int64_t> along(rank, 1);
+  along[dim] = n;
+  Value rangeAlong = reshapeTo(c, positions, along);
+  Value acc = self;
+  for (int64_t j = 0; j < k; ++j) {
+    Value hit = compareValues(c, llm::ComparePredicate::Eq, rangeAlong,
+                              sliceOf(c, checked, 0, j, 1), rt.getShape());
+    Value row = broadcastTo(c, sliceOf(c, source, dim, j, 1), rt.getShape());
+    acc = hit && row ? selectValues(c, hit, row, acc) : Value();
+    if (!acc)
+      return failure();
+  }
+  c.results.push_back(acc);
+  return success();
+}
+
+/// aten.copy (torch.export's functional copy_): src converted to self's
+/// dtype and broadcast to its shape; self's values are not read.
+LogicalResult buildCopy(OpContext &c) {
+  RankedTensorType rt = c.resultType();
+  Value src = toElem(c, c.tensor("src"), rt.getElementType());
+  Value out = src ? broadcastTo(c, src, rt.getShape()) : Value();
+  if (!out)
+    return c.error() << "src does not broadcast to self's shape";
+  c.results.push_back(out);
+  return success();
+}
+
 /// `i` (i64) wrapped into [0, n) when negative, as f32 (exact below 2^24).
 Value normalizedIndexF32(OpContext &c, Value i, int64_t n) {
   Value f = toF32(c, i);
@@ -2215,6 +2276,9 @@ llvm::ArrayRef<OpEntry> pimc::fx::detail::opEntries() {
       {"chunk(Tensor(a -> *) self, int chunks, int dim=0)", buildSplitTensor},
       {"unbind.int(Tensor(a -> *) self, int dim=0)", buildUnbind},
       {"index_select(Tensor self, int dim, Tensor index)", buildIndexSelect},
+      {"index_copy(Tensor self, int dim, Tensor index, Tensor source)",
+       buildIndexCopy},
+      {"copy(Tensor self, Tensor src, bool non_blocking=False)", buildCopy},
       {"index.Tensor(Tensor self, Tensor?[] indices)", buildIndexTensor},
       {"nonzero(Tensor self)", buildNonzero},
       {"index_add(Tensor self, int dim, Tensor index, Tensor source, *, "

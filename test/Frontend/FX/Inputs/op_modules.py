@@ -139,3 +139,17 @@ class Diffs(nn.Module):
         b = torch.diff(x, n=2, dim=-1, prepend=x[:, :1] * 2, append=x[:, -1:])
         c = torch.diff(ids, dim=-1) != 1
         return a, b, c.float()
+
+
+class CacheUpdate(nn.Module):
+    """A static KV cache's update at run-time positions (index_copy along the sequence axis, as
+    transformers' StaticCache writes it) and a functional copy_."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cache", torch.randn(1, 2, 6, 4))
+
+    def forward(self, x, pos):                                     # [1, 2, 2, 4] f32, [2] i64
+        updated = self.cache.index_copy(2, pos, x)
+        y = torch.zeros(2, 2, 4).copy_(x[0] * 2)
+        return updated, y
