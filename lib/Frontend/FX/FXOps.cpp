@@ -1218,8 +1218,7 @@ LogicalResult buildDiff(OpContext &c) {
     for (Value v : parts)
       shape[dim] += shapeOf(v)[dim];
     x = llm::ConcatOp::create(
-        c.b, c.loc, RankedTensorType::get(shape, c.b.getF32Type()), parts,
-        dim);
+        c.b, c.loc, RankedTensorType::get(shape, c.b.getF32Type()), parts, dim);
   }
   for (int64_t i = 0; i < n && shapeOf(x)[dim] > 0; ++i) {
     int64_t len = shapeOf(x)[dim] - 1;
@@ -1327,6 +1326,16 @@ LogicalResult buildIndexSelect(OpContext &c) {
   return success();
 }
 
+/// 0, 1, .., n-1 as an i64 literal of shape [n].
+Lit arangeLit(OpContext &c, int64_t n) {
+  Lit range;
+  range.shape = {n};
+  range.elem = c.b.getI64Type();
+  for (int64_t i = 0; i < n; ++i)
+    range.v.push_back(i);
+  return range;
+}
+
 /// index_copy (a static KV cache's update at cache_position): self with
 /// slice index[j] along `dim` replaced by source slice j, later j winning.
 /// The positions compared are gather(arange(N), index), equal to `index`
@@ -1351,11 +1360,7 @@ LogicalResult buildIndexCopy(OpContext &c) {
                      << " along dim " << dim;
   if (failed(checkBuiltSize(c, n)))
     return failure();
-  Lit range;
-  range.shape = {n};
-  range.elem = c.b.getI64Type();
-  for (int64_t i = 0; i < n; ++i)
-    range.v.push_back(i);
+  Lit range = arangeLit(c, n);
   Value positions = emitLit(c, range);
   Value checked = llm::GatherOp::create(
       c.b, c.loc, RankedTensorType::get({k}, c.b.getI64Type()), positions,
@@ -1494,11 +1499,7 @@ LogicalResult buildOneHot(OpContext &c) {
   int64_t n = rs.back();
   if (failed(checkBuiltSize(c, n)))
     return failure();
-  Lit range;
-  range.shape = {n};
-  range.elem = c.b.getI64Type();
-  for (int64_t j = 0; j < n; ++j)
-    range.v.push_back(j);
+  Lit range = arangeLit(c, n);
   llvm::SmallVector<int64_t> col(shapeOf(self));
   col.push_back(1);
   Value eq = compareValues(c, llm::ComparePredicate::Eq,
@@ -1531,11 +1532,7 @@ LogicalResult scatter(OpContext &c, bool fromSrc) {
     return failure();
   llvm::SmallVector<int64_t> oh(is.begin(), is.end());
   oh.push_back(n); // [..., J, N]
-  Lit range;
-  range.shape = {n};
-  range.elem = c.b.getI64Type();
-  for (int64_t k = 0; k < n; ++k)
-    range.v.push_back(k);
+  Lit range = arangeLit(c, n);
   llvm::SmallVector<int64_t> col(is.begin(), is.end());
   col.push_back(1);
   Value eq = compareValues(c, llm::ComparePredicate::Eq,
@@ -1593,11 +1590,8 @@ LogicalResult buildIndexAdd(OpContext &c) {
   int64_t n = shapeOf(self)[0], i = shapeOf(index)[0];
   if (failed(checkBuiltSize(c, n)))
     return failure();
-  Lit range;
+  Lit range = arangeLit(c, n);
   range.shape = {n, 1};
-  range.elem = c.b.getI64Type();
-  for (int64_t k = 0; k < n; ++k)
-    range.v.push_back(k);
   Value eq = compareValues(c, llm::ComparePredicate::Eq, emitLit(c, range),
                            reshapeTo(c, index, {1, i}), {n, i});
   if (!eq)

@@ -454,8 +454,7 @@ struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
       return rewriter.notifyMatchFailure(pv, "operands are not [1, h, L, d]");
     // Batch dims must agree, except that one kv head may be broadcast over
     // all query heads by the products (MQA): llm.attention with nkv = 1.
-    if ((kl->heads != ql->heads && kl->heads != 1) ||
-        kl->heads != vl->heads ||
+    if ((kl->heads != ql->heads && kl->heads != 1) || kl->heads != vl->heads ||
         kl->length != vl->length || ql->dim != kl->dim ||
         ol->heads != ql->heads || ol->length != ql->length ||
         ol->dim != vl->dim)
@@ -481,8 +480,8 @@ struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
     Value qs = toSequenceMajor(rewriter, loc, q);
     Value ks = toSequenceMajor(rewriter, loc, k0);
     Value vs = toSequenceMajor(rewriter, loc, v0);
-    auto resultType = RankedTensorType::get(
-        {ql->length, ql->heads, vl->dim}, rewriter.getF32Type());
+    auto resultType = RankedTensorType::get({ql->length, ql->heads, vl->dim},
+                                            rewriter.getF32Type());
     IntegerAttr window;
     if (mask->window)
       window = rewriter.getI64IntegerAttr(*mask->window);
