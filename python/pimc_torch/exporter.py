@@ -197,6 +197,7 @@ class _Traced:
         self.n_user_outputs = len(outputs)  # outputs after these are updated state
         self.mutations = []                 # (output index, placeholder fx.Node, buffer path)
         self.dynamic_dims = []              # (placeholder fx.Node, dim, Dim name, range)
+        self.specialised = False            # values are the example's (data-dependent sizes)
 
 
 def _tensor_slots(module):
@@ -352,6 +353,39 @@ def _range_bound(b):
         return None
 
 
+def _has_unbacked(value):
+    """Whether a traced value has a size that depends on tensor data (no example hint)."""
+    if isinstance(value, (torch.SymInt, torch.SymBool, torch.SymFloat)):
+        return value.node.hint is None
+    if isinstance(value, torch.Tensor):
+        return any(isinstance(d, torch.SymInt) and d.node.hint is None for d in value.shape)
+    if isinstance(value, (tuple, list)):
+        return any(_has_unbacked(v) for v in value)
+    return False
+
+
+def _example_values(gm, placeholders, inputs, outputs):
+    """Every node's value on the example inputs (tensors as meta tensors, sizes as ints)."""
+    it = iter(inputs)
+    flat = []
+    for n in gm.graph.nodes:
+        if n.op != "placeholder":
+            continue
+        ph = placeholders[n]
+        flat.append(next(it) if ph.kind == "input" and not getattr(ph, "state", False)
+                    else ph.tensor)
+    interp = _RecordingInterpreter(gm, set(o for o in outputs if isinstance(o, torch.fx.Node)))
+    with torch.no_grad():
+        interp.run(*flat)
+    return interp.values
+
+
+def _is_size_arith(n):
+    """sym_size and the Python arithmetic/comparisons torch.export does on sizes."""
+    return n.target is torch.ops.aten.sym_size.int or getattr(n.target, "__module__", "") in (
+        "_operator", "operator")
+
+
 def _trace_torch_export(module, inputs, input_names, root, state_io=False, dynamic_shapes=None):
     import torch.export as texport
     if dynamic_shapes is None:
@@ -439,6 +473,12 @@ def _trace_torch_export(module, inputs, input_names, root, state_io=False, dynam
             values[n] = n.meta["val"]
     stack = {n: _normalise_stack_trace(n.meta.get("stack_trace"), root) for n in gm.graph.nodes}
     traced = _Traced("torch.export", gm.graph, placeholders, values, flat_out, stack)
+    if any(_has_unbacked(v) for v in values.values()):
+        # Data-dependent sizes (nonzero in a sparse MoE dispatch): the graph is specialised to
+        # the example, as real-mode make_fx is; the importer keeps each count and checks it at
+        # run time (llm.nonzero).
+        traced.values = _example_values(gm, placeholders, inputs, flat_out)
+        traced.specialised = True
 
     # A mutated buffer is state the caller carries from step to step: an input placeholder
     # named after the buffer, and its new value an extra output after the module's own.
@@ -584,6 +624,9 @@ def _build_graph(traced, module_label):
             raise ExportError("node '%s': FX op %s is not supported (expected ATen call_function)"
                               % (n.name, n.op))
         value = traced.values.get(n)
+        if traced.specialised and _is_size_arith(n) and isinstance(value, (int, float, bool)):
+            scalars[n] = value      # the example's size (see _example_values)
+            continue
         if isinstance(value, (torch.SymInt, torch.SymBool, torch.SymFloat)):
             # sym_size and size arithmetic of a dynamic-shape export: the graph is for the
             # example's sizes (the symbols are recorded in "dynamic_dims" and "sym_shape").

@@ -52,9 +52,10 @@ MODELS = {
                    "ramp over dims 1..5, attention factor 0.1 ln 4 + 1 on cos and sin)"),
     "mixtral_dense": (models.MixtralStack, {"dispatch": "dense"}, [HIDDEN],
                       "2 layers, 4 experts top-2, dense: every expert on every token, scattered routing"),
-    # The sparse dispatch has data-dependent sizes: torch.export refuses it and the bridge falls
-    # back to make_fx, which traces below F.scaled_dot_product_attention (into the CPU flash
-    # kernel); these use HF's "eager" attention (matmul, mask, softmax, matmul) instead.
+    # The sparse dispatch has data-dependent sizes (torch.where's counts): torch.export traces
+    # them as unbacked sizes, and the bridge specialises the graph to the example (the importer
+    # checks each count at run time). These use HF's "eager" attention (matmul, mask, softmax,
+    # matmul), the other spelling raising must recognise.
     "mixtral_sparse": (models.MixtralStack, {"dispatch": "sparse", "attn_implementation": "eager"},
                        [HIDDEN], "2 layers, 4 experts top-2, sparse dispatch: torch.where + index_add_"),
     "mixtral_sparse_hf": (models.MixtralStack,

@@ -1490,6 +1490,30 @@ LogicalResult buildNonzero(OpContext &c) {
   return success();
 }
 
+/// torch.where(condition) (torch.export keeps it): one index tensor per
+/// dimension, nonzero(condition) unbound, at the traced count (checked at
+/// run time by llm.nonzero, as for aten.nonzero).
+LogicalResult buildWhereIndices(OpContext &c) {
+  Value cond = c.tensor("condition");
+  int64_t rank = rankOf(cond);
+  if (rank == 0 || c.numResults() != static_cast<unsigned>(rank))
+    return c.error() << "the traced result must be one index tensor per dim";
+  int64_t count = c.resultShape(0).empty() ? -1 : c.resultShape(0)[0];
+  for (unsigned i = 0; i < c.numResults(); ++i)
+    if (c.resultShape(i).size() != 1 || c.resultShape(i)[0] != count)
+      return c.error() << "the traced results must all be [count]";
+  Type elem = typeOf(cond).getElementType();
+  if (!elem.isInteger(1))
+    cond = toElem(c, cond,
+                  isa<FloatType>(elem) ? Type(c.b.getF32Type())
+                                       : Type(c.b.getI64Type()));
+  Value nz = llm::NonzeroOp::create(
+      c.b, c.loc, RankedTensorType::get({count, rank}, c.b.getI64Type()), cond);
+  for (int64_t i = 0; i < rank; ++i)
+    c.results.push_back(reshapeTo(c, sliceOf(c, nz, 1, i, 1), {count}));
+  return success();
+}
+
 /// one_hot(x, n)[..., j] = (x[...] == j), as i64.
 LogicalResult buildOneHot(OpContext &c) {
   Value self = toElem(c, c.tensor("self"), c.b.getI64Type());
@@ -2190,8 +2214,6 @@ LogicalResult buildCumsum(OpContext &c) {
 
 llvm::StringRef pimc::fx::detail::unsupportedReason(llvm::StringRef op) {
   static const llvm::StringMap<llvm::StringRef> reasons = {
-      {"aten.where.default", "data-dependent output shape (nonzero); "
-                             "make_fx traces torch.where(c) as nonzero"},
       {"aten.masked_select.default", "data-dependent output shape"},
       {"aten.unique.default", "data-dependent output shape"},
       {"aten._unique2.default", "data-dependent output shape"},
@@ -2270,6 +2292,7 @@ llvm::ArrayRef<OpEntry> pimc::fx::detail::opEntries() {
       {"chunk(Tensor(a -> *) self, int chunks, int dim=0)", buildSplitTensor},
       {"unbind.int(Tensor(a -> *) self, int dim=0)", buildUnbind},
       {"index_select(Tensor self, int dim, Tensor index)", buildIndexSelect},
+      {"where(Tensor condition)", buildWhereIndices},
       {"index_copy(Tensor self, int dim, Tensor index, Tensor source)",
        buildIndexCopy},
       {"copy(Tensor self, Tensor src, bool non_blocking=False)", buildCopy},
