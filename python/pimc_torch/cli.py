@@ -270,8 +270,10 @@ def build_parser():
                         "outputs.safetensors (output_0..)")
     e.add_argument("--onnx", action="store_true",
                    help="also write model.onnx (torch.onnx.export, opset 17)")
-    e.add_argument("--tracer", choices=("auto", "make_fx", "torch.export"), default="auto",
-                   help="auto: torch.export when torch has it (>= 2.1), else make_fx")
+    e.add_argument("--tracer", choices=("auto", "make_fx", "torch.export", "torch.export-core"),
+                   default="auto",
+                   help="auto: torch.export, make_fx where torch.export refuses the model; "
+                        "torch.export-core: torch.export decomposed to the core ATen opset")
     c = sub.add_parser("check", help="validate a graph.json and replay it with torch's ATen ops "
                                      "(or check a model.onnx)")
     c.add_argument("graph", help="graph.json, a directory holding it, or a .onnx file")

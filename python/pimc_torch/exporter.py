@@ -386,7 +386,8 @@ def _is_size_arith(n):
         "_operator", "operator")
 
 
-def _trace_torch_export(module, inputs, input_names, root, state_io=False, dynamic_shapes=None):
+def _trace_torch_export(module, inputs, input_names, root, state_io=False, dynamic_shapes=None,
+                        core_aten=False):
     import torch.export as texport
     if dynamic_shapes is None:
         ep = texport.export(module, tuple(inputs))
@@ -396,7 +397,9 @@ def _trace_torch_export(module, inputs, input_names, root, state_io=False, dynam
         # From 2.4 export gives pre-dispatch ("training") IR with aten.linear etc.; an empty
         # decomposition table (accepted from 2.4) lowers it to the post-autograd ATen that
         # make_fx gives. Before 2.4 export already returns that, and {} meant "core ATen".
-        ep = ep.run_decompositions({})
+        # core_aten: torch's default table instead, the core ATen opset backends consume
+        # (linear -> permute + addmm/mm, SDPA -> bmm + _softmax + masks).
+        ep = ep.run_decompositions() if core_aten else ep.run_decompositions({})
     gm = ep.graph_module
     sig = ep.graph_signature
     state = dict(ep.state_dict)
@@ -472,7 +475,8 @@ def _trace_torch_export(module, inputs, input_names, root, state_io=False, dynam
         if "val" in n.meta:
             values[n] = n.meta["val"]
     stack = {n: _normalise_stack_trace(n.meta.get("stack_trace"), root) for n in gm.graph.nodes}
-    traced = _Traced("torch.export", gm.graph, placeholders, values, flat_out, stack)
+    traced = _Traced("torch.export-core" if core_aten else "torch.export", gm.graph, placeholders,
+                     values, flat_out, stack)
     if any(_has_unbacked(v) for v in values.values()):
         # Data-dependent sizes (nonzero in a sparse MoE dispatch): the graph is specialised to
         # the example, as real-mode make_fx is; the importer keeps each count and checks it at
@@ -824,10 +828,14 @@ def _trace_with(tracer, module, inputs, names, root, label, eager, state_io=Fals
                 raise ExportError("%s: torch %s has no torch.export (needs torch >= 2.1)"
                                   % (label, torch.__version__))
             traced = _trace_torch_export(module, inputs, names, root, state_io, dynamic_shapes)
+        elif tracer == "torch.export-core":
+            traced = _trace_torch_export(module, inputs, names, root, state_io, dynamic_shapes,
+                                         core_aten=True)
         elif tracer == "make_fx":
             traced = _trace_make_fx(module, inputs, names, root)
         else:
-            raise ExportError("unknown tracer %r (auto, make_fx, torch.export)" % tracer)
+            raise ExportError("unknown tracer %r (auto, make_fx, torch.export, "
+                              "torch.export-core)" % tracer)
         if traced.n_user_outputs != len(eager):
             raise ExportError("%s: the traced graph has %d outputs, the module %d"
                               % (label, traced.n_user_outputs, len(eager)))

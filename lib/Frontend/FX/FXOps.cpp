@@ -1914,6 +1914,29 @@ LogicalResult buildVarMeanDim(OpContext &c) {
   return variance(c, false, true, true);
 }
 
+/// any.dim (core ATen's _safe_softmax checks for fully masked rows with it):
+/// whether any element is non-zero, as max(x != 0) along `dim`.
+LogicalResult buildAnyDim(OpContext &c) {
+  Value self = c.tensor("self");
+  int64_t rank = rankOf(self), dim = c.i64("dim");
+  if (rank == 0 || failed(checkDim(c, dim, rank)))
+    return rank == 0 ? c.error() << "expects rank >= 1" : failure();
+  Type elem = typeOf(self).getElementType();
+  Value zero = splat(c, {}, elem.isInteger(1) ? c.b.getI1Type() : elem, 0);
+  Value nz = compareValues(c, llm::ComparePredicate::Ne, self, zero,
+                           shapeOf(self));
+  if (!nz)
+    return failure();
+  Value m = reduceDims(c, llm::ReduceKind::Max, nz, {normDim(dim, rank)},
+                       c.resultShape());
+  Value r = compareValues(c, llm::ComparePredicate::Ne, m,
+                          splat(c, {}, c.b.getF32Type(), 0), c.resultShape());
+  if (!r)
+    return failure();
+  c.results.push_back(toElem(c, r, c.resultType().getElementType()));
+  return success();
+}
+
 /// max.dim: values by reduce max, indices by argmax on the moved axis.
 LogicalResult buildMaxDim(OpContext &c) {
   Value self = toF32(c, c.tensor("self"));
@@ -2477,6 +2500,7 @@ llvm::ArrayRef<OpEntry> pimc::fx::detail::opEntries() {
        "ScalarType? dtype=None)",
        buildProdDim},
       {"max.dim(Tensor self, int dim, bool keepdim=False)", buildMaxDim},
+      {"any.dim(Tensor self, int dim, bool keepdim=False)", buildAnyDim},
       {"argmax(Tensor self, int? dim=None, bool keepdim=False)", buildArgmax},
       {"_softmax(Tensor self, int dim, bool half_to_float)",
        buildSoftmaxInternal},
