@@ -1923,8 +1923,8 @@ LogicalResult buildAnyDim(OpContext &c) {
     return rank == 0 ? c.error() << "expects rank >= 1" : failure();
   Type elem = typeOf(self).getElementType();
   Value zero = splat(c, {}, elem.isInteger(1) ? c.b.getI1Type() : elem, 0);
-  Value nz = compareValues(c, llm::ComparePredicate::Ne, self, zero,
-                           shapeOf(self));
+  Value nz =
+      compareValues(c, llm::ComparePredicate::Ne, self, zero, shapeOf(self));
   if (!nz)
     return failure();
   Value m = reduceDims(c, llm::ReduceKind::Max, nz, {normDim(dim, rank)},
