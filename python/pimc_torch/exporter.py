@@ -1,9 +1,9 @@
 """Trace a torch.nn.Module to ATen ops and write the pimc-fx-graph JSON + safetensors.
 
-Tracer: `torch.export` (post-autograd ATen, run_decompositions with an empty table) when the
-installed torch has it (>= 2.1); otherwise `make_fx(functionalize(f), tracing_mode="real")`
-(torch 1.13), where f calls the module through `functional_call`, so every parameter and buffer
-is a graph input that we can name by its state_dict key. functionalize removes in-place ops
+Tracer: `torch.export` (post-autograd ATen, run_decompositions with an empty table, or torch's
+core ATen table); the fallback `make_fx(functionalize(f), tracing_mode="real")` calls the module
+through `functional_call`, so every parameter and buffer is a graph input that we can name by
+its state_dict key. functionalize removes in-place ops
 (`index_add_` becomes `index_add`), as torch.export does, so both tracers hand the importer a
 pure graph. Tensors the tracer captures (`_tensor_constant0`) become `constant` placeholders.
 """
@@ -813,8 +813,8 @@ def trace(module, example_inputs, input_names=None, tracer="auto", *, state_io=F
     try:
         return _trace_with("torch.export", module, inputs, names, root, label, eager)
     except ExportError as e:
-        # torch.export refuses data-dependent shapes (the sparse MoE's nonzero) that real-mode
-        # make_fx specialises on the example; say so in the file.
+        # A model torch.export refuses may still trace in real-mode make_fx, which
+        # specialises on the example; say why in the file.
         graph, tensors = _trace_with("make_fx", module, inputs, names, root, label, eager)
         graph["producer"]["fallback"] = str(e)
         return graph, tensors

@@ -1475,18 +1475,26 @@ LogicalResult buildIndexTensor(OpContext &c) {
   return success();
 }
 
+/// llm.nonzero of `x` at the traced `count` ([count, rank] i64), x taken as
+/// bool, f32 or i64.
+Value nonzeroOf(OpContext &c, Value x, int64_t count) {
+  Type elem = typeOf(x).getElementType();
+  if (!elem.isInteger(1))
+    x = toElem(c, x,
+               isa<FloatType>(elem) ? Type(c.b.getF32Type())
+                                    : Type(c.b.getI64Type()));
+  return llm::NonzeroOp::create(
+      c.b, c.loc, RankedTensorType::get({count, rankOf(x)}, c.b.getI64Type()),
+      x);
+}
+
 /// nonzero: the multi-indices of the true elements, with the traced count.
 LogicalResult buildNonzero(OpContext &c) {
   Value self = c.tensor("self");
   RankedTensorType rt = c.resultType();
   if (rt.getRank() != 2 || rt.getDimSize(1) != rankOf(self))
     return c.error() << "the traced result must be [count, rank]";
-  Type elem = typeOf(self).getElementType();
-  if (!elem.isInteger(1))
-    self = toElem(c, self,
-                  isa<FloatType>(elem) ? Type(c.b.getF32Type())
-                                       : Type(c.b.getI64Type()));
-  c.results.push_back(llm::NonzeroOp::create(c.b, c.loc, rt, self));
+  c.results.push_back(nonzeroOf(c, self, rt.getDimSize(0)));
   return success();
 }
 
@@ -1502,13 +1510,7 @@ LogicalResult buildWhereIndices(OpContext &c) {
   for (unsigned i = 0; i < c.numResults(); ++i)
     if (c.resultShape(i).size() != 1 || c.resultShape(i)[0] != count)
       return c.error() << "the traced results must all be [count]";
-  Type elem = typeOf(cond).getElementType();
-  if (!elem.isInteger(1))
-    cond = toElem(c, cond,
-                  isa<FloatType>(elem) ? Type(c.b.getF32Type())
-                                       : Type(c.b.getI64Type()));
-  Value nz = llm::NonzeroOp::create(
-      c.b, c.loc, RankedTensorType::get({count, rank}, c.b.getI64Type()), cond);
+  Value nz = nonzeroOf(c, cond, count);
   for (int64_t i = 0; i < rank; ++i)
     c.results.push_back(reshapeTo(c, sliceOf(c, nz, 1, i, 1), {count}));
   return success();
