@@ -18,12 +18,6 @@ config.substitutions.append(("%testdata", config.pimc_testdata_dir))
 config.substitutions.append(("%python", config.python))
 config.substitutions.append(("%pimc_src", config.pimc_src_root))
 config.substitutions.append(("%targets", os.path.join(config.pimc_src_root, "targets")))
-# shared/ sits beside the repository (specs, AttAcc traces).
-shared = os.path.join(os.path.dirname(config.pimc_src_root), "shared")
-config.substitutions.append(("%shared", shared))
-if os.path.exists(os.path.join(shared, "traces", "attacc-gpt3-attention-bank.trace")):
-    config.available_features.add("attacc-trace")
-
 # The torch bridge (python/pimc_torch, docs/torch-bridge.md) runs in the project's Python
 # environment (build/venv, pinned by python/requirements.txt), where pimc_torch is installed.
 # Every package is required: a missing one fails test/Python/environment.test, never skips.
