@@ -71,6 +71,25 @@ def _example_int(v, node_name):
     return v
 
 
+def _encode_sym(v, node_name):
+    """A symbolic scalar argument: {"sym": expression over the dynamic dims' symbols,
+    "example": its value at the example}; the importer evaluates the expression for the sizes it
+    specialises the graph to (docs/torch-export-hf.md, "Symbolic sizes")."""
+    example = _example_int(v, node_name)
+    expr = str(v)
+    try:
+        example = int(example) if isinstance(v, torch.SymInt) else example
+        if isinstance(v, torch.SymInt) and str(int(expr)) == expr:
+            return example          # a symbolic int that is a constant
+    except ValueError:
+        pass
+    if isinstance(v, torch.SymInt):
+        return {"sym": expr, "example": example}
+    kind = "float" if isinstance(v, torch.SymFloat) else "bool"
+    example = gf.encode_float(float(example)) if kind == "float" else bool(example)
+    return {"sym": expr, "example": example, "kind": kind}
+
+
 def _meta_of(value, node_name):
     if isinstance(value, torch.Tensor):
         name = dtype_name(value.dtype)
@@ -575,7 +594,7 @@ def _build_graph(traced, module_label):
         if isinstance(v, torch.fx.Node):
             return ref_of(v, user)
         if isinstance(v, (torch.SymInt, torch.SymBool, torch.SymFloat)):
-            return encode(_example_int(v, user), user)
+            return _encode_sym(v, user)
         if isinstance(v, bool) or v is None or isinstance(v, (int, str)):
             return v
         if isinstance(v, float):
@@ -634,7 +653,7 @@ def _build_graph(traced, module_label):
         if isinstance(value, (torch.SymInt, torch.SymBool, torch.SymFloat)):
             # sym_size and size arithmetic of a dynamic-shape export: the graph is for the
             # example's sizes (the symbols are recorded in "dynamic_dims" and "sym_shape").
-            scalars[n] = _example_int(value, names[n])
+            scalars[n] = value
             continue
         if n.target is operator.getitem:
             src, i = n.args

@@ -10,7 +10,10 @@ is still a plain version-1 graph:
     "init": "zeros"|"parameters"}].
 - "dynamic_dims": symbolic input dimensions torch.export kept:
   [{"input": "<placeholder>", "dim": d, "name": "seq", "symbol": "s70", "range": [lo, hi|null],
-    "example": n}]; meta shapes (and integer arguments) are those of the example.
+    "example": n}]; meta shapes are those of the example.
+- symbolic scalar arguments (sizes computed from those dims): {"sym": "2*s70", "example": 16}
+  in place of the integer ({"sym", "example", "kind": "float"|"bool"} for a SymFloat/SymBool); graph_format accepts them, replay uses the example, and the C++
+  importer evaluates the expression for the sizes it specialises the graph to (`--dim`).
 - per node "sym_shape": the meta shape with symbolic dims as expressions over those symbols
   (a list of them for multi-output nodes); only on nodes with a symbolic dim.
 - "hf": what `export --hf` built (model_type, class, mode, ...); informational.
@@ -190,6 +193,7 @@ def _check_dynamic(graph, where):
         if sym in env and env[sym] != ex:
             raise GraphFormatError("%s: symbol '%s' has two example sizes" % (w, sym))
         env[sym] = ex
+    _check_sym_args(graph, where, env)
     n_sym = 0
     for n in graph["nodes"]:
         if "sym_shape" not in n:
@@ -220,6 +224,39 @@ def _check_dynamic(graph, where):
                                            "says %d" % (w, e, v, size))
         n_sym += 1
     return n_sym
+
+
+def _sym_args(v):
+    if isinstance(v, list):
+        for x in v:
+            yield from _sym_args(x)
+    elif isinstance(v, dict):
+        if "sym" in v:
+            yield v
+        elif "node" not in v:
+            for x in v.values():
+                yield from _sym_args(x)
+
+
+def _check_sym_args(graph, where, env):
+    """Symbolic scalar arguments ({"sym", "example"}): integer ones must evaluate to their
+    example at the example sizes."""
+    for n in graph["nodes"]:
+        if n["op"] != "call_function":
+            continue
+        for a in _sym_args([n["args"], n.get("kwargs", {})]):
+            w = "%s: node '%s': symbolic argument '%s'" % (where, n["name"], a["sym"])
+            if not env:
+                raise GraphFormatError("%s: the graph has no \"dynamic_dims\"" % w)
+            if "kind" in a:
+                continue            # a SymFloat/SymBool: only its example is usable
+            try:
+                v = eval_dim(a["sym"], env)
+            except ValueError:
+                continue            # outside the printed forms this checker evaluates
+            if v != a["example"]:
+                raise GraphFormatError("%s is %d at the example, the graph says %d"
+                                       % (w, v, a["example"]))
 
 
 def validate(graph, where="graph.json", header=None):

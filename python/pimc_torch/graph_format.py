@@ -102,6 +102,19 @@ class _Checker:
         if "node" in v:
             self.ref(v, node)
             return
+        if "sym" in v:
+            # A symbolic scalar of a dynamic-shape export (graph_ext: "dynamic_dims").
+            kind = v.get("kind", "int")
+            ok = {"int": lambda x: isinstance(x, int) and not isinstance(x, bool),
+                  "float": lambda x: isinstance(x, (int, float, dict)) and not isinstance(x, bool),
+                  "bool": lambda x: isinstance(x, bool)}.get(kind)
+            if (not set(v) - {"kind"} == {"sym", "example"} or ok is None
+                    or (kind == "int" and "kind" in v) or not isinstance(v["sym"], str)
+                    or not v["sym"] or not ok(v["example"])):
+                raise GraphFormatError("%s: a symbolic argument is {\"sym\": expression, "
+                                       "\"example\": int} or {\"sym\", \"example\", "
+                                       "\"kind\": float|bool}, got %r" % (where, v))
+            return
         if len(v) != 1 or next(iter(v)) not in _TAGGED:
             raise GraphFormatError("%s: unknown argument encoding %r" % (where, v))
         tag, x = next(iter(v.items()))

@@ -59,6 +59,8 @@ def _decode(v, env):
     if "node" in v:
         val = env[v["node"]]
         return val[v["output"]] if "output" in v else val
+    if "sym" in v:
+        return _decode(v["example"], env)     # the graph's example sizes
     tag, x = next(iter(v.items()))
     if tag == "float":
         return gf.decode_float(v)

@@ -3,7 +3,8 @@
 //   pimc import <checkpoint-dir | model.onnx> -o model.mlir
 //   pimc run-ref <checkpoint-dir> --prompt-ids 1,2,3 --max-new-tokens N
 //   pimc run-ref graph.mlir [--weights W] --inputs in.safetensors
-//       [--expect out.safetensors --atol A --rtol R] [--outputs got.safetensors]
+//       [--expect out.safetensors --atol A --rtol R] [--outputs
+//       got.safetensors]
 //   pimc compile <checkpoint-dir | model.mlir> --target t.json -o model.pimb
 //
 //===----------------------------------------------------------------------===//
@@ -20,8 +21,9 @@
 #include "pimc/Reference/Interpreter.h"
 
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Pass/PassManager.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -30,14 +32,13 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "mlir/IR/Verifier.h"
 
-#include <chrono>
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
+#include <chrono>
 
 using namespace llvm;
 using namespace pimc;
@@ -99,6 +100,13 @@ cl::opt<std::string> importExampleInputs(
              "size depends on the data (NonZero): the count is specialised on "
              "them and checked at run time"),
     cl::value_desc("in.safetensors"));
+cl::list<std::string> importDims(
+    "dim", cl::sub(importCmd), cl::cat(pimcCategory),
+    cl::desc("FX graph with symbolic dims (torch.export Dim, e.g. "
+             "`pimc_torch export --dynamic-seq`): specialise the dim of that "
+             "name (or symbol) to N inside its exported range (default: the "
+             "example's size); repeatable"),
+    cl::value_desc("name=N"));
 cl::opt<bool> importPrintLocations(
     "print-locations", cl::sub(importCmd), cl::cat(pimcCategory),
     cl::desc("ONNX: print the locations (node names) of the imported ops"));
@@ -130,12 +138,14 @@ cl::opt<std::string> graphExpect(
     cl::desc("Compare the results with output_0, output_1, ... of this "
              "safetensors file; exit 1 on a mismatch"),
     cl::value_desc("out.safetensors"));
-cl::opt<double> graphAtol("atol", cl::sub(runRefCmd), cl::cat(pimcCategory),
-                          cl::desc("Absolute tolerance of --expect (default 1e-5)"),
-                          cl::init(1e-5));
-cl::opt<double> graphRtol("rtol", cl::sub(runRefCmd), cl::cat(pimcCategory),
-                          cl::desc("Relative tolerance of --expect (default 1e-4)"),
-                          cl::init(1e-4));
+cl::opt<double>
+    graphAtol("atol", cl::sub(runRefCmd), cl::cat(pimcCategory),
+              cl::desc("Absolute tolerance of --expect (default 1e-5)"),
+              cl::init(1e-5));
+cl::opt<double>
+    graphRtol("rtol", cl::sub(runRefCmd), cl::cat(pimcCategory),
+              cl::desc("Relative tolerance of --expect (default 1e-4)"),
+              cl::init(1e-4));
 cl::opt<std::string> graphOutputs(
     "outputs", cl::sub(runRefCmd), cl::cat(pimcCategory),
     cl::desc("Write the results as output_0, ... to this safetensors file"),
@@ -177,17 +187,19 @@ cl::opt<std::string> dumpPhases(
     cl::desc("Write every phase (llm.mlir, llm-dispatched.mlir, pim.mlir, "
              "program.pimasm) into this directory"),
     cl::value_desc("dir"));
-cl::list<std::string> dispatchForce(
-    "dispatch", cl::sub(compileCmd), cl::cat(pimcCategory),
-    cl::desc("Force a placement per op class: linear=pim|host, "
-             "attention=pim|host, elementwise=host (repeatable)"),
-    cl::value_desc("class=unit"), cl::CommaSeparated);
-cl::opt<bool> printIRAfterAll(
-    "mlir-print-ir-after-all", cl::sub(compileCmd), cl::cat(pimcCategory),
-    cl::desc("Print the IR after each compiler pass (MLIR)"));
-cl::opt<bool> printIRBeforeAll(
-    "mlir-print-ir-before-all", cl::sub(compileCmd), cl::cat(pimcCategory),
-    cl::desc("Print the IR before each compiler pass (MLIR)"));
+cl::list<std::string>
+    dispatchForce("dispatch", cl::sub(compileCmd), cl::cat(pimcCategory),
+                  cl::desc("Force a placement per op class: linear=pim|host, "
+                           "attention=pim|host, elementwise=host (repeatable)"),
+                  cl::value_desc("class=unit"), cl::CommaSeparated);
+cl::opt<bool>
+    printIRAfterAll("mlir-print-ir-after-all", cl::sub(compileCmd),
+                    cl::cat(pimcCategory),
+                    cl::desc("Print the IR after each compiler pass (MLIR)"));
+cl::opt<bool>
+    printIRBeforeAll("mlir-print-ir-before-all", cl::sub(compileCmd),
+                     cl::cat(pimcCategory),
+                     cl::desc("Print the IR before each compiler pass (MLIR)"));
 cl::opt<bool> mlirTiming("mlir-timing", cl::sub(compileCmd),
                          cl::cat(pimcCategory),
                          cl::desc("Report the time of each pass (MLIR)"));
@@ -291,7 +303,18 @@ int runONNXImport(mlir::MLIRContext &ctx) {
 // A pimc-fx-graph .json from python/pimc_torch; its parameters stay in the
 // safetensors file the graph names (pass it to run-ref --weights).
 int runFXImport(mlir::MLIRContext &ctx) {
-  auto graph = fx::importGraphFile(ctx, importInput);
+  fx::DimBindings dims;
+  for (StringRef spec : importDims) {
+    auto [name, size] = spec.split('=');
+    int64_t n;
+    if (name.empty() || size.getAsInteger(10, n) || n < 0)
+      return fail(formatv("--dim {0}: expected name=N with N a non-negative "
+                          "integer",
+                          spec));
+    if (!dims.try_emplace(name, n).second)
+      return fail(formatv("--dim {0}: '{1}' is given twice", spec, name));
+  }
+  auto graph = fx::importGraphFile(ctx, importInput, dims);
   if (!graph)
     return fail(toString(graph.takeError()));
   std::vector<std::string> weightFiles;
@@ -310,6 +333,10 @@ int runFXImport(mlir::MLIRContext &ctx) {
 }
 
 int runImport(mlir::MLIRContext &ctx) {
+  if (!importDims.empty() && !fx::isGraphFile(importInput))
+    return fail(formatv("--dim is for FX graphs (.json) with symbolic dims; "
+                        "'{0}' is not one (ONNX: --input-shape)",
+                        importInput));
   if (StringRef(importInput).ends_with(".onnx"))
     return runONNXImport(ctx);
   if (fx::isGraphFile(importInput))
@@ -602,8 +629,8 @@ int runCompile(mlir::MLIRContext &ctx) {
   }
   if (!dumpPhases.empty()) {
     if (std::error_code ec = sys::fs::create_directories(dumpPhases))
-      return fail(formatv("cannot create '{0}': {1}", dumpPhases,
-                          ec.message()));
+      return fail(
+          formatv("cannot create '{0}': {1}", dumpPhases, ec.message()));
     if (Error e = writeText(dumpPhases + "/llm.mlir",
                             [&](raw_ostream &os) { module->print(os); }))
       return fail(toString(std::move(e)));
@@ -613,8 +640,12 @@ int runCompile(mlir::MLIRContext &ctx) {
     mlir::PassManager pm(&ctx);
     if (printIRAfterAll || printIRBeforeAll)
       pm.enableIRPrinting(
-          [&](mlir::Pass *, mlir::Operation *) { return printIRBeforeAll.getValue(); },
-          [&](mlir::Pass *, mlir::Operation *) { return printIRAfterAll.getValue(); },
+          [&](mlir::Pass *, mlir::Operation *) {
+            return printIRBeforeAll.getValue();
+          },
+          [&](mlir::Pass *, mlir::Operation *) {
+            return printIRAfterAll.getValue();
+          },
           /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false);
     if (mlirTiming)
       pm.enableTiming();
@@ -673,9 +704,9 @@ int runCompile(mlir::MLIRContext &ctx) {
     return fail(formatv("cannot write '{0}': {1}", compileOutput,
                         toString(std::move(e))));
   }
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   auto attrI64 = [&](StringRef k) {
     auto a = program->getAttrOfType<mlir::IntegerAttr>(k);
     return a ? a.getInt() : 0;
@@ -689,7 +720,9 @@ int runCompile(mlir::MLIRContext &ctx) {
     r["weight_bytes"] = attrI64("pim.weight_bytes");
     r["kv_bytes"] = attrI64("pim.kv_bytes");
     r["kv_bytes_per_position"] =
-        attrI64("pim.max_context") ? attrI64("pim.kv_bytes") / attrI64("pim.max_context") : 0;
+        attrI64("pim.max_context")
+            ? attrI64("pim.kv_bytes") / attrI64("pim.max_context")
+            : 0;
     r["act_bytes"] = attrI64("pim.act_bytes");
     r["internal_peak_bytes_per_s"] = target->internalPeakBytesPerSec();
     r["streams"] = int64_t(prog->streams.size());
@@ -770,8 +803,10 @@ int main(int argc, char **argv) {
       "  pimc run-ref graph.mlir [--weights W] --inputs in.safetensors "
       "[--expect out.safetensors]\n"
       "  pimc compile <checkpoint-dir | model.mlir> --target t.json -o m.pimb\n"
-      "  pimc run m.pimb --weights <checkpoint-dir> --prompt-ids 1,2,3 --max-new-tokens N\n"
-      "  pimc support <checkpoint-dir | model.mlir> [--target t.json] [--json]\n"
+      "  pimc run m.pimb --weights <checkpoint-dir> --prompt-ids 1,2,3 "
+      "--max-new-tokens N\n"
+      "  pimc support <checkpoint-dir | model.mlir> [--target t.json] "
+      "[--json]\n"
       "\nRun 'pimc <subcommand> --help' for a subcommand's options.\n");
   mlir::MLIRContext ctx;
   if (importCmd)

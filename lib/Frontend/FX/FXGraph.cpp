@@ -341,7 +341,8 @@ void GraphParser::parse() {
 
 } // namespace
 
-Expected<Graph> pimc::fx::parseGraph(StringRef text, StringRef path) {
+Expected<Graph> pimc::fx::parseGraph(StringRef text, StringRef path,
+                                     const DimBindings &dims) {
   Graph g;
   g.path = path.str();
   Expected<json::Value> root = json::parse(text);
@@ -356,6 +357,11 @@ Expected<Graph> pimc::fx::parseGraph(StringRef text, StringRef path) {
     return createStringError(formatv("{0}: invalid JSON: {1}", path, msg));
   }
   g.root = std::make_unique<json::Value>(std::move(*root));
+  Expected<std::vector<DynamicDim>> dynamic =
+      specialiseGraph(*g.root, path, dims);
+  if (!dynamic)
+    return dynamic.takeError();
+  g.dynamicDims = std::move(*dynamic);
   GraphParser parser(g);
   parser.parse();
   if (parser.problems.empty())

@@ -957,6 +957,14 @@ llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run() {
           n.meta[0].shape, elementTypeFor(b, n.meta[0].dtype)));
   auto func = func::FuncOp::create(b, graphLoc, hf::kForwardFunction,
                                    b.getFunctionType(inputs, {}));
+  if (!g.dynamicDims.empty()) {
+    llvm::SmallVector<Attribute> dims;
+    for (const DynamicDim &d : g.dynamicDims)
+      dims.push_back(llm::SymbolicDimAttr::get(&ctx, d.argIndex, d.dim, d.name,
+                                               d.symbol, d.min, d.max,
+                                               d.example, d.value));
+    func->setAttr(llm::LLMDialect::kDynamicDimsAttr, b.getArrayAttr(dims));
+  }
   b.setInsertionPointToEnd(func.addEntryBlock());
 
   const Table &t = table();
@@ -1052,13 +1060,14 @@ pimc::fx::importGraph(MLIRContext &context, const Graph &graph,
   return importer.run();
 }
 
-llvm::Expected<ImportedGraph> pimc::fx::importGraphFile(MLIRContext &context,
-                                                        llvm::StringRef path) {
+llvm::Expected<ImportedGraph>
+pimc::fx::importGraphFile(MLIRContext &context, llvm::StringRef path,
+                          const DimBindings &dims) {
   auto buf = llvm::MemoryBuffer::getFile(path);
   if (!buf)
     return llvm::createStringError(
         formatv("cannot read '{0}': {1}", path, buf.getError().message()));
-  llvm::Expected<Graph> graph = parseGraph((*buf)->getBuffer(), path);
+  llvm::Expected<Graph> graph = parseGraph((*buf)->getBuffer(), path, dims);
   if (!graph)
     return graph.takeError();
   ImportedGraph out;

@@ -6,6 +6,80 @@
 // case.
 
 //===----------------------------------------------------------------------===//
+// #llm.symbolic_dim and llm.dynamic_dims
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{symbolic_dim 's0': value 65 is outside the range [2, 64]}}
+func.func @symbolic_dim_value_outside(%a: tensor<1x65xi64>) attributes {llm.dynamic_dims = [#llm.symbolic_dim<arg = 0, dim = 1, name = "seq", symbol = "s0", min = 2, max = 64, example = 8, value = 65>]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{symbolic_dim 's0': example 1 is outside the range [2, inf]}}
+func.func @symbolic_dim_example_outside(%a: tensor<1x8xi64>) attributes {llm.dynamic_dims = [#llm.symbolic_dim<arg = 0, dim = 1, name = "seq", symbol = "s0", min = 2, example = 1, value = 8>]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{symbolic_dim range [9, 4] is empty or negative}}
+func.func @symbolic_dim_empty_range(%a: tensor<1x8xi64>) attributes {llm.dynamic_dims = [#llm.symbolic_dim<arg = 0, dim = 1, name = "seq", symbol = "s0", min = 9, max = 4, example = 8, value = 8>]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{symbolic_dim arg and dim must be non-negative}}
+func.func @symbolic_dim_negative_arg(%a: tensor<1x8xi64>) attributes {llm.dynamic_dims = [#llm.symbolic_dim<arg = -1, dim = 1, name = "seq", symbol = "s0", min = 2, example = 8, value = 8>]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{symbolic_dim needs a symbol}}
+func.func @symbolic_dim_no_symbol(%a: tensor<1x8xi64>) attributes {llm.dynamic_dims = [#llm.symbolic_dim<arg = 0, dim = 1, name = "seq", symbol = "", min = 2, example = 8, value = 8>]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'llm.dynamic_dims' must be an array of #llm.symbolic_dim on a function}}
+func.func @dynamic_dims_not_array(%a: tensor<1x8xi64>) attributes {llm.dynamic_dims = 3} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'llm.dynamic_dims' entry 3 : i64 is not #llm.symbolic_dim}}
+func.func @dynamic_dims_bad_entry(%a: tensor<1x8xi64>) attributes {llm.dynamic_dims = [3]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{symbolic dim 's0' names argument 1 dim 1, which does not exist}}
+func.func @dynamic_dims_no_such_arg(%a: tensor<1x8xi64>) attributes {llm.dynamic_dims = [#llm.symbolic_dim<arg = 1, dim = 1, name = "seq", symbol = "s0", min = 2, example = 8, value = 8>]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument 0 dim 1 is 8, but its symbolic dim 's0' is specialised to 13}}
+func.func @dynamic_dims_size_mismatch(%a: tensor<1x8xi64>) attributes {llm.dynamic_dims = [#llm.symbolic_dim<arg = 0, dim = 1, name = "seq", symbol = "s0", min = 2, example = 8, value = 13>]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{symbol 's0' has two values, 8 and 9}}
+func.func @dynamic_dims_two_values(%a: tensor<1x8xi64>, %b: tensor<9xi64>) attributes {llm.dynamic_dims = [#llm.symbolic_dim<arg = 0, dim = 1, name = "seq", symbol = "s0", min = 2, example = 8, value = 8>, #llm.symbolic_dim<arg = 1, dim = 0, name = "seq", symbol = "s0", min = 2, example = 8, value = 9>]} {
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // !llm.kv_cache
 //===----------------------------------------------------------------------===//
 

@@ -107,3 +107,11 @@ func.func @elementwise_and_reductions(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, 
   %21 = llm.argmax %17 : tensor<4x8xf32> -> tensor<4xi64>
   return %21 : tensor<4xi64>
 }
+
+// A function specialised from a symbolic sequence length (pimc import --dim):
+// the record round-trips, with and without an upper bound.
+// CHECK-LABEL: func.func @specialised
+// CHECK-SAME: llm.dynamic_dims = [#llm.symbolic_dim<arg = 0, dim = 1, name = "seq", symbol = "s70", min = 2, max = 64, example = 8, value = 13>, #llm.symbolic_dim<arg = 1, dim = 0, name = "batch", symbol = "s1", min = 1, example = 1, value = 2>]
+func.func @specialised(%ids: tensor<1x13xi64>, %b: tensor<2xf32>) attributes {llm.dynamic_dims = [#llm.symbolic_dim<arg = 0, dim = 1, name = "seq", symbol = "s70", min = 2, max = 64, example = 8, value = 13>, #llm.symbolic_dim<arg = 1, dim = 0, name = "batch", symbol = "s1", min = 1, example = 1, value = 2>]} {
+  return
+}

@@ -21,6 +21,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,24 @@ struct Node {
   std::string qualifiedOp() const { return target + "." + overload; }
 };
 
+/// A symbolic input dimension of a torch.export graph (its "dynamic_dims")
+/// and the size the imported graph is specialised to.
+struct DynamicDim {
+  std::string input;  // the input placeholder
+  unsigned argIndex;  // its position among the function's arguments
+  int64_t dim;        // which dimension of it
+  std::string name;   // the torch.export Dim's name ("seq")
+  std::string symbol; // the symbol sizes are printed over ("s70")
+  int64_t min;
+  std::optional<int64_t> max; // none: unbounded
+  int64_t example;            // the traced size
+  int64_t value;              // the size of this specialisation
+};
+
+/// Sizes to specialise symbolic dims to, keyed by Dim name or symbol
+/// (`pimc import --dim seq=13`). Dims not named keep the example's size.
+using DimBindings = llvm::StringMap<int64_t>;
+
 /// A parsed and structurally validated graph.
 struct Graph {
   std::string path; // for diagnostics
@@ -62,13 +81,33 @@ struct Graph {
   std::string parameters; // the safetensors file, resolved against path
   std::vector<Node> nodes;
   llvm::StringMap<size_t> byName;
+  std::vector<DynamicDim> dynamicDims; // empty for a static graph
 };
 
 /// Parses `text` (the contents of `path`) and checks the structure: format
 /// and version, unique node names, references to earlier nodes only, output
 /// indices inside the referenced node's outputs, `meta` on every value node,
-/// one final output node. All problems are reported in one error.
-llvm::Expected<Graph> parseGraph(llvm::StringRef text, llvm::StringRef path);
+/// one final output node. A graph with symbolic dims is first specialised
+/// (specialiseGraph). All problems are reported in one error.
+llvm::Expected<Graph> parseGraph(llvm::StringRef text, llvm::StringRef path,
+                                 const DimBindings &dims = {});
+
+/// The value of a size expression as torch prints it over symbols (`s70`,
+/// `2*s70 + 1`, `(s70//2)`, `Max(1, s70)`, `Mod(s70, 4)`): integers, names,
+/// + - * // %, unary -, parentheses and Max/Min/Mod/FloorDiv calls, with
+/// Python's floor semantics. Overflow, division by zero, an unknown symbol or
+/// other syntax is an error naming it.
+llvm::Expected<int64_t> evaluateSizeExpr(llvm::StringRef expr,
+                                         const llvm::StringMap<int64_t> &env);
+
+/// Specialises a torch.export graph with "dynamic_dims" in place: checks the
+/// record, binds each symbol (from `dims`, else the example) inside its
+/// range, replaces the `meta` shape of every node with a "sym_shape" by its
+/// value and every symbolic argument ({"sym", "example"}) by an integer.
+/// Returns the bound dims (empty for a static graph).
+llvm::Expected<std::vector<DynamicDim>>
+specialiseGraph(llvm::json::Value &root, llvm::StringRef path,
+                const DimBindings &dims);
 
 /// True when `path` looks like an FX graph: a `.json` file whose "format"
 /// is pimc-fx-graph (a directory is a Hugging Face checkpoint).
@@ -101,7 +140,8 @@ importGraph(mlir::MLIRContext &context, const Graph &graph,
 /// Reads `path`, opens the safetensors file the graph names (relative to
 /// the graph's directory) and imports. The module is verified.
 llvm::Expected<ImportedGraph> importGraphFile(mlir::MLIRContext &context,
-                                              llvm::StringRef path);
+                                              llvm::StringRef path,
+                                              const DimBindings &dims = {});
 
 } // namespace pimc::fx
 

@@ -3,6 +3,8 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -30,6 +32,73 @@ void LLMDialect::initialize() {
 #define GET_ATTRDEF_LIST
 #include "pimc/Dialect/LLM/IR/LLMAttrs.cpp.inc"
       >();
+}
+
+LogicalResult SymbolicDimAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t arg, int64_t dim,
+    StringRef name, StringRef symbol, int64_t min, std::optional<int64_t> max,
+    int64_t example, int64_t value) {
+  if (arg < 0 || dim < 0)
+    return emitError() << "symbolic_dim arg and dim must be non-negative";
+  if (symbol.empty())
+    return emitError() << "symbolic_dim needs a symbol";
+  if (min < 0 || (max && *max < min))
+    return emitError() << "symbolic_dim range [" << min << ", "
+                       << (max ? std::to_string(*max) : "inf")
+                       << "] is empty or negative";
+  auto inRange = [&](int64_t v) { return v >= min && (!max || v <= *max); };
+  if (!inRange(example) || !inRange(value))
+    return emitError() << "symbolic_dim '" << symbol
+                       << "': " << (inRange(example) ? "value " : "example ")
+                       << (inRange(example) ? value : example)
+                       << " is outside the range [" << min << ", "
+                       << (max ? std::to_string(*max) : "inf") << "]";
+  return success();
+}
+
+/// `llm.dynamic_dims` on a function: each entry names a dimension of an
+/// argument, which has the recorded size; a symbol has one value.
+static LogicalResult verifyDynamicDims(Operation *op, Attribute attr) {
+  auto fn = dyn_cast<FunctionOpInterface>(op);
+  auto dims = dyn_cast<ArrayAttr>(attr);
+  if (!fn || !dims)
+    return op->emitOpError()
+           << "'" << LLMDialect::kDynamicDimsAttr
+           << "' must be an array of #llm.symbolic_dim on a function";
+  llvm::StringMap<int64_t> values;
+  for (Attribute a : dims) {
+    auto d = dyn_cast<SymbolicDimAttr>(a);
+    if (!d)
+      return op->emitOpError()
+             << "'" << LLMDialect::kDynamicDimsAttr << "' entry " << a
+             << " is not #llm.symbolic_dim";
+    ArrayRef<Type> args = fn.getArgumentTypes();
+    auto type = d.getArg() < static_cast<int64_t>(args.size())
+                    ? dyn_cast<RankedTensorType>(args[d.getArg()])
+                    : RankedTensorType();
+    if (!type || d.getDim() >= type.getRank())
+      return op->emitOpError()
+             << "symbolic dim '" << d.getSymbol() << "' names argument "
+             << d.getArg() << " dim " << d.getDim() << ", which does not exist";
+    if (type.getDimSize(d.getDim()) != d.getValue())
+      return op->emitOpError()
+             << "argument " << d.getArg() << " dim " << d.getDim() << " is "
+             << type.getDimSize(d.getDim()) << ", but its symbolic dim '"
+             << d.getSymbol() << "' is specialised to " << d.getValue();
+    auto [it, fresh] = values.try_emplace(d.getSymbol(), d.getValue());
+    if (!fresh && it->second != d.getValue())
+      return op->emitOpError()
+             << "symbol '" << d.getSymbol() << "' has two values, "
+             << it->second << " and " << d.getValue();
+  }
+  return success();
+}
+
+LogicalResult LLMDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attr) {
+  if (attr.getName() == kDynamicDimsAttr)
+    return verifyDynamicDims(op, attr.getValue());
+  return success(); // other llm.* annotations (llm.model_type, ...)
 }
 
 LogicalResult KVCacheType::verify(function_ref<InFlightDiagnostic()> emitError,

@@ -22,6 +22,13 @@ def LLM_Dialect : Dialect {
   }];
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
+  // `llm.dynamic_dims` on a function (LLM_SymbolicDimAttr).
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// The function attribute listing the symbolic input dims a function was
+    /// specialised from (an array of #llm.symbolic_dim).
+    static constexpr ::llvm::StringLiteral kDynamicDimsAttr = "llm.dynamic_dims";
+  }];
 }
 
 class LLM_Op<string mnemonic, list<Trait> traits = []>
@@ -110,6 +117,37 @@ def LLM_MoERoutingOrder : I32EnumAttr<"MoERoutingOrder",
   let genSpecializedAttr = 0;
 }
 def LLM_MoERoutingOrderAttr : EnumAttr<LLM_Dialect, LLM_MoERoutingOrder, "moe_order">;
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+def LLM_SymbolicDimAttr : AttrDef<LLM_Dialect, "SymbolicDim"> {
+  let mnemonic = "symbolic_dim";
+  let summary = "a symbolic input dimension and the size it is specialised to";
+  let description = [{
+    A graph exported with a symbolic size (torch.export's `Dim("seq")`, the
+    symbol `s70`, valid in [min, max]) is imported at one size of that range:
+    llm ops and the backend are static-shaped, like a program compiled per
+    sequence-length bucket. The function records, in `llm.dynamic_dims`, which
+    argument dimension is symbolic, its range, the traced example and the
+    `value` it was specialised to, so that the constraint stays in the IR:
+    the verifier checks the argument's size is `value`, inside the range, and
+    that one symbol has one value. `pimc import graph.json --dim seq=N`
+    specialises the same graph to another size.
+
+    Example: `#llm.symbolic_dim<arg = 0, dim = 1, name = "seq", symbol = "s70",
+    min = 2, max = 64, example = 8, value = 13>` (`max` is omitted when the
+    range is unbounded).
+  }];
+  let parameters = (ins "int64_t":$arg, "int64_t":$dim,
+                        StringRefParameter<>:$name, StringRefParameter<>:$symbol,
+                        "int64_t":$min,
+                        OptionalParameter<"std::optional<int64_t>">:$max,
+                        "int64_t":$example, "int64_t":$value);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
 
 //===----------------------------------------------------------------------===//
 // Types
