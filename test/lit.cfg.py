@@ -17,6 +17,7 @@ config.environment["PATH"] = os.pathsep.join(path + [config.environment.get("PAT
 config.substitutions.append(("%testdata", config.pimc_testdata_dir))
 config.substitutions.append(("%python", config.python))
 config.substitutions.append(("%pimc_src", config.pimc_src_root))
+config.substitutions.append(("%fuzz_bin", os.path.join(config.pimc_obj_root, "fuzz")))
 config.substitutions.append(("%targets", os.path.join(config.pimc_src_root, "targets")))
 # The torch bridge (python/pimc_torch, docs/torch-bridge.md) runs in the project's Python
 # environment (build/venv, pinned by python/requirements.txt), where pimc_torch is installed.

@@ -1,5 +1,6 @@
 //===- HostOps.cpp - host kernels of compiled models ----------------------===//
 #include "pimc/Runtime/HostOps.h"
+#include "pimc/Support/JSON.h"
 
 #include "pimc/Frontend/HF/Safetensors.h"
 
@@ -321,7 +322,7 @@ Error HostOpsParser::parseKernel(int64_t k) {
     return createStringError(
         where + ": no params (every host kernel of a compiled model carries "
                 "{\"ops\": [...]}, docs/backend-abi.md)");
-  Expected<json::Value> value = json::parse(kernel.params);
+  Expected<json::Value> value = pimc::parseJSON(kernel.params);
   if (!value)
     return createStringError(
         where + ": params are not valid JSON: " + toString(value.takeError()));

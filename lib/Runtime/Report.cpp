@@ -1,5 +1,6 @@
 //===- Report.cpp - performance report of a model run ---------------------===//
 #include "pimc/Runtime/Report.h"
+#include "pimc/Support/JSON.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -46,7 +47,7 @@ ModelFootprint modelFootprint(const pimsim::Program &program,
     // A binding holds elements k0 .. k0 + k_len - 1 of each row (gemv_rows;
     // a K split gives one binding per part).
     int64_t kLen = w.shape[1];
-    if (Expected<json::Value> v = json::parse(w.params)) {
+    if (Expected<json::Value> v = pimc::parseJSON(w.params)) {
       if (const json::Object *o = v->getAsObject()) {
         int64_t k0 = o->getInteger("k0").value_or(0);
         kLen = o->getInteger("k_len").value_or(w.shape[1] - k0);

@@ -1,5 +1,6 @@
 //===- Session.cpp - running a compiled model on a Device -----------------===//
 #include "pimc/Runtime/Session.h"
+#include "pimc/Support/JSON.h"
 
 #include "pimc/Frontend/HF/Safetensors.h"
 
@@ -94,7 +95,7 @@ Expected<GemvRowsLayout> parseGemvRows(const pimsim::WeightBinding &w,
   if (w.shape.size() != 2 || w.shape[0] < 1 || w.shape[1] < 1)
     return createStringError("gemv_rows needs a shape [N, K], not " +
                              shapeString(w.shape));
-  Expected<json::Value> value = json::parse(w.params);
+  Expected<json::Value> value = pimc::parseJSON(w.params);
   if (!value)
     return createStringError("params are not valid JSON: " +
                              toString(value.takeError()));

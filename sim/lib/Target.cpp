@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pimsim/Target.h"
+#include "pimc/Support/JSON.h"
 
 #include "EnumNames.h"
 
@@ -1078,7 +1079,7 @@ Error TargetReader::readController(const json::Object &root) {
 }
 
 Expected<Target> TargetReader::read(StringRef text) {
-  Expected<json::Value> parsed = json::parse(text);
+  Expected<json::Value> parsed = pimc::parseJSON(text);
   if (!parsed) {
     // Turn "[line:col, byte=N]: msg" into the usual file:line:col form.
     std::string msg = toString(parsed.takeError());

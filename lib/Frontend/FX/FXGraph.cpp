@@ -5,6 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "pimc/Frontend/FX/FXImporter.h"
+#include "pimc/Support/JSON.h"
+#include "pimc/Support/Paths.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -303,12 +305,15 @@ void GraphParser::parse() {
     return;
   }
   if (std::optional<StringRef> params = top->getString("parameters")) {
-    SmallString<256> p(*params);
-    if (!sys::path::is_absolute(p)) {
-      p = sys::path::parent_path(g.path);
-      sys::path::append(p, *params);
+    // The parameters file lies beside the graph (the bridge writes its
+    // base name); a path out of the graph's directory is refused.
+    Expected<std::string> p = resolveInside(sys::path::parent_path(g.path),
+                                            *params, "\"parameters\"");
+    if (!p) {
+      problem(toString(p.takeError()));
+      return;
     }
-    g.parameters = std::string(p);
+    g.parameters = std::move(*p);
   }
   const json::Array *nodes = top->getArray("nodes");
   if (!nodes) {
@@ -345,7 +350,7 @@ Expected<Graph> pimc::fx::parseGraph(StringRef text, StringRef path,
                                      const DimBindings &dims) {
   Graph g;
   g.path = path.str();
-  Expected<json::Value> root = json::parse(text);
+  Expected<json::Value> root = pimc::parseJSON(text);
   if (!root) {
     // llvm::json says "[line:col, byte=N]: message"; print it as file:line:col.
     std::string msg = toString(root.takeError());

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pimc/Frontend/HF/HFConfig.h"
+#include "pimc/Support/JSON.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
@@ -541,7 +542,7 @@ char ConfigFieldError::ID = 0;
 Expected<ModelConfig> parseModelConfigText(StringRef text,
                                            StringRef sourceName) {
   ConfigReader r(sourceName);
-  Expected<json::Value> parsed = json::parse(text);
+  Expected<json::Value> parsed = pimc::parseJSON(text);
   if (!parsed)
     return r.error("not valid JSON: " + toString(parsed.takeError()));
   const json::Object *rootPtr = parsed->getAsObject();
@@ -579,7 +580,7 @@ Expected<ConfigSupport> analyzeConfigSupport(StringRef configPath) {
   if (!buf)
     return buf.takeError();
   ConfigSupport report;
-  Expected<json::Value> parsed = json::parse((*buf)->getBuffer());
+  Expected<json::Value> parsed = pimc::parseJSON((*buf)->getBuffer());
   if (!parsed) {
     report.fatal = (Twine(path) + ": not valid JSON: " +
                     toString(parsed.takeError()))

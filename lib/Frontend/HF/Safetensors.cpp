@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "pimc/Frontend/HF/Safetensors.h"
+#include "pimc/Support/JSON.h"
+#include "pimc/Support/Paths.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -255,7 +257,7 @@ SafetensorsFile::open(StringRef path) {
                                " bytes)");
 
   StringRef headerText = bytes.substr(8, headerLen);
-  Expected<json::Value> header = json::parse(headerText);
+  Expected<json::Value> header = pimc::parseJSON(headerText);
   if (!header)
     return fileError(path, "header is not valid JSON: " +
                                toString(header.takeError()));
@@ -370,7 +372,7 @@ WeightStore::openDirectory(StringRef checkpointDir) {
   if (!indexBuf)
     return fileError(indexPath,
                      "cannot open: " + indexBuf.getError().message());
-  Expected<json::Value> index = json::parse((*indexBuf)->getBuffer());
+  Expected<json::Value> index = pimc::parseJSON((*indexBuf)->getBuffer());
   if (!index)
     return fileError(indexPath,
                      "not valid JSON: " + toString(index.takeError()));
@@ -388,10 +390,11 @@ WeightStore::openDirectory(StringRef checkpointDir) {
       return fileError(indexPath, "weight_map entry for tensor '" +
                                       StringRef(tensor) +
                                       "' is not a file name");
-    if (s->empty() || sys::path::is_absolute(*s))
-      return fileError(indexPath, "weight_map entry for tensor '" +
-                                      StringRef(tensor) +
-                                      "' names an invalid shard '" + *s + "'");
+    Expected<std::string> inside =
+        resolveInside(checkpointDir, *s,
+                      "weight_map entry for tensor '" + tensor.str() + "'");
+    if (!inside)
+      return fileError(indexPath, toString(inside.takeError()));
     shardNames.push_back(s->str());
   }
   llvm::sort(shardNames);

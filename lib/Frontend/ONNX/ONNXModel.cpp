@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ONNXModel.h"
+#include "pimc/Support/Paths.h"
 
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringExtras.h"
@@ -203,11 +204,11 @@ Expected<DecodedTensor> pimc::onnx::decodeTensor(const ::onnx::TensorProto &t,
     }
     if (location.empty())
       return err("external data has no location");
-    if (sys::path::is_absolute(location))
-      return err("external data location '" + location +
-                 "' must be relative to the model's directory");
-    SmallString<256> path(baseDir);
-    sys::path::append(path, location);
+    Expected<std::string> resolved =
+        resolveInside(baseDir, location, "external data location");
+    if (!resolved)
+      return err(toString(resolved.takeError()));
+    SmallString<256> path(*resolved);
     ExternalFiles local;
     if (!files)
       files = &local;

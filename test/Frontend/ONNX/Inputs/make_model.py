@@ -152,6 +152,17 @@ def write_external(out, name, bad=None):
         m.graph.initializer[0].external_data[2].value = "100"
     if bad == "absolute":
         m.graph.initializer[0].external_data[0].value = "/etc/passwd"
+    if bad == "dotdot":
+        # weights.bin one directory up, next to the model's directory.
+        with open(os.path.join(out, "..", "weights.bin"), "wb") as f:
+            f.write(data)
+        m.graph.initializer[0].external_data[0].value = "sub/../../weights.bin"
+    if bad == "symlink":
+        # A link inside the directory that leads out of it.
+        with open(os.path.join(out, "..", "outside.bin"), "wb") as f:
+            f.write(data)
+        os.symlink(os.path.join("..", "outside.bin"), os.path.join(out, "link.bin"))
+        m.graph.initializer[0].external_data[0].value = "link.bin"
     onnx.save(m, os.path.join(out, name + ".onnx"))
     np.save(os.path.join(out, name + ".npy"), w)
 

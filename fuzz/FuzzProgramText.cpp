@@ -1,0 +1,36 @@
+//===- FuzzProgramText.cpp - the pimsim assembler -------------------------===//
+//
+// The input is program text (`pimsim asm`). A program the assembler accepts
+// prints, and the printed text assembles to the same program.
+//
+//===----------------------------------------------------------------------===//
+#include "FuzzInput.h"
+#include "pimsim/Program.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+using namespace pimc;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  auto program =
+      pimsim::parseProgramText(fuzz::asText(data, size), "program.s");
+  if (!program) {
+    fuzz::ignore(program);
+    return 0;
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  pimsim::printProgram(*program, os);
+  auto again = pimsim::parseProgramText(text, "printed.s");
+  if (!again || *again != *program) {
+    llvm::errs() << "printed program does not re-assemble to itself:\n"
+                 << (again ? std::string("(different program)")
+                           : llvm::toString(again.takeError()))
+                 << "\n"
+                 << text;
+    std::abort();
+  }
+  return 0;
+}
