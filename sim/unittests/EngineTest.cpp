@@ -781,6 +781,141 @@ TEST(EngineRefresh, OverheadIsAboutRFCOverREFI) {
 }
 
 //===----------------------------------------------------------------------===//
+// Device state across runs and program phases
+//===----------------------------------------------------------------------===//
+
+/// One channel stream per channel up to `channel`, with `reqs` on it.
+std::vector<std::vector<Request>> onChannel(int64_t channel,
+                                            std::vector<Request> reqs) {
+  std::vector<std::vector<Request>> streams(channel + 1);
+  streams[channel] = std::move(reqs);
+  return streams;
+}
+
+TEST(EngineDeviceState, OpenRowsAndTimersCarryToTheNextRun) {
+  Recorder rec;
+  EngineOptions opts;
+  opts.refresh = false;
+  opts.observer = &rec;
+  Engine engine(hbm3(), opts);
+  DeviceState device;
+  auto first =
+      engine.runStreams(onChannel(0, {req(MAC_AB, W().row(3))}), device, 0);
+  ASSERT_TRUE(static_cast<bool>(first)) << llvm::toString(first.takeError());
+  int64_t mac = rec.first(C::MACAB);
+  EXPECT_EQ(mac, T("nRCDRD"));
+  EXPECT_EQ(device.clock(), mac + 1);
+  // The next run starts at the clock: row 3 is still open (no ACTAB) and
+  // the MACAB -> MACAB timer still holds.
+  rec.log.clear();
+  auto second = engine.runStreams(
+      onChannel(0, {req(MAC_AB, W().row(3).col(1))}), device, device.clock());
+  ASSERT_TRUE(static_cast<bool>(second)) << llvm::toString(second.takeError());
+  EXPECT_TRUE(rec.cycles(C::ACTAB).empty());
+  EXPECT_EQ(rec.first(C::MACAB), mac + T("nCCDAB"));
+  EXPECT_EQ(second->cycles, mac + T("nCCDAB") + 1 - (mac + 1));
+  EXPECT_EQ(second->rowHits, 1);
+  // A run cannot start before the clock.
+  auto early = engine.runStreams(onChannel(0, {req(MAC_AB, W().row(3))}),
+                                 device, device.clock() - 1);
+  EXPECT_NE(test::errorOf(std::move(early)).find("before the device's clock"),
+            std::string::npos);
+}
+
+TEST(EngineDeviceState, RefreshKeepsItsScheduleAcrossShortRuns) {
+  // Runs much shorter than nREFI, some with idle cycles between them: every
+  // pseudo-channel still refreshes every nREFI on the device's timeline
+  // (due at k * nREFI - 1, pCH 1 the cycle after pCH 0 on an idle channel).
+  int64_t refi = T("nREFI");
+  Recorder rec;
+  EngineOptions opts;
+  opts.observer = &rec;
+  Engine engine(hbm3(), opts);
+  DeviceState device;
+  int64_t start = 0, refreshes = 0;
+  for (int k = 0; k < 40; ++k) {
+    std::vector<Request> macs;
+    for (int i = 0; i < 8; ++i)
+      macs.push_back(req(MAC_AB, W().row(k % 3).col(i)));
+    auto s = engine.runStreams(onChannel(0, macs), device, start);
+    ASSERT_TRUE(static_cast<bool>(s)) << llvm::toString(s.takeError());
+    EXPECT_LT(s->cycles, refi / 4);
+    refreshes += s->commandCounts[int(C::REFab)];
+    start = device.clock() + (k % 4 == 3 ? 2 * refi : 0);
+  }
+  int64_t end = device.clock();
+  ASSERT_GT(end, 10 * refi);
+  for (int64_t ch : {0, 7})
+    for (int64_t pch : {0, 1}) {
+      std::vector<int64_t> refs;
+      for (const Issued &i : rec.log)
+        if (i.cmd == C::REFab && i.addr.channel == ch && i.addr.stack == 0 &&
+            i.addr.pseudoChannel == pch)
+          refs.push_back(i.cycle);
+      EXPECT_LE(std::abs(double(refs.size()) - double(end) / refi), 1.0)
+          << "channel " << ch << " pCH " << pch << ": " << refs.size()
+          << " refreshes in " << end << " cycles";
+      if (ch != 7)
+        continue;
+      for (size_t k = 0; k < refs.size(); ++k) {
+        EXPECT_EQ(refs[k], int64_t(k + 1) * refi - 1 + pch);
+      }
+    }
+  EXPECT_EQ(refreshes,
+            int64_t(rec.cycles(C::REFab).size()) * hbm3().org.totalChannels());
+}
+
+/// Counts REFab per (global channel, pseudo-channel).
+class RefreshCounter : public CommandObserver {
+public:
+  std::map<std::pair<int64_t, int64_t>, int64_t> perPch;
+  void onCommand(int64_t, Command cmd, const DecodedAddress &a,
+                 const Request *) override {
+    if (cmd == Command::REFab)
+      ++perPch[{a.stack * hbm3().org.channels + a.channel, a.pseudoChannel}];
+  }
+};
+
+TEST(EngineDeviceState, ProgramPhasesShorterThanREFIStillRefresh) {
+  // 24 phases of 8 MAC_AB rows (each well under nREFI), some separated by
+  // a phase that only runs a near-memory kernel (idle DRAM), and a `call`
+  // inside the stream: the DRAM state and refresh schedule persist across
+  // phases and sub-phases, so every pseudo-channel of the device refreshes
+  // run duration / nREFI times, within one.
+  std::string text = test::header(hbm3()) +
+                     ".kernel gap kind=elementwise m=1 n=64000 unit=vector "
+                     "elements=64000\n"
+                     ".stream s channels=0-3\n"
+                     "  loop i 4 {\n    mac_ab row=i col=0 count=32\n  }\n"
+                     "  call gap\n"
+                     "  loop i 4 {\n    mac_ab row=4+i col=0 count=32\n  }\n"
+                     ".entry decode = s";
+  for (int k = 1; k < 24; ++k)
+    text += k % 6 == 0 ? ", barrier, gap, barrier, s" : ", barrier, s";
+  text += "\n";
+  Simulator sim(hbm3(), SimMode::Timing);
+  ASSERT_EQ(test::errorOf(sim.loadProgram(test::assemble(text))), "<success>");
+  RefreshCounter counter;
+  auto report = sim.run("decode", &counter);
+  ASSERT_TRUE(static_cast<bool>(report)) << llvm::toString(report.takeError());
+  int64_t refi = T("nREFI");
+  for (const PhaseReport &p : report->phases)
+    EXPECT_LT(p.pimCycles, refi);
+  double duration = report->seconds * 1e12 / hbm3().tCKps;
+  ASSERT_GT(duration, 5.0 * refi);
+  int64_t total = 0;
+  for (int64_t ch = 0; ch < hbm3().org.totalChannels(); ++ch)
+    for (int64_t pch = 0; pch < hbm3().org.pseudoChannels; ++pch) {
+      int64_t n = counter.perPch[{ch, pch}];
+      total += n;
+      EXPECT_LE(std::abs(double(n) - duration / refi), 1.0)
+          << "channel " << ch << " pCH " << pch << ": " << n << " refreshes in "
+          << duration << " cycles";
+    }
+  EXPECT_EQ(report->pim.commandCounts[int(C::REFab)], total);
+}
+
+//===----------------------------------------------------------------------===//
 // Bandwidth sanity
 //===----------------------------------------------------------------------===//
 
