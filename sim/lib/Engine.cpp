@@ -26,8 +26,11 @@
 // constraint "anything -> SFM", and why pseudo-channel rules with PREA or
 // REFab as the later command never act in AttAcc).
 //
-// Controller (one per channel, section 7.5). Queues of queueDepth entries for
-// PIM requests, reads and writes, a priority queue for refresh and an
+// Controller (one per channel, section 7.5). Queues for PIM requests, reads
+// and writes that admit a request while they hold at most queueDepth entries
+// (Ramulator's ReqBuffer: size <= max_size, so they reach queueDepth + 1; the
+// write-mode watermarks are fractions of queueDepth), a priority queue for
+// refresh and an
 // "active" queue for plain requests whose row has been activated, in
 // AttAcc's priority order: active, refresh, PIM, then reads or writes (write
 // mode by 0.8/0.2 watermarks). Within a queue the PIM scheduler picks:
@@ -1254,7 +1257,8 @@ void Simulation::feed(Feed &f, int64_t now) {
     Queue &q = isPimRequest(req.type)          ? ch.pim
                : req.type == RequestType::Read ? ch.reads
                                                : ch.writes;
-    if (static_cast<int64_t>(q.size()) >= t.queueDepth) {
+    // Admitted while it holds at most queueDepth (AttAcc: 33 of 32).
+    if (static_cast<int64_t>(q.size()) > t.queueDepth) {
       f.blockedOn = static_cast<int>(item.channel);
       f.wake = kNever;
       return;
