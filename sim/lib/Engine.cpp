@@ -40,8 +40,10 @@
 // compete. A barrier is dropped when it reaches the head of the queue, i.e.
 // once every request ahead of it has issued its final command. Per cycle the
 // controller issues a first command of either class and then a second of the
-// other class (row: ACT*, PRE*, REF*; column: everything else). While a
-// refresh waits, the first slot is blocked and only column commands issue.
+// other class (row: ACT*, PRE, PREA, REF*; column: everything else). PRESB
+// and PREPB pair with nothing, as they have no class in AttAcc's
+// get_command_type. While a refresh waits, the first slot is blocked and
+// only column commands issue.
 //
 // Bank state. Which command a request needs next is decided from bank state
 // on every look (section 7.2). As in Ramulator a bank holds a set of open
@@ -227,6 +229,18 @@ bool opensRow(uint8_t c) {
   default:
     return false;
   }
+}
+
+/// A command's class for pairing two commands in one cycle.
+enum class PairClass : uint8_t { Row, Column, Alone };
+
+PairClass pairClass(uint8_t c) {
+  if (c == kNoCommand)
+    return PairClass::Alone;
+  Command cmd = static_cast<Command>(c);
+  if (cmd == Command::PRESB || cmd == Command::PREPB)
+    return PairClass::Alone; // AttAcc pairs them with nothing
+  return isRowCommand(cmd) ? PairClass::Row : PairClass::Column;
 }
 
 bool closesRow(uint8_t c) {
@@ -953,10 +967,12 @@ Simulation::Choice Simulation::pickFirst(Channel &ch, int64_t now,
 /// The second command of a cycle (schedule_sec_request): the other class.
 Simulation::Choice Simulation::pickSecond(Channel &ch, int64_t now,
                                           int64_t &wake, uint8_t first) {
-  bool firstIsRow = isRowCommand(static_cast<Command>(first));
+  PairClass firstClass = pairClass(first);
+  if (firstClass == PairClass::Alone)
+    return {};
   auto otherClass = [&](const Entry &e) {
-    return e.cmd != kNoCommand &&
-           isRowCommand(static_cast<Command>(e.cmd)) != firstIsRow;
+    PairClass c = pairClass(e.cmd);
+    return c != PairClass::Alone && c != firstClass;
   };
   Choice choice;
   int i = bestOf(ch, ch.active, now, wake);

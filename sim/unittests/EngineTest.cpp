@@ -543,6 +543,25 @@ TEST(EngineController, RowAndColumnCommandIssueInTheSameCycle) {
   EXPECT_EQ(r->rec.first(C::WRGB), 0);
 }
 
+TEST(EngineController, PresbAndPrepbPairWithNothing) {
+  // AttAcc's get_command_type gives PRESB and PREPB no class, so they share
+  // a cycle with no column command, neither as the first nor as the second.
+  int64_t ras = T("nRAS");
+  for (RequestType mac : {MAC_SB, MAC_PB}) {
+    Command pre = mac == MAC_SB ? C::PRESB : C::PREPB;
+    // First: the precharge (older) is ready with a data move.
+    auto r = simulate({req(mac, W().row(0)), req(mac, W().row(1)),
+                       req(WR_GB, W().bank(1), ras)});
+    EXPECT_EQ(r->rec.first(pre), ras);
+    EXPECT_EQ(r->rec.first(C::WRGB), ras + 1);
+    // Second: a data move (older) goes first; the precharge waits a cycle.
+    auto s = simulate({req(mac, W().row(0)), req(WR_GB, W().bank(1), ras),
+                       req(mac, W().row(1), ras)});
+    EXPECT_EQ(s->rec.first(C::WRGB), ras);
+    EXPECT_EQ(s->rec.first(pre), ras + 1);
+  }
+}
+
 TEST(EngineController, BarrierHoldsColumnCommandsBehindIt) {
   std::vector<Request> reqs = {req(MAC_AB, W().row(0)),
                                req(MAC_AB, W().row(0).col(1)),
