@@ -1044,7 +1044,9 @@ void Simulation::recordTiming(Channel &ch, Command c, const Entry &e,
   for (unsigned l = 0; l < kNumLevels; ++l)
     record(ch, l, m.nodeOfBank[l][e.cmdBank], c, now);
   // MACSB / MACPB apply their bank-level constraints to every bank they
-  // touch (AttAcc's PIMSameBankActions / PIMPerBankActions).
+  // touch (AttAcc's PIMSameBankActions / PIMPerBankActions; for MACPB the
+  // bank in each pCH, not the one AttAcc's code picks: docs/pimsim-engine.md,
+  // departure 4).
   const std::vector<uint16_t> *touched = nullptr;
   if (c == Command::MACSB)
     touched = &m.sameBankIndex[e.cmdBank % m.banksPerBg];

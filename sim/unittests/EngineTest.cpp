@@ -533,6 +533,28 @@ TEST(EnginePimTiming, MacPbOpensAndTimesBothPseudoChannels) {
   EXPECT_EQ(r->rec.first(C::PREPB), mac + T("nRTPL"));
 }
 
+TEST(EnginePimTiming, MacPbTimesItsTwinNotAttAccsOtherBank) {
+  // Departure 4 (docs/pimsim-engine.md): MACPB -> PREPB acts on the bank
+  // the MAC read in each pCH (same SID/BG/bank). AttAcc's code times bank
+  // (pCH, SID = the MAC's pCH, BG = its SID, bank) instead: there a MAC to
+  // (0, 1, 2, 3) would delay the precharge of (0, 0, 1, 3) past nRAS, and
+  // the twin (1, 1, 2, 3) could precharge before nRTPL.
+  auto a = [](int64_t row) { return W().sid(0).bg(1).bank(3).row(row); };
+  auto b = [](int64_t pch, int64_t row) {
+    return W().pch(pch).sid(1).bg(2).bank(3).row(row);
+  };
+  auto r = simulate(
+      {req(MAC_PB, a(0)), req(MAC_PB, b(0, 0), 20), req(MAC_PB, a(1), 20)});
+  int64_t macB = r->rec.first(C::MACPB, 1);
+  EXPECT_EQ(macB, 20 + T("nRCDRD"));
+  ASSERT_GT(macB + T("nRTPL"), T("nRAS"));
+  EXPECT_EQ(r->rec.first(C::PREPB), T("nRAS"));
+  // The twin in pCH 1 is timed: its precharge waits nRTPL after the MAC.
+  auto twin =
+      simulate({req(MAC_PB, b(0, 0)), req(MAC_PB, b(1, 1), T("nRCDRD") + 1)});
+  EXPECT_EQ(twin->rec.first(C::PREPB), T("nRCDRD") + T("nRTPL"));
+}
+
 //===----------------------------------------------------------------------===//
 // Controller (section 7.5)
 //===----------------------------------------------------------------------===//
