@@ -26,8 +26,11 @@
 // constraint "anything -> SFM", and why pseudo-channel rules with PREA or
 // REFab as the later command never act in AttAcc).
 //
-// Controller (one per channel, section 7.5). Queues of queueDepth entries for
-// PIM requests, reads and writes, a priority queue for refresh and an
+// Controller (one per channel, section 7.5). Queues for PIM requests, reads
+// and writes that admit a request while they hold at most queueDepth entries
+// (Ramulator's ReqBuffer: size <= max_size, so they reach queueDepth + 1; the
+// write-mode watermarks are fractions of queueDepth), a priority queue for
+// refresh and an
 // "active" queue for plain requests whose row has been activated, in
 // AttAcc's priority order: active, refresh, PIM, then reads or writes (write
 // mode by 0.8/0.2 watermarks). Within a queue the PIM scheduler picks:
@@ -37,8 +40,10 @@
 // compete. A barrier is dropped when it reaches the head of the queue, i.e.
 // once every request ahead of it has issued its final command. Per cycle the
 // controller issues a first command of either class and then a second of the
-// other class (row: ACT*, PRE*, REF*; column: everything else). While a
-// refresh waits, the first slot is blocked and only column commands issue.
+// other class (row: ACT*, PRE, PREA, REF*; column: everything else). PRESB
+// and PREPB pair with nothing, as they have no class in AttAcc's
+// get_command_type. While a refresh waits, the first slot is blocked and
+// only column commands issue.
 //
 // Bank state. Which command a request needs next is decided from bank state
 // on every look (section 7.2). As in Ramulator a bank holds a set of open
@@ -51,6 +56,14 @@
 // first issued command is its final command, i.e. its bank(s) had its row
 // open when it was first served; a miss when it first needed an ACT* or
 // PRE*. Other requests count as neither.
+//
+// Device state. The channels (timing, banks, refresh schedule, controller
+// mode) live in a DeviceState that outlives a run: a program's phases run
+// one after another on the same device, so rows stay open, timers carry
+// over and refresh keeps its schedule across phase boundaries. A run starts
+// at the state's clock (where the last run ended), lets the channels refresh
+// through the idle cycles up to its start cycle, then feeds its requests;
+// its end becomes the new clock. Cycles are on the state's timeline.
 //
 // Idle cycles are skipped: when a controller issued nothing at t, nothing
 // changes until the earliest ready cycle among the commands it considered,
@@ -216,6 +229,18 @@ bool opensRow(uint8_t c) {
   default:
     return false;
   }
+}
+
+/// A command's class for pairing two commands in one cycle.
+enum class PairClass : uint8_t { Row, Column, Alone };
+
+PairClass pairClass(uint8_t c) {
+  if (c == kNoCommand)
+    return PairClass::Alone;
+  Command cmd = static_cast<Command>(c);
+  if (cmd == Command::PRESB || cmd == Command::PREPB)
+    return PairClass::Alone; // AttAcc pairs them with nothing
+  return isRowCommand(cmd) ? PairClass::Row : PairClass::Column;
 }
 
 bool closesRow(uint8_t c) {
@@ -542,6 +567,17 @@ struct Channel {
   }
 };
 
+} // namespace
+
+/// The device between runs (DeviceState): every channel's timing, banks,
+/// refresh schedule and controller, with empty queues, and the clock.
+struct DeviceState::Impl {
+  std::vector<Channel> channels; // empty: a fresh device
+  int64_t clock = 0;
+};
+
+namespace {
+
 /// A request stream fed in order (the whole trace, or one channel's stream).
 struct Feed {
   std::vector<Item> items;
@@ -551,19 +587,28 @@ struct Feed {
   bool done() const { return next == items.size(); }
 };
 
+/// One run on a device state: from the state's clock through the idle
+/// cycles up to `start`, then until every request has completed.
 class Simulation {
 public:
-  Simulation(const Engine::Impl &impl) : m(impl), t(impl.target) {}
-  Expected<Stats> run(std::vector<Feed> feeds);
+  Simulation(const Engine::Impl &impl, DeviceState::Impl &state)
+      : m(impl), t(impl.target), state(state), channels(state.channels) {}
+  Expected<Stats> run(std::vector<Feed> feeds, int64_t start);
 
 private:
   const Engine::Impl &m;
   const Target &t;
-  std::vector<Channel> channels;
+  DeviceState::Impl &state;
+  std::vector<Channel> &channels;
   std::vector<Feed> feeds;
   Stats stats;
+  int64_t start = 0; // the run's first cycle; requests arrive from here
 
   void initChannel(Channel &ch, unsigned id);
+  void addBusy(Channel &ch, unsigned b, int64_t until);
+  bool finished(int64_t now, int64_t &next) const;
+  Error checkProgress(int64_t now) const;
+  void finishStats();
   void feed(Feed &f, int64_t now);
   void evaluate(Channel &ch, int64_t now);
 
@@ -922,10 +967,12 @@ Simulation::Choice Simulation::pickFirst(Channel &ch, int64_t now,
 /// The second command of a cycle (schedule_sec_request): the other class.
 Simulation::Choice Simulation::pickSecond(Channel &ch, int64_t now,
                                           int64_t &wake, uint8_t first) {
-  bool firstIsRow = isRowCommand(static_cast<Command>(first));
+  PairClass firstClass = pairClass(first);
+  if (firstClass == PairClass::Alone)
+    return {};
   auto otherClass = [&](const Entry &e) {
-    return e.cmd != kNoCommand &&
-           isRowCommand(static_cast<Command>(e.cmd)) != firstIsRow;
+    PairClass c = pairClass(e.cmd);
+    return c != PairClass::Alone && c != firstClass;
   };
   Choice choice;
   int i = bestOf(ch, ch.active, now, wake);
@@ -997,7 +1044,9 @@ void Simulation::recordTiming(Channel &ch, Command c, const Entry &e,
   for (unsigned l = 0; l < kNumLevels; ++l)
     record(ch, l, m.nodeOfBank[l][e.cmdBank], c, now);
   // MACSB / MACPB apply their bank-level constraints to every bank they
-  // touch (AttAcc's PIMSameBankActions / PIMPerBankActions).
+  // touch (AttAcc's PIMSameBankActions / PIMPerBankActions; for MACPB the
+  // bank in each pCH, not the one AttAcc's code picks: docs/pimsim-engine.md,
+  // departure 4).
   const std::vector<uint16_t> *touched = nullptr;
   if (c == Command::MACSB)
     touched = &m.sameBankIndex[e.cmdBank % m.banksPerBg];
@@ -1031,7 +1080,7 @@ void Simulation::closeBank(Channel &ch, unsigned b, int64_t now) {
     --ch.multiRowBanks;
   }
   --ch.numOpen;
-  stats.bankBusyCycles[ch.id * m.banks + b] += now - ch.openSince[b];
+  addBusy(ch, b, now);
   ch.openRow[b] = -1;
 }
 
@@ -1206,8 +1255,8 @@ void Simulation::feed(Feed &f, int64_t now) {
   while (!f.done()) {
     const Item &item = f.items[f.next];
     const Request &req = *item.req;
-    if (req.arrival > now) {
-      f.wake = req.arrival;
+    if (start + req.arrival > now) {
+      f.wake = start + req.arrival;
       return;
     }
     Channel &ch = channels[item.channel];
@@ -1226,7 +1275,8 @@ void Simulation::feed(Feed &f, int64_t now) {
     Queue &q = isPimRequest(req.type)          ? ch.pim
                : req.type == RequestType::Read ? ch.reads
                                                : ch.writes;
-    if (static_cast<int64_t>(q.size()) >= t.queueDepth) {
+    // Admitted while it holds at most queueDepth (AttAcc: 33 of 32).
+    if (static_cast<int64_t>(q.size()) > t.queueDepth) {
       f.blockedOn = static_cast<int>(item.channel);
       f.wake = kNever;
       return;
@@ -1248,18 +1298,82 @@ void Simulation::feed(Feed &f, int64_t now) {
   f.wake = kNever;
 }
 
-Expected<Stats> Simulation::run(std::vector<Feed> feedList) {
+/// The cycles of [start, until) during which bank b had a row open.
+void Simulation::addBusy(Channel &ch, unsigned b, int64_t until) {
+  int64_t since = std::max(ch.openSince[b], start);
+  if (until > since)
+    stats.bankBusyCycles[ch.id * m.banks + b] += until - since;
+}
+
+/// Whether the run is over at `now`: every request fed and done and no
+/// refresh pending, at or after the start. Otherwise lowers `next` to the
+/// start, or to when the last read's data leaves.
+bool Simulation::finished(int64_t now, int64_t &next) const {
+  if (now < start) {
+    next = std::min(next, start);
+    return false;
+  }
+  if (!std::all_of(feeds.begin(), feeds.end(),
+                   [](const Feed &f) { return f.done(); }))
+    return false;
+  int64_t lastPop = kNoIssue;
+  for (const Channel &ch : channels) {
+    if (!ch.queuesEmpty())
+      return false;
+    lastPop = std::max(lastPop, ch.lastPop);
+  }
+  // Ramulator runs until nothing is pending, reads in flight included.
+  if (lastPop <= now)
+    return true;
+  next = std::min(next, lastPop);
+  return false;
+}
+
+/// Requests that need different rows of the same banks can close each
+/// other's rows forever (AttAcc's model has no arbitration against it).
+Error Simulation::checkProgress(int64_t now) const {
+  for (const Channel &ch : channels)
+    if (ch.hasRequests() && now - ch.lastDone > kProgressWindow)
+      return makeError(
+          formatv("pimsim: channel {0}: no request completed in cycles "
+                  "{1}..{2} although {3} are queued (requests keep "
+                  "closing each other's rows: livelock)",
+                  ch.id, ch.lastDone, now,
+                  ch.pim.size() + ch.reads.size() + ch.writes.size() +
+                      ch.active.size())
+              .str());
+  return Error::success();
+}
+
+Expected<Stats> Simulation::run(std::vector<Feed> feedList, int64_t first) {
   feeds = std::move(feedList);
+  start = first;
   int64_t numChannels = t.org.totalChannels();
-  channels.resize(numChannels);
+  if (channels.empty()) {
+    channels.resize(numChannels);
+    for (int64_t c = 0; c < numChannels; ++c)
+      initChannel(channels[c], static_cast<unsigned>(c));
+  }
+  if (static_cast<int64_t>(channels.size()) != numChannels ||
+      static_cast<int64_t>(channels[0].openRow.size()) != m.banks)
+    return makeError("pimsim: the device state belongs to another target");
+  if (start < state.clock)
+    return makeError(formatv("pimsim: a run cannot start at cycle {0}, "
+                             "before the device's clock {1}",
+                             start, state.clock)
+                         .str());
   stats.channels.assign(numChannels, {});
   stats.bankBusyCycles.assign(numChannels * m.banks, 0);
-  for (int64_t c = 0; c < numChannels; ++c)
-    initChannel(channels[c], static_cast<unsigned>(c));
-  for (const Feed &f : feeds)
+  for (Feed &f : feeds) {
     stats.requests += static_cast<int64_t>(f.items.size());
+    f.wake = start;
+  }
+  // Every queue is empty between runs: until requests arrive, a channel
+  // only refreshes.
+  for (Channel &ch : channels)
+    ch.nextEval = ch.nextRefresh;
 
-  int64_t now = 0;
+  int64_t now = state.clock;
   for (;;) {
     for (Feed &f : feeds)
       if (f.wake <= now)
@@ -1275,21 +1389,9 @@ Expected<Stats> Simulation::run(std::vector<Feed> feedList) {
             f.wake = now + 1;
       }
     }
-    bool allFed = std::all_of(feeds.begin(), feeds.end(),
-                              [](const Feed &f) { return f.done(); });
     int64_t next = kNever;
-    bool idle = allFed;
-    int64_t lastPop = kNoIssue;
-    for (const Channel &ch : channels) {
-      idle = idle && ch.queuesEmpty();
-      lastPop = std::max(lastPop, ch.lastPop);
-    }
-    if (idle) {
-      // Ramulator runs until nothing is pending, reads in flight included.
-      if (lastPop <= now)
-        break;
-      next = lastPop;
-    }
+    if (finished(now, next))
+      break;
     for (const Feed &f : feeds)
       next = std::min(next, f.wake);
     for (const Channel &ch : channels)
@@ -1299,34 +1401,31 @@ Expected<Stats> Simulation::run(std::vector<Feed> feedList) {
                                "but requests remain (deadlock)",
                                now)
                            .str());
-    // Requests that need different rows of the same banks can close each
-    // other's rows forever (AttAcc's model has no arbitration against it).
-    for (const Channel &ch : channels)
-      if (ch.hasRequests() && now - ch.lastDone > kProgressWindow)
-        return makeError(
-            formatv("pimsim: channel {0}: no request completed in cycles "
-                    "{1}..{2} although {3} are queued (requests keep "
-                    "closing each other's rows: livelock)",
-                    ch.id, ch.lastDone, now,
-                    ch.pim.size() + ch.reads.size() + ch.writes.size() +
-                        ch.active.size())
-                .str());
+    if (Error e = checkProgress(now))
+      return e;
     now = std::max(next, now + 1);
   }
+  finishStats();
+  return std::move(stats);
+}
 
+/// Cycles, bank busy time and energy of the finished run; moves the
+/// device's clock to the run's end.
+void Simulation::finishStats() {
   int64_t last = kNoIssue;
   for (const Channel &ch : channels) {
     last = std::max(last, ch.lastPop);
     if (stats.channels[ch.id].commands > 0)
       last = std::max(last, stats.channels[ch.id].lastCycle);
   }
-  stats.cycles = last == kNoIssue ? 0 : last + 1;
+  int64_t end = std::max(start, last == kNoIssue ? 0 : last + 1);
+  state.clock = end;
+  stats.cycles = end - start;
   stats.seconds = static_cast<double>(stats.cycles) * t.tCKps * 1e-12;
   for (Channel &ch : channels)
     for (int64_t b = 0; b < m.banks; ++b)
       if (ch.openRow[b] >= 0)
-        stats.bankBusyCycles[ch.id * m.banks + b] +=
-            stats.cycles - ch.openSince[b];
+        addBusy(ch, static_cast<unsigned>(b), end);
 
   const auto &n = stats.commandCounts;
   int64_t sameBanks = m.pchs * m.sids * m.bgs;
@@ -1344,7 +1443,6 @@ Expected<Stats> Simulation::run(std::vector<Feed> feedList) {
       double(stats.bytesRead + stats.bytesWritten) * 8 * en.ioPjPerBit +
       double(stats.bytesMac) * en.macPjPerByte +
       double(n[idx(Command::REFab)]) * en.refreshPj;
-  return std::move(stats);
 }
 
 /// Decodes and checks one request; errors name it by `what`.
@@ -1397,10 +1495,17 @@ Expected<Stats> Engine::runTrace(ArrayRef<Request> requests) {
       return item.takeError();
     feeds[0].items.push_back(*item);
   }
-  return Simulation(*impl).run(std::move(feeds));
+  DeviceState fresh;
+  return Simulation(*impl, *fresh.impl).run(std::move(feeds), 0);
 }
 
 Expected<Stats> Engine::runStreams(ArrayRef<std::vector<Request>> streams) {
+  DeviceState fresh;
+  return runStreams(streams, fresh, 0);
+}
+
+Expected<Stats> Engine::runStreams(ArrayRef<std::vector<Request>> streams,
+                                   DeviceState &state, int64_t start) {
   if (!impl->setupError.empty())
     return makeError(impl->setupError);
   int64_t numChannels = impl->target.org.totalChannels();
@@ -1423,7 +1528,13 @@ Expected<Stats> Engine::runStreams(ArrayRef<std::vector<Request>> streams) {
       feeds[c].items.push_back(*item);
     }
   }
-  return Simulation(*impl).run(std::move(feeds));
+  return Simulation(*impl, *state.impl).run(std::move(feeds), start);
 }
+
+DeviceState::DeviceState() : impl(std::make_unique<Impl>()) {}
+DeviceState::~DeviceState() = default;
+DeviceState::DeviceState(DeviceState &&) = default;
+DeviceState &DeviceState::operator=(DeviceState &&) = default;
+int64_t DeviceState::clock() const { return impl->clock; }
 
 } // namespace pimsim

@@ -401,9 +401,10 @@ private:
 };
 
 /// Records, per stream of the phase, the cycle of its last command relative
-/// to the phase start. A request is found by its position in its channel's
-/// request list (the engine passes pointers into the sub-phase's lists), and
-/// the stream by the segments of that list.
+/// to the phase start (engine cycles are on the run's timeline). A request is
+/// found by its position in its channel's request list (the engine passes
+/// pointers into the sub-phase's lists), and the stream by the segments of
+/// that list.
 class StreamCycleObserver : public CommandObserver {
 public:
   explicit StreamCycleObserver(int64_t channels)
@@ -439,11 +440,11 @@ public:
     if (it == seg.begin())
       return;
     int64_t slot = std::prev(it)->second;
-    last[slot] = std::max(last[slot], cycle + cycleOffset);
+    last[slot] = std::max(last[slot], cycle - phaseStart);
   }
   std::vector<int64_t> lastCycles() const { return last; }
   void setChannelsPerStack(int64_t n) { channelsPerStack = n; }
-  int64_t cycleOffset = 0; // the sub-phase's start, in cycles
+  int64_t phaseStart = 0; // the phase's start, in cycles of the timeline
 
 private:
   int64_t perStack() const { return channelsPerStack; }
@@ -454,21 +455,6 @@ private:
   // Per channel: (first request index, stream slot), by index.
   std::vector<std::vector<std::pair<size_t, int64_t>>> segments;
   std::vector<int64_t> last;
-};
-
-/// Shifts each phase's cycles (which restart at 0) to the run's timeline,
-/// so a caller's trace shows phases one after another.
-class OffsetObserver : public CommandObserver {
-public:
-  explicit OffsetObserver(CommandObserver *inner) : inner(inner) {}
-  void onCommand(int64_t cycle, Command cmd, const DecodedAddress &addr,
-                 const Request *req) override {
-    inner->onCommand(cycle + offset, cmd, addr, req);
-  }
-  int64_t offset = 0;
-
-private:
-  CommandObserver *inner;
 };
 
 /// The unit a near-memory kernel runs on (validateProgram checked it).
@@ -513,7 +499,8 @@ void addPhaseStats(Stats &total, const Stats &s) {
     total.channels[c].rowSlotBusy += s.channels[c].rowSlotBusy;
     total.channels[c].columnSlotBusy += s.channels[c].columnSlotBusy;
     total.channels[c].commands += s.channels[c].commands;
-    total.channels[c].lastCycle = s.channels[c].lastCycle;
+    if (s.channels[c].commands > 0) // on the run's timeline
+      total.channels[c].lastCycle = s.channels[c].lastCycle;
   }
   if (total.bankBusyCycles.size() < s.bankBusyCycles.size())
     total.bankBusyCycles.resize(s.bankBusyCycles.size());
@@ -588,11 +575,6 @@ Expected<RunReport> Simulator::run(StringRef entryName,
   // Request::tag) and the observer chain. Timing mode has neither.
   std::vector<RequestOperand> phaseOperands;
   std::vector<RequestOperand> *operands = functional ? &phaseOperands : nullptr;
-  std::unique_ptr<OffsetObserver> shifted;
-  if (observer) {
-    shifted = std::make_unique<OffsetObserver>(observer);
-    observer = shifted.get();
-  }
   // Every run records each stream's last command (PhaseReport::
   // streamCycles); the functional model and the caller's observer follow.
   StreamCycleObserver streamCycles(channels);
@@ -603,6 +585,16 @@ Expected<RunReport> Simulator::run(StringRef entryName,
   if (observer)
     chain.push_back(observer);
   FanOutObserver engineObserver(chain);
+  // One device for the whole run: every phase and sub-phase continues on
+  // the DRAM state the previous one left (open rows, timers, refresh
+  // schedule), at its start on the run's timeline.
+  EngineOptions options;
+  options.observer = &engineObserver;
+  Engine engine(tgt, options);
+  DeviceState device;
+  auto toCycles = [&](double seconds) -> int64_t {
+    return std::llround(seconds * 1e12 / tgt.tCKps);
+  };
 
   auto callRunner = [&](int64_t kernel) -> Error {
     if (!runner)
@@ -615,7 +607,7 @@ Expected<RunReport> Simulator::run(StringRef entryName,
   };
 
   // Runs the requests of one sub-phase (everything between two rendezvous
-  // cuts) on a fresh engine.
+  // cuts) on the device from `startSeconds`.
   auto runRequests = [&](std::vector<std::vector<Request>> &work,
                          PhaseReport &phase, double startSeconds) -> Error {
     int64_t requests = 0;
@@ -624,18 +616,14 @@ Expected<RunReport> Simulator::run(StringRef entryName,
     if (!requests)
       return Error::success();
     phase.requests += requests;
-    if (shifted)
-      shifted->offset = std::llround(startSeconds * 1e12 / tgt.tCKps);
-    EngineOptions options;
-    options.observer = &engineObserver;
     if (functional) {
       if (phaseOperands.size() > UINT32_MAX)
         return createStringError(
             "functional mode: more than 2^32 requests in one phase");
       functional->setOperands(&phaseOperands);
     }
-    Engine engine(tgt, options);
-    auto stats = engine.runStreams(work);
+    int64_t start = std::max(device.clock(), toCycles(startSeconds));
+    auto stats = engine.runStreams(work, device, start);
     if (functional)
       functional->setOperands(nullptr);
     if (!stats)
@@ -654,8 +642,8 @@ Expected<RunReport> Simulator::run(StringRef entryName,
   auto timeKernel = [&](PhaseReport &phase, int64_t kernel) -> double {
     const HostKernel &k = prog->kernels[kernel];
     double t;
-    if (const NearMemoryUnit *u = k.unit.empty() ? nullptr
-                                                 : kernelUnit(tgt, k)) {
+    if (const NearMemoryUnit *u =
+            k.unit.empty() ? nullptr : kernelUnit(tgt, k)) {
       t = nearMemoryKernelSeconds(tgt, *u, k);
       phase.nearMemorySeconds += t;
       ++phase.nearMemoryKernels;
@@ -674,6 +662,7 @@ Expected<RunReport> Simulator::run(StringRef entryName,
     phase.startSeconds = report.seconds;
     phase.streams = phaseStreams;
     streamCycles.startPhase(phaseStreams.size());
+    streamCycles.phaseStart = toCycles(phase.startSeconds);
     double hostSeconds = 0; // of the entry's kernel steps
     // Of the entry's kernel steps, per near-memory unit.
     std::map<std::string, double> unitSeconds;
@@ -696,7 +685,6 @@ Expected<RunReport> Simulator::run(StringRef entryName,
         work[c].assign(streams[c].begin() + begin, streams[c].begin() + end);
         streamCycles.setWork(c, work[c].data(), begin);
       }
-      streamCycles.cycleOffset = std::llround(pimSeconds * 1e12 / tgt.tCKps);
       double before = phase.pimSeconds;
       if (Error e = runRequests(work, phase, phase.startSeconds + pimSeconds))
         return e;
@@ -734,8 +722,7 @@ Expected<RunReport> Simulator::run(StringRef entryName,
     double nearMemorySeconds = 0;
     for (const auto &[unit, t] : unitSeconds)
       nearMemorySeconds = std::max(nearMemorySeconds, t);
-    report.seconds +=
-        std::max({pimSeconds, hostSeconds, nearMemorySeconds});
+    report.seconds += std::max({pimSeconds, hostSeconds, nearMemorySeconds});
     report.phases.push_back(std::move(phase));
     for (auto &s : streams)
       s.clear();

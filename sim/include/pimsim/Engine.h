@@ -9,7 +9,9 @@
 // hits first, then oldest); PIM requests keep queue order and go before
 // plain traffic; barriers order a channel's PIM queue. Refresh: one REFab per
 // pseudo-channel every nREFI. Idle cycles are skipped: the engine jumps to
-// the next cycle at which some command can become issuable.
+// the next cycle at which some command can become issuable. A DeviceState
+// carries the DRAM (timers, open rows, refresh schedule) from one run to the
+// next, as a program's phases run on one device.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIMSIM_ENGINE_H
@@ -51,7 +53,7 @@ std::optional<RequestType> parseRequestType(llvm::StringRef name);
 struct Request {
   RequestType type = RequestType::Read;
   uint64_t addr = 0;   // byte address (decoded with the target's mapping)
-  int64_t arrival = 0; // earliest cycle the request may enter its queue
+  int64_t arrival = 0; // earliest cycle it may enter its queue (from start)
   uint32_t tag = 0;    // caller's id, passed back to observers
 };
 
@@ -66,11 +68,13 @@ public:
 struct ChannelStats {
   int64_t rowSlotBusy = 0, columnSlotBusy = 0; // cycles with a command issued
   int64_t commands = 0;
-  int64_t lastCycle = 0; // cycle of the channel's last command
+  int64_t lastCycle = 0; // cycle of the channel's last command (timeline)
 };
 
 struct Stats {
-  int64_t cycles = 0; // cycle after the last command (or read data) completes
+  /// From the run's start to the cycle after its last command (or read
+  /// data) completes.
+  int64_t cycles = 0;
   double seconds = 0;
   std::array<int64_t, kNumCommands> commandCounts{};
   int64_t requests = 0;
@@ -79,8 +83,8 @@ struct Stats {
           bytesWritten = 0; // over the pins (RD, WR, WRGB, RDACC)
   int64_t bytesMac = 0;     // read inside the banks by MAC*
   std::vector<ChannelStats> channels;
-  std::vector<int64_t>
-      bankBusyCycles; // per bank (global bank index): cycles with a row open
+  /// Per bank (global bank index): cycles of the run with a row open.
+  std::vector<int64_t> bankBusyCycles;
   double energyPj = 0;
 
   double externalBandwidth() const; // bytes/s over the pins
@@ -91,6 +95,30 @@ struct Stats {
 struct EngineOptions {
   bool refresh = true;
   CommandObserver *observer = nullptr;
+};
+
+/// The device between runs: per channel the timing state (ready cycles and
+/// windows), the open rows, the refresh schedule and the controller's write
+/// mode, and the clock, i.e. the cycle at which the last run ended. A run
+/// given the state continues on that device: rows stay open, timers and the
+/// refresh schedule carry over, and the idle cycles between the clock and
+/// the run's start refresh on schedule. Cycles on this timeline are what
+/// observers see and what ChannelStats::lastCycle holds. A fresh state is a
+/// device with every bank closed at cycle 0.
+class DeviceState {
+public:
+  DeviceState();
+  ~DeviceState();
+  DeviceState(DeviceState &&);
+  DeviceState &operator=(DeviceState &&);
+
+  int64_t clock() const; // the cycle after the last run
+
+  struct Impl;
+
+private:
+  friend class Engine;
+  std::unique_ptr<Impl> impl;
 };
 
 class Engine {
@@ -108,6 +136,14 @@ public:
   /// streams[c] in order; channels do not wait for each other.
   llvm::Expected<Stats>
   runStreams(llvm::ArrayRef<std::vector<Request>> streams);
+
+  /// runStreams on `state`, from cycle `start` (at least state.clock()) of
+  /// its timeline: request arrivals count from `start`, Stats::cycles from
+  /// `start` to the run's end, and the state's clock moves to that end. The
+  /// state must come from runs of engines with the same target and options;
+  /// after a failed run it is unusable.
+  llvm::Expected<Stats> runStreams(llvm::ArrayRef<std::vector<Request>> streams,
+                                   DeviceState &state, int64_t start);
 
   struct Impl;
 

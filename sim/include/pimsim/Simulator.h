@@ -84,9 +84,9 @@ private:
 
 /// Runs a host kernel's work (e.g. on the region data, in functional mode),
 /// also for kernels on a near-memory unit (the caller computes their
-/// numerics; pimsim only times them). Called with the kernel's index in Program::kernels, the kernel, and the
-/// run's parameter values (one per Program::params). An error aborts the
-/// run.
+/// numerics; pimsim only times them). Called with the kernel's index in
+/// Program::kernels, the kernel, and the run's parameter values (one per
+/// Program::params). An error aborts the run.
 using HostKernelRunner =
     std::function<llvm::Error(int64_t kernelIndex, const HostKernel &kernel,
                               llvm::ArrayRef<int64_t> paramValues)>;
@@ -126,7 +126,8 @@ public:
                                 CommandObserver *observer = nullptr);
 
   /// Runs entry point `entry` with input parameters `inputs`
-  /// (resolveParams). Each phase runs its streams on the engine; then
+  /// (resolveParams). Each phase runs its streams on the engine, all on one
+  /// device whose DRAM state and time carry across phases; then
   /// `runner` (if set, in either mode) is called for each of the phase's
   /// kernel steps, in step order. A `call K` in a stream calls `runner` at
   /// the rendezvous, before any channel goes on. The runner may use
