@@ -1,7 +1,7 @@
 """Plain-PyTorch reference for Llama-architecture HF checkpoints (llama, mistral, qwen2, qwen3, GPTQ;
 RoPE default / linear / dynamic / yarn / llama3).
 
-Written from ../shared/specs/llm-architectures.md (1.1, 1.3, 2.3-2.7, 3.1-3.6, 5.2), not from
+Written from the architecture spec llm-architectures.md ((1.1, 1.3, 2.3-2.7, 3.1-3.6, 5.2), not from
 transformers. The goldens come from transformers (make_checkpoints.py); this is an independent
 cross-check of them (verify.py), and its GPTQ dequantization feeds the GPTQ goldens. It reads a
 checkpoint *from disk* (config.json in the released or the transformers-5 form + safetensors, sharded

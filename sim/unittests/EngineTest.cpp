@@ -689,7 +689,7 @@ TEST(EngineController, AtMostOneRowAndOneColumnCommandPerCycle) {
   }
   auto plain = simulate(reqs, /*refresh=*/true);
   llvm::Expected<std::vector<Request>> attacc =
-      loadTrace(PIMSIM_SHARED_DIR "/traces/attacc-gpt3-attention-bank.trace");
+      loadTrace(PIMSIM_ATTACC_TRACE);
   ASSERT_TRUE(static_cast<bool>(attacc)) << llvm::toString(attacc.takeError());
   auto pim = simulate(*attacc, /*refresh=*/true);
   for (const SimRun *run : {plain.get(), pim.get()}) {
@@ -1003,7 +1003,7 @@ TEST(EngineBandwidth, MacStreamStaysBelowTheInternalPeak) {
 
 TEST(EngineAttAcc, GptAttentionTrace) {
   llvm::Expected<std::vector<Request>> trace =
-      loadTrace(PIMSIM_SHARED_DIR "/traces/attacc-gpt3-attention-bank.trace");
+      loadTrace(PIMSIM_ATTACC_TRACE);
   ASSERT_TRUE(static_cast<bool>(trace)) << llvm::toString(trace.takeError());
   ASSERT_EQ(trace->size(), 43248u);
   for (bool refresh : {false, true}) {
@@ -1053,7 +1053,7 @@ TEST(EngineAttAcc, GptAttentionTrace) {
 
 TEST(EngineAttAcc, RunsAreDeterministic) {
   llvm::Expected<std::vector<Request>> trace =
-      loadTrace(PIMSIM_SHARED_DIR "/traces/attacc-gpt3-attention-bank.trace");
+      loadTrace(PIMSIM_ATTACC_TRACE);
   ASSERT_TRUE(static_cast<bool>(trace)) << llvm::toString(trace.takeError());
   std::string json[2];
   uint64_t hash[2];
@@ -1239,7 +1239,7 @@ TEST(Trace, MalformedLinesNameFileAndLine) {
 
 TEST(Trace, AttAccTraceHasTheSection76Counts) {
   llvm::Expected<std::vector<Request>> t =
-      loadTrace(PIMSIM_SHARED_DIR "/traces/attacc-gpt3-attention-bank.trace");
+      loadTrace(PIMSIM_ATTACC_TRACE);
   ASSERT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
   std::map<RequestType, int> counts;
   for (const Request &r : *t)
