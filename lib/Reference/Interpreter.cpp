@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "pimc/Reference/Interpreter.h"
+#include "pimc/Dialect/LLM/IR/RopeParams.h"
 
 #include "pimc/Dialect/LLM/IR/LLMBuilders.h"
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
@@ -195,49 +196,6 @@ std::optional<StorageType> storageOf(hf::DType d) {
   default:
     return std::nullopt;
   }
-}
-
-RopeParams ropeParams(llm::RopeOp op) {
-  RopeParams p;
-  switch (op.getKind()) {
-  case llm::RopeKind::Default:
-    p.kind = RopeParams::Kind::Default;
-    break;
-  case llm::RopeKind::Linear:
-    p.kind = RopeParams::Kind::Linear;
-    break;
-  case llm::RopeKind::Dynamic:
-    p.kind = RopeParams::Kind::Dynamic;
-    break;
-  case llm::RopeKind::Yarn:
-    p.kind = RopeParams::Kind::Yarn;
-    break;
-  case llm::RopeKind::Llama3:
-    p.kind = RopeParams::Kind::Llama3;
-    break;
-  }
-  p.interleaved = op.getLayout() == llm::RopeLayout::Interleaved;
-  p.rotaryDim = op.getRotaryDim();
-  p.theta = op.getTheta().convertToDouble();
-  auto d = [](std::optional<APFloat> v, double dflt) {
-    return v ? v->convertToDouble() : dflt;
-  };
-  p.factor = d(op.getFactor(), p.kind == RopeParams::Kind::Yarn ? 0.0 : 1.0);
-  p.originalMaxPositionEmbeddings =
-      op.getOriginalMaxPositionEmbeddings().value_or(0);
-  p.maxPositionEmbeddings = op.getMaxPositionEmbeddings().value_or(0);
-  p.lowFreqFactor = d(op.getLowFreqFactor(), p.lowFreqFactor);
-  p.highFreqFactor = d(op.getHighFreqFactor(), p.highFreqFactor);
-  p.betaFast = d(op.getBetaFast(), p.betaFast);
-  p.betaSlow = d(op.getBetaSlow(), p.betaSlow);
-  if (auto a = op.getAttentionFactor())
-    p.attentionFactor = a->convertToDouble();
-  if (auto m = op.getMscale())
-    p.mscale = m->convertToDouble();
-  if (auto m = op.getMscaleAllDim())
-    p.mscaleAllDim = m->convertToDouble();
-  p.truncate = op.getTruncate().value_or(true);
-  return p;
 }
 
 /// outer x n x inner view of a shape around `axis`.
@@ -838,7 +796,7 @@ Error Interpreter::Impl::execute(Operation *op, Env &env) {
             Tensor &x = tensorOf(r.getInput());
             auto out = std::make_shared<Tensor>(x);
             int64_t offset = env[r.getOffset()].index;
-            RopeParams p = ropeParams(r);
+            RopeParams p = llm::ropeParamsOf(r);
             if (p.rotaryDim > x.shape[2])
               return opError(op, "rotary_dim exceeds head_dim");
             applyRope(out->f.data(), x.shape[0], x.shape[1], x.shape[2], offset,

@@ -13,6 +13,7 @@
 #include "pimc/Reference/Kernels.h"
 
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Parallel.h"
 
@@ -552,6 +553,46 @@ double yarnMscale(double scale, double mscale) {
 }
 
 } // namespace
+
+std::string ropeParamsProblem(const RopeParams &p) {
+  auto positive = [](double v) { return std::isfinite(v) && v > 0; };
+  using Kind = RopeParams::Kind;
+  if (p.rotaryDim <= 0 || p.rotaryDim % 2)
+    return formatv("rotary_dim must be positive and even, got {0}",
+                   p.rotaryDim);
+  if (!positive(p.theta))
+    return formatv("theta must be positive, got {0}", p.theta);
+  if (p.kind != Kind::Default && !positive(p.factor))
+    return formatv("factor must be positive, got {0}", p.factor);
+  switch (p.kind) {
+  case Kind::Default:
+  case Kind::Linear:
+    return "";
+  case Kind::Dynamic:
+    if (p.maxPositionEmbeddings <= 0)
+      return "dynamic needs max_position_embeddings > 0";
+    return "";
+  case Kind::Yarn:
+    if (p.originalMaxPositionEmbeddings <= 0 && p.maxPositionEmbeddings <= 0)
+      return "yarn needs original_max_position_embeddings or "
+             "max_position_embeddings > 0";
+    if (!std::isfinite(p.betaFast) || !std::isfinite(p.betaSlow))
+      return "yarn's beta_fast and beta_slow must be finite";
+    return "";
+  case Kind::Llama3:
+    if (p.originalMaxPositionEmbeddings <= 0)
+      return "llama3 needs original_max_position_embeddings > 0";
+    if (!positive(p.lowFreqFactor) || !positive(p.highFreqFactor))
+      return "llama3's low_freq_factor and high_freq_factor must be positive";
+    // Equal factors are legal (Llama 4 Scout): the smoothing band is empty.
+    if (p.lowFreqFactor > p.highFreqFactor)
+      return formatv("llama3's low_freq_factor ({0}) must not exceed "
+                     "high_freq_factor ({1})",
+                     p.lowFreqFactor, p.highFreqFactor);
+    return "";
+  }
+  return "unknown rope kind";
+}
 
 void ropeFrequencies(const RopeParams &p, int64_t seqLen,
                      std::vector<float> &invFreq, float &attentionFactor) {

@@ -474,25 +474,9 @@ void HostOpsParser::rope(FieldReader &r, HostOp &op) {
   p.mscale = rr.optionalNumber("mscale");
   p.mscaleAllDim = rr.optionalNumber("mscale_all_dim");
   p.truncate = rr.boolean("truncate", true);
-  if (!rr.failed()) {
-    if (p.theta <= 0)
-      rr.fail("'theta' must be positive");
-    else if (p.kind != ref::RopeParams::Kind::Default && p.factor <= 0)
-      rr.fail("'factor' must be positive");
-    else if (p.kind == ref::RopeParams::Kind::Llama3 &&
-             (p.originalMaxPositionEmbeddings <= 0 ||
-              p.highFreqFactor <= p.lowFreqFactor))
-      rr.fail("llama3 needs 'original_max_position_embeddings' > 0 and "
-              "'high_freq_factor' > 'low_freq_factor'");
-    else if (p.kind == ref::RopeParams::Kind::Dynamic &&
-             p.maxPositionEmbeddings <= 0)
-      rr.fail("dynamic needs 'max_position_embeddings' > 0");
-    else if (p.kind == ref::RopeParams::Kind::Yarn &&
-             p.originalMaxPositionEmbeddings <= 0 &&
-             p.maxPositionEmbeddings <= 0)
-      rr.fail("yarn needs 'original_max_position_embeddings' or "
-              "'max_position_embeddings'");
-  }
+  if (!rr.failed())
+    if (std::string why = ref::ropeParamsProblem(p); !why.empty())
+      rr.fail(why);
   if (Error e = rr.finish())
     r.fail("'rope'" + toString(std::move(e)));
 }
@@ -723,8 +707,8 @@ Error HostOpsParser::parseOp(const json::Object &obj, const std::string &where,
     if (!r.failed()) {
       const HostTensorRef &t = out.tensorRefs[op.tensor];
       if (t.shape.size() != 2)
-        r.fail(formatv("'weight' must be [N, K], not {0}",
-                       shapeString(t.shape)));
+        r.fail(
+            formatv("'weight' must be [N, K], not {0}", shapeString(t.shape)));
       else {
         sameLength("in", op.in, "K", t.shape[1]);
         sameLength("out", op.out, "N", t.shape[0]);
@@ -897,7 +881,8 @@ Error HostOps::runOp(Device &device, const HostOp &op,
     auto x = readBuffer(device, region, op.in);
     if (!x)
       return x.takeError();
-    int64_t n = tensorRefs[op.tensor].shape[0], k = tensorRefs[op.tensor].shape[1];
+    int64_t n = tensorRefs[op.tensor].shape[0],
+            k = tensorRefs[op.tensor].shape[1];
     std::vector<float> row(static_cast<size_t>(k)), y(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) {
       widen(op.tensor, i * k, k, row.data());

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace pimc::ref {
@@ -109,6 +110,13 @@ struct RopeParams {
   std::optional<double> mscale, mscaleAllDim;       // yarn
   bool truncate = true;                             // yarn
 };
+
+/// Why `p` is not a valid rotary embedding, or "" when it is: the one place
+/// the value rules live (theta and factors positive, rotary_dim positive and
+/// even, llama3's band low_freq_factor <= high_freq_factor with an original
+/// context, dynamic's and yarn's context). The HF config reader, the
+/// llm.rope verifier and the runtime's host-op parser all ask it.
+std::string ropeParamsProblem(const RopeParams &p);
 
 /// The d/2 inverse frequencies for a sequence of total length `seqLen`
 /// (seqLen matters only for Kind::Dynamic), and the factor that multiplies

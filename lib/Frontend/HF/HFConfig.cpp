@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pimc/Frontend/HF/HFConfig.h"
+#include "pimc/Reference/Kernels.h"
 #include "pimc/Support/JSON.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -21,8 +22,8 @@
 #include "llvm/Support/Path.h"
 
 #include <cmath>
-#include <map>
 #include <cstdio>
+#include <map>
 
 using namespace llvm;
 
@@ -112,10 +113,8 @@ public:
   explicit ConfigReader(StringRef source) : source(source) {}
 
   Error error(const Twine &field, const Twine &what) const {
-    return make_error<ConfigFieldError>(field.str(),
-                                        (Twine(source) + ": " + field + ": " +
-                                         what)
-                                            .str());
+    return make_error<ConfigFieldError>(
+        field.str(), (Twine(source) + ": " + field + ": " + what).str());
   }
   /// An error about `field` whose message does not repeat the field name.
   Error errorAbout(const Twine &field, const Twine &what) const {
@@ -217,6 +216,20 @@ private:
       return pimcTmp.takeError();                                              \
     dst = std::move(*pimcTmp);                                                 \
   } while (false)
+
+/// llama3's band, by the rule the verifier and the runtime apply
+/// (ref::ropeParamsProblem).
+std::string llama3Problem(const RopeScaling &rope) {
+  ref::RopeParams p;
+  p.kind = ref::RopeParams::Kind::Llama3;
+  p.rotaryDim = 2; // not part of the config's rope_scaling
+  p.theta = rope.theta;
+  p.factor = *rope.factor;
+  p.originalMaxPositionEmbeddings = *rope.originalMaxPositionEmbeddings;
+  p.lowFreqFactor = *rope.lowFreqFactor;
+  p.highFreqFactor = *rope.highFreqFactor;
+  return ref::ropeParamsProblem(p);
+}
 
 /// Parses a rope_scaling / rope_parameters dict into `rope`. `prefix` is the
 /// dict's field name for diagnostics.
@@ -358,10 +371,8 @@ Error parseRopeDict(const ConfigReader &r, const json::Object &dict,
       return e;
     if (Error e = originalMaxPos(/*required=*/true))
       return e;
-    // Equal factors are legal (Llama 4 Scout: empty smoothing band).
-    if (*rope.lowFreqFactor > *rope.highFreqFactor)
-      return r.error(field("low_freq_factor"),
-                     "must not exceed high_freq_factor");
+    if (std::string why = llama3Problem(rope); !why.empty())
+      return r.error(field("low_freq_factor"), why);
     break;
   }
   return Error::success();
@@ -552,8 +563,7 @@ Expected<ModelConfig> parseModelConfigText(StringRef text,
 }
 
 bool ConfigSupport::supported() const {
-  return fatal.empty() &&
-         llvm::none_of(features, [](const ConfigFeature &f) {
+  return fatal.empty() && llvm::none_of(features, [](const ConfigFeature &f) {
            return f.status == ConfigFeature::Status::Unsupported;
          });
 }
@@ -576,15 +586,16 @@ Expected<std::unique_ptr<MemoryBuffer>> readConfigFile(StringRef configPath,
 
 Expected<ConfigSupport> analyzeConfigSupport(StringRef configPath) {
   SmallString<256> path;
-  Expected<std::unique_ptr<MemoryBuffer>> buf = readConfigFile(configPath, path);
+  Expected<std::unique_ptr<MemoryBuffer>> buf =
+      readConfigFile(configPath, path);
   if (!buf)
     return buf.takeError();
   ConfigSupport report;
   Expected<json::Value> parsed = pimc::parseJSON((*buf)->getBuffer());
   if (!parsed) {
-    report.fatal = (Twine(path) + ": not valid JSON: " +
-                    toString(parsed.takeError()))
-                       .str();
+    report.fatal =
+        (Twine(path) + ": not valid JSON: " + toString(parsed.takeError()))
+            .str();
     return report;
   }
   json::Object *rootPtr = parsed->getAsObject();
@@ -639,8 +650,8 @@ Expected<ConfigSupport> analyzeConfigSupport(StringRef configPath) {
       f.status = ConfigFeature::Status::Unsupported;
       f.reason = it->second;
     } else if (!report.fatal.empty()) {
-      bool isModelType = key == "model_type" &&
-                         StringRef(report.fatal).contains("model_type");
+      bool isModelType =
+          key == "model_type" && StringRef(report.fatal).contains("model_type");
       f.status = isModelType ? ConfigFeature::Status::Unsupported
                              : ConfigFeature::Status::NotChecked;
       if (isModelType)
@@ -665,8 +676,9 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &root,
     return r.error("model_type", "required field is missing");
   std::optional<Family> family = parseFamily(*modelType);
   if (!family)
-    return r.errorAbout("model_type", "unsupported model_type '" + *modelType +
-                   "' (supported: llama, mistral, qwen2, qwen3)");
+    return r.errorAbout("model_type",
+                        "unsupported model_type '" + *modelType +
+                            "' (supported: llama, mistral, qwen2, qwen3)");
   cfg.modelType = modelType->str();
   if (Error e = checkKnownFields(r, root, *family, *modelType))
     return e;
@@ -886,7 +898,8 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &root,
 
 Expected<ModelConfig> parseModelConfig(StringRef configPath) {
   SmallString<256> path;
-  Expected<std::unique_ptr<MemoryBuffer>> buf = readConfigFile(configPath, path);
+  Expected<std::unique_ptr<MemoryBuffer>> buf =
+      readConfigFile(configPath, path);
   if (!buf)
     return buf.takeError();
   return parseModelConfigText((*buf)->getBuffer(), path);

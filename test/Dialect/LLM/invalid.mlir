@@ -535,7 +535,7 @@ func.func @rope_llama3_original_max(%x: tensor<?x8x32xf32>, %p: index) -> tensor
 // -----
 
 func.func @rope_llama3_band(%x: tensor<?x8x32xf32>, %p: index) -> tensor<?x8x32xf32> {
-  // expected-error @+1 {{low_freq_factor must not exceed high_freq_factor}}
+  // expected-error @+1 {{llama3's low_freq_factor (4.00) must not exceed high_freq_factor (1.00)}}
   %r = llm.rope %x, %p {kind = #llm<rope_kind llama3>, layout = #llm<rope_layout half_split>, theta = 5.0e5, rotary_dim = 32, factor = 8.0, low_freq_factor = 4.0, high_freq_factor = 1.0, original_max_position_embeddings = 8192} : tensor<?x8x32xf32>
   return %r : tensor<?x8x32xf32>
 }

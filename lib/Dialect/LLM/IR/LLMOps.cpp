@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "pimc/Dialect/LLM/IR/LLMBuilders.h"
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
+#include "pimc/Dialect/LLM/IR/RopeParams.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
@@ -176,16 +177,22 @@ LogicalResult RopeOp::verify() {
   if (!ShapedType::isDynamic(headDim) && d > headDim)
     return emitOpError() << "rotary_dim " << d << " exceeds head_dim "
                          << headDim;
-  if (getTheta().convertToDouble() <= 0.0)
-    return emitOpError() << "theta must be positive";
+  if (failed(verifyRopeAttributesPresent()))
+    return failure();
+  // The value rules live in one place (ref::ropeParamsProblem).
+  if (std::string why = ref::ropeParamsProblem(ropeParamsOf(*this));
+      !why.empty())
+    return emitOpError() << why;
+  return success();
+}
+
+LogicalResult RopeOp::verifyRopeAttributesPresent() {
   auto need = [&](bool present, StringRef attr) -> LogicalResult {
     if (!present)
       return emitOpError() << "rope kind '" << stringifyRopeKind(getKind())
                            << "' requires attribute '" << attr << "'";
     return success();
   };
-  if (auto f = getFactor(); f && f->convertToDouble() <= 0.0)
-    return emitOpError() << "factor must be positive";
   switch (getKind()) {
   case RopeKind::Default:
     return success();
@@ -208,10 +215,6 @@ LogicalResult RopeOp::verify() {
         failed(need(getOriginalMaxPositionEmbeddings().has_value(),
                     "original_max_position_embeddings")))
       return failure();
-    if (getLowFreqFactor()->convertToDouble() >
-        getHighFreqFactor()->convertToDouble())
-      return emitOpError()
-             << "low_freq_factor must not exceed high_freq_factor";
     return success();
   }
   return success();

@@ -158,6 +158,10 @@ def LLM_RopeOp : LLM_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
   let results = (outs LLM_Activations:$result);
   let assemblyFormat = "$input `,` $offset attr-dict `:` type($input)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The attributes the op's kind requires are present.
+    ::mlir::LogicalResult verifyRopeAttributesPresent();
+  }];
 }
 
 def LLM_AttentionOp : LLM_Op<"attention", [Pure]> {
