@@ -41,18 +41,26 @@ using namespace pimc;
 
 namespace {
 
+// --help lists these only (main hides the options of linked libraries).
+cl::OptionCategory conformanceCategory("pimc-onnx-conformance options");
 cl::opt<std::string> dataDir("data", cl::desc("ONNX node test directory"),
-                             cl::init("/usr/share/libonnx-testdata/data/node"));
+                             cl::init("/usr/share/libonnx-testdata/data/node"),
+                             cl::cat(conformanceCategory));
 cl::opt<std::string> xfailFile("xfail",
                                cl::desc("Expected-failure list (one 'test "
-                                        "reason' line per test)"));
-cl::opt<std::string> filter("filter", cl::desc("Only tests matching REGEX"));
-cl::opt<bool> verbose("v", cl::desc("Print every test's result"));
+                                        "reason' line per test)"),
+                               cl::cat(conformanceCategory));
+cl::opt<std::string> filter("filter", cl::desc("Only tests matching REGEX"),
+                            cl::cat(conformanceCategory));
+cl::opt<bool> verbose("v", cl::desc("Print every test's result"),
+                      cl::cat(conformanceCategory));
 cl::opt<bool> printFailures(
     "print-failures",
-    cl::desc("Print every failing test as an expected-failure line"));
+    cl::desc("Print every failing test as an expected-failure line"),
+    cl::cat(conformanceCategory));
 cl::opt<unsigned> timeoutSeconds("timeout", cl::init(60),
-                                 cl::desc("Per-test time limit (seconds)"));
+                                 cl::desc("Per-test time limit (seconds)"),
+                                 cl::cat(conformanceCategory));
 
 /// The ops in scope (issue 5): the operators LLM graphs are made of.
 const char *const kScopeOps[] = {"MatMul",
@@ -302,6 +310,7 @@ std::string runIsolated(StringRef dir) {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(conformanceCategory);
   cl::ParseCommandLineOptions(argc, argv,
                               "ONNX node conformance on the reference "
                               "interpreter\n");

@@ -35,6 +35,7 @@
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -236,8 +237,87 @@ int fail(const Twine &msg) {
   return 1;
 }
 
+/// The files a command writes, under temporary names beside their final
+/// paths (so a rename is atomic) until commit() renames them all: a command
+/// that fails at any point leaves none of its outputs, and no temporaries.
+class PendingOutputs {
+public:
+  PendingOutputs() = default;
+  PendingOutputs(const PendingOutputs &) = delete;
+  PendingOutputs &operator=(const PendingOutputs &) = delete;
+  ~PendingOutputs() {
+    for (const auto &[tmp, final] : files)
+      sys::fs::remove(tmp);
+  }
+
+  /// Creates the temporary file for `path` and returns its name.
+  Expected<std::string> add(StringRef path) {
+    int fd;
+    SmallString<256> tmp;
+    if (std::error_code ec =
+            sys::fs::createUniqueFile(path + ".tmp-%%%%%%%%", fd, tmp))
+      return createStringError(ec,
+                               "cannot write '" + path + "': " + ec.message());
+    sys::Process::SafelyCloseFileDescriptor(fd);
+    files.emplace_back(std::string(tmp), path.str());
+    return std::string(tmp);
+  }
+
+  /// Renames every temporary to its final path; on a failure the outputs
+  /// renamed so far are removed again.
+  Error commit() {
+    for (auto [i, f] : enumerate(files)) {
+      if (std::error_code ec = sys::fs::rename(f.first, f.second)) {
+        for (size_t j = 0; j < i; ++j)
+          sys::fs::remove(files[j].second);
+        return createStringError(ec, "cannot write '" + f.second +
+                                         "': " + ec.message());
+      }
+    }
+    files.clear();
+    return Error::success();
+  }
+
+private:
+  std::vector<std::pair<std::string, std::string>> files; // (tmp, final)
+};
+
+/// Prints `module` to `path` ('-': stdout).
+Error printModule(mlir::ModuleOp module, StringRef path,
+                  const mlir::OpPrintingFlags &flags) {
+  if (path == "-") {
+    module.print(outs(), flags);
+    outs().flush();
+    return Error::success();
+  }
+  std::error_code ec;
+  raw_fd_ostream os(path, ec, sys::fs::OF_None);
+  if (ec)
+    return createStringError(ec,
+                             "cannot write '" + path + "': " + ec.message());
+  module.print(os, flags);
+  os.close();
+  if (os.has_error())
+    return createStringError(os.error(), "cannot write '" + path +
+                                             "': " + os.error().message());
+  return Error::success();
+}
+
+/// Where `pimc import` writes the weights of an ONNX model ("" when
+/// neither --weights-out nor -o FILE says).
+std::string onnxWeightsPath() {
+  if (!importWeightsOut.empty())
+    return importWeightsOut;
+  if (importOutput == "-")
+    return "";
+  SmallString<256> p(importOutput);
+  sys::path::replace_extension(p, ".safetensors");
+  return std::string(p);
+}
+
 // An .onnx file: the graph's IR, plus its large initializers as a
-// safetensors file for `pimc run-ref --weights`.
+// safetensors file for `pimc run-ref --weights`. Both files are written
+// or neither (PendingOutputs).
 int runONNXImport(mlir::MLIRContext &ctx) {
   onnx::ImportOptions options;
   options.maxInlineElements = importInlineLimit;
@@ -269,34 +349,37 @@ int runONNXImport(mlir::MLIRContext &ctx) {
   auto model = onnx::importModelFile(ctx, importInput, options);
   if (!model)
     return fail(toString(model.takeError()));
+  PendingOutputs outputs;
+  std::string irPath = importOutput;
+  if (importOutput != "-") {
+    auto tmp = outputs.add(importOutput);
+    if (!tmp)
+      return fail(toString(tmp.takeError()));
+    irPath = *tmp;
+  }
   std::vector<std::string> weightFiles;
   if (!model->weights.empty()) {
-    std::string weightsPath = importWeightsOut;
-    if (weightsPath.empty()) {
-      if (importOutput == "-")
-        return fail(formatv("{0}: {1} initializer(s) become llm.weight; give "
-                            "-o FILE or --weights-out FILE for their data",
-                            importInput, model->weights.size()));
-      SmallString<256> p(importOutput);
-      sys::path::replace_extension(p, ".safetensors");
-      weightsPath = std::string(p);
-    }
-    if (Error err = onnx::writeWeights(weightsPath, model->weights))
+    std::string weightsPath = onnxWeightsPath();
+    if (weightsPath.empty())
+      return fail(formatv("{0}: {1} initializer(s) become llm.weight; give "
+                          "-o FILE or --weights-out FILE for their data",
+                          importInput, model->weights.size()));
+    auto tmp = outputs.add(weightsPath);
+    if (!tmp)
+      return fail(toString(tmp.takeError()));
+    if (Error err = onnx::writeWeights(*tmp, model->weights))
       return fail(toString(std::move(err)));
-    weightFiles.push_back(weightsPath);
+    weightFiles.push_back(*tmp);
   }
   if (!importNoRaise && failed(llm::raiseGraph(*model->module, weightFiles)))
     return fail(formatv("{0}: raising the imported graph failed", importInput));
-  Error err = writeToOutput(importOutput, [&](raw_ostream &os) -> Error {
-    mlir::OpPrintingFlags flags;
-    if (importPrintLocations)
-      flags.enableDebugInfo();
-    model->module->print(os, flags);
-    return Error::success();
-  });
-  if (err)
-    return fail(formatv("cannot write '{0}': {1}", importOutput,
-                        toString(std::move(err))));
+  mlir::OpPrintingFlags flags;
+  if (importPrintLocations)
+    flags.enableDebugInfo();
+  if (Error err = printModule(*model->module, irPath, flags))
+    return fail(toString(std::move(err)));
+  if (Error err = outputs.commit())
+    return fail(toString(std::move(err)));
   return 0;
 }
 

@@ -30,6 +30,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 
@@ -53,11 +54,47 @@ namespace {
 /// opset is still read, but ops whose rules end earlier are unsupported.
 constexpr int64_t kMaxOpset = 23;
 
+/// A node's domain with "ai.onnx" spelled "" (the key of the default
+/// domain). `domain` must outlive the result: pass the node's own string,
+/// never a temporary.
+StringRef defaultDomain(const std::string &domain) {
+  return domain == "ai.onnx" ? StringRef() : StringRef(domain);
+}
+StringRef defaultDomain(std::string &&) = delete;
+
+/// The number of elements of `shape`, saturated at INT64_MAX (importer
+/// shapes keep within kMaxTensorElements; a saturated count only ever
+/// fails a limit check).
 int64_t numElements(ArrayRef<int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
+  if (llvm::is_contained(shape, 0))
+    return 0;
+  return shapeExtent(shape);
+}
+
+/// `f` truncated toward zero as an int64 (NaN is 0, out-of-range values
+/// saturate) without the undefined behaviour of a plain conversion.
+int64_t truncateToInt64(float f) {
+  if (std::isnan(f))
+    return 0;
+  if (f >= 0x1p63f)
+    return std::numeric_limits<int64_t>::max();
+  if (f < -0x1p63f)
+    return std::numeric_limits<int64_t>::min();
+  return int64_t(f);
+}
+
+/// `a * b` or `a + b` for sizes, nullopt on int64 overflow.
+std::optional<int64_t> checkedMul(int64_t a, int64_t b) {
+  int64_t r;
+  if (llvm::MulOverflow(a, b, r))
+    return std::nullopt;
+  return r;
+}
+std::optional<int64_t> checkedAdd(int64_t a, int64_t b) {
+  int64_t r;
+  if (llvm::AddOverflow(a, b, r))
+    return std::nullopt;
+  return r;
 }
 
 std::string shapeStr(ArrayRef<int64_t> shape) {
@@ -281,16 +318,15 @@ private:
   Value broadcast(Value v, ArrayRef<int64_t> shape, Location loc) {
     return llm::broadcastTo(b, loc, v, shape);
   }
+  /// A splat constant (one stored value, whatever the shape's size).
   Value splatConstant(ArrayRef<int64_t> shape, Kind k, double value,
                       Location loc) {
-    TensorData d;
-    d.kind = k;
-    d.shape.assign(shape.begin(), shape.end());
-    if (k == Kind::F32)
-      d.f32.assign(numElements(shape), float(value));
-    else
-      d.i64.assign(numElements(shape), int64_t(value));
-    return constantValue(d, loc);
+    RankedTensorType type = tensorType(shape, k);
+    DenseElementsAttr attr =
+        k == Kind::F32   ? DenseElementsAttr::get(type, float(value))
+        : k == Kind::I64 ? DenseElementsAttr::get(type, int64_t(value))
+                         : DenseElementsAttr::get(type, value != 0);
+    return arith::ConstantOp::create(b, loc, attr);
   }
   /// Result of an op whose output has zero elements: a constant (llm ops
   /// are not asked to produce empty tensors).
@@ -360,14 +396,50 @@ private:
     }
     return SmallVector<int64_t>((*c)->i64.begin(), (*c)->i64.end());
   }
-  /// Normalizes a possibly negative axis for `rank`.
-  FailureOr<int64_t> normAxis(NodeCtx &n, int64_t axis, int64_t rank) {
-    if (axis < -rank || axis >= std::max<int64_t>(rank, 1)) {
-      (void)fail(n,
-                 formatv("axis {0} is out of range for rank {1}", axis, rank));
+  /// The one place an axis (or a perm entry) from the model is checked:
+  /// `axis` of `field` (the attribute or input naming it) for an operand of
+  /// `rank`, in [-rank, rank) with negative values counting from the end.
+  /// A rank-0 operand has no axis. With `inclusiveEnd` the range is
+  /// [-rank, rank] (Flatten's split point).
+  FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank, NodeCtx &n,
+                                   StringRef field, bool inclusiveEnd = false) {
+    int64_t hi = inclusiveEnd ? rank : rank - 1;
+    if (hi < 0) {
+      (void)fail(n, formatv("{0} = {1}: the input has rank 0, which has no "
+                            "axis",
+                            field, axis));
+      return failure();
+    }
+    if (axis < -rank || axis > hi) {
+      (void)fail(n, formatv("{0} = {1} is out of range for rank {2} (valid: "
+                            "[{3}, {4}])",
+                            field, axis, rank, -rank, hi));
       return failure();
     }
     return axis < 0 ? axis + rank : axis;
+  }
+  /// Checks a shape the model asks for (`what` names it in the error).
+  LogicalResult checkShape(NodeCtx &n, ArrayRef<int64_t> shape,
+                           const Twine &what) {
+    std::string problem = shapeProblem(shape);
+    if (problem.empty())
+      return success();
+    return fail(n, what + " " + shapeStr(shape) + ": " + problem);
+  }
+  /// Whether a tensor of `shape` may be computed on the host at import time.
+  static bool foldable(ArrayRef<int64_t> shape) {
+    return numElements(shape) <= kMaxFoldedElements;
+  }
+  /// Fails unless a tensor of `shape` (`what`) may be computed on the host.
+  LogicalResult checkFoldable(NodeCtx &n, ArrayRef<int64_t> shape,
+                              const Twine &what) {
+    if (foldable(shape))
+      return success();
+    return fail(n, formatv("{0} of shape {1} ({2} elements) would be computed "
+                           "at import time; the limit is {3} (2^24) elements",
+                           what, shapeStr(shape), numElements(shape),
+                           kMaxFoldedElements)
+                       .str());
   }
   FailureOr<Tensor *> required(NodeCtx &n, size_t i) {
     if (Tensor *t = n.in(i))
@@ -375,6 +447,10 @@ private:
     (void)fail(n, "input " + Twine(i) + " is missing");
     return failure();
   }
+
+  /// Checks the node's outputs against the limits on tensors and on what
+  /// the import computes on the host in total.
+  LogicalResult checkOutputs(NodeCtx &n);
 
   /// Element-wise f32 op `opType` on equal-shaped f32 values.
   Value emitBinaryF32(StringRef opType, Value a, Value c, Location loc);
@@ -402,6 +478,9 @@ private:
   std::vector<WeightTensor> weights;
   llvm::StringSet<> weightNames;
   std::vector<std::shared_ptr<TensorData>> boundValues;
+  /// Constants counted against kMaxFoldedTotal (model data is not).
+  llvm::SmallPtrSet<const TensorData *, 16> counted;
+  int64_t foldedTotal = 0;
   SmallVector<std::string> argNames; // graph inputs, one per argument
   llvm::StringMap<int64_t> opsets;
 };
@@ -508,6 +587,28 @@ const OpRule *findRule(StringRef domain, StringRef opType, int64_t opset) {
 //===----------------------------------------------------------------------===//
 // Constants
 //===----------------------------------------------------------------------===//
+
+LogicalResult Importer::checkOutputs(NodeCtx &n) {
+  for (size_t i = 0; i < n.numOutputs(); ++i) {
+    auto it = tensors.find(n.node.output(i));
+    if (!n.outputUsed(i) || it == tensors.end())
+      continue;
+    const Tensor &t = it->second;
+    if (failed(checkShape(n, t.shape, "output '" + n.node.output(i) + "'")))
+      return failure();
+    // A Constant's data is the model's own; what nodes compute is counted.
+    if (!t.constant || !counted.insert(t.constant.get()).second ||
+        n.opType() == "Constant")
+      continue;
+    foldedTotal += numElements(t.constant->shape);
+    if (foldedTotal > kMaxFoldedTotal)
+      return fail(n, formatv("the constants computed at import time reach {0} "
+                             "elements; the limit is {1} (2^26)",
+                             foldedTotal, kMaxFoldedTotal)
+                         .str());
+  }
+  return success();
+}
 
 Value Importer::constantValue(const TensorData &d, Location loc) {
   RankedTensorType type = tensorType(d.shape, d.kind);
@@ -625,7 +726,7 @@ Importer::foldBinary(StringRef op, const TensorData &a, const TensorData &c) {
   if (a.kind != Kind::I64 || c.kind != Kind::I64)
     return std::nullopt;
   auto shape = llm::broadcastShapes(a.shape, c.shape);
-  if (failed(shape))
+  if (failed(shape) || !foldable(*shape))
     return std::nullopt;
   TensorData r;
   r.kind = Kind::I64;
@@ -636,17 +737,19 @@ Importer::foldBinary(StringRef op, const TensorData &a, const TensorData &c) {
   };
   for (int64_t i = 0; i < n; ++i) {
     int64_t x = a.i64[index(a, i)], y = c.i64[index(c, i)];
+    // int64 arithmetic wraps (two's complement), as onnxruntime's does.
+    uint64_t ux = x, uy = y;
     int64_t v;
     if (op == "Add")
-      v = x + y;
+      v = int64_t(ux + uy);
     else if (op == "Sub")
-      v = x - y;
+      v = int64_t(ux - uy);
     else if (op == "Mul")
-      v = x * y;
+      v = int64_t(ux * uy);
     else if (op == "Div") {
       if (y == 0)
         return std::nullopt;
-      v = x / y;
+      v = y == -1 ? int64_t(0 - ux) : x / y;
     } else if (op == "Max")
       v = std::max(x, y);
     else if (op == "Min")
@@ -781,7 +884,8 @@ LogicalResult Importer::softmax(NodeCtx &n) {
   // Before opset 13 the input is coerced to 2-D at `axis` (default 1) and
   // normalised over the flattened trailing part.
   bool coerce = n.opset < 13;
-  auto axis = normAxis(n, n.getInt("axis", coerce ? 1 : -1), rank);
+  auto axis = normalizeAxis(n.getInt("axis", coerce ? 1 : -1), rank, n,
+                            "attribute 'axis'");
   if (failed(axis))
     return failure();
   if (setIfEmpty(n, 0, (*x)->shape, Kind::F32))
@@ -822,7 +926,7 @@ LogicalResult Importer::layerNorm(NodeCtx &n) {
     return failure();
   SmallVector<int64_t> shape = (*x)->shape;
   int64_t rank = shape.size();
-  auto axis = normAxis(n, n.getInt("axis", -1), rank);
+  auto axis = normalizeAxis(n.getInt("axis", -1), rank, n, "attribute 'axis'");
   if (failed(axis))
     return failure();
   float eps = n.getFloat("epsilon", 1e-5f);
@@ -870,7 +974,7 @@ LogicalResult Importer::rmsNorm(NodeCtx &n) {
   if (failed(x) || failed(s))
     return failure();
   int64_t rank = (*x)->shape.size();
-  auto axis = normAxis(n, n.getInt("axis", -1), rank);
+  auto axis = normalizeAxis(n.getInt("axis", -1), rank, n, "attribute 'axis'");
   if (failed(axis))
     return failure();
   if (*axis != rank - 1)
@@ -1123,6 +1227,8 @@ LogicalResult Importer::einsum(NodeCtx &n) {
       perm.push_back(p2);
       v = transposeBy(v, perm, n.loc);
       int64_t d = sizes[term[p1]];
+      if (failed(checkFoldable(n, {d}, "the diagonal positions")))
+        return failure();
       SmallVector<int64_t> flat;
       for (char ch : rest)
         flat.push_back(sizes[ch]);
@@ -1263,7 +1369,7 @@ LogicalResult Importer::gather(NodeCtx &n) {
   int64_t rank = (*x)->shape.size();
   if (rank == 0)
     return fail(n, "data must have rank >= 1");
-  auto axis = normAxis(n, n.getInt("axis", 0), rank);
+  auto axis = normalizeAxis(n.getInt("axis", 0), rank, n, "attribute 'axis'");
   if (failed(axis))
     return failure();
   int64_t dim = (*x)->shape[*axis];
@@ -1272,6 +1378,8 @@ LogicalResult Importer::gather(NodeCtx &n) {
                                 (*x)->shape.begin() + *axis);
   outShape.append(idxShape.begin(), idxShape.end());
   outShape.append((*x)->shape.begin() + *axis + 1, (*x)->shape.end());
+  if (failed(checkShape(n, outShape, "the result")))
+    return failure();
   if ((*idx)->constant) {
     SmallVector<int64_t> flat;
     for (int64_t i : (*idx)->constant->i64) {
@@ -1280,7 +1388,7 @@ LogicalResult Importer::gather(NodeCtx &n) {
             n, formatv("index {0} is out of range for dimension {1}", i, dim));
       flat.push_back(i < 0 ? i + dim : i);
     }
-    if ((*x)->constant) {
+    if ((*x)->constant && foldable(outShape)) {
       setConstant(n, 0, gatherConstant(*(*x)->constant, *axis, flat, idxShape));
       return success();
     }
@@ -1351,7 +1459,7 @@ LogicalResult Importer::reshape(NodeCtx &n) {
     return failure();
   bool allowZero = n.getInt("allowzero", 0);
   SmallVector<int64_t> shape;
-  int64_t inferAt = -1, known = 1;
+  int64_t inferAt = -1;
   for (auto [i, d] : llvm::enumerate(*spec)) {
     if (d == 0 && !allowZero) {
       if (i >= (*x)->shape.size())
@@ -1361,16 +1469,19 @@ LogicalResult Importer::reshape(NodeCtx &n) {
     }
     if (d == -1) {
       if (inferAt >= 0)
-        return fail(n, "shape has more than one -1");
+        return fail(n, formatv("shape[{0}] is a second -1 (shape {1})", i,
+                               shapeStr(*spec)));
       inferAt = i;
       shape.push_back(1);
       continue;
     }
     if (d < 0)
-      return fail(n, "invalid shape entry " + Twine(d));
-    known *= d;
+      return fail(n, formatv("shape[{0}] = {1} is invalid", i, d));
     shape.push_back(d);
   }
+  if (failed(checkShape(n, shape, "the input 'shape'")))
+    return failure();
+  int64_t known = numElements(shape);
   int64_t total = numElements((*x)->shape);
   if (inferAt >= 0) {
     if (known == 0 || total % known)
@@ -1415,8 +1526,8 @@ LogicalResult Importer::squeeze(NodeCtx &n) {
       return fail(n, "axes are required");
     int64_t outRank = in.size() + axes.size();
     SmallVector<bool> isNew(outRank, false);
-    for (int64_t a : axes) {
-      auto na = normAxis(n, a, outRank);
+    for (auto [i, a] : llvm::enumerate(axes)) {
+      auto na = normalizeAxis(a, outRank, n, "axes[" + std::to_string(i) + "]");
       if (failed(na))
         return failure();
       if (isNew[*na])
@@ -1432,8 +1543,9 @@ LogicalResult Importer::squeeze(NodeCtx &n) {
       for (auto [i, d] : llvm::enumerate(in))
         drop[i] = d == 1;
     }
-    for (int64_t a : axes) {
-      auto na = normAxis(n, a, in.size());
+    for (auto [i, a] : llvm::enumerate(axes)) {
+      auto na =
+          normalizeAxis(a, in.size(), n, "axes[" + std::to_string(i) + "]");
       if (failed(na))
         return failure();
       if (in[*na] != 1)
@@ -1457,15 +1569,13 @@ LogicalResult Importer::flatten(NodeCtx &n) {
   if (failed(x))
     return failure();
   int64_t rank = (*x)->shape.size();
-  int64_t axis = n.getInt("axis", 1);
-  if (axis < -rank || axis > rank)
-    return fail(n,
-                formatv("axis {0} is out of range for rank {1}", axis, rank));
-  if (axis < 0)
-    axis += rank;
+  auto axis = normalizeAxis(n.getInt("axis", 1), rank, n, "attribute 'axis'",
+                            /*inclusiveEnd=*/true);
+  if (failed(axis))
+    return failure();
   ArrayRef<int64_t> s = (*x)->shape;
-  SmallVector<int64_t> out = {numElements(s.take_front(axis)),
-                              numElements(s.drop_front(axis))};
+  SmallVector<int64_t> out = {numElements(s.take_front(*axis)),
+                              numElements(s.drop_front(*axis))};
   Tensor r = reshaped(**x, out);
   if (!r.constant)
     r.value = reshapeTo(materialize(**x, n.loc), out, n.loc);
@@ -1488,8 +1598,8 @@ LogicalResult Importer::transpose(NodeCtx &n) {
   if (int64_t(perm.size()) != rank)
     return fail(n, "perm has " + Twine(perm.size()) + " entries for rank " +
                        Twine(rank));
-  for (int64_t &p : perm) {
-    auto np = normAxis(n, p, rank);
+  for (auto [i, p] : llvm::enumerate(perm)) {
+    auto np = normalizeAxis(p, rank, n, "perm[" + std::to_string(i) + "]");
     if (failed(np))
       return failure();
     if (seen[*np])
@@ -1514,7 +1624,7 @@ LogicalResult Importer::concat(NodeCtx &n) {
       return fail(n, "input " + Twine(i) + " is missing");
   Tensor &first = *n.in(0);
   int64_t rank = first.shape.size();
-  auto axis = normAxis(n, n.getInt("axis", 0), rank);
+  auto axis = normalizeAxis(n.getInt("axis", 0), rank, n, "attribute 'axis'");
   if (failed(axis))
     return failure();
   SmallVector<int64_t> out = first.shape;
@@ -1528,10 +1638,13 @@ LogicalResult Importer::concat(NodeCtx &n) {
       if (d != *axis && t.shape[d] != first.shape[d])
         return fail(n, "input " + Twine(i) + " shape " + shapeStr(t.shape) +
                            " does not match " + shapeStr(first.shape));
-    out[*axis] += t.shape[*axis];
+    out[*axis] = checkedAdd(out[*axis], t.shape[*axis])
+                     .value_or(std::numeric_limits<int64_t>::max());
     allConst &= bool(t.constant) && !t.initializer;
   }
-  if (allConst) {
+  if (failed(checkShape(n, out, "the result")))
+    return failure();
+  if (allConst && foldable(out)) {
     // Fold (shape vectors): interleave the inputs' slabs along the axis.
     TensorData r;
     r.kind = first.kind;
@@ -1573,7 +1686,7 @@ LogicalResult Importer::split(NodeCtx &n) {
   if (failed(x))
     return failure();
   int64_t rank = (*x)->shape.size();
-  auto axis = normAxis(n, n.getInt("axis", 0), rank);
+  auto axis = normalizeAxis(n.getInt("axis", 0), rank, n, "attribute 'axis'");
   if (failed(axis))
     return failure();
   int64_t dim = (*x)->shape[*axis];
@@ -1590,6 +1703,10 @@ LogicalResult Importer::split(NodeCtx &n) {
                                   : int64_t(n.numOutputs());
     if (parts <= 0)
       return fail(n, "no outputs");
+    if (parts != int64_t(n.numOutputs()))
+      return fail(n, formatv("attribute 'num_outputs' = {0} but the node has "
+                             "{1} outputs",
+                             parts, n.numOutputs()));
     // Opset 18: the last chunk is smaller when the split is uneven.
     int64_t chunk = (dim + parts - 1) / parts;
     if (n.opset < 18 && dim % parts)
@@ -1603,10 +1720,10 @@ LogicalResult Importer::split(NodeCtx &n) {
     return fail(n, formatv("{0} split sizes for {1} outputs", sizes.size(),
                            n.numOutputs()));
   int64_t sum = 0;
-  for (int64_t s : sizes) {
+  for (auto [i, s] : llvm::enumerate(sizes)) {
     if (s < 0)
-      return fail(n, "negative split size");
-    sum += s;
+      return fail(n, formatv("split[{0}] = {1} is negative", i, s));
+    sum = checkedAdd(sum, s).value_or(std::numeric_limits<int64_t>::max());
   }
   if (sum != dim)
     return fail(
@@ -1662,12 +1779,13 @@ LogicalResult Importer::slice(NodeCtx &n) {
     return fail(n, "starts, ends, axes and steps differ in length");
   Tensor cur = **x;
   for (size_t i = 0; i < axes.size(); ++i) {
-    auto axis = normAxis(n, axes[i], rank);
+    auto axis =
+        normalizeAxis(axes[i], rank, n, "axes[" + std::to_string(i) + "]");
     if (failed(axis))
       return failure();
     int64_t dim = cur.shape[*axis], step = steps[i];
     if (step == 0)
-      return fail(n, "step 0");
+      return fail(n, formatv("steps[{0}] is 0", i));
     // ONNX clamping: starts/ends are clamped to [0, dim] for positive
     // steps and [-1, dim - 1] for negative ones, after adding dim to
     // negative values.
@@ -1678,11 +1796,21 @@ LogicalResult Importer::slice(NodeCtx &n) {
                       : std::clamp<int64_t>(v, -1, dim - 1);
     };
     int64_t s = clampIdx((*starts)[i]), e = clampIdx((*ends)[i]);
-    SmallVector<int64_t> idx;
-    for (int64_t j = s; step > 0 ? j < e : j > e; j += step)
-      idx.push_back(j);
+    // |step| beyond dim takes one element, as dim + 1 does (no overflow).
+    int64_t mag = std::min<uint64_t>(
+        step > 0 ? uint64_t(step) : 0 - uint64_t(step), uint64_t(dim) + 1);
+    int64_t span = step > 0 ? e - s : s - e;
+    int64_t count = span > 0 ? (span - 1) / mag + 1 : 0;
     SmallVector<int64_t> shape = cur.shape;
-    shape[*axis] = idx.size();
+    shape[*axis] = count;
+    bool contiguous = step == 1;
+    if (!contiguous &&
+        failed(checkFoldable(n, {count}, "the positions of a strided slice")))
+      return failure();
+    SmallVector<int64_t> idx;
+    if (!contiguous || (cur.constant && !cur.initializer))
+      for (int64_t j = 0; j < count; ++j)
+        idx.push_back(s + j * (step > 0 ? mag : -mag));
     Tensor next;
     next.kind = cur.kind;
     next.shape = shape;
@@ -1694,13 +1822,13 @@ LogicalResult Importer::slice(NodeCtx &n) {
     } else if (cur.constant && !cur.initializer) {
       next.constant = std::make_shared<TensorData>(
           gatherConstant(*cur.constant, *axis, idx, {int64_t(idx.size())}));
-    } else if (int64_t(idx.size()) == dim && step == 1) {
+    } else if (count == dim && contiguous) {
       next = cur;
-    } else if (step == 1) {
+    } else if (contiguous) {
       next.value = llm::SliceOp::create(
           b, n.loc, tensorType(shape, cur.kind), materialize(cur, n.loc),
           b.getI64IntegerAttr(*axis), b.getI64IntegerAttr(s),
-          b.getI64IntegerAttr(idx.size()));
+          b.getI64IntegerAttr(count));
     } else {
       // Strided or reversed: a gather with the constant positions.
       TensorData d;
@@ -1722,7 +1850,7 @@ LogicalResult Importer::expand(NodeCtx &n) {
   if (failed(x))
     return failure();
   auto spec = intsInput(n, 1, "shape");
-  if (failed(spec))
+  if (failed(spec) || failed(checkShape(n, *spec, "the input 'shape'")))
     return failure();
   auto shape = llm::broadcastShapes((*x)->shape, *spec);
   if (failed(shape))
@@ -1749,11 +1877,19 @@ LogicalResult Importer::tile(NodeCtx &n) {
   for (int64_t a = 0; a < rank; ++a) {
     if ((*reps)[a] < 0)
       return fail(n, formatv("repeats[{0}] = {1} is negative", a, (*reps)[a]));
-    outShape.push_back((*x)->shape[a] * (*reps)[a]);
+    auto d = checkedMul((*x)->shape[a], (*reps)[a]);
+    if (!d)
+      return fail(n, formatv("repeats[{0}] = {1} times dimension {2} "
+                             "overflows int64",
+                             a, (*reps)[a], (*x)->shape[a]));
+    outShape.push_back(*d);
   }
+  if (failed(checkShape(n, outShape, "the result")))
+    return failure();
   if (setIfEmpty(n, 0, outShape, (*x)->kind))
     return success();
-  if ((*x)->constant && (*x)->kind != Kind::F32 && !(*x)->initializer) {
+  if ((*x)->constant && (*x)->kind != Kind::F32 && !(*x)->initializer &&
+      foldable(outShape)) {
     // Integer shape arithmetic: out[i] = x[i mod shape].
     TensorData r;
     r.kind = (*x)->kind;
@@ -1814,7 +1950,7 @@ LogicalResult Importer::scatterElements(NodeCtx &n) {
                        shapeStr((*upd)->shape) +
                        " must have the same shape, of data's rank " +
                        std::to_string(rank));
-  auto axis = normAxis(n, n.getInt("axis", 0), rank);
+  auto axis = normalizeAxis(n.getInt("axis", 0), rank, n, "attribute 'axis'");
   if (failed(axis))
     return failure();
   for (int64_t a = 0; a < rank; ++a)
@@ -1828,6 +1964,8 @@ LogicalResult Importer::scatterElements(NodeCtx &n) {
       reduction != "max" && reduction != "min")
     return fail(n, "unknown reduction '" + reduction + "'");
   int64_t m = dShape[*axis];
+  if (failed(checkFoldable(n, {m}, "the positions along the axis")))
+    return failure();
   if (setIfEmpty(n, 0, dShape, (*x)->kind))
     return success();
   if (numElements(sShape) == 0) {
@@ -2062,6 +2200,8 @@ LogicalResult Importer::nonzero(NodeCtx &n) {
   if ((*x)->constant) {
     SmallVector<int64_t> pos = positions(*(*x)->constant);
     int64_t count = pos.size();
+    if (failed(checkFoldable(n, {rank, count}, "the result")))
+      return failure();
     TensorData d;
     d.kind = Kind::I64;
     d.shape = {rank, count};
@@ -2129,7 +2269,8 @@ LogicalResult Importer::where(NodeCtx &n) {
   if (setIfEmpty(n, 0, *shape, (*x)->kind))
     return success();
   if ((*c)->constant && (*x)->constant && (*y)->constant &&
-      (*x)->kind != Kind::F32 && !(*x)->initializer && !(*y)->initializer) {
+      (*c)->kind != Kind::F32 && (*x)->kind != Kind::F32 &&
+      !(*x)->initializer && !(*y)->initializer && foldable(*shape)) {
     TensorData r;
     r.kind = (*x)->kind;
     r.shape.assign(shape->begin(), shape->end());
@@ -2162,7 +2303,7 @@ LogicalResult Importer::compare(NodeCtx &n) {
     return success();
   StringRef op = n.opType();
   if ((*a)->constant && (*c)->constant && (*a)->kind != Kind::F32 &&
-      (*c)->kind != Kind::F32) {
+      (*c)->kind != Kind::F32 && foldable(*shape)) {
     // Integer comparisons on shapes (torch.onnx's Expand/Reshape guards).
     TensorData r;
     r.kind = Kind::I1;
@@ -2287,7 +2428,7 @@ LogicalResult Importer::castElements(NodeCtx &n) {
     bound = std::make_shared<TensorData>(*(*x)->bound);
     if (bound->kind == Kind::F32 && *k != Kind::F32)
       for (float f : bound->f32)
-        bound->i64.push_back(int64_t(f));
+        bound->i64.push_back(truncateToInt64(f));
     else if (bound->kind != Kind::F32 && *k == Kind::F32)
       for (int64_t i : bound->i64)
         bound->f32.push_back(float(i));
@@ -2368,8 +2509,8 @@ LogicalResult Importer::reduce(NodeCtx &n) {
     for (int64_t i = 0; i < rank; ++i)
       axes.push_back(i);
   }
-  for (int64_t &a : axes) {
-    auto na = normAxis(n, a, rank);
+  for (auto [i, a] : llvm::enumerate(axes)) {
+    auto na = normalizeAxis(a, rank, n, "axes[" + std::to_string(i) + "]");
     if (failed(na))
       return failure();
     a = *na;
@@ -2392,6 +2533,12 @@ LogicalResult Importer::reduce(NodeCtx &n) {
                    : op == "ReduceMin"  ? INFINITY
                    : op == "ReduceMean" ? NAN
                                         : 0.0;
+    if (resultKind != Kind::F32 && !std::isfinite(ident))
+      ident = 0;
+    if (!foldable(outShape)) {
+      setValue(n, 0, splatConstant(outShape, resultKind, ident, n.loc));
+      return success();
+    }
     TensorData d;
     d.kind = resultKind;
     d.shape = outShape;
@@ -2423,7 +2570,7 @@ LogicalResult Importer::topk(NodeCtx &n) {
   if (kv->size() != 1)
     return fail(n, "K must have one element");
   int64_t rank = (*x)->shape.size();
-  auto axis = normAxis(n, n.getInt("axis", -1), rank);
+  auto axis = normalizeAxis(n.getInt("axis", -1), rank, n, "attribute 'axis'");
   if (failed(axis))
     return failure();
   int64_t k = (*kv)[0];
@@ -2452,7 +2599,7 @@ LogicalResult Importer::cumsum(NodeCtx &n) {
     return failure();
   if (ax->size() != 1)
     return fail(n, "axis must have one element");
-  auto axis = normAxis(n, (*ax)[0], (*x)->shape.size());
+  auto axis = normalizeAxis((*ax)[0], (*x)->shape.size(), n, "input 'axis'");
   if (failed(axis))
     return failure();
   Kind k = (*x)->kind == Kind::I1 ? Kind::I64 : (*x)->kind;
@@ -2485,6 +2632,8 @@ LogicalResult Importer::trilu(NodeCtx &n) {
     return success();
   bool upper = n.getInt("upper", 1);
   int64_t rows = shape[shape.size() - 2], cols = shape.back();
+  if (failed(checkFoldable(n, {rows, cols}, "the mask")))
+    return failure();
   // Keep element (i, j) when j - i >= k (upper) or j - i <= k (lower).
   TensorData mask;
   mask.kind = Kind::I1;
@@ -2530,7 +2679,8 @@ LogicalResult Importer::constantOfShape(NodeCtx &n) {
     return failure();
   TensorData d;
   d.kind = Kind::F32;
-  double value = 0;
+  float fvalue = 0;
+  int64_t ivalue = 0;
   if (const auto *a = n.attr("value")) {
     auto t = decodeTensor(a->t(), baseDir, path, "attribute value of node");
     if (!t)
@@ -2538,16 +2688,19 @@ LogicalResult Importer::constantOfShape(NodeCtx &n) {
     if (numElements(t->data.shape) != 1)
       return fail(n, "value must have one element");
     d.kind = t->data.kind;
-    value = t->data.kind == Kind::F32 ? t->data.f32[0] : t->data.i64[0];
+    if (d.kind == Kind::F32)
+      fvalue = t->data.f32[0];
+    else
+      ivalue = t->data.i64[0];
   }
-  for (int64_t s : *spec)
-    if (s < 0)
-      return fail(n, "negative dimension in shape");
+  if (failed(checkShape(n, *spec, "the input 'shape'")) ||
+      failed(checkFoldable(n, *spec, "the result")))
+    return failure();
   d.shape.assign(spec->begin(), spec->end());
   if (d.kind == Kind::F32)
-    d.f32.assign(numElements(d.shape), float(value));
+    d.f32.assign(numElements(d.shape), fvalue);
   else
-    d.i64.assign(numElements(d.shape), int64_t(value));
+    d.i64.assign(numElements(d.shape), ivalue);
   setConstant(n, 0, std::move(d));
   return success();
 }
@@ -2563,6 +2716,9 @@ LogicalResult Importer::range(NodeCtx &n) {
     args.push_back(*c);
   }
   Kind k = args[0]->kind;
+  if (k == Kind::I1 || args[1]->kind != k || args[2]->kind != k)
+    return fail(n, "start, limit and delta must all be integers or all be "
+                   "floats");
   auto scalar = [&](const TensorData *d) {
     return d->kind == Kind::F32 ? double(d->f32[0]) : double(d->i64[0]);
   };
@@ -2570,16 +2726,27 @@ LogicalResult Importer::range(NodeCtx &n) {
          delta = scalar(args[2]);
   if (delta == 0)
     return fail(n, "delta is 0");
-  int64_t count =
-      std::max<int64_t>(int64_t(std::ceil((limit - start) / delta)), 0);
+  // Checked in double before any conversion: NaN, infinities and counts
+  // beyond int64 are caught by the same comparison.
+  double count = std::max(std::ceil((limit - start) / delta), 0.0);
+  if (!(count <= double(kMaxFoldedElements)))
+    return fail(n, formatv("the result has {0:F0} elements; the limit of a "
+                           "tensor computed at import time is {1} (2^24)",
+                           count, kMaxFoldedElements)
+                       .str());
   TensorData d;
   d.kind = k;
-  d.shape = {count};
-  for (int64_t i = 0; i < count; ++i) {
-    if (k == Kind::F32)
+  d.shape = {int64_t(count)};
+  for (int64_t i = 0; i < d.shape[0]; ++i) {
+    if (k == Kind::F32) {
       d.f32.push_back(float(args[0]->f32[0] + float(i) * args[2]->f32[0]));
-    else
-      d.i64.push_back(args[0]->i64[0] + i * args[2]->i64[0]);
+      continue;
+    }
+    auto step = checkedMul(i, args[2]->i64[0]);
+    auto v = step ? checkedAdd(args[0]->i64[0], *step) : std::nullopt;
+    if (!v)
+      return fail(n, formatv("element {0} overflows int64", i));
+    d.i64.push_back(*v);
   }
   setConstant(n, 0, std::move(d));
   return success();
@@ -2633,7 +2800,8 @@ LogicalResult Importer::dequantize(NodeCtx &n) {
   auto expandParam = [&](Tensor &t) -> Value {
     Value v = asF32(t, n.loc);
     if (t.shape.size() == 1 && rank > 0 && numElements(t.shape) != 1) {
-      auto axis = normAxis(n, n.getInt("axis", 1), rank);
+      auto axis =
+          normalizeAxis(n.getInt("axis", 1), rank, n, "attribute 'axis'");
       if (failed(axis))
         return Value();
       SmallVector<int64_t> bshape(rank, 1);
@@ -2678,7 +2846,8 @@ LogicalResult Importer::quantize(NodeCtx &n) {
   auto expandParam = [&](Tensor &t) -> Value {
     Value v = asF32(t, n.loc);
     if (t.shape.size() == 1 && rank > 0 && numElements(t.shape) != 1) {
-      auto axis = normAxis(n, n.getInt("axis", 1), rank);
+      auto axis =
+          normalizeAxis(n.getInt("axis", 1), rank, n, "attribute 'axis'");
       if (failed(axis))
         return Value();
       SmallVector<int64_t> bshape(rank, 1);
@@ -2795,6 +2964,8 @@ LogicalResult Importer::rotaryEmbedding(NodeCtx &n) {
   };
   Value x1, x2;
   if (interleaved) {
+    if (failed(checkFoldable(n, {half}, "the even/odd positions")))
+      return failure();
     TensorData even, odd;
     even.kind = odd.kind = Kind::I64;
     even.shape = odd.shape = {half};
@@ -2921,6 +3092,8 @@ LogicalResult Importer::attention(NodeCtx &n) {
   }
   if (n.getInt("is_causal", 0)) {
     // Query i sees keys j <= i (upper-left aligned, as without a past).
+    if (failed(checkFoldable(n, {lq, lk}, "the causal mask")))
+      return failure();
     TensorData tri;
     tri.kind = Kind::I1;
     tri.shape = {lq, lk};
@@ -2969,7 +3142,7 @@ Expected<ImportedModel> Importer::run() {
     };
     std::vector<Miss> misses;
     for (const auto &node : g.node()) {
-      StringRef domain = node.domain() == "ai.onnx" ? "" : node.domain();
+      StringRef domain = defaultDomain(node.domain());
       int64_t opset = opsets.lookup(domain);
       if (findRule(domain, node.op_type(), opset))
         continue;
@@ -3033,6 +3206,7 @@ Expected<ImportedModel> Importer::run() {
     else
       tensor.constant = std::shared_ptr<const TensorData>(
           std::shared_ptr<const TensorData>(), &init.data);
+    counted.insert(&init.data);
     tensors[t.name()] = std::move(tensor);
   }
   if (g.sparse_initializer_size())
@@ -3069,6 +3243,12 @@ Expected<ImportedModel> Importer::run() {
     bool symbolic = !tt.has_shape();
     for (const auto &dim : tt.shape().dim()) {
       bool fixed = dim.has_dim_value();
+      if (fixed && dim.dim_value() < 0)
+        return makeError(formatv("{0}: graph input '{1}': dimension {2} is "
+                                 "{3}; dimensions must be non-negative",
+                                 path, in.name(), declared.size(),
+                                 dim.dim_value())
+                             .str());
       symbolic |= !fixed;
       declared.push_back(fixed ? dim.dim_value() : -1);
       params.push_back(fixed ? "" : dim.dim_param());
@@ -3134,6 +3314,9 @@ Expected<ImportedModel> Importer::run() {
                                  shape[i], in.name(), i)
                              .str());
     }
+    if (std::string problem = shapeProblem(shape); !problem.empty())
+      return makeError(path + ": graph input '" + in.name() + "': shape " +
+                       shapeStr(shape) + ": " + problem);
     argTypes.push_back(tensorType(shape, *kind));
     argNames.push_back(in.name());
     argOnnxTypes.push_back(tt.elem_type());
@@ -3203,7 +3386,7 @@ Expected<ImportedModel> Importer::run() {
   llvm::StringSet<> produced;
 
   for (const auto &node : g.node()) {
-    StringRef domain = node.domain() == "ai.onnx" ? "" : node.domain();
+    StringRef domain = defaultDomain(node.domain());
     int64_t opset = opsets.lookup(domain);
     const OpRule *rule = findRule(domain, node.op_type(), opset);
     std::string label = nodeLabel(node);
@@ -3232,7 +3415,8 @@ Expected<ImportedModel> Importer::run() {
                                  path, label, node.op_type(), out)
                              .str());
     current = &node;
-    if (failed((this->*rule->handler)(n)) || !error.empty()) {
+    if (failed((this->*rule->handler)(n)) || failed(checkOutputs(n)) ||
+        !error.empty()) {
       if (error.empty())
         error = formatv("{0}: node '{1}' ({2}): import failed", path, label,
                         node.op_type());

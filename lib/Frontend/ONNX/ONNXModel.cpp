@@ -16,6 +16,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -56,6 +57,30 @@ std::optional<TensorData::Kind> pimc::onnx::kindOf(int32_t elemType) {
   default:
     return std::nullopt;
   }
+}
+
+int64_t pimc::onnx::shapeExtent(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    if (MulOverflow(n, std::max<int64_t>(d, 1), n))
+      return std::numeric_limits<int64_t>::max();
+  return n;
+}
+
+std::string pimc::onnx::shapeProblem(ArrayRef<int64_t> shape) {
+  for (auto [i, d] : enumerate(shape))
+    if (d < 0)
+      return formatv("dimension {0} is {1}; dimensions must be non-negative", i,
+                     d);
+  if (int64_t(shape.size()) > kMaxRank)
+    return formatv("rank {0} is above the limit of {1} dimensions",
+                   shape.size(), kMaxRank);
+  if (shapeExtent(shape) > kMaxTensorElements)
+    return formatv("the dimensions multiply out to more than {0} (2^40) "
+                   "elements, the limit of a tensor (a zero-sized dimension "
+                   "counts as 1)",
+                   kMaxTensorElements);
+  return "";
 }
 
 static unsigned storedSize(int32_t elemType) {
@@ -170,15 +195,14 @@ Expected<DecodedTensor> pimc::onnx::decodeTensor(const ::onnx::TensorProto &t,
   if (!kind)
     return err("element type " + d.data.onnxType + " is not supported");
   d.data.kind = *kind;
+  d.data.shape.assign(t.dims().begin(), t.dims().end());
+  std::string problem = shapeProblem(d.data.shape);
+  if (!problem.empty())
+    return err("dims: " + problem);
+  // Within the extent limit: no overflow in the count or the byte size.
   int64_t count = 1;
-  for (int64_t dim : t.dims()) {
-    if (dim < 0)
-      return err("negative dimension " + Twine(dim));
-    if (dim != 0 && count > std::numeric_limits<int64_t>::max() / dim)
-      return err("element count overflows");
+  for (int64_t dim : d.data.shape)
     count *= dim;
-    d.data.shape.push_back(dim);
-  }
   if (t.has_segment())
     return err("segmented tensors are not supported");
   unsigned elemSize = storedSize(t.data_type());
@@ -234,7 +258,8 @@ Expected<DecodedTensor> pimc::onnx::decodeTensor(const ::onnx::TensorProto &t,
     if (uint64_t(offset) > fileSize || uint64_t(length) > fileSize - offset)
       return err(formatv("external data [{0}, {1}) is outside '{2}' ({3} "
                          "bytes)",
-                         offset, offset + length, path, fileSize));
+                         offset, uint64_t(offset) + uint64_t(length), path,
+                         fileSize));
     const uint8_t *bytes =
         reinterpret_cast<const uint8_t *>(mapped->getBufferStart()) + offset;
     d.raw.assign(bytes, bytes + length);

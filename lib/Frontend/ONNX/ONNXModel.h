@@ -37,6 +37,26 @@ struct DecodedTensor {
   std::vector<uint8_t> raw;
 };
 
+/// Limits on what a model may ask of the importer (docs/onnx-importer.md,
+/// "Limits"). A tensor has at most kMaxRank dimensions, each non-negative,
+/// whose product, a zero-sized dimension counted as 1 (so that no partial
+/// product of a shape overflows), is at most kMaxTensorElements (as the FX
+/// importer's meta check).
+constexpr int64_t kMaxRank = 64;
+constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
+/// The largest tensor one node may compute on the host at import time
+/// (ConstantOfShape, Range, folded shape arithmetic, masks and index
+/// tables), and the most elements all nodes together may compute.
+constexpr int64_t kMaxFoldedElements = int64_t(1) << 24;
+constexpr int64_t kMaxFoldedTotal = int64_t(1) << 26;
+
+/// The product of `shape`'s dimensions with 0 counted as 1, saturated at
+/// INT64_MAX.
+int64_t shapeExtent(llvm::ArrayRef<int64_t> shape);
+/// Why `shape` breaks the limits above (a negative dimension, too many
+/// dimensions or elements), or "" when it does not.
+std::string shapeProblem(llvm::ArrayRef<int64_t> shape);
+
 /// External data files, each mapped once per import.
 using ExternalFiles = llvm::StringMap<std::unique_ptr<llvm::MemoryBuffer>>;
 
