@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "RunCommand.h"
+#include "Targets.h"
 
 #include "pimc/Runtime/Device.h"
 #include "pimc/Runtime/Report.h"
@@ -245,13 +246,11 @@ int run(const Options &o) {
   // The target: --target, or targets/<program target>.json.
   std::string targetPath = o.target;
   if (targetPath.empty()) {
-    SmallString<128> guess("targets");
-    sys::path::append(guess, program->target.name + ".json");
-    if (!sys::fs::exists(guess))
-      return fail(formatv("no --target given and '{0}' (the target '{1}' the "
-                          "program was compiled for) does not exist",
-                          guess, program->target.name));
-    targetPath = guess.str().str();
+    Expected<std::string> found = findTarget(program->target.name);
+    if (!found)
+      return fail(
+          formatv("no --target given: {0}", toString(found.takeError())));
+    targetPath = *found;
   }
   auto targetBytes = MemoryBuffer::getFile(targetPath, /*IsText=*/true);
   if (!targetBytes)

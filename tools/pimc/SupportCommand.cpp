@@ -11,15 +11,16 @@
 //
 //===----------------------------------------------------------------------===//
 #include "SupportCommand.h"
+#include "Targets.h"
 
 #include "pimc/Backend/Backend.h"
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
+#include "pimc/Dialect/LLM/Transforms/Passes.h"
 #include "pimc/Dialect/PIM/IR/PIMDialect.h"
+#include "pimc/Frontend/FX/FXImporter.h"
 #include "pimc/Frontend/HF/HFConfig.h"
 #include "pimc/Frontend/HF/HFImporter.h"
-#include "pimc/Frontend/FX/FXImporter.h"
 #include "pimc/Frontend/ONNX/ONNXImporter.h"
-#include "pimc/Dialect/LLM/Transforms/Passes.h"
 
 #include "pimsim/Target.h"
 
@@ -71,7 +72,8 @@ cannot be read at all.
 
 OPTIONS:
   --target <file>   Target description for the backend columns
-                    (default: targets/hbm3-pim.json)
+                    (default: hbm3-pim from ./targets, $PIMC_TARGETS_DIR
+                    or pimc's source tree)
   --json            Print the report as JSON
   -o <file>         Write the report to a file instead of stdout
   --example-inputs <file>
@@ -88,8 +90,8 @@ int fail(const Twine &msg) {
 }
 
 struct Options {
-  std::string input, target = "targets/hbm3-pim.json", output = "-";
-  std::string exampleInputs; // ONNX: pimc import --example-inputs
+  std::string input, target, output = "-"; // target "": findTarget
+  std::string exampleInputs;               // ONNX: pimc import --example-inputs
   bool json = false;
 };
 
@@ -171,8 +173,8 @@ void analyzeModule(mlir::ModuleOp module, const pimsim::Target &target,
   mlir::MLIRContext &ctx = *module.getContext();
   std::map<std::string, OpRow> rows;
   auto forward = module.lookupSymbol<mlir::func::FuncOp>("forward");
-  mlir::Operation *scope = forward ? forward.getOperation()
-                                   : module.getOperation();
+  mlir::Operation *scope =
+      forward ? forward.getOperation() : module.getOperation();
   scope->walk([&](mlir::Operation *op) {
     if (!isa<llm::LLMDialect>(op->getDialect()))
       return;
@@ -188,9 +190,8 @@ void analyzeModule(mlir::ModuleOp module, const pimsim::Target &target,
   backend::BackendOptions options;
   options.targetName = target.name;
   mlir::OwningOpRef<mlir::ModuleOp> clone(module.clone());
-  auto dispatchDiags = captureDiagnostics(ctx, [&] {
-    (void)backend::annotateDispatch(*clone, target, options);
-  });
+  auto dispatchDiags = captureDiagnostics(
+      ctx, [&] { (void)backend::annotateDispatch(*clone, target, options); });
   if (auto fwd = clone->lookupSymbol<mlir::func::FuncOp>("forward"))
     fwd.walk([&](mlir::Operation *op) {
       auto it = rows.find(op->getName().getStringRef().str());
@@ -215,9 +216,8 @@ void analyzeModule(mlir::ModuleOp module, const pimsim::Target &target,
       report.compiles = succeeded(backend::lowerToPIM(*clone, target, options));
     });
     if (!report.compiles)
-      report.compileError = lowerDiags.empty()
-                                ? "the PIM lowering failed"
-                                : lowerDiags.front().first;
+      report.compileError = lowerDiags.empty() ? "the PIM lowering failed"
+                                               : lowerDiags.front().first;
   } else {
     report.compileError = dispatchDiags.front().first;
   }
@@ -293,8 +293,8 @@ Error analyzeONNX(mlir::MLIRContext &ctx, StringRef path, Report &report,
   if (!weightsPath.empty())
     sys::fs::remove(weightsPath);
   if (!report.raised)
-    report.importError = "llm-raise failed" +
-                         (diags.empty() ? "" : ": " + diags.front().first);
+    report.importError =
+        "llm-raise failed" + (diags.empty() ? "" : ": " + diags.front().first);
   module = std::move(model->module);
   return Error::success();
 }
@@ -306,8 +306,8 @@ Error analyzeFX(mlir::MLIRContext &ctx, StringRef path, Report &report,
                 std::unique_ptr<hf::WeightStore> &weights) {
   auto buf = MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buf)
-    return createStringError(path + ": cannot read: " +
-                             buf.getError().message());
+    return createStringError(path +
+                             ": cannot read: " + buf.getError().message());
   auto graph = fx::parseGraph((*buf)->getBuffer(), path);
   if (!graph)
     return graph.takeError();
@@ -326,8 +326,8 @@ Error analyzeFX(mlir::MLIRContext &ctx, StringRef path, Report &report,
       row.supported = supported.contains(op);
       if (!row.supported) {
         StringRef why = fx::unsupportedOpReason(op);
-        row.reason = why.empty() ? "no entry in the FX importer's op table"
-                                 : why.str();
+        row.reason =
+            why.empty() ? "no entry in the FX importer's op table" : why.str();
       }
       report.sourceOps.push_back(row);
     }
@@ -350,8 +350,8 @@ Error analyzeFX(mlir::MLIRContext &ctx, StringRef path, Report &report,
     report.raised = succeeded(llm::raiseGraph(*imported->module, weightFiles));
   });
   if (!report.raised)
-    report.importError = "llm-raise failed" +
-                         (diags.empty() ? "" : ": " + diags.front().first);
+    report.importError =
+        "llm-raise failed" + (diags.empty() ? "" : ": " + diags.front().first);
   module = std::move(imported->module);
   weights = std::move(imported->weights);
   return Error::success();
@@ -360,9 +360,8 @@ Error analyzeFX(mlir::MLIRContext &ctx, StringRef path, Report &report,
 json::Value toJSON(const Report &r) {
   json::Array features, ops, sourceOps;
   for (const SourceOpRow &row : r.sourceOps) {
-    json::Object o{{"name", row.name},
-                   {"count", row.count},
-                   {"supported", row.supported}};
+    json::Object o{
+        {"name", row.name}, {"count", row.count}, {"supported", row.supported}};
     if (!row.reason.empty())
       o["reason"] = row.reason;
     if (!row.note.empty())
@@ -424,9 +423,8 @@ void printText(const Report &r, raw_ostream &os) {
     }
   }
   if (!r.sourceOps.empty()) {
-    size_t bad = llvm::count_if(r.sourceOps, [](const SourceOpRow &row) {
-      return !row.supported;
-    });
+    size_t bad = llvm::count_if(
+        r.sourceOps, [](const SourceOpRow &row) { return !row.supported; });
     os << formatv("\nsource ops: {0} kinds, {1} unsupported by the importer\n",
                   r.sourceOps.size(), bad);
     for (const SourceOpRow &row : r.sourceOps)
@@ -520,6 +518,12 @@ int pimcSupportMain(int argc, char **argv) {
                 "directory, config.json, an FX graph .json, .onnx or .mlir)");
   if (!opt.exampleInputs.empty() && ext != ".onnx")
     return fail("--example-inputs applies to ONNX models (.onnx) only");
+  if (opt.target.empty()) {
+    Expected<std::string> found = findTarget(kDefaultTarget);
+    if (!found)
+      return fail(toString(found.takeError()));
+    opt.target = *found;
+  }
   auto target = pimsim::loadTarget(opt.target);
   if (!target)
     return fail(toString(target.takeError()));
@@ -543,9 +547,8 @@ int pimcSupportMain(int argc, char **argv) {
       return fail(toString(config.takeError()));
     report.modelType = config->modelType;
     report.features = config->features;
-    std::string dir = isConfigFile
-                          ? sys::path::parent_path(opt.input).str()
-                          : opt.input;
+    std::string dir =
+        isConfigFile ? sys::path::parent_path(opt.input).str() : opt.input;
     if (dir.empty())
       dir = ".";
     if (!config->fatal.empty()) {

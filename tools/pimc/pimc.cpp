@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "RunCommand.h"
 #include "SupportCommand.h"
+#include "Targets.h"
 #include "pimc/Backend/Backend.h"
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
 #include "pimc/Dialect/LLM/Transforms/Passes.h"
@@ -170,8 +171,9 @@ cl::opt<std::string> compileInput(cl::Positional, cl::sub(compileCmd),
                                   cl::Required);
 cl::opt<std::string> compileTarget(
     "target", cl::sub(compileCmd), cl::cat(pimcCategory),
-    cl::desc("Target description (default: targets/hbm3-pim.json)"),
-    cl::value_desc("target.json"), cl::init("targets/hbm3-pim.json"));
+    cl::desc("Target description (default: hbm3-pim, found in ./targets, "
+             "$PIMC_TARGETS_DIR or pimc's source tree)"),
+    cl::value_desc("target.json"));
 cl::opt<std::string>
     compileOutput("o", cl::sub(compileCmd), cl::cat(pimcCategory),
                   cl::desc("Output file (.pimb program; .mlir or text for "
@@ -653,11 +655,18 @@ int runCompile(mlir::MLIRContext &ctx) {
       compileTo != "program")
     return fail(formatv("--compile-to={0}: expected llm, pim, asm or program",
                         compileTo));
-  auto targetBuf = MemoryBuffer::getFile(compileTarget);
+  std::string targetPath = compileTarget;
+  if (targetPath.empty()) {
+    Expected<std::string> found = findTarget(kDefaultTarget);
+    if (!found)
+      return fail(toString(found.takeError()));
+    targetPath = *found;
+  }
+  auto targetBuf = MemoryBuffer::getFile(targetPath);
   if (!targetBuf)
-    return fail(formatv("cannot read target '{0}': {1}", compileTarget,
+    return fail(formatv("cannot read target '{0}': {1}", targetPath,
                         targetBuf.getError().message()));
-  auto target = pimsim::parseTarget((*targetBuf)->getBuffer(), compileTarget);
+  auto target = pimsim::parseTarget((*targetBuf)->getBuffer(), targetPath);
   if (!target)
     return fail(toString(target.takeError()));
 

@@ -155,7 +155,25 @@ public:
     }
     if (**i <= 0)
       return error(field, "must be positive, got " + Twine(**i));
+    if (std::optional<int64_t> max = geometryLimit(key); max && **i > *max)
+      return error(field, Twine(**i) + " exceeds pimc's limit " + Twine(*max) +
+                              " (far above any real model; a larger value "
+                              "would make the importer's work unbounded)");
     return **i;
+  }
+
+  /// Upper bounds on a model's geometry (docs/fuzzing.md): generous for
+  /// real models, small enough that loops and allocations over them stay
+  /// bounded before any tensor is checked.
+  static std::optional<int64_t> geometryLimit(StringRef key) {
+    return StringSwitch<std::optional<int64_t>>(key)
+        .Case("num_hidden_layers", 4096)
+        .Cases("hidden_size", "intermediate_size", int64_t(1) << 20)
+        .Cases("num_attention_heads", "num_key_value_heads", "head_dim",
+               int64_t(1) << 14)
+        .Case("vocab_size", int64_t(1) << 26)
+        .Case("max_position_embeddings", int64_t(1) << 30)
+        .Default(std::nullopt);
   }
 
   Expected<std::optional<double>>
@@ -591,18 +609,14 @@ Expected<ConfigSupport> analyzeConfigSupport(StringRef configPath) {
   if (!buf)
     return buf.takeError();
   ConfigSupport report;
+  // Unreadable input (not JSON, not an object) is an error, not a report.
   Expected<json::Value> parsed = pimc::parseJSON((*buf)->getBuffer());
-  if (!parsed) {
-    report.fatal =
-        (Twine(path) + ": not valid JSON: " + toString(parsed.takeError()))
-            .str();
-    return report;
-  }
+  if (!parsed)
+    return createStringError(
+        Twine(path) + ": not valid JSON: " + toString(parsed.takeError()));
   json::Object *rootPtr = parsed->getAsObject();
-  if (!rootPtr) {
-    report.fatal = (Twine(path) + ": top level is not a JSON object").str();
-    return report;
-  }
+  if (!rootPtr)
+    return createStringError(Twine(path) + ": top level is not a JSON object");
   json::Object root = *rootPtr;
   if (const json::Value *mt = root.get("model_type"))
     if (auto s = mt->getAsString())
@@ -624,8 +638,13 @@ Expected<ConfigSupport> analyzeConfigSupport(StringRef configPath) {
         },
         [&](const ErrorInfoBase &e) { message = e.message(); });
     std::string key = StringRef(field).split('.').first.split('[').first.str();
-    if (key.empty() || key == "model_type" || !root.get(key) ||
-        rejected.count(key)) {
+    if (rejected.count(key)) {
+      // A required key that was rejected (e.g. wrongly typed) is now
+      // missing: its reason stays the one already given.
+      report.fatal = rejected[key];
+      break;
+    }
+    if (key.empty() || key == "model_type" || !root.get(key)) {
       report.fatal = message;
       break;
     }

@@ -103,7 +103,8 @@ struct ConfigSupport {
 /// Every feature of a config.json, each honoured, without effect, or
 /// unsupported with the reason: the importer's own checks are run
 /// repeatedly, dropping each rejected key, so every problem is listed, not
-/// only the first. Errors only when the file cannot be read.
+/// only the first. Errors when the file cannot be read or is not a JSON
+/// object.
 llvm::Expected<ConfigSupport> analyzeConfigSupport(llvm::StringRef configPath);
 
 /// Parses and validates `<dir>/config.json` (or the given file). Errors
