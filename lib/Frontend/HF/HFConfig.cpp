@@ -168,8 +168,8 @@ public:
   static std::optional<int64_t> geometryLimit(StringRef key) {
     return StringSwitch<std::optional<int64_t>>(key)
         .Case("num_hidden_layers", 4096)
-        .Cases("hidden_size", "intermediate_size", int64_t(1) << 20)
-        .Cases("num_attention_heads", "num_key_value_heads", "head_dim",
+        .Cases({"hidden_size", "intermediate_size"}, int64_t(1) << 20)
+        .Cases({"num_attention_heads", "num_key_value_heads", "head_dim"},
                int64_t(1) << 14)
         .Case("vocab_size", int64_t(1) << 26)
         .Case("max_position_embeddings", int64_t(1) << 30)
