@@ -113,6 +113,10 @@ private:
 };
 
 Error writeJSON(StringRef path, json::Value value) {
+  if (std::optional<std::string> bad = nonFiniteField(value))
+    return createStringError(formatv("{0}: {1} is not a finite number; "
+                                     "refusing to write invalid JSON",
+                                     path, *bad));
   return writeToOutput(path, [&](raw_ostream &os) -> Error {
     os << formatv("{0:2}", value) << "\n";
     return Error::success();
