@@ -74,9 +74,10 @@
 // the previous one shifted by nREFI (IdleProbe), whole intervals up to the
 // next arrival are skipped at once: timers move by k * nREFI and the
 // interval's command counts are added k times, so an arrival at cycle
-// 10^12 costs a few intervals of work. A channel with queued requests that completes none for
-// 2^20 cycles is reported as livelocked: requests that need different rows
-// of the same banks can close each other's rows forever in this model.
+// 10^12 costs a few intervals of work. A channel with queued requests that
+// completes none for 2^20 cycles is reported as livelocked: requests that need
+// different rows of the same banks can close each other's rows forever in this
+// model.
 //
 //===----------------------------------------------------------------------===//
 
@@ -204,8 +205,7 @@ std::optional<std::string> nonFiniteField(const json::Value &v,
                                           const std::string &path) {
   if (const json::Object *o = v.getAsObject()) {
     for (const auto &kv : *o)
-      if (auto bad = nonFiniteField(kv.second,
-                                    path + "." + kv.first.str()))
+      if (auto bad = nonFiniteField(kv.second, path + "." + kv.first.str()))
         return bad;
   } else if (const json::Array *a = v.getAsArray()) {
     for (size_t i = 0; i < a->size(); ++i)

@@ -250,10 +250,10 @@ constexpr int64_t kMaxCount = int64_t(1) << 24;
 
 /// Organisation limits (docs/target-schema.md): host memory stays
 /// proportional to a real device.
-constexpr int64_t kMaxTotalChannels = 4096;    // stacks x channels
-constexpr int64_t kMaxBanksPerChannel = 4096;  // the engine's 16-bit banks
-constexpr int64_t kMaxTotalBanks = 1 << 16;    // over the whole device
-constexpr int64_t kMaxRowBytes = 1 << 20;      // columns x access_bytes
+constexpr int64_t kMaxTotalChannels = 4096;   // stacks x channels
+constexpr int64_t kMaxBanksPerChannel = 4096; // the engine's 16-bit banks
+constexpr int64_t kMaxTotalBanks = 1 << 16;   // over the whole device
+constexpr int64_t kMaxRowBytes = 1 << 20;     // columns x access_bytes
 
 /// Real-valued fields are finite and at most this; strictly positive ones
 /// at least kMinPositiveReal, so products and quotients stay finite.
@@ -590,9 +590,9 @@ Expected<double> TargetReader::nonNegative(const json::Object &obj,
                  formatv("must be {0}, got {1}",
                          strictlyPositive ? "positive" : "non-negative", d));
   if (d > kMaxReal || (strictlyPositive && d < kMinPositiveReal))
-    return error(key(path, k), formatv("{0} is outside [{1}, {2}]", d,
-                                       strictlyPositive ? kMinPositiveReal : 0,
-                                       kMaxReal));
+    return error(key(path, k),
+                 formatv("{0:e} is outside [{1:e}, {2:e}]", d,
+                         strictlyPositive ? kMinPositiveReal : 0, kMaxReal));
   return d;
 }
 
@@ -1032,10 +1032,9 @@ Error TargetReader::readNearMemory(const json::Object &root) {
     const json::Object *u = (**arr)[i].getAsObject();
     if (!u)
       return error(p, "expected an object, got " + kindName((**arr)[i]));
-    if (Error e = checkKeys(
-            *u, p,
-            {"name", "placement", "elements_per_cycle", "latency_cycles",
-             "functions"}))
+    if (Error e = checkKeys(*u, p,
+                            {"name", "placement", "elements_per_cycle",
+                             "latency_cycles", "functions"}))
       return e;
     NearMemoryUnit unit;
     auto name = string(*u, p, "name");

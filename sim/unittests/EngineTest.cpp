@@ -690,8 +690,7 @@ TEST(EngineController, AtMostOneRowAndOneColumnCommandPerCycle) {
     reqs.push_back(req(rng() % 3 ? LD : ST, w, i / 2));
   }
   auto plain = simulate(reqs, /*refresh=*/true);
-  llvm::Expected<std::vector<Request>> attacc =
-      loadTrace(PIMSIM_ATTACC_TRACE);
+  llvm::Expected<std::vector<Request>> attacc = loadTrace(PIMSIM_ATTACC_TRACE);
   ASSERT_TRUE(static_cast<bool>(attacc)) << llvm::toString(attacc.takeError());
   auto pim = simulate(*attacc, /*refresh=*/true);
   for (const SimRun *run : {plain.get(), pim.get()}) {
@@ -1004,8 +1003,7 @@ TEST(EngineBandwidth, MacStreamStaysBelowTheInternalPeak) {
 //===----------------------------------------------------------------------===//
 
 TEST(EngineAttAcc, GptAttentionTrace) {
-  llvm::Expected<std::vector<Request>> trace =
-      loadTrace(PIMSIM_ATTACC_TRACE);
+  llvm::Expected<std::vector<Request>> trace = loadTrace(PIMSIM_ATTACC_TRACE);
   ASSERT_TRUE(static_cast<bool>(trace)) << llvm::toString(trace.takeError());
   ASSERT_EQ(trace->size(), 43248u);
   for (bool refresh : {false, true}) {
@@ -1054,8 +1052,7 @@ TEST(EngineAttAcc, GptAttentionTrace) {
 }
 
 TEST(EngineAttAcc, RunsAreDeterministic) {
-  llvm::Expected<std::vector<Request>> trace =
-      loadTrace(PIMSIM_ATTACC_TRACE);
+  llvm::Expected<std::vector<Request>> trace = loadTrace(PIMSIM_ATTACC_TRACE);
   ASSERT_TRUE(static_cast<bool>(trace)) << llvm::toString(trace.takeError());
   std::string json[2];
   uint64_t hash[2];
@@ -1240,8 +1237,7 @@ TEST(Trace, MalformedLinesNameFileAndLine) {
 }
 
 TEST(Trace, AttAccTraceHasTheSection76Counts) {
-  llvm::Expected<std::vector<Request>> t =
-      loadTrace(PIMSIM_ATTACC_TRACE);
+  llvm::Expected<std::vector<Request>> t = loadTrace(PIMSIM_ATTACC_TRACE);
   ASSERT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
   std::map<RequestType, int> counts;
   for (const Request &r : *t)
@@ -1255,7 +1251,6 @@ TEST(Trace, AttAccTraceHasTheSection76Counts) {
   EXPECT_EQ(counts[BARRIER], 672);
   EXPECT_EQ((*t)[1].addr, 0x40000000u); // channel 1
 }
-
 
 //===----------------------------------------------------------------------===//
 // Idle-refresh skipping (hardening: long idle gaps cost no host time)
@@ -1299,9 +1294,9 @@ TEST(EngineIdleSkip, SkippingAcrossRunsOnADeviceStateIsExact) {
     DeviceState device;
     std::string out;
     for (int64_t gap : {int64_t(0), 3 * refi + 17, 50 * refi, int64_t(5)}) {
-      auto s = engine.runStreams(
-          onChannel(1, {req(MAC_AB, W().ch(1).row(gap % 7))}), device,
-          device.clock() + gap);
+      auto s =
+          engine.runStreams(onChannel(1, {req(MAC_AB, W().ch(1).row(gap % 7))}),
+                            device, device.clock() + gap);
       if (!s)
         return "error: " + llvm::toString(s.takeError());
       out += llvm::formatv("{0}\n", s->toJSON(hbm3())).str();
@@ -1318,9 +1313,9 @@ TEST(EngineIdleSkip, ArrivalAtCycle1e12FinishesWithEveryRefresh) {
   auto start = std::chrono::steady_clock::now();
   llvm::Expected<Stats> s =
       engine.runTrace({req(LD, W().row(0)), req(LD, W().row(1), arrival)});
-  double host = std::chrono::duration<double>(
-                    std::chrono::steady_clock::now() - start)
-                    .count();
+  double host =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   ASSERT_TRUE(static_cast<bool>(s)) << llvm::toString(s.takeError());
   EXPECT_LT(host, 5.0);
   EXPECT_GT(s->cycles, arrival);
@@ -1340,7 +1335,6 @@ TEST(EngineIdleSkip, ArrivalAboveTheLimitIsAnError) {
   EXPECT_NE(err.find("request 0: arrival cycle"), std::string::npos) << err;
 }
 
-
 TEST(EngineIdleSkip, NonFiniteStatsAreFoundByPath) {
   llvm::json::Value ok = llvm::json::Object{{"a", 1.5}, {"b", {1, 2}}};
   EXPECT_FALSE(nonFiniteField(ok).has_value());
@@ -1348,8 +1342,8 @@ TEST(EngineIdleSkip, NonFiniteStatsAreFoundByPath) {
       {"a", 1.5},
       {"b", llvm::json::Array{1, std::numeric_limits<double>::infinity()}}};
   EXPECT_EQ(nonFiniteField(bad).value_or("none"), ".b[1]");
-  llvm::json::Value nan = llvm::json::Object{
-      {"x", llvm::json::Object{{"y", std::nan("")}}}};
+  llvm::json::Value nan =
+      llvm::json::Object{{"x", llvm::json::Object{{"y", std::nan("")}}}};
   EXPECT_EQ(nonFiniteField(nan).value_or("none"), ".x.y");
 }
 
