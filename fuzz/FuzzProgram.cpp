@@ -40,7 +40,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string text;
   llvm::raw_string_ostream os(text);
   pimsim::printProgram(*program, os);
-  fuzz::sink(text.size());
+  // The reader and the assembler accept the same programs.
+  auto again = pimsim::parseProgramText(text, "printed.s");
+  if (!again || *again != *program) {
+    llvm::errs() << "a program the reader accepts does not re-assemble:\n"
+                 << (again ? std::string("(different program)")
+                           : llvm::toString(again.takeError()))
+                 << "\n"
+                 << text;
+    std::abort();
+  }
   auto host = rt::HostOps::parse(*program);
   fuzz::ignore(host);
   if (llvm::Error err = pimsim::validateProgram(*program, target())) {

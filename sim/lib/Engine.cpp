@@ -69,9 +69,15 @@
 // changes until the earliest ready cycle among the commands it considered,
 // the next refresh or the next arrival, so it sleeps until then. The choice
 // at a cycle depends only on which considered commands are ready, so the
-// skip is exact. A channel with queued requests that completes none for
-// 2^20 cycles is reported as livelocked: requests that need different rows
-// of the same banks can close each other's rows forever in this model.
+// skip is exact. While every channel idles (empty queues, nothing to
+// arrive), only refresh happens, once per nREFI; once one interval repeats
+// the previous one shifted by nREFI (IdleProbe), whole intervals up to the
+// next arrival are skipped at once: timers move by k * nREFI and the
+// interval's command counts are added k times, so an arrival at cycle
+// 10^12 costs a few intervals of work. A channel with queued requests that
+// completes none for 2^20 cycles is reported as livelocked: requests that need
+// different rows of the same banks can close each other's rows forever in this
+// model.
 //
 //===----------------------------------------------------------------------===//
 
@@ -81,6 +87,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -190,6 +197,25 @@ json::Value Stats::toJSON(const Target &target) const {
       {"channels", std::move(chans)},
       {"bankBusyCycles", std::move(banks)},
   };
+}
+
+/// The path of the first number in `v` that is not finite (JSON has no
+/// inf or nan), or nothing.
+std::optional<std::string> nonFiniteField(const json::Value &v,
+                                          const std::string &path) {
+  if (const json::Object *o = v.getAsObject()) {
+    for (const auto &kv : *o)
+      if (auto bad = nonFiniteField(kv.second, path + "." + kv.first.str()))
+        return bad;
+  } else if (const json::Array *a = v.getAsArray()) {
+    for (size_t i = 0; i < a->size(); ++i)
+      if (auto bad = nonFiniteField((*a)[i], formatv("{0}[{1}]", path, i)))
+        return bad;
+  } else if (std::optional<double> d = v.getAsNumber()) {
+    if (!std::isfinite(*d))
+      return path;
+  }
+  return std::nullopt;
 }
 
 namespace {
@@ -362,6 +388,7 @@ struct Engine::Impl {
   std::vector<std::vector<uint16_t>> sameBankIndex; // by bank index: banks
   std::vector<std::vector<uint16_t>> bothPchs;      // by flat bank: banks
   int64_t readLatency = 0, nREFI = 0;
+  int64_t maxCycles = 0; // the longest constraint
 
   // Constraint table by (level, earlier command).
   std::array<std::array<std::vector<Effect>, kNumCommands>, kNumLevels> effects;
@@ -444,6 +471,10 @@ Error Engine::Impl::setup() {
     if (tc.window < 1 || tc.window > 64)
       return makeError("target " + target.name + ": constraint " + tc.param +
                        ": window must be 1..64");
+    if (tc.cycles < 0 || tc.cycles > (int64_t(1) << 32))
+      return makeError("target " + target.name + ": constraint " + tc.param +
+                       ": cycles must be 0..2^32");
+    maxCycles = std::max(maxCycles, tc.cycles);
     unsigned l = idx(tc.level);
     if (l >= kNumLevels)
       return makeError("target " + target.name + ": constraint " + tc.param +
@@ -603,6 +634,21 @@ private:
   std::vector<Feed> feeds;
   Stats stats;
   int64_t start = 0; // the run's first cycle; requests arrive from here
+
+  /// The device at a refresh boundary while it idles (idle-refresh skip).
+  struct IdleProbe {
+    int64_t at = kNoIssue;
+    int64_t horizon = kNoIssue; // nothing arrives before it
+    std::vector<Channel> channels;
+    Stats stats;
+  } probe;
+  int64_t idleHorizon(int64_t now) const;
+  bool repeatsProbe(int64_t now) const;
+  bool sameTiming(const Channel &a, const Channel &b, int64_t now) const;
+  bool sameStatsShape(const Stats &a, const Stats &b) const;
+  void shiftChannel(Channel &ch, int64_t now, int64_t by) const;
+  void addIntervals(int64_t k, int64_t by);
+  int64_t skipIdleRefresh(int64_t now);
 
   void initChannel(Channel &ch, unsigned id);
   void addBusy(Channel &ch, unsigned b, int64_t until);
@@ -1375,6 +1421,7 @@ Expected<Stats> Simulation::run(std::vector<Feed> feedList, int64_t first) {
 
   int64_t now = state.clock;
   for (;;) {
+    now = skipIdleRefresh(now);
     for (Feed &f : feeds)
       if (f.wake <= now)
         feed(f, now);
@@ -1407,6 +1454,118 @@ Expected<Stats> Simulation::run(std::vector<Feed> feedList, int64_t first) {
   }
   finishStats();
   return std::move(stats);
+}
+
+/// The first cycle at which anything but refresh can happen when every
+/// channel idles at its refresh boundary `now`; kNoIssue when one does not.
+int64_t Simulation::idleHorizon(int64_t now) const {
+  for (const Channel &ch : channels)
+    if (!ch.queuesEmpty() || ch.nextRefresh != now || ch.nextEval != now ||
+        ch.lastPop >= now)
+      return kNoIssue;
+  int64_t horizon = now < start ? start : kNever;
+  for (const Feed &f : feeds)
+    if (!f.done())
+      horizon = std::min(horizon, f.wake);
+  return horizon;
+}
+
+/// Whether two idle channels, `a` at the probe's cycle and `b` one refresh
+/// interval later at `now`, behave alike from there on: every ready cycle
+/// and every window entry that can still matter is shifted by nREFI.
+bool Simulation::sameTiming(const Channel &a, const Channel &b,
+                            int64_t now) const {
+  int64_t then = now - m.nREFI;
+  if (a.writeMode != b.writeMode || a.numOpen != 0 || b.numOpen != 0)
+    return false;
+  for (unsigned l = 0; l < kNumLevels; ++l) {
+    for (size_t n = 0; n < a.ready[l].size(); ++n)
+      for (unsigned c = 0; c < kNumCommands; ++c)
+        if (std::max(a.ready[l][n][c], then) + m.nREFI !=
+            std::max(b.ready[l][n][c], now))
+          return false;
+    // A window entry older than the longest constraint raises nothing.
+    for (size_t i = 0; i < a.history[l].size(); ++i)
+      if (std::max(a.history[l][i], then - m.maxCycles - 1) + m.nREFI !=
+          std::max(b.history[l][i], now - m.maxCycles - 1))
+        return false;
+  }
+  return true;
+}
+
+/// Whether an interval between the probe's stats `a` and `b` did only
+/// refresh work (counts that the skip can repeat).
+bool Simulation::sameStatsShape(const Stats &a, const Stats &b) const {
+  return a.rowHits == b.rowHits && a.rowMisses == b.rowMisses &&
+         a.bytesRead == b.bytesRead && a.bytesWritten == b.bytesWritten &&
+         a.bytesMac == b.bytesMac && a.bankBusyCycles == b.bankBusyCycles;
+}
+
+bool Simulation::repeatsProbe(int64_t now) const {
+  if (probe.at != now - m.nREFI || probe.horizon < now ||
+      !sameStatsShape(probe.stats, stats))
+    return false;
+  for (size_t c = 0; c < channels.size(); ++c)
+    if (!sameTiming(probe.channels[c], channels[c], now))
+      return false;
+  return true;
+}
+
+/// Moves an idle channel's timers that can still matter at `now` by `by`.
+void Simulation::shiftChannel(Channel &ch, int64_t now, int64_t by) const {
+  for (unsigned l = 0; l < kNumLevels; ++l) {
+    for (auto &node : ch.ready[l])
+      for (int64_t &r : node)
+        if (r >= now)
+          r += by;
+    for (int64_t &h : ch.history[l])
+      if (h != kNoIssue && h >= now - m.maxCycles)
+        h += by;
+  }
+  ch.nextRefresh += by;
+  ch.nextEval += by;
+}
+
+/// Adds k more intervals like the one since the probe, `by` cycles long.
+void Simulation::addIntervals(int64_t k, int64_t by) {
+  for (unsigned c = 0; c < kNumCommands; ++c)
+    stats.commandCounts[c] +=
+        k * (stats.commandCounts[c] - probe.stats.commandCounts[c]);
+  for (size_t i = 0; i < stats.channels.size(); ++i) {
+    ChannelStats &cs = stats.channels[i];
+    const ChannelStats &was = probe.stats.channels[i];
+    if (cs.commands == was.commands)
+      continue;
+    cs.rowSlotBusy += k * (cs.rowSlotBusy - was.rowSlotBusy);
+    cs.columnSlotBusy += k * (cs.columnSlotBusy - was.columnSlotBusy);
+    cs.commands += k * (cs.commands - was.commands);
+    cs.lastCycle += by;
+  }
+}
+
+/// At a refresh boundary of an idle device: skips the whole intervals up to
+/// the next arrival once the last one repeated the one before, else takes
+/// a probe. Returns the cycle to continue at.
+int64_t Simulation::skipIdleRefresh(int64_t now) {
+  if (m.nREFI < 1 || !m.options.skipIdleRefresh || m.options.observer)
+    return now;
+  int64_t horizon = idleHorizon(now);
+  if (horizon == kNoIssue || horizon - now < m.nREFI)
+    return now;
+  if (repeatsProbe(now)) {
+    int64_t k = (horizon - now) / m.nREFI;
+    int64_t by = k * m.nREFI;
+    addIntervals(k, by);
+    for (Channel &ch : channels)
+      shiftChannel(ch, now, by);
+    probe.at = kNoIssue;
+    return now + by;
+  }
+  probe.at = now;
+  probe.horizon = horizon;
+  probe.channels = channels;
+  probe.stats = stats;
+  return now;
 }
 
 /// Cycles, bank busy time and energy of the finished run; moves the
@@ -1451,8 +1610,9 @@ Expected<Item> makeItem(const Engine::Impl &m, const Request &req,
   if (!isValidRequestType(req.type))
     return makeError(what + ": invalid request type " +
                      Twine(static_cast<unsigned>(req.type)));
-  if (req.arrival < 0 || req.arrival >= kNever)
-    return makeError(what + ": invalid arrival cycle " + Twine(req.arrival));
+  if (req.arrival < 0 || req.arrival > kMaxArrivalCycle)
+    return makeError(what + ": arrival cycle " + Twine(req.arrival) +
+                     " is outside 0.." + Twine(kMaxArrivalCycle));
   const Target &t = m.target;
   const Organization &org = t.org;
   DecodedAddress a = decodeAddress(t, req.addr);

@@ -739,7 +739,11 @@ public:
       std::string ctx = ("stream " + Twine(i) + " (" + s.name + ")").str();
       checkName(ctx, s.name, launchNames);
       std::string why;
-      if (!checkChannelSet(s.channels, why))
+      // The text form cannot say "no channels" (`channels=` needs a range),
+      // and such a stream would run nowhere: both readers reject it.
+      if (s.channels.empty())
+        problems.add(ctx + ": no channels (a stream runs on at least one)");
+      else if (!checkChannelSet(s.channels, why))
         problems.add(ctx + ": " + why);
       size_t counter = 0;
       for (const Instruction &inst : s.body)
@@ -959,8 +963,6 @@ public:
     checkKernels();
     for (auto [i, s] : enumerate(p.streams)) {
       std::string ctx = ("stream " + Twine(i) + " (" + s.name + ")").str();
-      if (s.channels.empty())
-        problems.add(ctx + ": no channels");
       for (const Range &r : s.channels)
         if (r.end() > org.totalChannels())
           problems.add(ctx + ": channels " + rangeText(r) +
@@ -972,8 +974,10 @@ public:
       streamChannels = 0;
       for (const Range &r : s.channels)
         streamChannels += r.count;
+      streamWork = 0;
       for (const Instruction &inst : s.body)
         checkInstruction(i, s, inst, counter);
+      checkStreamWork(ctx);
     }
     for (auto [i, e] : enumerate(p.entries))
       if (e.steps.empty())
@@ -1076,9 +1080,9 @@ private:
 
   void checkKernels() {
     for (auto [i, k] : enumerate(p.kernels))
-      if (!k.unit.empty() && none_of(t.nearMemory, [&](const NearMemoryUnit &u) {
-            return u.name == k.unit;
-          }))
+      if (!k.unit.empty() &&
+          none_of(t.nearMemory,
+                  [&](const NearMemoryUnit &u) { return u.name == k.unit; }))
         problems.add("kernel " + Twine(i) + " (" + k.name + "): target '" +
                      t.name + "' has no near-memory unit '" + k.unit + "'");
     for (auto [i, k] : enumerate(p.kernels))
@@ -1220,6 +1224,8 @@ private:
     }
     cornerText.clear();
     reported.clear();
+    streamWork = saturatingAdd(streamWork, instWork);
+    instWork = 0;
     if (inst.op != Opcode::Loop)
       return;
     if (inst.body.empty())
@@ -1244,6 +1250,7 @@ private:
     for (const Instruction *l : loops)
       if (valueAt(*l, Field::Count) < 1)
         return; // the body does not run (reported at the loop)
+    instWork = std::max(instWork, workAtCorner(inst));
     if (opcodeHasField(inst.op, Field::Row))
       checkIndex(ctx, inst, Field::Row, org.rows, "rows");
     if (opcodeHasField(inst.op, Field::Bank))
@@ -1335,10 +1342,41 @@ private:
     }
   }
 
+  /// Requests (or, for a loop, iterations) `inst` expands to on one
+  /// channel at the current corner, times the enclosing loops' trips.
+  int64_t workAtCorner(const Instruction &inst) {
+    int64_t work = 1, tmp = 0;
+    if (opcodeHasField(inst.op, Field::Count))
+      work = std::max<int64_t>(1, valueAt(inst, Field::Count));
+    if (opcodeHasField(inst.op, Field::Bytes))
+      work = std::max(work, valueAt(inst, Field::Bytes) / org.accessBytes);
+    for (const Instruction *l : loops)
+      work =
+          MulOverflow(work, valueAt(*l, Field::Count), tmp) ? INT64_MAX : tmp;
+    return work;
+  }
+
+  /// The expanded work of a stream over all its channels is bounded
+  /// (kMaxExpandedWork) so that a small file cannot ask for unbounded
+  /// simulation time or memory.
+  void checkStreamWork(const std::string &ctx) {
+    int64_t total = 0;
+    if (MulOverflow(streamWork, std::max<int64_t>(streamChannels, 1), total))
+      total = INT64_MAX;
+    if (total > kMaxExpandedWork)
+      problems.add(ctx + ": loop counts x op sizes (count, bytes) x " +
+                   Twine(streamChannels) + " channels expand to " +
+                   (total == INT64_MAX ? std::string("more than 2^63")
+                                       : std::to_string(total)) +
+                   " requests, above the limit " + Twine(kMaxExpandedWork));
+  }
+
   const Program &p;
   const Target &t;
   const Organization &org;
   Problems &problems;
+  int64_t streamWork = 0; // checkStreamWork: per channel, so far
+  int64_t instWork = 0;   // the current instruction's, over its corners
   std::vector<const Instruction *> loops; // enclosing loops, outermost first
   int64_t streamChannels = 0;             // channels of the current stream
   std::vector<int64_t> cornerValues;      // parameter values at the corner

@@ -622,6 +622,11 @@ Expected<RunReport> Simulator::run(StringRef entryName,
             "functional mode: more than 2^32 requests in one phase");
       functional->setOperands(&phaseOperands);
     }
+    if (!(startSeconds * 1e12 / tgt.tCKps <= double(kMaxArrivalCycle)))
+      return createStringError(
+          formatv("simulated time {0} s is beyond the limit of {1} cycles "
+                  "(host kernels too long?)",
+                  startSeconds, kMaxArrivalCycle));
     int64_t start = std::max(device.clock(), toCycles(startSeconds));
     auto stats = engine.runStreams(work, device, start);
     if (functional)
@@ -736,6 +741,7 @@ Expected<RunReport> Simulator::run(StringRef entryName,
   };
 
   std::vector<std::vector<Request>> streams(channels);
+  int64_t expanded = 0; // requests of the whole run (kMaxExpandedWork)
   for (const EntryStep &step : entry->steps) {
     switch (step.kind) {
     case StepKind::Stream: {
@@ -744,10 +750,17 @@ Expected<RunReport> Simulator::run(StringRef entryName,
       phaseStreams.push_back(step.index);
       for (const Range &r : stream.channels)
         for (int64_t c = r.first; c < r.end(); ++c) {
-          streamCycles.addSegment(c, streams[c].size(), slot);
+          size_t before = streams[c].size();
+          streamCycles.addSegment(c, before, slot);
           if (Error e = expandStream(stream, c, streams[c], params, operands,
                                      &cuts[c], step.index))
             return e;
+          expanded += static_cast<int64_t>(streams[c].size() - before);
+          if (expanded > kMaxExpandedWork)
+            return createStringError(formatv(
+                "entry '{0}': its stream launches expand to more than {1} "
+                "requests (the limit of one run)",
+                entryName, kMaxExpandedWork));
         }
       break;
     }

@@ -26,6 +26,7 @@
 #include "llvm/Support/Regex.h"
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 
 using namespace llvm;
@@ -244,6 +245,21 @@ constexpr StringLiteral kPositiveTimings[] = {"nBL", "nREFI", "nCCDAB"};
 /// Keeps cycle arithmetic in the engine far from overflow.
 constexpr int64_t kMaxTiming = int64_t(1) << 32;
 
+/// Upper bound of any count without a tighter limit of its own.
+constexpr int64_t kMaxCount = int64_t(1) << 24;
+
+/// Organisation limits (docs/target-schema.md): host memory stays
+/// proportional to a real device.
+constexpr int64_t kMaxTotalChannels = 4096;   // stacks x channels
+constexpr int64_t kMaxBanksPerChannel = 4096; // the engine's 16-bit banks
+constexpr int64_t kMaxTotalBanks = 1 << 16;   // over the whole device
+constexpr int64_t kMaxRowBytes = 1 << 20;     // columns x access_bytes
+
+/// Real-valued fields are finite and at most this; strictly positive ones
+/// at least kMinPositiveReal, so products and quotients stay finite.
+constexpr double kMaxReal = 1e18;
+constexpr double kMinPositiveReal = 1e-6;
+
 constexpr StringLiteral kFormats[] = {"fp32", "fp16", "bf16", "int8", "int4"};
 constexpr StringLiteral kInputFormats[] = {"fp16", "bf16"};
 constexpr StringLiteral kAccumulateFormats[] = {"fp32", "fp16", "bf16"};
@@ -414,7 +430,8 @@ private:
                                               bool required = true) const;
   Expected<int64_t> positiveCount(const json::Object &obj, StringRef path,
                                   StringRef k, bool required, int64_t fallback,
-                                  bool powerOfTwo) const;
+                                  bool powerOfTwo,
+                                  int64_t max = kMaxCount) const;
   Expected<double> nonNegative(const json::Object &obj, StringRef path,
                                StringRef k, bool strictlyPositive) const;
   Expected<std::vector<std::string>> stringList(const json::Array &arr,
@@ -430,7 +447,9 @@ private:
   Error readDerivedTimings(const json::Object &root);
   Error readConstraints(const json::Object &root,
                         std::vector<std::string> &minNames);
+  Error checkOrganizationSize() const;
   Error checkEngineTimings() const;
+  Error checkRefresh() const;
   Error resolveConstraintTimings(const std::vector<std::string> &minNames);
   Error readPimUnit(const json::Object &root);
   Error readNearMemory(const json::Object &root);
@@ -520,6 +539,8 @@ Expected<std::optional<double>> TargetReader::number(const json::Object &obj,
   std::optional<double> d = (*v)->getAsNumber();
   if (!d)
     return error(key(path, k), "expected a number, got " + kindName(**v));
+  if (!std::isfinite(*d))
+    return error(key(path, k), formatv("must be finite, got {0}", *d));
   return d;
 }
 
@@ -540,7 +561,8 @@ TargetReader::string(const json::Object &obj, StringRef path, StringRef k,
 Expected<int64_t> TargetReader::positiveCount(const json::Object &obj,
                                               StringRef path, StringRef k,
                                               bool required, int64_t fallback,
-                                              bool powerOfTwo) const {
+                                              bool powerOfTwo,
+                                              int64_t max) const {
   auto v = integer(obj, path, k, required);
   if (!v)
     return v.takeError();
@@ -549,6 +571,8 @@ Expected<int64_t> TargetReader::positiveCount(const json::Object &obj,
   int64_t n = **v;
   if (n <= 0)
     return error(key(path, k), formatv("must be positive, got {0}", n));
+  if (n > max)
+    return error(key(path, k), formatv("{0} is above the limit {1}", n, max));
   if (powerOfTwo && !isPowerOf2_64(static_cast<uint64_t>(n)))
     return error(key(path, k), formatv("must be a power of two, got {0}", n));
   return n;
@@ -565,6 +589,10 @@ Expected<double> TargetReader::nonNegative(const json::Object &obj,
     return error(key(path, k),
                  formatv("must be {0}, got {1}",
                          strictlyPositive ? "positive" : "non-negative", d));
+  if (d > kMaxReal || (strictlyPositive && d < kMinPositiveReal))
+    return error(key(path, k),
+                 formatv("{0:e} is outside [{1:e}, {2:e}]", d,
+                         strictlyPositive ? kMinPositiveReal : 0, kMaxReal));
   return d;
 }
 
@@ -619,24 +647,27 @@ Error TargetReader::readOrganization(const json::Object &root) {
     int64_t *dest;
     bool required;
     bool powerOfTwo;
+    int64_t max;
   } counts[] = {
       // The stack is the most significant address field, so any count works.
-      {"stacks", &org.stacks, false, false},
-      {"channels", &org.channels, true, true},
-      {"pseudo_channels", &org.pseudoChannels, false, true},
-      {"sids", &org.sids, false, true},
-      {"bank_groups", &org.bankGroups, true, true},
-      {"banks", &org.banks, true, true},
-      {"rows", &org.rows, true, true},
-      {"columns", &org.columns, true, true},
-      {"access_bytes", &org.accessBytes, true, true},
+      {"stacks", &org.stacks, false, false, 64},
+      {"channels", &org.channels, true, true, 256},
+      {"pseudo_channels", &org.pseudoChannels, false, true, 16},
+      {"sids", &org.sids, false, true, 16},
+      {"bank_groups", &org.bankGroups, true, true, 64},
+      {"banks", &org.banks, true, true, 64},
+      {"rows", &org.rows, true, true, kMaxCount},
+      {"columns", &org.columns, true, true, 1 << 16},
+      {"access_bytes", &org.accessBytes, true, true, 4096},
   };
   for (const Count &c : counts) {
-    auto n = positiveCount(o, p, c.name, c.required, 1, c.powerOfTwo);
+    auto n = positiveCount(o, p, c.name, c.required, 1, c.powerOfTwo, c.max);
     if (!n)
       return n.takeError();
     *c.dest = *n;
   }
+  if (Error e = checkOrganizationSize())
+    return e;
   unsigned bits = offsetBits(org);
   for (unsigned f = 0; f < kNumAddrFields; ++f)
     bits += fieldBits(org, static_cast<AddrField>(f));
@@ -823,6 +854,40 @@ Error TargetReader::readConstraints(const json::Object &root,
   return Error::success();
 }
 
+/// Products of the organisation counts (each already bounded on its own).
+Error TargetReader::checkOrganizationSize() const {
+  const Organization &org = target.org;
+  struct Product {
+    StringLiteral what;
+    int64_t value, max;
+  } products[] = {
+      {"stacks x channels", org.totalChannels(), kMaxTotalChannels},
+      {"pseudo_channels x sids x bank_groups x banks", org.banksPerChannel(),
+       kMaxBanksPerChannel},
+      {"banks of the device", org.totalChannels() * org.banksPerChannel(),
+       kMaxTotalBanks},
+      {"columns x access_bytes", org.rowBytes(), kMaxRowBytes},
+  };
+  for (const Product &pr : products)
+    if (pr.value > pr.max)
+      return error("organization", formatv("{0} = {1} is above the limit {2}",
+                                           pr.what, pr.value, pr.max));
+  return Error::success();
+}
+
+/// All-bank refresh blocks a pseudo-channel for nRFC every nREFI cycles:
+/// with nREFI <= nRFC refreshes queue up faster than they complete.
+Error TargetReader::checkRefresh() const {
+  int64_t refi = target.timings.lookup("nREFI");
+  int64_t rfc = target.timings.lookup("nRFC");
+  if (refi <= rfc)
+    return error("timings.nREFI",
+                 formatv("{0} must be greater than timings.nRFC ({1}): "
+                         "refresh would never leave time for requests",
+                         refi, rfc));
+  return Error::success();
+}
+
 Error TargetReader::checkEngineTimings() const {
   for (StringRef name : kEngineTimings)
     if (!target.timings.count(name))
@@ -840,7 +905,7 @@ Error TargetReader::checkEngineTimings() const {
       return error(key("timings", name),
                    formatv("must be at least 1, got {0}", it->second));
   }
-  return Error::success();
+  return checkRefresh();
 }
 
 Error TargetReader::resolveConstraintTimings(
@@ -879,7 +944,7 @@ Error TargetReader::readPimUnit(const json::Object &root) {
                          *banksPerUnit, org.banksPerChannel()));
   pim.banksPerUnit = *banksPerUnit;
 
-  auto lanes = positiveCount(o, p, "lanes", true, 1, false);
+  auto lanes = positiveCount(o, p, "lanes", true, 1, false, 4096);
   if (!lanes)
     return lanes.takeError();
   pim.lanes = *lanes;
@@ -927,12 +992,13 @@ Error TargetReader::readPimUnit(const json::Object &root) {
     return formats.takeError();
   pim.nativeFormats = std::move(*formats);
 
-  auto accumulators = positiveCount(o, p, "accumulators", true, 1, false);
+  auto accumulators = positiveCount(o, p, "accumulators", true, 1, false, 1024);
   if (!accumulators)
     return accumulators.takeError();
   pim.accumulators = *accumulators;
 
-  auto buffer = positiveCount(o, p, "global_buffer_bytes", true, 1, false);
+  auto buffer = positiveCount(o, p, "global_buffer_bytes", true, 1, false,
+                              int64_t(1) << 24);
   if (!buffer)
     return buffer.takeError();
   if (*buffer % org.accessBytes != 0)
@@ -966,10 +1032,9 @@ Error TargetReader::readNearMemory(const json::Object &root) {
     const json::Object *u = (**arr)[i].getAsObject();
     if (!u)
       return error(p, "expected an object, got " + kindName((**arr)[i]));
-    if (Error e = checkKeys(
-            *u, p,
-            {"name", "placement", "elements_per_cycle", "latency_cycles",
-             "functions"}))
+    if (Error e = checkKeys(*u, p,
+                            {"name", "placement", "elements_per_cycle",
+                             "latency_cycles", "functions"}))
       return e;
     NearMemoryUnit unit;
     auto name = string(*u, p, "name");
@@ -1071,7 +1136,7 @@ Error TargetReader::readController(const json::Object &root) {
   if (Error e = checkKeys(**obj, "controller", {"queue_depth"}))
     return e;
   auto depth =
-      positiveCount(**obj, "controller", "queue_depth", true, 1, false);
+      positiveCount(**obj, "controller", "queue_depth", true, 1, false, 4096);
   if (!depth)
     return depth.takeError();
   target.queueDepth = *depth;

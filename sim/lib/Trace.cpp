@@ -87,10 +87,13 @@ Expected<std::vector<Request>> parseTrace(StringRef text,
                          "an arrival cycle is only allowed on LD/ST, not on " +
                              tokens[0]);
       uint64_t arrival;
-      if (tokens[2].getAsInteger(10, arrival) ||
-          arrival > static_cast<uint64_t>(INT64_MAX / 4))
+      if (tokens[2].getAsInteger(10, arrival))
         return lineError(sourceName, lineNo,
                          "invalid arrival cycle '" + tokens[2] + "'");
+      if (arrival > static_cast<uint64_t>(kMaxArrivalCycle))
+        return lineError(sourceName, lineNo,
+                         "arrival cycle " + tokens[2] + " is above the limit " +
+                             Twine(kMaxArrivalCycle));
       req.arrival = static_cast<int64_t>(arrival);
     }
     requests.push_back(req);

@@ -61,6 +61,11 @@ cl::opt<std::string>
 cl::opt<bool> noRefresh("no-refresh", cl::sub(traceCmd),
                         cl::desc("Disable periodic refresh"),
                         cl::cat(category));
+cl::opt<bool> allowTargetMismatch(
+    "allow-target-mismatch", cl::sub(runCmd),
+    cl::desc("Run even if the target differs from the one the program was "
+             "compiled for (name or content hash)"),
+    cl::cat(category));
 cl::opt<std::string> modeName("mode", cl::sub(runCmd), cl::init("timing"),
                               cl::value_desc("functional|timing"),
                               cl::desc("Simulation mode (default: timing)"),
@@ -113,6 +118,10 @@ private:
 };
 
 Error writeJSON(StringRef path, json::Value value) {
+  if (std::optional<std::string> bad = nonFiniteField(value))
+    return createStringError(formatv("{0}: {1} is not a finite number; "
+                                     "refusing to write invalid JSON",
+                                     path, *bad));
   return writeToOutput(path, [&](raw_ostream &os) -> Error {
     os << formatv("{0:2}", value) << "\n";
     return Error::success();
@@ -203,6 +212,28 @@ int runTraceCommand() {
   return finishRun(*stats, host, stats->toJSON(*target), recorder);
 }
 
+/// A program records the target it was compiled for (name, and the content
+/// hash of the file when the compiler wrote it; hand-written programs may
+/// leave the hash empty). Running it on another target is refused unless
+/// --allow-target-mismatch is given.
+Error checkTargetIdentity(const Program &program, const Target &target) {
+  auto bytes = MemoryBuffer::getFile(targetPath, /*IsText=*/false,
+                                     /*RequiresNullTerminator=*/false);
+  if (!bytes)
+    return createStringError(bytes.getError(),
+                             targetPath + ": " + bytes.getError().message());
+  std::string hash = targetContentHash((*bytes)->getBuffer());
+  const TargetIdentity &want = program.target;
+  bool sameHash = want.hash.empty() || want.hash == hash;
+  if ((sameHash && want.name == target.name) || allowTargetMismatch)
+    return Error::success();
+  return createStringError(formatv(
+      "{0}: compiled for target '{1}' ({2}), but --target {3} is '{4}' ({5}); "
+      "pass --allow-target-mismatch to run it anyway",
+      runInput, want.name, want.hash.empty() ? "no hash" : want.hash,
+      targetPath, target.name, hash));
+}
+
 int runProgramCommand() {
   SimMode mode;
   if (modeName == "timing")
@@ -217,6 +248,8 @@ int runProgramCommand() {
   auto program = readProgram(runInput);
   if (!program)
     return fail(toString(program.takeError()));
+  if (Error e = checkTargetIdentity(*program, *target))
+    return fail(toString(std::move(e)));
   std::map<std::string, int64_t> inputs;
   for (StringRef kv : paramValues) {
     auto [name, text] = kv.split('=');

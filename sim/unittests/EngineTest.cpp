@@ -24,6 +24,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 #include <tuple>
@@ -688,8 +690,7 @@ TEST(EngineController, AtMostOneRowAndOneColumnCommandPerCycle) {
     reqs.push_back(req(rng() % 3 ? LD : ST, w, i / 2));
   }
   auto plain = simulate(reqs, /*refresh=*/true);
-  llvm::Expected<std::vector<Request>> attacc =
-      loadTrace(PIMSIM_ATTACC_TRACE);
+  llvm::Expected<std::vector<Request>> attacc = loadTrace(PIMSIM_ATTACC_TRACE);
   ASSERT_TRUE(static_cast<bool>(attacc)) << llvm::toString(attacc.takeError());
   auto pim = simulate(*attacc, /*refresh=*/true);
   for (const SimRun *run : {plain.get(), pim.get()}) {
@@ -1002,8 +1003,7 @@ TEST(EngineBandwidth, MacStreamStaysBelowTheInternalPeak) {
 //===----------------------------------------------------------------------===//
 
 TEST(EngineAttAcc, GptAttentionTrace) {
-  llvm::Expected<std::vector<Request>> trace =
-      loadTrace(PIMSIM_ATTACC_TRACE);
+  llvm::Expected<std::vector<Request>> trace = loadTrace(PIMSIM_ATTACC_TRACE);
   ASSERT_TRUE(static_cast<bool>(trace)) << llvm::toString(trace.takeError());
   ASSERT_EQ(trace->size(), 43248u);
   for (bool refresh : {false, true}) {
@@ -1052,8 +1052,7 @@ TEST(EngineAttAcc, GptAttentionTrace) {
 }
 
 TEST(EngineAttAcc, RunsAreDeterministic) {
-  llvm::Expected<std::vector<Request>> trace =
-      loadTrace(PIMSIM_ATTACC_TRACE);
+  llvm::Expected<std::vector<Request>> trace = loadTrace(PIMSIM_ATTACC_TRACE);
   ASSERT_TRUE(static_cast<bool>(trace)) << llvm::toString(trace.takeError());
   std::string json[2];
   uint64_t hash[2];
@@ -1238,8 +1237,7 @@ TEST(Trace, MalformedLinesNameFileAndLine) {
 }
 
 TEST(Trace, AttAccTraceHasTheSection76Counts) {
-  llvm::Expected<std::vector<Request>> t =
-      loadTrace(PIMSIM_ATTACC_TRACE);
+  llvm::Expected<std::vector<Request>> t = loadTrace(PIMSIM_ATTACC_TRACE);
   ASSERT_TRUE(static_cast<bool>(t)) << llvm::toString(t.takeError());
   std::map<RequestType, int> counts;
   for (const Request &r : *t)
@@ -1252,6 +1250,101 @@ TEST(Trace, AttAccTraceHasTheSection76Counts) {
   EXPECT_EQ(counts[SFM], 64);
   EXPECT_EQ(counts[BARRIER], 672);
   EXPECT_EQ((*t)[1].addr, 0x40000000u); // channel 1
+}
+
+//===----------------------------------------------------------------------===//
+// Idle-refresh skipping (hardening: long idle gaps cost no host time)
+//===----------------------------------------------------------------------===//
+
+/// The stats of a trace with idle-refresh skipping on or off, as JSON text.
+std::string traceStats(const std::vector<Request> &reqs, bool skip) {
+  EngineOptions opts;
+  opts.skipIdleRefresh = skip;
+  Engine engine(hbm3(), opts);
+  llvm::Expected<Stats> s = engine.runTrace(reqs);
+  if (!s)
+    return "error: " + llvm::toString(s.takeError());
+  return llvm::formatv("{0}", s->toJSON(hbm3())).str();
+}
+
+TEST(EngineIdleSkip, SkippingIdleRefreshIntervalsIsExact) {
+  int64_t refi = T("nREFI");
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 4; ++trial) {
+    std::vector<Request> reqs;
+    int64_t at = 0;
+    for (int i = 0; i < 12; ++i) {
+      at += std::uniform_int_distribution<int64_t>(0, 40 * refi)(rng);
+      int64_t row = std::uniform_int_distribution<int64_t>(0, 3)(rng);
+      int64_t ch = std::uniform_int_distribution<int64_t>(0, 15)(rng);
+      reqs.push_back(req(i % 3 ? LD : ST, W().ch(ch).row(row).col(i), at));
+    }
+    std::string skipped = traceStats(reqs, true);
+    EXPECT_EQ(skipped.rfind("error", 0), std::string::npos) << skipped;
+    EXPECT_EQ(skipped, traceStats(reqs, false)) << "trial " << trial;
+  }
+}
+
+TEST(EngineIdleSkip, SkippingAcrossRunsOnADeviceStateIsExact) {
+  int64_t refi = T("nREFI");
+  auto runAll = [&](bool skip) {
+    EngineOptions opts;
+    opts.skipIdleRefresh = skip;
+    Engine engine(hbm3(), opts);
+    DeviceState device;
+    std::string out;
+    for (int64_t gap : {int64_t(0), 3 * refi + 17, 50 * refi, int64_t(5)}) {
+      auto s =
+          engine.runStreams(onChannel(1, {req(MAC_AB, W().ch(1).row(gap % 7))}),
+                            device, device.clock() + gap);
+      if (!s)
+        return "error: " + llvm::toString(s.takeError());
+      out += llvm::formatv("{0}\n", s->toJSON(hbm3())).str();
+    }
+    return out;
+  };
+  EXPECT_EQ(runAll(true), runAll(false));
+}
+
+TEST(EngineIdleSkip, ArrivalAtCycle1e12FinishesWithEveryRefresh) {
+  int64_t refi = T("nREFI");
+  int64_t arrival = 1000000000000;
+  Engine engine(hbm3(), EngineOptions());
+  auto start = std::chrono::steady_clock::now();
+  llvm::Expected<Stats> s =
+      engine.runTrace({req(LD, W().row(0)), req(LD, W().row(1), arrival)});
+  double host =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  ASSERT_TRUE(static_cast<bool>(s)) << llvm::toString(s.takeError());
+  EXPECT_LT(host, 5.0);
+  EXPECT_GT(s->cycles, arrival);
+  EXPECT_LT(s->cycles, arrival + refi);
+  // Every pseudo-channel of every channel refreshed once per nREFI.
+  int64_t perPch = (s->cycles - refi) / refi + 1;
+  int64_t pchs = hbm3().org.totalChannels() * hbm3().org.pseudoChannels;
+  int64_t refs = s->commandCounts[static_cast<unsigned>(C::REFab)];
+  EXPECT_GE(refs, (perPch - 1) * pchs);
+  EXPECT_LE(refs, perPch * pchs);
+}
+
+TEST(EngineIdleSkip, ArrivalAboveTheLimitIsAnError) {
+  Engine engine(hbm3(), EngineOptions());
+  std::string err = test::errorOf(
+      engine.runTrace({req(LD, W().row(0), kMaxArrivalCycle + 1)}));
+  EXPECT_NE(err.find("request 0: arrival cycle"), std::string::npos) << err;
+}
+
+TEST(EngineIdleSkip, NonFiniteStatsAreFoundByPath) {
+  llvm::json::Value ok = llvm::json::Object{{"a", 1.5}, {"b", {1, 2}}};
+  EXPECT_FALSE(nonFiniteField(ok).has_value());
+  llvm::json::Value bad = llvm::json::Object{
+      {"a", 1.5},
+      {"b", llvm::json::Array{1, std::numeric_limits<double>::infinity()}}};
+  EXPECT_EQ(nonFiniteField(bad).value_or("none"), ".b[1]");
+  llvm::json::Value nan =
+      llvm::json::Object{{"x", llvm::json::Object{{"y", std::nan("")}}}};
+  EXPECT_EQ(nonFiniteField(nan).value_or("none"), ".x.y");
 }
 
 } // namespace

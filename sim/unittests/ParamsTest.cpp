@@ -122,8 +122,9 @@ TEST(ParamsTest, Version10BufferReads) {
   auto sname = fbb.CreateString("s");
   std::vector<flatbuffers::Offset<fb::Instruction>> body = {
       fb::CreateInstruction(fbb, fb::Opcode::MacAB, 0, 5, 0, 4)};
-  std::vector<flatbuffers::Offset<fb::Stream>> streams = {
-      fb::CreateStream(fbb, sname, 0, fbb.CreateVector(body))};
+  std::vector<fb::Range> channels = {fb::Range(0, 1)};
+  std::vector<flatbuffers::Offset<fb::Stream>> streams = {fb::CreateStream(
+      fbb, sname, fbb.CreateVectorOfStructs(channels), fbb.CreateVector(body))};
   fb::Version v(1, 0);
   fb::FinishProgramBuffer(fbb, fb::CreateProgram(fbb, &v, 0, 0, 0,
                                                  fbb.CreateVector(kernels),

@@ -517,7 +517,9 @@ TEST(ProgramTest, UnknownOpcodeFromANewerWriter) {
   auto name = fbb.CreateString("s");
   std::vector<flatbuffers::Offset<fb::Instruction>> body = {
       fb::CreateInstruction(fbb, static_cast<fb::Opcode>(200))};
-  auto stream = fb::CreateStream(fbb, name, 0, fbb.CreateVector(body));
+  std::vector<fb::Range> channels = {fb::Range(0, 1)};
+  auto stream = fb::CreateStream(fbb, name, fbb.CreateVectorOfStructs(channels),
+                                 fbb.CreateVector(body));
   fb::Version v(1, 3);
   std::vector<flatbuffers::Offset<fb::Stream>> streams = {stream};
   fb::FinishProgramBuffer(
@@ -931,4 +933,34 @@ TEST(ProgramTest, DamagedAssemblyNeverCrashes) {
     consumeError(validateProgram(*p, hbm3Target()));
   }
   EXPECT_GT(accepted, 0u);
+}
+
+// The binary reader (checkProgram) and the assembler accept exactly the
+// same programs: whatever checkProgram accepts prints as text that
+// assembles back to it, and whatever it rejects does not assemble.
+TEST(ProgramTest, ReaderAndAssemblerAcceptTheSamePrograms) {
+  std::vector<std::pair<std::string, Program>> cases;
+  cases.push_back({"sample", sampleProgram()});
+  Program noChannels = sampleProgram();
+  noChannels.streams[0].channels.clear();
+  cases.push_back({"stream with no channels", noChannels});
+  Program wideLoop = sampleProgram();
+  wideLoop.streams[0].channels = {{0, 1}, {3, 2}};
+  cases.push_back({"stream with two channel ranges", wideLoop});
+  for (auto &[what, p] : cases) {
+    Error checked = checkProgram(p);
+    bool readable = !checked;
+    consumeError(std::move(checked));
+    std::string text;
+    raw_string_ostream os(text);
+    printProgram(p, os);
+    auto assembled = parseProgramText(text, "printed.s");
+    EXPECT_EQ(readable, static_cast<bool>(assembled)) << what << "\n" << text;
+    if (assembled)
+      EXPECT_TRUE(*assembled == p) << what;
+    else
+      consumeError(assembled.takeError());
+  }
+  EXPECT_NE(errorOf(checkProgram(noChannels)).find("no channels"),
+            std::string::npos);
 }

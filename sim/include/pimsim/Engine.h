@@ -26,6 +26,8 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace pimsim {
@@ -49,6 +51,10 @@ enum class RequestType : uint8_t {
 };
 llvm::StringRef requestTypeName(RequestType type); // "LD", "PIM_MAC_AB", ...
 std::optional<RequestType> parseRequestType(llvm::StringRef name);
+
+/// The latest arrival cycle a request may carry (about 2^50 cycles, days of
+/// device time): keeps every cycle computation far from overflow.
+constexpr int64_t kMaxArrivalCycle = int64_t(1) << 50;
 
 struct Request {
   RequestType type = RequestType::Read;
@@ -92,9 +98,18 @@ struct Stats {
   llvm::json::Value toJSON(const Target &target) const;
 };
 
+/// The path (".pim.energyPj", "[3]") of the first number in `v` that is not
+/// finite, or nothing: JSON has no inf or nan, so writers refuse such values.
+std::optional<std::string> nonFiniteField(const llvm::json::Value &v,
+                                          const std::string &path = "");
+
 struct EngineOptions {
   bool refresh = true;
   CommandObserver *observer = nullptr;
+  /// Skip whole refresh intervals while every channel idles (exact; off
+  /// only to test that it is). Never with an observer, which sees every
+  /// command.
+  bool skipIdleRefresh = true;
 };
 
 /// The device between runs: per channel the timing state (ready cycles and

@@ -158,8 +158,8 @@ struct HostKernel {
   int64_t flops = 0;
   int64_t bytes = 0; // host memory traffic
   std::vector<KernelOperand> operands;
-  std::string params; // (1.1) opaque to pimsim: JSON by convention
-  std::string unit;   // (1.2) empty: the host; else a near_memory unit name
+  std::string params;   // (1.1) opaque to pimsim: JSON by convention
+  std::string unit;     // (1.2) empty: the host; else a near_memory unit name
   int64_t elements = 0; // (1.2) elements the unit processes (timing)
 
   bool onNearMemory() const { return !unit.empty(); }
@@ -400,6 +400,11 @@ struct Program {
   bool operator==(const Program &o) const;
   bool operator!=(const Program &o) const { return !(*this == o); }
 };
+
+/// The most requests and loop iterations one stream may expand to over all
+/// its channels, and one run of an entry in total (docs/pimsim-isa.md):
+/// bounds simulation time and memory for any input.
+constexpr int64_t kMaxExpandedWork = int64_t(1) << 30;
 
 /// Binary form. Reading verifies the flatbuffer before touching it and then
 /// checks the program's structure (checkProgram); errors name `sourceName`.
