@@ -106,6 +106,17 @@ pimc::backend::toAssembly(pim::ProgramOp program,
      << (program.getTargetHash().empty() ? StringRef("sha256:0")
                                          : program.getTargetHash())
      << "\n";
+  if (auto module = program->getParentOfType<ModuleOp>()) {
+    auto attr = [&](StringRef name) {
+      auto s = module->getAttrOfType<StringAttr>(name);
+      return s ? s.getValue() : StringRef();
+    };
+    StringRef type = attr("llm.model_type");
+    if (!type.empty())
+      os << ".model " << quote(type)
+         << " config=" << quote(attr("llm.source_config"))
+         << " tensors=" << quote(attr("llm.source_tensors")) << "\n";
+  }
   os << llvm::formatv(".org stacks={0} channels={1} pseudo_channels={2} "
                       "sids={3} bank_groups={4} banks={5} rows={6} "
                       "columns={7} access_bytes={8}\n",
@@ -156,8 +167,8 @@ pimc::backend::toAssembly(pim::ProgramOp program,
     os << " params=" << quote(jsonText(std::move(params))) << "\n";
   }
   for (auto s : body.getOps<pim::StreamOp>()) {
-    os << ".stream " << s.getSymName()
-       << " channels=" << range(s.getChannels()) << "\n";
+    os << ".stream " << s.getSymName() << " channels=" << range(s.getChannels())
+       << "\n";
     printBody(s.getBody().front(), os, 1);
   }
   for (auto e : body.getOps<pim::EntryOp>()) {
@@ -177,8 +188,7 @@ pimc::backend::toAssembly(pim::ProgramOp program,
 }
 
 llvm::Expected<pimsim::Program>
-pimc::backend::serialize(pim::ProgramOp program,
-                         const pimsim::Target &target) {
+pimc::backend::serialize(pim::ProgramOp program, const pimsim::Target &target) {
   llvm::Expected<std::string> text = toAssembly(program, target);
   if (!text)
     return text.takeError();

@@ -64,8 +64,7 @@ ModelFootprint modelFootprint(const pimsim::Program &program,
         // What must move: one copy of each KV head (the device may hold
         // `replicas` copies for GQA).
         f.kvBytesPerPosition += 2.0 * double(op.heads / op.replicas) *
-                                double(op.headDim) *
-                                formatBytes(op.out.format);
+                                double(op.headDim) * formatBytes(op.out.format);
       }
   return f;
 }
@@ -190,8 +189,10 @@ PerfReport buildReport(const Device &device, const pimsim::Program &program,
   for (const StepRecord &s : steps) {
     (s.prefill ? prefill : decode).push_back(&s);
     const auto &ch = s.report.pim.channels;
+    // A channel is used when it issued column commands (data or MAC):
+    // refresh, a row command, runs on every channel (as pimsim counts).
     for (size_t c = 0; c < ch.size(); ++c)
-      if (ch[c].commands > 0)
+      if (ch[c].columnSlotBusy > 0)
         used.insert(c);
   }
   r.channelsUsed = int64_t(used.size());

@@ -4,10 +4,14 @@
 
 #include "pimc/Frontend/HF/Safetensors.h"
 
+#include "pimc/Frontend/HF/HFConfig.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+
+#include <set>
 
 #include <algorithm>
 #include <chrono>
@@ -382,6 +386,68 @@ std::string describeOrganization(const pimsim::Organization &org) {
       .str();
 }
 
+/// The keys whose values differ between two canonical config JSONs, as
+/// "key: checkpoint <v>, program <v>" (nested objects by dotted key).
+static void configDifferences(const json::Object &have,
+                              const json::Object &want,
+                              const std::string &prefix,
+                              std::vector<std::string> &out) {
+  std::set<std::string> keys;
+  for (const auto &kv : have)
+    keys.insert(kv.first.str());
+  for (const auto &kv : want)
+    keys.insert(kv.first.str());
+  for (const std::string &k : keys) {
+    const json::Value *a = have.get(k), *b = want.get(k);
+    if (a && b && a->getAsObject() && b->getAsObject()) {
+      configDifferences(*a->getAsObject(), *b->getAsObject(), prefix + k + ".",
+                        out);
+      continue;
+    }
+    if (a && b && *a == *b)
+      continue;
+    auto show = [](const json::Value *v) {
+      return v ? formatv("{0}", *v).str() : std::string("absent");
+    };
+    out.push_back(formatv("{0}{1}: checkpoint {2}, program {3}", prefix, k,
+                          show(a), show(b)));
+  }
+}
+
+Error checkModelIdentity(const pimsim::ModelIdentity &id, StringRef dir,
+                         const hf::WeightStore &store) {
+  if (id.empty())
+    return Error::success(); // not recorded (hand-written, before 1.5)
+  std::vector<std::string> diffs;
+  if (!id.config.empty()) {
+    SmallString<256> configPath(dir);
+    sys::path::append(configPath, "config.json");
+    Expected<hf::ModelConfig> cfg = hf::parseModelConfig(configPath);
+    if (!cfg)
+      return cfg.takeError();
+    Expected<json::Value> have = pimc::parseJSON(hf::semanticConfigJSON(*cfg));
+    Expected<json::Value> want = pimc::parseJSON(id.config);
+    if (!have || !want || !have->getAsObject() || !want->getAsObject()) {
+      consumeError(have.takeError());
+      consumeError(want.takeError());
+      return createStringError("the program's recorded model config is not a "
+                               "JSON object");
+    }
+    configDifferences(*have->getAsObject(), *want->getAsObject(), "", diffs);
+  }
+  if (!id.tensors.empty() && store.tableDigest() != id.tensors)
+    diffs.push_back("tensor table (names, dtypes, shapes): checkpoint " +
+                    store.tableDigest() + ", program " + id.tensors);
+  if (diffs.empty())
+    return Error::success();
+  std::string msg = formatv("checkpoint '{0}' is not the {1} model the program "
+                            "was compiled from ({2} difference(s)):",
+                            dir, id.modelType, diffs.size());
+  for (const std::string &d : diffs)
+    msg += "\n  " + d;
+  return createStringError(msg);
+}
+
 Error checkTargetIdentity(const pimsim::Program &program,
                           const pimsim::Target &target,
                           bool allowNameMismatch) {
@@ -503,6 +569,8 @@ ModelSession::open(Device &device, pimsim::Program program,
     if (!s)
       return s.takeError();
     store = std::move(*s);
+    if (Error e = checkModelIdentity(program.model, checkpointDir, *store))
+      return std::move(e);
   }
   return create(device, std::move(program), std::move(store), options);
 }

@@ -482,7 +482,7 @@ bool Program::operator==(const Program &o) const {
   return version.major == o.version.major && version.minor == o.version.minor &&
          target == o.target && regions == o.regions && weights == o.weights &&
          kernels == o.kernels && streams == o.streams && entries == o.entries &&
-         params == o.params;
+         params == o.params && model == o.model;
 }
 
 int64_t Program::paramIndex(StringRef name) const {
@@ -1484,11 +1484,16 @@ public:
       }
       params = fbb.CreateVector(list);
     }
+    Offset<fb::ModelIdentity> model = 0;
+    if (!p.model.empty())
+      model = fb::CreateModelIdentity(fbb, fbb.CreateString(p.model.modelType),
+                                      fbb.CreateString(p.model.config),
+                                      fbb.CreateString(p.model.tensors));
     fb::Version version(kProgramVersion.major, kProgramVersion.minor);
     auto root = fb::CreateProgram(
         fbb, &version, target, fbb.CreateVector(regions),
         fbb.CreateVector(weights), fbb.CreateVector(kernels),
-        fbb.CreateVector(streams), fbb.CreateVector(entries), params);
+        fbb.CreateVector(streams), fbb.CreateVector(entries), params, model);
     fb::FinishProgramBuffer(fbb, root);
     return std::vector<uint8_t>(fbb.GetBufferPointer(),
                                 fbb.GetBufferPointer() + fbb.GetSize());
@@ -1725,6 +1730,8 @@ Program convert(const fb::Program &in) {
     for (const fb::Param *prm : *in.params())
       p.params.push_back({str(prm->name()), prm->min(), prm->max(), prm->src(),
                           prm->add(), prm->div(), prm->mod()});
+  if (const fb::ModelIdentity *m = in.model())
+    p.model = {str(m->model_type()), str(m->config()), str(m->tensors())};
   return p;
 }
 

@@ -2,8 +2,8 @@
 //
 // The text form is line based: directives (.version, .target, .org, .param,
 // .region, .weight, .kernel, .stream, .entry) and, after a .stream, one
-// macro-op per line: a mnemonic and key=value fields. Loops nest with braces. Integer
-// fields may add multiples of enclosing loop variables and of runtime
+// macro-op per line: a mnemonic and key=value fields. Loops nest with braces.
+// Integer fields may add multiples of enclosing loop variables and of runtime
 // parameters (.param, format 1.1): "row=8+i", "length=kv_len". `#`
 // starts a comment. The printer emits one canonical spelling, so
 // print -> parse -> print is the identity. Syntax: docs/pimsim-isa.md.
@@ -145,6 +145,10 @@ public:
     os << ".version " << p.version.major << "." << p.version.minor << "\n";
     const TargetIdentity &t = p.target;
     os << ".target " << word(t.name) << " hash=" << word(t.hash) << "\n";
+    if (!p.model.empty())
+      os << ".model " << word(p.model.modelType)
+         << " config=" << quoted(p.model.config)
+         << " tensors=" << word(p.model.tensors) << "\n";
     const Organization &o = t.org;
     os << ".org stacks=" << o.stacks << " channels=" << o.channels
        << " pseudo_channels=" << o.pseudoChannels << " sids=" << o.sids
@@ -507,6 +511,8 @@ private:
         return parseTarget(toks);
       if (d == ".org")
         return parseOrg(toks);
+      if (d == ".model")
+        return parseModel(toks);
       if (d == ".param")
         return parseParam(toks);
       if (d == ".region")
@@ -758,6 +764,25 @@ private:
     return Error::success();
   }
 
+  Error parseModel(std::vector<Token> &toks) {
+    if (seenModel)
+      return error(toks[0], ".model given twice");
+    seenModel = true;
+    if (toks.size() < 2 || toks[1].hasKey)
+      return error(toks[0], ".model needs the model type");
+    StringMap<const Token *> kv;
+    if (Error err = collect(toks, 2, ".model", {"config", "tensors"}, kv))
+      return err;
+    p.model.modelType = toks[1].value;
+    if (kv.count("config"))
+      p.model.config = kv["config"]->value;
+    if (kv.count("tensors"))
+      p.model.tensors = kv["tensors"]->value;
+    if (p.model.empty())
+      return error(toks[1], ".model with an empty model type records nothing");
+    return Error::success();
+  }
+
   Error parseOrg(std::vector<Token> &toks) {
     if (seenOrg)
       return error(toks[0], ".org given twice");
@@ -960,9 +985,9 @@ private:
     if (Error err = declareLaunchName(toks[1], k.name))
       return err;
     StringMap<const Token *> kv;
-    const StringRef keys[] = {"kind", "m",  "n",      "k",    "flops",
-                              "bytes", "in", "out", "params", "unit",
-                              "elements"};
+    const StringRef keys[] = {"kind",   "m",     "n",       "k",
+                              "flops",  "bytes", "in",      "out",
+                              "params", "unit",  "elements"};
     if (Error err = collect(toks, 2, ".kernel", keys, kv, {"in", "out"}))
       return err;
     if (Error err = require(toks[0], kv, {"kind"}))
@@ -972,12 +997,9 @@ private:
       return errorAtValue(*kv["kind"], 0,
                           "unknown kernel kind '" + kv["kind"]->value + "'");
     k.kind = *kind;
-    std::pair<StringRef, int64_t *> ints[] = {{"m", &k.m},
-                                              {"n", &k.n},
-                                              {"k", &k.k},
-                                              {"flops", &k.flops},
-                                              {"bytes", &k.bytes},
-                                              {"elements", &k.elements}};
+    std::pair<StringRef, int64_t *> ints[] = {
+        {"m", &k.m},         {"n", &k.n},         {"k", &k.k},
+        {"flops", &k.flops}, {"bytes", &k.bytes}, {"elements", &k.elements}};
     for (auto &f : ints)
       if (kv.count(f.first))
         if (Error err = parseInt(*kv[f.first], *f.second))
@@ -1228,7 +1250,7 @@ private:
   StringRef text, source;
   unsigned lineNo = 0;
   Program p;
-  bool seenTarget = false, seenOrg = false, inStream = false;
+  bool seenTarget = false, seenOrg = false, seenModel = false, inStream = false;
   StringMap<int64_t> regionIndex, kernelIndex, streamIndex;
   StringSet<> launchNames, entryNames;
   std::vector<OpenLoop> loops;

@@ -77,8 +77,7 @@ std::string program(const Target &t, StringRef unit = "vector",
          ".entry host = gemm, norm\n";
 }
 
-double unitSeconds(const Target &t, const NearMemoryUnit &u,
-                   int64_t elements) {
+double unitSeconds(const Target &t, const NearMemoryUnit &u, int64_t elements) {
   double cycles = u.latencyCycles + std::ceil(elements / u.elementsPerCycle);
   return cycles * t.tCKps * 1e-12;
 }
@@ -187,8 +186,8 @@ TEST(NearMemoryProgram, Version11BufferReads) {
   auto kname = fbb.CreateString("k");
   auto params = fbb.CreateString("{}");
   std::vector<flatbuffers::Offset<fb::HostKernel>> kernels = {
-      fb::CreateHostKernel(fbb, kname, fb::KernelKind::RmsNorm, 1, 2, 3, 12,
-                           24, 0, params)};
+      fb::CreateHostKernel(fbb, kname, fb::KernelKind::RmsNorm, 1, 2, 3, 12, 24,
+                           0, params)};
   fb::Version v(1, 1);
   fb::FinishProgramBuffer(
       fbb, fb::CreateProgram(fbb, &v, 0, 0, 0, fbb.CreateVector(kernels)));
@@ -225,19 +224,19 @@ TEST(NearMemoryProgram, Validation) {
   // Structure: a negative element count; a unit that is not an identifier.
   Program p = *good;
   p.kernels[0].elements = -1;
-  EXPECT_NE(errorOf(checkProgram(p)).find(
-                "kernel 0 (norm): negative element count -1"),
+  EXPECT_NE(errorOf(checkProgram(p))
+                .find("kernel 0 (norm): negative element count -1"),
             std::string::npos);
   p = *good;
   p.kernels[0].unit = "a b";
-  EXPECT_NE(errorOf(checkProgram(p)).find(
-                "kernel 0 (norm): unit 'a b' is not an identifier"),
+  EXPECT_NE(errorOf(checkProgram(p))
+                .find("kernel 0 (norm): unit 'a b' is not an identifier"),
             std::string::npos);
-  EXPECT_NE(errorOf(parseProgramText(header(t) +
-                                         ".kernel k kind=other elements=x\n",
-                                     "t.pimasm"))
-                .find("t.pimasm:4:"),
-            std::string::npos);
+  EXPECT_NE(
+      errorOf(parseProgramText(header(t) + ".kernel k kind=other elements=x\n",
+                               "t.pimasm"))
+          .find("t.pimasm:4:"),
+      std::string::npos);
 }
 
 TEST(NearMemoryTiming, UnitKernelIsNearMemoryTime) {

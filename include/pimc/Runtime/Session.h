@@ -123,6 +123,13 @@ struct GenerationResult {
   std::vector<StepRecord> steps;          // prefill steps, then decode steps
 };
 
+/// The checkpoint in `dir` (its config.json and tensor table `store`) is the
+/// model `id` records, or an error listing every difference (config keys,
+/// the tensor-table digest). Nothing recorded: success.
+llvm::Error checkModelIdentity(const pimsim::ModelIdentity &id,
+                               llvm::StringRef dir,
+                               const hf::WeightStore &store);
+
 struct SessionOptions {
   /// Accept a target whose name differs from the program's (same
   /// organisation), e.g. a variant with other timings.

@@ -924,4 +924,55 @@ Expected<ModelConfig> parseModelConfig(StringRef configPath) {
   return parseModelConfigText((*buf)->getBuffer(), path);
 }
 
+std::string semanticConfigJSON(const ModelConfig &c) {
+  const RopeScaling &r = c.rope;
+  static const char *kinds[] = {"default", "linear", "dynamic", "yarn",
+                                "llama3"};
+  json::Object rope{{"type", kinds[static_cast<int>(r.kind)]},
+                    {"theta", r.theta},
+                    {"partial_rotary_factor", r.partialRotaryFactor},
+                    {"truncate", r.truncate}};
+  auto opt = [&](StringRef key, const auto &v) {
+    if (v)
+      rope[key] = *v;
+  };
+  opt("factor", r.factor);
+  opt("original_max_position_embeddings", r.originalMaxPositionEmbeddings);
+  opt("low_freq_factor", r.lowFreqFactor);
+  opt("high_freq_factor", r.highFreqFactor);
+  opt("beta_fast", r.betaFast);
+  opt("beta_slow", r.betaSlow);
+  opt("attention_factor", r.attentionFactor);
+  opt("mscale", r.mscale);
+  opt("mscale_all_dim", r.mscaleAllDim);
+  json::Object o{{"model_type", c.modelType},
+                 {"hidden_size", c.hiddenSize},
+                 {"intermediate_size", c.intermediateSize},
+                 {"num_hidden_layers", c.numLayers},
+                 {"num_attention_heads", c.numHeads},
+                 {"num_key_value_heads", c.numKvHeads},
+                 {"head_dim", c.headDim},
+                 {"vocab_size", c.vocabSize},
+                 {"max_position_embeddings", c.maxPositionEmbeddings},
+                 {"rms_norm_eps", c.rmsNormEps},
+                 {"hidden_act", c.hiddenAct},
+                 {"tie_word_embeddings", c.tieWordEmbeddings},
+                 {"qkv_bias", c.qkvBias},
+                 {"o_bias", c.oBias},
+                 {"mlp_bias", c.mlpBias},
+                 {"qk_norm", c.qkNorm},
+                 {"rope", std::move(rope)}};
+  if (c.slidingWindow)
+    o["sliding_window"] = *c.slidingWindow;
+  if (c.gptq)
+    o["gptq"] = json::Object{{"bits", c.gptq->bits},
+                             {"group_size", c.gptq->groupSize},
+                             {"sym", c.gptq->sym},
+                             {"zero_minus_one", c.gptq->zeroMinusOne}};
+  std::string text;
+  raw_string_ostream os(text);
+  os << json::Value(std::move(o)); // llvm::json prints keys sorted
+  return text;
+}
+
 } // namespace pimc::hf

@@ -383,6 +383,12 @@ pimc::hf::importCheckpointDir(MLIRContext &context, llvm::StringRef dir,
   if (!module)
     return llvm::createStringError(
         llvm::formatv("{0}: {1}", dir, llvm::toString(module.takeError())));
+  // What a compiled program records about its model (pimsim::ModelIdentity).
+  mlir::Builder b(&context);
+  (**module)->setAttr("llm.source_config",
+                      b.getStringAttr(semanticConfigJSON(*config)));
+  (**module)->setAttr("llm.source_tensors",
+                      b.getStringAttr((*weights)->tableDigest()));
   ImportedModel model;
   model.config = std::move(*config);
   model.weights = std::move(*weights);

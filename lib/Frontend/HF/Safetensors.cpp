@@ -11,6 +11,7 @@
 #include "pimc/Support/Paths.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Endian.h"
@@ -19,6 +20,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/SHA256.h"
 
 #include <algorithm>
 
@@ -446,6 +448,19 @@ std::vector<std::string> WeightStore::names() const {
     out.push_back(entry.getKey().str());
   llvm::sort(out);
   return out;
+}
+
+std::string WeightStore::tableDigest() const {
+  SHA256 hash;
+  for (const std::string &name : names()) {
+    const TensorView *t = lookup(name);
+    std::string line = name + "\t" + dtypeName(t->dtype).str();
+    for (int64_t d : t->shape)
+      line += " " + std::to_string(d);
+    line += "\n";
+    hash.update(line);
+  }
+  return "sha256:" + toHex(hash.final(), /*LowerCase=*/true);
 }
 
 uint64_t WeightStore::totalBytes() const {

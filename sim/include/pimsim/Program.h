@@ -39,7 +39,7 @@ struct ProgramVersion {
 /// accumulator register `reg` of mac_ab / mac_sb / mac_pb / rd_acc / mv_sb;
 /// 1.4 `data=` on sfm (the softmax statistics [max, sum] to a region, for
 /// the split-attention combine).
-constexpr ProgramVersion kProgramVersion{1, 4};
+constexpr ProgramVersion kProgramVersion{1, 5};
 
 /// Half-open [first, first + count). Printed inclusive: "0-15".
 struct Range {
@@ -73,6 +73,22 @@ struct TargetIdentity {
 
   bool operator==(const TargetIdentity &o) const;
 };
+/// (1.5) The model a program was compiled from: model type, the config
+/// fields that set its numerics (canonical JSON) and a digest of the
+/// checkpoint's tensor table (hf::tensorTableDigest). Empty: not recorded
+/// (hand-written programs, programs before 1.5).
+struct ModelIdentity {
+  std::string modelType, config, tensors;
+
+  bool empty() const {
+    return modelType.empty() && config.empty() && tensors.empty();
+  }
+  bool operator==(const ModelIdentity &o) const {
+    return modelType == o.modelType && config == o.config &&
+           tensors == o.tensors;
+  }
+};
+
 /// The hash stored in TargetIdentity::hash for a target file's contents.
 std::string targetContentHash(llvm::StringRef fileBytes);
 
@@ -385,7 +401,7 @@ struct Entry {
 };
 
 struct Program {
-  ProgramVersion version = kProgramVersion; // as read; writers stamp 1.4
+  ProgramVersion version = kProgramVersion; // as read; writers stamp 1.5
   TargetIdentity target;
   std::vector<Region> regions;
   std::vector<WeightBinding> weights;
@@ -393,6 +409,7 @@ struct Program {
   std::vector<Stream> streams;
   std::vector<Entry> entries;
   std::vector<Param> params; // (1.1) at most kMaxParams
+  ModelIdentity model;       // (1.5)
 
   /// Index of the parameter named `name`, or -1.
   int64_t paramIndex(llvm::StringRef name) const;

@@ -14,10 +14,9 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
-#include <string>
-#include <vector>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace pimc::hf {
 
@@ -99,6 +98,12 @@ struct ConfigSupport {
   std::string fatal;
   bool supported() const;
 };
+
+/// The config fields that set the model's numerics, as canonical JSON (keys
+/// sorted, compact): what a compiled program records about its model
+/// (pimsim::ModelIdentity::config) and what the runtime compares against the
+/// checkpoint it is given.
+std::string semanticConfigJSON(const ModelConfig &config);
 
 /// Every feature of a config.json, each honoured, without effect, or
 /// unsupported with the reason: the importer's own checks are run

@@ -101,6 +101,10 @@ public:
   std::vector<std::string> names() const;
   /// Total bytes of all tensor data.
   uint64_t totalBytes() const;
+  /// "sha256:<hex>" of the tensor table: every tensor's name, dtype and
+  /// shape, in name order (not the data). Two checkpoints with the same
+  /// digest have interchangeable tensors as far as a program can tell.
+  std::string tableDigest() const;
 
 private:
   std::vector<std::unique_ptr<SafetensorsFile>> files;
