@@ -115,19 +115,18 @@ Error pimc::ref::writeHostTensors(StringRef path, StringRef prefix,
   // Pad with spaces so the data starts 8-byte aligned, as the reference
   // writer does.
   text.append((8 - text.size() % 8) % 8, ' ');
-  std::error_code ec;
-  raw_fd_ostream os(path, ec, sys::fs::OF_None);
-  if (ec)
-    return fileError(path, "cannot write: " + ec.message());
   uint64_t len = text.size();
   char lenBytes[8];
   for (int b = 0; b < 8; ++b)
     lenBytes[b] = static_cast<char>((len >> (8 * b)) & 0xff);
-  os.write(lenBytes, 8);
-  os << text << data;
-  os.close();
-  if (os.has_error())
-    return fileError(path, "cannot write: " + os.error().message());
+  // A temporary file renamed on success: a failed write leaves nothing.
+  Error err = writeToOutput(path, [&](raw_ostream &os) -> Error {
+    os.write(lenBytes, 8);
+    os << text << data;
+    return Error::success();
+  });
+  if (err)
+    return fileError(path, "cannot write: " + toString(std::move(err)));
   return Error::success();
 }
 
