@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "FuzzInput.h"
+#include "ProgramRoundTrip.h"
 #include "pimc/Runtime/HostOps.h"
 #include "pimc/Runtime/Session.h"
 #include "pimsim/Program.h"
@@ -37,19 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz::ignore(program);
     return 0;
   }
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  pimsim::printProgram(*program, os);
   // The reader and the assembler accept the same programs.
-  auto again = pimsim::parseProgramText(text, "printed.s");
-  if (!again || *again != *program) {
-    llvm::errs() << "a program the reader accepts does not re-assemble:\n"
-                 << (again ? std::string("(different program)")
-                           : llvm::toString(again.takeError()))
-                 << "\n"
-                 << text;
-    std::abort();
-  }
+  fuzz::requireReassembles(*program);
   auto host = rt::HostOps::parse(*program);
   fuzz::ignore(host);
   if (llvm::Error err = pimsim::validateProgram(*program, target())) {

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "FuzzInput.h"
+#include "ProgramRoundTrip.h"
 #include "pimsim/Program.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -20,17 +21,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz::ignore(program);
     return 0;
   }
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  pimsim::printProgram(*program, os);
-  auto again = pimsim::parseProgramText(text, "printed.s");
-  if (!again || *again != *program) {
-    llvm::errs() << "printed program does not re-assemble to itself:\n"
-                 << (again ? std::string("(different program)")
-                           : llvm::toString(again.takeError()))
-                 << "\n"
-                 << text;
-    std::abort();
-  }
+  fuzz::requireReassembles(*program);
   return 0;
 }
