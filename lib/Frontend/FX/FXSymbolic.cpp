@@ -219,6 +219,10 @@ private:
   const DimBindings &requested;
   StringMap<int64_t> exampleEnv, env; // symbol -> size
   bool atExample = true;              // every symbol keeps its example
+  /// Per dim, the meta shape of the input placeholder it names (the first
+  /// input placeholder of that name: the structural parser, which runs
+  /// after, rejects duplicate names).
+  std::vector<json::Array *> inputShapes;
 
   Error readDims(json::Array &nodes);
   Error bind();
@@ -234,16 +238,16 @@ std::string rangeText(const DynamicDim &d) {
 }
 
 Error Specialiser::readDims(json::Array &nodes) {
-  StringMap<std::pair<unsigned, const json::Array *>> inputs; // arg, shape
+  StringMap<std::pair<unsigned, json::Array *>> inputs; // arg, shape
   unsigned arg = 0;
-  for (const json::Value &n : nodes) {
-    const json::Object *o = n.getAsObject();
+  for (json::Value &n : nodes) {
+    json::Object *o = n.getAsObject();
     if (o && o->getString("op") == "placeholder" &&
         o->getString("kind") == "input") {
-      const json::Object *meta = o->getObject("meta");
-      const json::Array *shape = meta ? meta->getArray("shape") : nullptr;
+      json::Object *meta = o->getObject("meta");
+      json::Array *shape = meta ? meta->getArray("shape") : nullptr;
       if (std::optional<StringRef> name = o->getString("name"))
-        inputs[*name] = {arg, shape};
+        inputs.try_emplace(*name, arg, shape);
       ++arg;
     }
   }
@@ -283,7 +287,7 @@ Error Specialiser::readDims(json::Array &nodes) {
     if (in == inputs.end())
       return problem(
           formatv("{0}: '{1}' is not an input placeholder", where, *input));
-    const json::Array *shape = in->second.second;
+    json::Array *shape = in->second.second;
     if (!shape || *dim < 0 || *dim >= static_cast<int64_t>(shape->size()))
       return problem(formatv("{0}: dim {1} is not a dimension of '{2}'", where,
                              *dim, *input));
@@ -303,6 +307,7 @@ Error Specialiser::readDims(json::Array &nodes) {
       return problem(
           formatv("{0}: symbol '{1}' has two example sizes", where, d.symbol));
     dims.push_back(std::move(d));
+    inputShapes.push_back(shape);
   }
   return Error::success();
 }
@@ -491,14 +496,11 @@ Error Specialiser::run() {
         if (Error err = specialiseArgs(*v, name))
           return err;
   }
-  // An input without a sym_shape still gets its dims set.
-  for (const DynamicDim &d : dims)
-    for (json::Value &n : *nodes)
-      if (json::Object *o = n.getAsObject())
-        if (o->getString("name") == d.input)
-          if (json::Object *meta = o->getObject("meta"))
-            if (json::Array *shape = meta->getArray("shape"))
-              (*shape)[d.dim] = d.value;
+  // An input without a sym_shape still gets its dims set (its rank was
+  // checked in readDims, and sym_shape keeps a meta shape's rank).
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (static_cast<size_t>(dims[i].dim) < inputShapes[i]->size())
+      (*inputShapes[i])[dims[i].dim] = dims[i].value;
   return Error::success();
 }
 

@@ -143,6 +143,32 @@ TEST(Specialise, RejectsOutOfRangeAndUnknownDims) {
   EXPECT_TRUE(static_cast<bool>(specialiseGraph(unbounded, "g.json", big)));
 }
 
+TEST(Specialise, SetsOnlyTheNamedInputPlaceholder) {
+  // A later node with the input's name (the structural parser rejects the
+  // duplicate after specialisation) and a rank-0 shape must not be written
+  // (found by fuzzing: it was indexed at the input's dim).
+  llvm::json::Value g = graph(8);
+  llvm::json::Array &nodes = *g.getAsObject()->getArray("nodes");
+  nodes.insert(
+      nodes.begin() + 1,
+      llvm::json::Object{
+          {"name", "x"},
+          {"op", "call_function"},
+          {"target", "aten.relu"},
+          {"overload", "default"},
+          {"args", llvm::json::Array{}},
+          {"meta", llvm::json::Object{{"dtype", "float32"},
+                                      {"shape", llvm::json::Array{}}}}});
+  DimBindings dims;
+  dims["seq"] = 5;
+  auto bound = specialiseGraph(g, "g.json", dims);
+  ASSERT_TRUE(static_cast<bool>(bound)) << llvm::toString(bound.takeError());
+  EXPECT_EQ(llvm::formatv("{0}", *nodes[0].getAsObject()->get("meta")).str(),
+            R"({"dtype":"float32","shape":[1,5]})");
+  EXPECT_EQ(llvm::formatv("{0}", *nodes[1].getAsObject()->get("meta")).str(),
+            R"({"dtype":"float32","shape":[]})");
+}
+
 TEST(Specialise, ChecksTheRecordAgainstTheExample) {
   llvm::json::Value g = graph(8);
   // The view's symbolic argument claims 9 at the example.
