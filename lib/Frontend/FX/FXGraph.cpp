@@ -29,6 +29,14 @@ const StringSet<> &knownDtypes() {
   return set;
 }
 
+} // namespace
+
+bool pimc::fx::isKnownDtype(StringRef dtype) {
+  return knownDtypes().contains(dtype);
+}
+
+namespace {
+
 class GraphParser {
 public:
   GraphParser(Graph &g) : g(g) {}

@@ -496,10 +496,16 @@ std::optional<double> jsonNumber(const json::Value &v) {
   return std::nullopt;
 }
 
+/// The constant of `type` holding `data`. Integer values must be integers in
+/// int64 range (checked by the readers: parseInlineTensor, the integer
+/// buffers' reader); a value that is not is saturated rather than converted
+/// with undefined behaviour.
 DenseElementsAttr denseFrom(RankedTensorType type, ArrayRef<double> data) {
   Type elem = type.getElementType();
   if (elem.isF32()) {
-    llvm::SmallVector<float> v(data.begin(), data.end());
+    llvm::SmallVector<float> v;
+    for (double d : data)
+      v.push_back(f32Of(d));
     return DenseElementsAttr::get(type, llvm::ArrayRef<float>(v));
   }
   if (elem.isInteger(1)) {
@@ -510,7 +516,7 @@ DenseElementsAttr denseFrom(RankedTensorType type, ArrayRef<double> data) {
   }
   llvm::SmallVector<int64_t> v;
   for (double d : data)
-    v.push_back(static_cast<int64_t>(d));
+    v.push_back(saturatingInt64(d));
   return DenseElementsAttr::get(type, llvm::ArrayRef<int64_t>(v));
 }
 
@@ -540,6 +546,10 @@ bool parseInlineTensor(const json::Value &v, std::string &dtype,
     return false;
   }
   dtype = dt->str();
+  if (!fx::isKnownDtype(dtype)) {
+    err = formatv("an inline tensor's dtype '{0}' is not a torch dtype", dtype);
+    return false;
+  }
   double count = 1; // double: a bogus shape must not overflow
   for (const json::Value &d : *shape) {
     std::optional<int64_t> n = d.getAsInteger();
@@ -574,6 +584,18 @@ bool parseInlineTensor(const json::Value &v, std::string &dtype,
                   llvm::make_range(dims.begin(), dims.end()),
                   static_cast<uint64_t>(count), values.size());
     return false;
+  }
+  // Integer and bool data must be what the dtype holds (pimc keeps integers
+  // as int64).
+  bool isFloat = dtype.rfind("float", 0) == 0 || dtype == "bfloat16";
+  for (auto [i, x] : llvm::enumerate(values)) {
+    bool ok = isFloat || (dtype == "bool" ? (x == 0 || x == 1) : isInt64(x));
+    if (!ok) {
+      err = formatv("an inline {0} tensor's element {1} is {2}, which {0} "
+                    "does not hold",
+                    dtype, i, llvm::format("%g", x));
+      return false;
+    }
   }
   return true;
 }
@@ -884,8 +906,14 @@ LogicalResult GraphImporter::buildPlaceholder(const Node &n, func::FuncOp func,
   }
   // Integer / bool buffers (position ids, masks) become constants.
   llvm::SmallVector<double> data;
-  for (int64_t i = 0, e = t->numElements(); i < e; ++i)
+  for (int64_t i = 0, e = t->numElements(); i < e; ++i) {
     data.push_back(readElement(*t, i));
+    // Read through a double: exact up to 2^53.
+    if (!(std::fabs(data.back()) <= 0x1p53))
+      return emitError(loc) << "buffer '" << n.target << "': element " << i
+                            << " is beyond 2^53, which pimc does not hold "
+                               "exactly";
+  }
   auto type = RankedTensorType::get(m.shape, elementTypeFor(b, m.dtype));
   values[n.name] = {arith::ConstantOp::create(b, loc, denseFrom(type, data))};
   return success();

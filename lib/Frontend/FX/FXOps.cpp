@@ -100,14 +100,15 @@ std::optional<Lit> litOf(Value value) {
 }
 
 /// Rounds `x` to the storage of `elem`.
+/// `x` converted to `elem` as the interpreter converts: f32 rounding (IEEE:
+/// infinities beyond the float range), booleans, integers truncated and
+/// saturated at the int64 range (NaN is 0).
 double roundTo(Type elem, double x) {
   if (elem.isF32())
-    return static_cast<float>(x);
+    return f32Of(x);
   if (elem.isInteger(1))
     return x != 0;
-  if (std::isnan(x))
-    return 0;
-  return std::trunc(x);
+  return static_cast<double>(saturatingInt64(x));
 }
 
 Value emitLit(OpContext &c, const Lit &l) {
@@ -118,9 +119,11 @@ Value emitLit(OpContext &c, const Lit &l) {
   DenseElementsAttr attr;
   if (l.elem.isF32()) {
     if (splat)
-      attr = DenseElementsAttr::get(type, static_cast<float>(l.v[0]));
+      attr = DenseElementsAttr::get(type, f32Of(l.v[0]));
     else {
-      llvm::SmallVector<float> f(l.v.begin(), l.v.end());
+      llvm::SmallVector<float> f;
+      for (double x : l.v)
+        f.push_back(f32Of(x));
       attr = DenseElementsAttr::get(type, ArrayRef<float>(f));
     }
   } else if (l.elem.isInteger(1)) {
@@ -134,11 +137,11 @@ Value emitLit(OpContext &c, const Lit &l) {
     }
   } else {
     if (splat)
-      attr = DenseElementsAttr::get(type, static_cast<int64_t>(l.v[0]));
+      attr = DenseElementsAttr::get(type, saturatingInt64(l.v[0]));
     else {
       llvm::SmallVector<int64_t> f;
       for (double x : l.v)
-        f.push_back(static_cast<int64_t>(x));
+        f.push_back(saturatingInt64(x));
       attr = DenseElementsAttr::get(type, ArrayRef<int64_t>(f));
     }
   }
@@ -150,22 +153,26 @@ Value convertLit(OpContext &c, Value v, Type elem) {
   if (!l)
     return {};
   l->elem = elem;
-  for (double &x : l->v)
+  for (double &x : l->v) {
+    // A value an int64 cannot hold is not folded: the run-time conversion
+    // reports it.
+    if (!elem.isF32() && !elem.isInteger(1) && !isInt64(std::trunc(x)))
+      return {};
     x = roundTo(elem, x);
+  }
   return emitLit(c, *l);
 }
 
 /// A splat constant (never materialized, whatever its size).
 Value splat(OpContext &c, ArrayRef<int64_t> shape, Type elem, double x) {
   auto type = RankedTensorType::get(shape, elem);
-  x = roundTo(elem, x);
   DenseElementsAttr attr;
   if (elem.isF32())
-    attr = DenseElementsAttr::get(type, static_cast<float>(x));
+    attr = DenseElementsAttr::get(type, f32Of(x));
   else if (elem.isInteger(1))
     attr = DenseElementsAttr::get(type, x != 0);
   else
-    attr = DenseElementsAttr::get(type, static_cast<int64_t>(x));
+    attr = DenseElementsAttr::get(type, saturatingInt64(x));
   return arith::ConstantOp::create(c.b, c.loc, attr);
 }
 
@@ -442,7 +449,7 @@ Value scaledBy(OpContext &c, Value other, double alpha) {
     return emitLit(c, *l);
   }
   return llm::ScaleOp::create(c.b, c.loc, toF32(c, other),
-                              c.b.getF32FloatAttr(static_cast<float>(alpha)));
+                              c.b.getF32FloatAttr(f32Of(alpha)));
 }
 
 LogicalResult addSub(OpContext &c, Binary kind, bool scalarOther) {
@@ -482,7 +489,7 @@ LogicalResult buildMulTensor(OpContext &c) {
       llvm::all_equal(lb->v) && shapeOf(a) == rt.getShape()) {
     c.results.push_back(llm::ScaleOp::create(
         c.b, c.loc, toF32(c, a),
-        c.b.getF32FloatAttr(static_cast<float>(lb->v[0]))));
+        c.b.getF32FloatAttr(f32Of(lb->v[0]))));
     return success();
   }
   return binary(c, Binary::Mul, a, b);
@@ -493,7 +500,7 @@ LogicalResult buildMulScalar(OpContext &c) {
   if (c.resultType().getElementType().isF32() && !litOf(self)) {
     c.results.push_back(llm::ScaleOp::create(
         c.b, c.loc, toF32(c, self),
-        c.b.getF32FloatAttr(static_cast<float>(c.f64("other")))));
+        c.b.getF32FloatAttr(f32Of(c.f64("other")))));
     return success();
   }
   return binary(c, Binary::Mul, self, scalarArg(c, "other"));
@@ -916,7 +923,8 @@ LogicalResult buildArange(OpContext &c, double start, double end, double step) {
   l.elem = rt.getElementType();
   if (l.shape.size() != 1)
     return c.error() << "expected a 1-D result";
-  int64_t n = static_cast<int64_t>(std::ceil((end - start) / step));
+  double count = std::ceil((end - start) / step);
+  int64_t n = isInt64(count) ? static_cast<int64_t>(count) : -1;
   if (n != l.shape[0])
     return c.error() << "arange(" << start << ", " << end << ", " << step
                      << ") has " << n << " elements, the graph traced "
@@ -2042,7 +2050,7 @@ LogicalResult layerNorm(OpContext &c, Value x, ArrayRef<int64_t> normalized,
       return c.error() << "weight and bias must have the normalized shape";
   c.results.push_back(llm::LayerNormOp::create(
       c.b, c.loc, typeOf(x), x, weight, bias,
-      llvm::APFloat(static_cast<float>(eps)), rank - n));
+      llvm::APFloat(f32Of(eps)), rank - n));
   if (c.numResults() == 3) {
     // native_layer_norm's mean and 1/std (used only in training graphs;
     // unused values are removed after import).
@@ -2094,7 +2102,7 @@ LogicalResult decomposedAttention(OpContext &c, Value q, Value k, Value v,
       llm::MatmulOp::create(c.b, c.loc,
                             RankedTensorType::get(scoreShape, c.b.getF32Type()),
                             toF32(c, q), toF32(c, kt)),
-      c.b.getF32FloatAttr(static_cast<float>(scale)));
+      c.b.getF32FloatAttr(f32Of(scale)));
   Value negInf =
       splat(c, {}, c.b.getF32Type(), -std::numeric_limits<double>::infinity());
   auto selectIn = [&](Value cond) -> Value {
@@ -2172,7 +2180,7 @@ LogicalResult buildSDPA(OpContext &c) {
     Value ql = toLHE(q), kl = toLHE(k), vl = toLHE(v);
     Value a = llm::AttentionOp::create(
         c.b, c.loc, RankedTensorType::get({l, nh, ev}, c.b.getF32Type()), ql,
-        kl, vl, llvm::APFloat(static_cast<float>(scale)), causal, IntegerAttr(),
+        kl, vl, llvm::APFloat(f32Of(scale)), causal, IntegerAttr(),
         FloatAttr());
     Value out = rank == 3 ? swapDims(c, a, 0, 1)
                           : swapDims(c, reshapeTo(c, a, {1, l, nh, ev}), 1, 2);

@@ -84,6 +84,9 @@ struct Graph {
   std::vector<DynamicDim> dynamicDims; // empty for a static graph
 };
 
+/// True for the torch dtype names a graph may use (float32, int64, bool...).
+bool isKnownDtype(llvm::StringRef dtype);
+
 /// Parses `text` (the contents of `path`) and checks the structure: format
 /// and version, unique node names, references to earlier nodes only, output
 /// indices inside the referenced node's outputs, `meta` on every value node,
