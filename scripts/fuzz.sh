@@ -4,6 +4,7 @@
 #   scripts/fuzz.sh                      # every harness, 60 s each
 #   scripts/fuzz.sh fx-graph 3600        # one harness, one hour
 #   scripts/fuzz.sh all 600              # every harness, 10 minutes each
+#   scripts/fuzz.sh all 3600 10000000    # the campaign goal: 10M executions or one hour each
 #
 # Installs clang-22 and libFuzzer (Debian) if missing, builds the instrumented harnesses into
 # build-fuzz/ (clang++-22, -DPIMC_FUZZ=ON), and runs each from its committed seeds
@@ -15,7 +16,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 harness=${1:-all}
 seconds=${2:-60}
+runs=${3:--1}
 case "$seconds" in ''|*[!0-9]*) echo "fuzz.sh: seconds must be a number, got '$seconds'" >&2; exit 2;; esac
+case "$runs" in -1) ;; ''|*[!0-9]*) echo "fuzz.sh: runs must be a number, got '$runs'" >&2; exit 2;; esac
 
 all=$(ls fuzz/corpus)
 if [ "$harness" = all ]; then
@@ -48,9 +51,9 @@ for h in $list; do
   corpus=build-fuzz/corpus/$h findings=build-fuzz/findings/$h log=build-fuzz/logs/$h.log
   mkdir -p "$corpus" "$findings"
   cp -n fuzz/corpus/"$h"/* "$corpus"/ 2>/dev/null || true
-  echo "fuzz: $h for ${seconds}s (log: $log)"
+  echo "fuzz: $h for ${seconds}s$([ "$runs" != -1 ] && echo " or $runs executions") (log: $log)"
   set +e
-  build-fuzz/fuzz/pimc-fuzz-"$h" "$corpus" -max_total_time="$seconds" -timeout=10 \
+  build-fuzz/fuzz/pimc-fuzz-"$h" "$corpus" -max_total_time="$seconds" -runs="$runs" -timeout=10 \
     -rss_limit_mb=2048 -max_len="$(max_len "$h")" -print_final_stats=1 \
     -artifact_prefix="$findings/" > "$log" 2>&1
   rc=$?

@@ -61,6 +61,14 @@ MODELS = {
     "mixtral_sparse_hf": (models.MixtralStack,
                           {"dispatch": "sparse_hf", "attn_implementation": "eager"}, [HIDDEN],
                           "mixtral_sparse on HF's permuted [E, K, T] mask: (slot, token) pairs"),
+    # DeepSeek's per-expert loop skips experts without tokens: 2 tokens, 8 experts top-2, so
+    # the trace leaves out at least half of the experts per layer and inputs_alt routes tokens
+    # to some of them (raise-check.test). The raised graph must fail there, not drop those experts.
+    "moe_skip": (models.MixtralStack,
+                 {"dispatch": "sparse_skip", "num_experts": 8, "attn_implementation": "eager"},
+                 [InputSpec("x", "float32", [1, 2, 64], None, None)],
+                 "DeepSeek's sparse loop skipping empty experts (8 experts top-2, 2 tokens): "
+                 "the trace holds only the example's experts"),
     "qwen2_moe": (models.MixtralStack,
                   {"dispatch": "sparse_hf", "norm_topk_prob": False,
                    "shared_expert_intermediate_size": 80, "attn_implementation": "eager"}, [HIDDEN],

@@ -258,6 +258,10 @@ class MixtralSparseMoeBlock(nn.Module):
     tokens, the expert runs on those rows only and index_add_ scatters them back.
     dispatch="sparse_hf" is the same loop on HF's permuted [E, K, T] expert mask (torch.where
     then yields (slot, token) pairs).
+    dispatch="sparse_skip" is DeepSeek's loop (HF DeepseekV3MoE.moe): the same per-expert
+    selection, but an expert whose selection is empty is skipped (`if token_indices.numel() > 0`),
+    so a trace (make_fx; torch.export refuses the data-dependent branch) holds only the experts
+    the example routed tokens to, and an unused nonzero for each of the others.
     dispatch="dense" runs every expert on every token and weights the results with the routing
     weights scattered into a [tokens, experts] matrix (zero for unselected experts).
     """
@@ -265,9 +269,9 @@ class MixtralSparseMoeBlock(nn.Module):
     def __init__(self, hidden_size, ffn_dim, num_experts, top_k, dispatch, norm_topk_prob=True,
                  shared_expert_intermediate_size=None):
         super().__init__()
-        if dispatch not in ("sparse", "sparse_hf", "dense"):
-            raise ValueError("dispatch must be 'sparse', 'sparse_hf' or 'dense', not %r"
-                             % (dispatch,))
+        if dispatch not in ("sparse", "sparse_hf", "sparse_skip", "dense"):
+            raise ValueError("dispatch must be 'sparse', 'sparse_hf', 'sparse_skip' or 'dense', "
+                             "not %r" % (dispatch,))
         self.hidden_dim = hidden_size
         self.num_experts = num_experts
         self.top_k = top_k
@@ -314,6 +318,8 @@ class MixtralSparseMoeBlock(nn.Module):
                     idx, top_x = torch.where(expert_mask[expert_idx])
                 else:
                     top_x, idx = torch.where(selected_experts == expert_idx)
+                if self.dispatch == "sparse_skip" and top_x.numel() == 0:
+                    continue
                 current_state = hidden_states[None, top_x].reshape(-1, hidden_dim)
                 current_hidden_states = expert_layer(current_state) * routing_weights[top_x, idx, None]
                 final_hidden_states.index_add_(0, top_x, current_hidden_states.to(hidden_states.dtype))

@@ -18,6 +18,7 @@
 #include "pimc/Frontend/FX/FXImporter.h"
 #include "pimc/Frontend/HF/HFImporter.h"
 #include "pimc/Frontend/ONNX/ONNXImporter.h"
+#include "pimc/Reference/GraphEquivalence.h"
 #include "pimc/Reference/HostTensorIO.h"
 #include "pimc/Reference/Interpreter.h"
 
@@ -109,9 +110,44 @@ cl::list<std::string> importDims(
              "name (or symbol) to N inside its exported range (default: the "
              "example's size); repeatable"),
     cl::value_desc("name=N"));
+cl::opt<unsigned> importVerifyRaising(
+    "verify-raising", cl::sub(importCmd), cl::cat(pimcCategory),
+    cl::desc("ONNX / FX graphs: run the imported and the raised graph on N "
+             "fresh seeded random inputs on the reference interpreter and "
+             "fail (writing nothing) if raising changed any result (default "
+             "0: off; docs/raising.md)"),
+    cl::value_desc("N"), cl::init(0));
 cl::opt<bool> importPrintLocations(
     "print-locations", cl::sub(importCmd), cl::cat(pimcCategory),
     cl::desc("ONNX: print the locations (node names) of the imported ops"));
+
+// compare-graphs
+cl::SubCommand compareCmd("compare-graphs",
+                          "Run two graphs (e.g. imported and raised) on fresh "
+                          "random inputs and compare their results");
+cl::list<std::string>
+    compareInputs(cl::Positional, cl::sub(compareCmd), cl::cat(pimcCategory),
+                  cl::desc("<reference.mlir> <candidate.mlir>"), cl::OneOrMore);
+cl::opt<std::string> compareWeights(
+    "weights", cl::sub(compareCmd), cl::cat(pimcCategory),
+    cl::desc("safetensors file (or checkpoint directory) of the graphs' "
+             "llm.weight tensors"),
+    cl::value_desc("path"));
+cl::opt<unsigned> compareSamples("samples", cl::sub(compareCmd),
+                                 cl::cat(pimcCategory),
+                                 cl::desc("fresh inputs (default 3)"),
+                                 cl::init(3));
+cl::opt<uint64_t> compareSeed("seed", cl::sub(compareCmd),
+                              cl::cat(pimcCategory),
+                              cl::desc("seed of the first input (input k uses "
+                                       "seed + k)"),
+                              cl::init(0x5eed));
+cl::opt<double> compareAtol("atol", cl::sub(compareCmd), cl::cat(pimcCategory),
+                            cl::desc("absolute tolerance (default 1e-4)"),
+                            cl::init(1e-4));
+cl::opt<double> compareRtol("rtol", cl::sub(compareCmd), cl::cat(pimcCategory),
+                            cl::desc("relative tolerance (default 1e-4)"),
+                            cl::init(1e-4));
 
 // run-ref
 cl::opt<std::string> runInput(cl::Positional, cl::sub(runRefCmd),
@@ -317,6 +353,38 @@ std::string onnxWeightsPath() {
   return std::string(p);
 }
 
+/// Raises an imported graph (unless --no-raise) and, with
+/// --verify-raising=N, checks that the raised graph computes what the
+/// imported one does on N fresh random inputs. `input` names the model in
+/// errors; `weightFiles` hold its llm.weight tensors.
+int raiseImported(mlir::ModuleOp module, StringRef input,
+                  const std::vector<std::string> &weightFiles) {
+  if (importNoRaise) {
+    if (importVerifyRaising)
+      return fail("--verify-raising checks raising; it cannot be combined "
+                  "with --no-raise");
+    return 0;
+  }
+  mlir::OwningOpRef<mlir::ModuleOp> imported;
+  if (importVerifyRaising)
+    imported = module.clone();
+  if (failed(llm::raiseGraph(module, weightFiles)))
+    return fail(formatv("{0}: raising the imported graph failed", input));
+  if (!importVerifyRaising)
+    return 0;
+  auto store = hf::WeightStore::openFiles(weightFiles);
+  if (!store)
+    return fail(toString(store.takeError()));
+  ref::EquivalenceOptions options;
+  options.samples = importVerifyRaising;
+  auto report = ref::checkEquivalence(*imported, module, **store, options);
+  if (!report)
+    return fail(formatv("{0}: raising check: {1}", input,
+                        toString(report.takeError())));
+  errs() << formatv("pimc: raising check: {0}\n", report->summary());
+  return 0;
+}
+
 // An .onnx file: the graph's IR, plus its large initializers as a
 // safetensors file for `pimc run-ref --weights`. Both files are written
 // or neither (PendingOutputs).
@@ -373,8 +441,8 @@ int runONNXImport(mlir::MLIRContext &ctx) {
       return fail(toString(std::move(err)));
     weightFiles.push_back(*tmp);
   }
-  if (!importNoRaise && failed(llm::raiseGraph(*model->module, weightFiles)))
-    return fail(formatv("{0}: raising the imported graph failed", importInput));
+  if (int rc = raiseImported(*model->module, importInput, weightFiles))
+    return rc;
   mlir::OpPrintingFlags flags;
   if (importPrintLocations)
     flags.enableDebugInfo();
@@ -405,8 +473,8 @@ int runFXImport(mlir::MLIRContext &ctx) {
   std::vector<std::string> weightFiles;
   if (!graph->parametersPath.empty())
     weightFiles.push_back(graph->parametersPath);
-  if (!importNoRaise && failed(llm::raiseGraph(*graph->module, weightFiles)))
-    return fail(formatv("{0}: raising the imported graph failed", importInput));
+  if (int rc = raiseImported(*graph->module, importInput, weightFiles))
+    return rc;
   Error err = writeToOutput(importOutput, [&](raw_ostream &os) -> Error {
     graph->module->print(os);
     return Error::success();
@@ -532,6 +600,45 @@ int runGraphReference(mlir::MLIRContext &ctx) {
                       num(cmp->worstGot), num(cmp->worstExpected), num(diff));
   }
   return allOk ? 0 : 1;
+}
+
+/// `pimc compare-graphs reference.mlir candidate.mlir`: both on fresh
+/// random inputs (ref::checkEquivalence).
+int runCompareGraphs(mlir::MLIRContext &ctx) {
+  if (compareInputs.size() != 2)
+    return fail("compare-graphs takes two IR files: <reference.mlir> "
+                "<candidate.mlir>");
+  hf::registerImportDialects(ctx);
+  mlir::OwningOpRef<mlir::ModuleOp> modules[2];
+  for (int i = 0; i < 2; ++i) {
+    llvm::SourceMgr sourceMgr;
+    mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
+    modules[i] = mlir::parseSourceFile<mlir::ModuleOp>(
+        compareInputs[i], sourceMgr, mlir::ParserConfig(&ctx));
+    if (!modules[i])
+      return fail(formatv("cannot parse '{0}'", compareInputs[i]));
+  }
+  Expected<std::unique_ptr<hf::WeightStore>> store =
+      compareWeights.empty() ? hf::WeightStore::openFiles({})
+      : sys::fs::is_directory(compareWeights)
+          ? hf::WeightStore::openDirectory(compareWeights)
+          : hf::WeightStore::openFiles({compareWeights});
+  if (!store)
+    return fail(toString(store.takeError()));
+  ref::EquivalenceOptions options;
+  options.samples = compareSamples;
+  options.seed = compareSeed;
+  options.atol = compareAtol;
+  options.rtol = compareRtol;
+  options.referenceName = "reference";
+  options.candidateName = "candidate";
+  auto report =
+      ref::checkEquivalence(*modules[0], *modules[1], **store, options);
+  if (!report)
+    return fail(formatv("{0} vs {1}: {2}", compareInputs[0], compareInputs[1],
+                        toString(report.takeError())));
+  outs() << report->summary() << "\n";
+  return 0;
 }
 
 int runReference(mlir::MLIRContext &ctx) {
@@ -787,15 +894,6 @@ int runCompile(mlir::MLIRContext &ctx) {
   if (!prog)
     return fail(formatv("internal error: the compiled program is invalid: {0}",
                         toString(prog.takeError())));
-  if (compileTo == "asm") {
-    if (Error e = writeText(compileOutput, [&](raw_ostream &os) {
-          pimsim::printProgram(*prog, os);
-        }))
-      return fail(toString(std::move(e)));
-  } else if (Error e = pimsim::writeProgram(*prog, compileOutput)) {
-    return fail(formatv("cannot write '{0}': {1}", compileOutput,
-                        toString(std::move(e))));
-  }
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -803,6 +901,24 @@ int runCompile(mlir::MLIRContext &ctx) {
     auto a = program->getAttrOfType<mlir::IntegerAttr>(k);
     return a ? a.getInt() : 0;
   };
+  // The program and the report are written together or not at all.
+  PendingOutputs outputs;
+  std::string programPath = compileOutput;
+  if (compileOutput != "-") {
+    auto tmp = outputs.add(compileOutput);
+    if (!tmp)
+      return fail(toString(tmp.takeError()));
+    programPath = *tmp;
+  }
+  if (compileTo == "asm") {
+    if (Error e = writeText(programPath, [&](raw_ostream &os) {
+          pimsim::printProgram(*prog, os);
+        }))
+      return fail(toString(std::move(e)));
+  } else if (Error e = pimsim::writeProgram(*prog, programPath)) {
+    return fail(formatv("cannot write '{0}': {1}", compileOutput,
+                        toString(std::move(e))));
+  }
   if (!compileReport.empty()) {
     json::Object r;
     r["input"] = compileInput.getValue();
@@ -819,11 +935,20 @@ int runCompile(mlir::MLIRContext &ctx) {
     r["internal_peak_bytes_per_s"] = target->internalPeakBytesPerSec();
     r["streams"] = int64_t(prog->streams.size());
     r["kernels"] = int64_t(prog->kernels.size());
-    if (Error e = writeText(compileReport, [&](raw_ostream &os) {
+    std::string reportPath = compileReport;
+    if (compileReport != "-") {
+      auto tmp = outputs.add(compileReport);
+      if (!tmp)
+        return fail(toString(tmp.takeError()));
+      reportPath = *tmp;
+    }
+    if (Error e = writeText(reportPath, [&](raw_ostream &os) {
           os << formatv("{0:2}", json::Value(std::move(r))) << "\n";
         }))
       return fail(toString(std::move(e)));
   }
+  if (Error e = outputs.commit())
+    return fail(toString(std::move(e)));
   if (compileQuiet || compileOutput == "-")
     return 0;
 
@@ -905,6 +1030,8 @@ int main(int argc, char **argv) {
     return runImport(ctx);
   if (runRefCmd)
     return runReference(ctx);
+  if (compareCmd)
+    return runCompareGraphs(ctx);
   if (compileCmd)
     return runCompile(ctx);
   errs() << "pimc: no subcommand given; run 'pimc --help'\n";

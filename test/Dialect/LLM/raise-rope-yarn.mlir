@@ -274,3 +274,70 @@ func.func @dynamic_ntk_beyond_context(%q: tensor<1x2x4x16xf32>) -> tensor<1x2x4x
   %out = llm.add %qc, %qs : tensor<1x2x4x16xf32>
   return %out : tensor<1x2x4x16xf32>
 }
+
+// -----
+
+// DeepSeek's YaRN at rotary dim 8 (theta 1e4, factor 40, original context
+// 4096, betas 32 / 1, mscale = mscale_all_dim = 1), computed in the graph at
+// 8 positions. Llama 3's scaling fits these 8 positions within the table
+// tolerance (it was raised as llama3 with original context 1571), but drifts
+// from the graph at long context: a computed table must hold over the whole
+// position range (2^20), so only YaRN is accepted. Original context 2048
+// gives the same truncated correction dims (1 and 3), hence the same
+// frequencies at every position.
+// CHECK-LABEL: func.func @yarn_d8
+// CHECK: llm.rope %{{.*}}, %{{.*}} {attention_factor = 1.000000e+00 : f64, beta_fast = 3.200000e+01 : f64, beta_slow = 1.000000e+00 : f64, factor = 4.000000e+01 : f64, kind = #llm<rope_kind yarn>, layout = #llm<rope_layout half_split>, original_max_position_embeddings = 2048 : i64, rotary_dim = 8 : i64, theta = 1.000000e+04 : f64} : tensor<8x2x8xf32>
+// CHECK-NOT: llm.cos
+func.func @yarn_d8(%q: tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> {
+  %inv = arith.constant dense<[[[1.0], [0.100000001], [0.0051249997], [2.49999994e-05]]]> : tensor<1x4x1xf32>
+  %pos = arith.constant dense<[[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]]]> : tensor<1x1x8xf32>
+  %fr = llm.matmul %inv, %pos : (tensor<1x4x1xf32>, tensor<1x1x8xf32>) -> tensor<1x4x8xf32>
+  %frt = llm.transpose %fr {permutation = array<i64: 0, 2, 1>} : tensor<1x4x8xf32> -> tensor<1x8x4xf32>
+  %cos = llm.cos %frt : tensor<1x8x4xf32>
+  %sin = llm.sin %frt : tensor<1x8x4xf32>
+  %cc = llm.concat %cos, %cos {axis = 2 : i64} : (tensor<1x8x4xf32>, tensor<1x8x4xf32>) -> tensor<1x8x8xf32>
+  %sc = llm.concat %sin, %sin {axis = 2 : i64} : (tensor<1x8x4xf32>, tensor<1x8x4xf32>) -> tensor<1x8x8xf32>
+  %cu = llm.reshape %cc : tensor<1x8x8xf32> -> tensor<1x1x8x8xf32>
+  %su = llm.reshape %sc : tensor<1x8x8xf32> -> tensor<1x1x8x8xf32>
+  %cb = llm.broadcast %cu : tensor<1x1x8x8xf32> -> tensor<1x2x8x8xf32>
+  %sb = llm.broadcast %su : tensor<1x1x8x8xf32> -> tensor<1x2x8x8xf32>
+  %qc = llm.mul %q, %cb : tensor<1x2x8x8xf32>
+  %x1 = llm.slice %q {axis = 3 : i64, start = 0 : i64, size = 4 : i64} : tensor<1x2x8x8xf32> -> tensor<1x2x8x4xf32>
+  %x2 = llm.slice %q {axis = 3 : i64, start = 4 : i64, size = 4 : i64} : tensor<1x2x8x8xf32> -> tensor<1x2x8x4xf32>
+  %nx2 = llm.neg %x2 : tensor<1x2x8x4xf32>
+  %rot = llm.concat %nx2, %x1 {axis = 3 : i64} : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x8xf32>
+  %qs = llm.mul %rot, %sb : tensor<1x2x8x8xf32>
+  %out = llm.add %qc, %qs : tensor<1x2x8x8xf32>
+  return %out : tensor<1x2x8x8xf32>
+}
+
+// -----
+
+// Negative: the same table with the lowest frequency 1e-4 off YaRN's
+// (2.50025e-5). At the 8 traced positions every kind's table is within
+// 2e-8 of it (llama3 was raised); over 2^20 positions no kind is.
+// CHECK-LABEL: func.func @yarn_d8_bent
+// CHECK-NOT: llm.rope
+// CHECK: llm.cos
+func.func @yarn_d8_bent(%q: tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> {
+  %inv = arith.constant dense<[[[1.0], [0.100000001], [0.0051249997], [2.50025e-05]]]> : tensor<1x4x1xf32>
+  %pos = arith.constant dense<[[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]]]> : tensor<1x1x8xf32>
+  %fr = llm.matmul %inv, %pos : (tensor<1x4x1xf32>, tensor<1x1x8xf32>) -> tensor<1x4x8xf32>
+  %frt = llm.transpose %fr {permutation = array<i64: 0, 2, 1>} : tensor<1x4x8xf32> -> tensor<1x8x4xf32>
+  %cos = llm.cos %frt : tensor<1x8x4xf32>
+  %sin = llm.sin %frt : tensor<1x8x4xf32>
+  %cc = llm.concat %cos, %cos {axis = 2 : i64} : (tensor<1x8x4xf32>, tensor<1x8x4xf32>) -> tensor<1x8x8xf32>
+  %sc = llm.concat %sin, %sin {axis = 2 : i64} : (tensor<1x8x4xf32>, tensor<1x8x4xf32>) -> tensor<1x8x8xf32>
+  %cu = llm.reshape %cc : tensor<1x8x8xf32> -> tensor<1x1x8x8xf32>
+  %su = llm.reshape %sc : tensor<1x8x8xf32> -> tensor<1x1x8x8xf32>
+  %cb = llm.broadcast %cu : tensor<1x1x8x8xf32> -> tensor<1x2x8x8xf32>
+  %sb = llm.broadcast %su : tensor<1x1x8x8xf32> -> tensor<1x2x8x8xf32>
+  %qc = llm.mul %q, %cb : tensor<1x2x8x8xf32>
+  %x1 = llm.slice %q {axis = 3 : i64, start = 0 : i64, size = 4 : i64} : tensor<1x2x8x8xf32> -> tensor<1x2x8x4xf32>
+  %x2 = llm.slice %q {axis = 3 : i64, start = 4 : i64, size = 4 : i64} : tensor<1x2x8x8xf32> -> tensor<1x2x8x4xf32>
+  %nx2 = llm.neg %x2 : tensor<1x2x8x4xf32>
+  %rot = llm.concat %nx2, %x1 {axis = 3 : i64} : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x8xf32>
+  %qs = llm.mul %rot, %sb : tensor<1x2x8x8xf32>
+  %out = llm.add %qc, %qs : tensor<1x2x8x8xf32>
+  return %out : tensor<1x2x8x8xf32>
+}

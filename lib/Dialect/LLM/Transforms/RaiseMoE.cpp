@@ -29,9 +29,11 @@
 
 #include "pimc/Dialect/LLM/IR/LLMBuilders.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <algorithm>
@@ -917,6 +919,20 @@ std::optional<DispatchValues> retypedDispatch(Dispatch &d, int64_t n,
   return v;
 }
 
+/// Erases the scatter's now-dead index computation and `nonzero` itself
+/// once the dense term has replaced the scatter: the dense term is exact for
+/// any selection, so the traced-count check is proved unnecessary. A nonzero
+/// that still has other users keeps its check.
+void eraseProvenCheck(PatternRewriter &rewriter, NonzeroOp nonzero) {
+  SetVector<Operation *> slice;
+  getForwardSlice(nonzero.getOperation(), &slice);
+  for (Operation *op : llvm::reverse(slice))
+    if (op->use_empty() && isPure(op))
+      rewriter.eraseOp(op);
+  if (nonzero->use_empty())
+    rewriter.eraseOp(nonzero);
+}
+
 /// A sparse per-expert dispatch, index_add(acc, 0, rows, expert(x[rows]) *
 /// w[rows, slots]) with (rows, slots) the columns of llm.nonzero(mask) in
 /// either order, in the FX (one-hot matmul) or ONNX (ScatterElements)
@@ -983,10 +999,12 @@ struct DensifySparseDispatch : OpRewritePattern<AddOp> {
       if (!x)
         continue;
       scratch = nullptr; // drop the re-typed copy's uses before rewriting
+      NonzeroOp nonzero = d->nonzero;
       rewriter.replaceOpWithNewOp<AddOp>(add, d->acc,
-                                         denseTerm(rewriter, add, d->nonzero, r,
+                                         denseTerm(rewriter, add, nonzero, r,
                                                    w, x, d->expert, T, K, H,
                                                    d->Hout));
+      eraseProvenCheck(rewriter, nonzero);
       return success();
     }
     return rewriter.notifyMatchFailure(

@@ -263,6 +263,58 @@ std::optional<TableFrequencies> tableFrequencies(const ConstTensor &x,
   return t;
 }
 
+/// The frequencies of an angle table computed in the graph, for any kind:
+/// column 0 holds p / factor (`est`), so the row with the largest column 0
+/// is the largest traced position p, and f_i = angle_i / p.
+std::optional<TableFrequencies> graphFrequencies(const ConstTensor &x,
+                                                 int64_t d, RopeLayout layout,
+                                                 const RopeEstimate &est) {
+  int64_t width = x.shape.empty() ? 0 : x.shape.back();
+  if ((width != d && width != d / 2) || d < 2)
+    return std::nullopt;
+  int64_t rows = x.numElements() / width, best = 0;
+  for (int64_t r = 1; r < rows; ++r)
+    if (x.data[r * width] > x.data[best * width])
+      best = r;
+  double p = std::round(x.data[best * width] * est.factor);
+  if (!(p >= 1))
+    return std::nullopt;
+  TableFrequencies t{p, std::vector<double>(d / 2)};
+  for (int64_t i = 0; i < d / 2; ++i)
+    t.f[i] =
+        x.data[best * width +
+               (width == d && layout == RopeLayout::Interleaved ? 2 * i : i)] /
+        p;
+  return t;
+}
+
+/// Positions over which a rope raised from a table computed in the graph
+/// must agree with the graph: every position of a model with up to 2^20
+/// tokens of context.
+constexpr double kPositionRange = 1 << 20;
+
+/// True if a kind's frequencies `invFreq` reproduce the graph's angle table
+/// `t` at every position p < kPositionRange, not only at the traced ones:
+/// the angles p * f and p * invFreq drift apart by at most kTableTolerance
+/// plus f32 rounding of the frequency (2^-18 relative: the graph and the
+/// reference kernels may compute the same formula in another order). A
+/// table is p * f exactly (the graph multiplies positions by constant
+/// frequencies), so comparing the frequencies is evaluating the table over
+/// the whole range; f is read at the largest traced position, where the f32
+/// angle pins it best.
+bool holdsOverPositionRange(const TableFrequencies &t,
+                            const std::vector<float> &invFreq) {
+  if (invFreq.size() != t.f.size())
+    return false;
+  for (size_t i = 0; i < t.f.size(); ++i) {
+    double drift = kPositionRange * std::fabs(t.f[i] - invFreq[i]);
+    double rounding = kPositionRange * std::fabs(invFreq[i]) * 0x1p-18;
+    if (!(drift <= kTableTolerance + rounding))
+      return false;
+  }
+  return true;
+}
+
 /// Candidate llama3 parameters for an angle table whose frequencies
 /// f_i = angle / position are theta^(-2i/d) for the high frequencies, that
 /// divided by `factor` for the low ones and blended in between. theta comes
@@ -765,7 +817,9 @@ std::optional<RopeMatch> matchRope(AddOp op, const hf::WeightStore *weights,
   // the graph computes the tables, else the angles recovered from the
   // stored tables for each candidate sequence axis.
   SmallVector<ConstTensor> angleTables;
-  if (auto cosOp = findTrig<CosOp>(cosTable)) {
+  auto cosOp = findTrig<CosOp>(cosTable);
+  const bool computed = static_cast<bool>(cosOp);
+  if (cosOp) {
     std::optional<ConstTensor> angles =
         evaluateConstant(cosOp.getInput(), weights);
     if (!angles) {
@@ -785,16 +839,31 @@ std::optional<RopeMatch> matchRope(AddOp op, const hf::WeightStore *weights,
   }
   // The sequence length only matters for the dynamic kind, never produced.
   const int64_t seqLen = 0;
-  bool estimated = false;
+  bool estimated = false, rangeFailed = false;
   for (const ConstTensor &angles : angleTables) {
     auto est = estimateRope(angles, d, pairs);
     if (!est)
       continue;
     estimated = true;
+    // A table the graph computes is a function of the position: the kind
+    // must reproduce it over the whole position range, not only at the
+    // traced positions (8 traced positions fit a llama3 rope to a YaRN
+    // table within the tolerance). Stored tables define the rope only at
+    // their rows, which the entry check covers.
+    std::optional<TableFrequencies> graphFreqs;
+    if (computed) {
+      graphFreqs = graphFrequencies(angles, d, pairs, *est);
+      if (!graphFreqs)
+        continue;
+    }
     auto check =
         [&](const ref::RopeParams &params) -> std::optional<RopeMatch> {
       float scale = 1.0f;
       std::vector<float> invFreq = ropeInvFreq(params, seqLen, scale);
+      if (graphFreqs && !holdsOverPositionRange(*graphFreqs, invFreq)) {
+        rangeFailed = true;
+        return std::nullopt;
+      }
       for (RopeLayoutGuess g : guesses)
         if (tableMatches(*c, type.getShape(), g, pairs, invFreq, scale,
                          est->offset, cosf32) &&
@@ -825,8 +894,10 @@ std::optional<RopeMatch> matchRope(AddOp op, const hf::WeightStore *weights,
             estimateYarn(angles, *c, *s, d, pairs, est->offset, check))
       return m;
   }
-  why = estimated ? "tables are not a default, linear, llama3 or yarn rope"
-                  : "angles are not p * theta^(-2i/d)";
+  why = rangeFailed ? "no rope kind reproduces the computed table over the "
+                      "whole position range (only at the traced positions)"
+        : estimated ? "tables are not a default, linear, llama3 or yarn rope"
+                    : "angles are not p * theta^(-2i/d)";
   return std::nullopt;
 }
 

@@ -528,7 +528,10 @@ def LLM_ConvertOp : LLM_Op<"convert", [Pure, SameOperandsAndResultShape]> {
   let hasFolder = 1;
 }
 
-def LLM_NonzeroOp : LLM_Op<"nonzero", [Pure]> {
+// Not Pure: the traced count is a run-time check, like an assertion, and
+// stays when the result is unused (the write effect keeps DCE and
+// canonicalization from dropping it).
+def LLM_NonzeroOp : LLM_Op<"nonzero", [MemoryEffects<[MemWrite]>]> {
   let summary = "multi-indices of the nonzero elements, with a traced count";
   let description = [{
     Row i of `result` is the multi-index of the i-th nonzero (true) element
@@ -537,8 +540,15 @@ def LLM_NonzeroOp : LLM_Op<"nonzero", [Pure]> {
     the data; the op carries the count its frontend traced in the static
     result type, and running it on data with another count is a runtime
     error naming both (the graph is specialised to the traced routing).
-    Raising removes it: `llm-raise-moe` rewrites a sparse per-expert
-    dispatch (nonzero + gather + index_add) into the dense formulation.
+
+    The count check is the op's side effect: it stays when the result is
+    unused. A trace that skipped code for an empty selection (DeepSeek's
+    `if token_indices.numel() > 0:` per expert) leaves such an unused
+    nonzero behind; it is what makes the graph fail, instead of dropping
+    that expert, on data that selects it. Raising removes a nonzero only
+    where it proves the check unnecessary: `llm-raise-moe` rewrites a sparse
+    per-expert dispatch (nonzero + gather + index_add) into the dense
+    formulation, exact for any selection, and erases the nonzero with it.
 
     Example:
     ```mlir
