@@ -488,8 +488,7 @@ LogicalResult buildMulTensor(OpContext &c) {
   if (rt.getElementType().isF32() && !la && lb && !lb->v.empty() &&
       llvm::all_equal(lb->v) && shapeOf(a) == rt.getShape()) {
     c.results.push_back(llm::ScaleOp::create(
-        c.b, c.loc, toF32(c, a),
-        c.b.getF32FloatAttr(f32Of(lb->v[0]))));
+        c.b, c.loc, toF32(c, a), c.b.getF32FloatAttr(f32Of(lb->v[0]))));
     return success();
   }
   return binary(c, Binary::Mul, a, b);
@@ -498,9 +497,9 @@ LogicalResult buildMulScalar(OpContext &c) {
   Value self = c.tensor("self");
   // x * s is llm.scale (one rounding, as torch's f32 multiply).
   if (c.resultType().getElementType().isF32() && !litOf(self)) {
-    c.results.push_back(llm::ScaleOp::create(
-        c.b, c.loc, toF32(c, self),
-        c.b.getF32FloatAttr(f32Of(c.f64("other")))));
+    c.results.push_back(
+        llm::ScaleOp::create(c.b, c.loc, toF32(c, self),
+                             c.b.getF32FloatAttr(f32Of(c.f64("other")))));
     return success();
   }
   return binary(c, Binary::Mul, self, scalarArg(c, "other"));
@@ -2048,9 +2047,9 @@ LogicalResult layerNorm(OpContext &c, Value x, ArrayRef<int64_t> normalized,
   for (Value p : {weight, bias})
     if (p && shapeOf(p) != ArrayRef<int64_t>(normalized))
       return c.error() << "weight and bias must have the normalized shape";
-  c.results.push_back(llm::LayerNormOp::create(
-      c.b, c.loc, typeOf(x), x, weight, bias,
-      llvm::APFloat(f32Of(eps)), rank - n));
+  c.results.push_back(llm::LayerNormOp::create(c.b, c.loc, typeOf(x), x, weight,
+                                               bias, llvm::APFloat(f32Of(eps)),
+                                               rank - n));
   if (c.numResults() == 3) {
     // native_layer_norm's mean and 1/std (used only in training graphs;
     // unused values are removed after import).
