@@ -1547,7 +1547,8 @@ void Simulation::addIntervals(int64_t k, int64_t by) {
 /// the next arrival once the last one repeated the one before, else takes
 /// a probe. Returns the cycle to continue at.
 int64_t Simulation::skipIdleRefresh(int64_t now) {
-  if (m.nREFI < 1 || !m.options.skipIdleRefresh || m.options.observer)
+  if (m.nREFI < 1 || !m.options.skipIdleRefresh ||
+      (m.options.observer && m.options.observer->seesRefresh()))
     return now;
   int64_t horizon = idleHorizon(now);
   if (horizon == kNoIssue || horizon - now < m.nREFI)

@@ -395,6 +395,10 @@ public:
     for (CommandObserver *o : list)
       o->onCommand(cycle, cmd, addr, req);
   }
+  bool seesRefresh() const override {
+    return llvm::any_of(list,
+                        [](CommandObserver *o) { return o->seesRefresh(); });
+  }
 
 private:
   std::vector<CommandObserver *> list;
@@ -423,6 +427,7 @@ public:
     base[channel] = data;
     first[channel] = start;
   }
+  bool seesRefresh() const override { return false; } // requests only
   void onCommand(int64_t cycle, Command, const DecodedAddress &addr,
                  const Request *req) override {
     if (!req)

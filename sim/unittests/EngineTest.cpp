@@ -1328,6 +1328,61 @@ TEST(EngineIdleSkip, ArrivalAtCycle1e12FinishesWithEveryRefresh) {
   EXPECT_LE(refs, perPch * pchs);
 }
 
+/// Records the commands of requests only, as the functional model and the
+/// per-stream cycle accounting do: refresh may be skipped under it.
+class RequestRecorder : public CommandObserver {
+public:
+  void onCommand(int64_t cycle, Command cmd, const DecodedAddress &,
+                 const Request *req) override {
+    if (req)
+      seen.push_back(
+          llvm::formatv("{0} {1} {2}", cycle, commandName(cmd), req->tag));
+  }
+  bool seesRefresh() const override { return false; }
+  std::vector<std::string> seen;
+};
+
+TEST(EngineIdleSkip, AnObserverOfRequestsKeepsTheSkipExact) {
+  int64_t refi = T("nREFI");
+  std::vector<Request> reqs = {req(LD, W().row(0)),
+                               req(LD, W().ch(3).row(1), 300 * refi + 11),
+                               req(ST, W().ch(3).row(2), 900 * refi)};
+  for (size_t i = 0; i < reqs.size(); ++i)
+    reqs[i].tag = static_cast<uint32_t>(i);
+  auto run = [&](bool skip, RequestRecorder &rec) {
+    EngineOptions opts;
+    opts.skipIdleRefresh = skip;
+    opts.observer = &rec;
+    Engine engine(hbm3(), opts);
+    llvm::Expected<Stats> s = engine.runTrace(reqs);
+    if (!s)
+      return "error: " + llvm::toString(s.takeError());
+    return llvm::formatv("{0}", s->toJSON(hbm3())).str();
+  };
+  RequestRecorder skipped, stepped;
+  std::string a = run(true, skipped);
+  EXPECT_EQ(a.rfind("error", 0), std::string::npos) << a;
+  EXPECT_EQ(a, run(false, stepped));
+  EXPECT_EQ(skipped.seen, stepped.seen);
+  EXPECT_GE(skipped.seen.size(), reqs.size());
+}
+
+TEST(EngineIdleSkip, AnObserverOfRequestsDoesNotStepTo1e12) {
+  RequestRecorder rec;
+  EngineOptions opts;
+  opts.observer = &rec;
+  Engine engine(hbm3(), opts);
+  auto start = std::chrono::steady_clock::now();
+  llvm::Expected<Stats> s = engine.runTrace(
+      {req(LD, W().row(0)), req(LD, W().row(1), int64_t(1000000000000))});
+  double host =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  ASSERT_TRUE(static_cast<bool>(s)) << llvm::toString(s.takeError());
+  EXPECT_LT(host, 5.0);
+  EXPECT_FALSE(rec.seen.empty());
+}
+
 TEST(EngineIdleSkip, ArrivalAboveTheLimitIsAnError) {
   Engine engine(hbm3(), EngineOptions());
   std::string err = test::errorOf(

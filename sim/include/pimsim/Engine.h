@@ -69,6 +69,10 @@ public:
   virtual ~CommandObserver();
   virtual void onCommand(int64_t cycle, Command cmd, const DecodedAddress &addr,
                          const Request *req) = 0;
+  /// False for an observer that ignores commands without a request
+  /// (refresh): the engine then still skips idle refresh intervals in bulk,
+  /// where only refresh issues. True (the default) keeps every command.
+  virtual bool seesRefresh() const { return true; }
 };
 
 struct ChannelStats {
@@ -107,8 +111,8 @@ struct EngineOptions {
   bool refresh = true;
   CommandObserver *observer = nullptr;
   /// Skip whole refresh intervals while every channel idles (exact; off
-  /// only to test that it is). Never with an observer, which sees every
-  /// command.
+  /// only to test that it is). Not with an observer that sees refresh
+  /// (CommandObserver::seesRefresh), which must be told every command.
   bool skipIdleRefresh = true;
 };
 

@@ -68,6 +68,8 @@ public:
   void setOperands(const std::vector<RequestOperand> *ops) { operands = ops; }
   void onCommand(int64_t cycle, Command cmd, const DecodedAddress &addr,
                  const Request *req) override;
+  /// Refresh moves no data.
+  bool seesRefresh() const override { return false; }
   /// The first problem met while applying commands (success if none).
   llvm::Error takeError();
 
