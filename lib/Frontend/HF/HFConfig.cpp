@@ -13,6 +13,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/FileSystem.h"
@@ -30,6 +31,20 @@ using namespace llvm;
 namespace pimc::hf {
 
 namespace {
+
+/// HF's rope_type names, in RopeScaling::Kind order: the one table the config
+/// reader and the semantic config (program identity) use.
+constexpr llvm::StringLiteral kRopeTypeNames[] = {"default", "linear",
+                                                  "dynamic", "yarn", "llama3"};
+static_assert(std::size(kRopeTypeNames) ==
+              static_cast<size_t>(RopeScaling::Kind::Llama3) + 1);
+
+std::optional<RopeScaling::Kind> ropeKindNamed(StringRef name) {
+  for (auto [i, n] : llvm::enumerate(kRopeTypeNames))
+    if (n == name)
+      return static_cast<RopeScaling::Kind>(i);
+  return std::nullopt;
+}
 
 enum Family : unsigned {
   Llama = 1u << 0,
@@ -268,17 +283,13 @@ Error parseRopeDict(const ConfigReader &r, const json::Object &dict,
     return r.error(prefix, "missing 'rope_type'");
 
   using Kind = RopeScaling::Kind;
-  std::optional<Kind> kind = StringSwitch<std::optional<Kind>>(type)
-                                 .Case("default", Kind::Default)
-                                 .Case("linear", Kind::Linear)
-                                 .Case("dynamic", Kind::Dynamic)
-                                 .Case("yarn", Kind::Yarn)
-                                 .Case("llama3", Kind::Llama3)
-                                 .Default(std::nullopt);
+  std::optional<Kind> kind = ropeKindNamed(type);
   if (!kind)
     return r.errorAbout(prefix, "unsupported rope_scaling type '" + type +
-                                    "' (supported: default, linear, dynamic, "
-                                    "yarn, llama3)");
+                                    "' (supported: " +
+                                    llvm::join(std::begin(kRopeTypeNames),
+                                               std::end(kRopeTypeNames), ", ") +
+                                    ")");
   rope.kind = *kind;
 
   // Parameters each type reads; anything else in the dict would be ignored
@@ -926,9 +937,7 @@ Expected<ModelConfig> parseModelConfig(StringRef configPath) {
 
 std::string semanticConfigJSON(const ModelConfig &c) {
   const RopeScaling &r = c.rope;
-  static const char *kinds[] = {"default", "linear", "dynamic", "yarn",
-                                "llama3"};
-  json::Object rope{{"type", kinds[static_cast<int>(r.kind)]},
+  json::Object rope{{"type", kRopeTypeNames[static_cast<int>(r.kind)]},
                     {"theta", r.theta},
                     {"partial_rotary_factor", r.partialRotaryFactor},
                     {"truncate", r.truncate}};
