@@ -987,10 +987,18 @@ llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run() {
                                    b.getFunctionType(inputs, {}));
   if (!g.dynamicDims.empty()) {
     llvm::SmallVector<Attribute> dims;
-    for (const DynamicDim &d : g.dynamicDims)
-      dims.push_back(llm::SymbolicDimAttr::get(&ctx, d.argIndex, d.dim, d.name,
-                                               d.symbol, d.min, d.max,
-                                               d.example, d.value));
+    for (const DynamicDim &d : g.dynamicDims) {
+      // Checked, not asserted: the handler above records what is wrong.
+      auto attr = llm::SymbolicDimAttr::getChecked(
+          [&] { return emitError(graphLoc); }, &ctx,
+          static_cast<int64_t>(d.argIndex), static_cast<int64_t>(d.dim),
+          StringRef(d.name), StringRef(d.symbol), static_cast<int64_t>(d.min),
+          d.max, static_cast<int64_t>(d.example),
+          static_cast<int64_t>(d.value));
+      if (!attr)
+        return error("error(s) in dynamic_dims");
+      dims.push_back(attr);
+    }
     func->setAttr(llm::LLMDialect::kDynamicDimsAttr, b.getArrayAttr(dims));
   }
   b.setInsertionPointToEnd(func.addEntryBlock());

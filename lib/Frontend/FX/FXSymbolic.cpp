@@ -283,6 +283,8 @@ Error Specialiser::readDims(json::Array &nodes) {
       return problem(where + ": must be {\"input\", \"dim\", \"name\", "
                              "\"symbol\", \"range\": [min, max|null], "
                              "\"example\"}");
+    if (name->empty() || symbol->empty())
+      return problem(where + ": \"name\" and \"symbol\" must not be empty");
     auto in = inputs.find(*input);
     if (in == inputs.end())
       return problem(
@@ -298,8 +300,10 @@ Error Specialiser::readDims(json::Array &nodes) {
     d.input = input->str(), d.argIndex = in->second.first, d.dim = *dim;
     d.name = name->str(), d.symbol = symbol->str(), d.min = lo;
     d.example = d.value = *example;
-    if (d.min < 0 || (d.max && *d.max < d.min) || d.example < d.min ||
-        (d.max && d.example > *d.max))
+    if (d.min < 0 || (d.max && *d.max < d.min))
+      return problem(formatv("{0}: the range {1} is empty or negative", where,
+                             rangeText(d)));
+    if (d.example < d.min || (d.max && d.example > *d.max))
       return problem(formatv("{0}: example {1} is outside the range {2}", where,
                              d.example, rangeText(d)));
     auto [it, fresh] = exampleEnv.try_emplace(d.symbol, d.example);
