@@ -510,6 +510,17 @@ int runImport(mlir::MLIRContext &ctx) {
   return 0;
 }
 
+/// The weights of a graph given as --weights: a checkpoint directory, one
+/// safetensors file, or none (an empty store, enough for graphs without
+/// llm.weight; binding names any weight that is then missing).
+Expected<std::unique_ptr<hf::WeightStore>> openWeights(StringRef path) {
+  if (path.empty())
+    return hf::WeightStore::openFiles({});
+  if (sys::fs::is_directory(path))
+    return hf::WeightStore::openDirectory(path);
+  return hf::WeightStore::openFiles({path.str()});
+}
+
 /// `pimc run-ref graph.mlir [--weights W] --inputs in.safetensors ...`:
 /// one Interpreter::call on plain tensors, optionally checked against
 /// expected outputs.
@@ -527,13 +538,7 @@ int runGraphReference(mlir::MLIRContext &ctx) {
   if (!module)
     return fail(formatv("cannot parse '{0}'", runInput));
 
-  // No --weights: an empty store, enough for graphs without llm.weight
-  // (binding names any weight that is then missing).
-  Expected<std::unique_ptr<hf::WeightStore>> store =
-      runWeights.empty() ? hf::WeightStore::openFiles({})
-      : sys::fs::is_directory(runWeights)
-          ? hf::WeightStore::openDirectory(runWeights)
-          : hf::WeightStore::openFiles({runWeights});
+  Expected<std::unique_ptr<hf::WeightStore>> store = openWeights(runWeights);
   if (!store)
     return fail(toString(store.takeError()));
   auto interp = ref::Interpreter::create(*module, **store);
@@ -619,10 +624,7 @@ int runCompareGraphs(mlir::MLIRContext &ctx) {
       return fail(formatv("cannot parse '{0}'", compareInputs[i]));
   }
   Expected<std::unique_ptr<hf::WeightStore>> store =
-      compareWeights.empty() ? hf::WeightStore::openFiles({})
-      : sys::fs::is_directory(compareWeights)
-          ? hf::WeightStore::openDirectory(compareWeights)
-          : hf::WeightStore::openFiles({compareWeights});
+      openWeights(compareWeights);
   if (!store)
     return fail(toString(store.takeError()));
   ref::EquivalenceOptions options;

@@ -10,6 +10,7 @@
 #define PIMC_LIB_FRONTEND_FX_FXOPTABLE_H
 
 #include "pimc/Frontend/FX/FXImporter.h"
+#include "pimc/Support/Numeric.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -17,8 +18,6 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
 
-#include <cmath>
-#include <limits>
 #include <optional>
 
 namespace pimc::fx::detail {
@@ -128,33 +127,12 @@ private:
 /// -> i64, bool -> i1 (docs/frontend-graphs.md section 2).
 mlir::Type elementTypeFor(mlir::Builder &b, llvm::StringRef dtype);
 
-/// `d` rounded to f32 as IEEE conversion does: from the midpoint between the
-/// largest float and 2^128 on it is an infinity (a plain cast of such a
-/// double is undefined behaviour).
-inline float f32Of(double d) {
-  if (std::isfinite(d) && std::fabs(d) >= 0x1.ffffffp127)
-    return d > 0 ? std::numeric_limits<float>::infinity()
-                 : -std::numeric_limits<float>::infinity();
-  return static_cast<float>(d);
-}
-
-/// True if `d` is an integer that an int64 holds.
-inline bool isInt64(double d) {
-  return d >= -0x1p63 && d < 0x1p63 && d == std::trunc(d);
-}
-
-/// `d` truncated to int64, saturating where an int64 cannot hold it (NaN is
-/// 0). Readers reject such values where torch could not produce them
-/// (inline tensors); this keeps folding of hostile graphs defined.
-inline int64_t saturatingInt64(double d) {
-  if (std::isnan(d))
-    return 0;
-  if (d >= 0x1p63)
-    return std::numeric_limits<int64_t>::max();
-  if (d < -0x1p63)
-    return std::numeric_limits<int64_t>::min();
-  return static_cast<int64_t>(d);
-}
+// Conversions from double: f32Of, isInt64, saturatingInt64
+// (pimc/Support/Numeric.h). Readers reject values torch could not produce
+// (inline tensors); saturation keeps folding of hostile graphs defined.
+using pimc::f32Of;
+using pimc::isInt64;
+using pimc::saturatingInt64;
 
 /// A constant built from an inline JSON tensor ({"dtype", "shape", "data"}).
 mlir::FailureOr<mlir::Value> buildInlineTensor(mlir::OpBuilder &b,

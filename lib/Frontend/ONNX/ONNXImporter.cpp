@@ -15,6 +15,7 @@
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
 #include "pimc/Reference/HostTensorIO.h"
 #include "pimc/Reference/Interpreter.h"
+#include "pimc/Support/Numeric.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -69,18 +70,6 @@ int64_t numElements(ArrayRef<int64_t> shape) {
   if (llvm::is_contained(shape, 0))
     return 0;
   return shapeExtent(shape);
-}
-
-/// `f` truncated toward zero as an int64 (NaN is 0, out-of-range values
-/// saturate) without the undefined behaviour of a plain conversion.
-int64_t truncateToInt64(float f) {
-  if (std::isnan(f))
-    return 0;
-  if (f >= 0x1p63f)
-    return std::numeric_limits<int64_t>::max();
-  if (f < -0x1p63f)
-    return std::numeric_limits<int64_t>::min();
-  return int64_t(f);
 }
 
 /// `a * b` or `a + b` for sizes, nullopt on int64 overflow.
@@ -2428,7 +2417,7 @@ LogicalResult Importer::castElements(NodeCtx &n) {
     bound = std::make_shared<TensorData>(*(*x)->bound);
     if (bound->kind == Kind::F32 && *k != Kind::F32)
       for (float f : bound->f32)
-        bound->i64.push_back(truncateToInt64(f));
+        bound->i64.push_back(saturatingInt64(f));
     else if (bound->kind != Kind::F32 && *k == Kind::F32)
       for (int64_t i : bound->i64)
         bound->f32.push_back(float(i));

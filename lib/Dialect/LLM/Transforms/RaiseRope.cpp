@@ -235,13 +235,16 @@ struct TableFrequencies {
   std::vector<double> f;
 };
 
-/// The frequencies of the angle table `x` ([.., d] or [.., d/2] columns in
-/// `layout`); its largest position must be an integer >= `offset`.
+/// The frequencies f_i = angle_i / p of the angle table `x` ([.., d] or
+/// [.., d/2] columns in `layout`) at its largest position p, which must be
+/// an integer >= `offset`. Column 0 holds p / `factor` (inv_freq[0] is
+/// 1 / factor: 1 for every kind but linear).
 std::optional<TableFrequencies> tableFrequencies(const ConstTensor &x,
                                                  int64_t d, RopeLayout layout,
-                                                 int64_t offset) {
+                                                 int64_t offset,
+                                                 double factor = 1.0) {
   int64_t width = x.shape.empty() ? 0 : x.shape.back();
-  if ((width != d && width != d / 2) || d < 8)
+  if ((width != d && width != d / 2) || d < 2)
     return std::nullopt;
   int64_t half = d / 2, rows = x.numElements() / width;
   auto colOf = [&](int64_t i) {
@@ -254,37 +257,12 @@ std::optional<TableFrequencies> tableFrequencies(const ConstTensor &x,
       best = r;
   if (best < 0)
     return std::nullopt;
-  double p = x.data[best * width];
+  double p = x.data[best * width] * factor;
   if (std::fabs(p - std::round(p)) > 1e-3 || std::round(p) < offset)
     return std::nullopt;
   TableFrequencies t{p, std::vector<double>(half)};
   for (int64_t i = 0; i < half; ++i)
     t.f[i] = x.data[best * width + colOf(i)] / p;
-  return t;
-}
-
-/// The frequencies of an angle table computed in the graph, for any kind:
-/// column 0 holds p / factor (`est`), so the row with the largest column 0
-/// is the largest traced position p, and f_i = angle_i / p.
-std::optional<TableFrequencies> graphFrequencies(const ConstTensor &x,
-                                                 int64_t d, RopeLayout layout,
-                                                 const RopeEstimate &est) {
-  int64_t width = x.shape.empty() ? 0 : x.shape.back();
-  if ((width != d && width != d / 2) || d < 2)
-    return std::nullopt;
-  int64_t rows = x.numElements() / width, best = 0;
-  for (int64_t r = 1; r < rows; ++r)
-    if (x.data[r * width] > x.data[best * width])
-      best = r;
-  double p = std::round(x.data[best * width] * est.factor);
-  if (!(p >= 1))
-    return std::nullopt;
-  TableFrequencies t{p, std::vector<double>(d / 2)};
-  for (int64_t i = 0; i < d / 2; ++i)
-    t.f[i] =
-        x.data[best * width +
-               (width == d && layout == RopeLayout::Interleaved ? 2 * i : i)] /
-        p;
   return t;
 }
 
@@ -326,6 +304,8 @@ bool holdsOverPositionRange(const TableFrequencies &t,
 std::optional<ref::RopeParams> estimateLlama3(const ConstTensor &x, int64_t d,
                                               RopeLayout layout,
                                               int64_t offset) {
+  if (d < 8)
+    return std::nullopt;
   std::optional<TableFrequencies> freqs =
       tableFrequencies(x, d, layout, offset);
   if (!freqs)
@@ -526,7 +506,8 @@ std::optional<RopeMatch> estimateYarn(
     int64_t d, RopeLayout layout, int64_t offset,
     llvm::function_ref<std::optional<RopeMatch>(const ref::RopeParams &)>
         accept) {
-  if (cosT.numElements() != sinT.numElements() || cosT.numElements() == 0)
+  if (d < 8 || cosT.numElements() != sinT.numElements() ||
+      cosT.numElements() == 0)
     return std::nullopt;
   std::optional<TableFrequencies> freqs =
       tableFrequencies(x, d, layout, offset);
@@ -852,7 +833,7 @@ std::optional<RopeMatch> matchRope(AddOp op, const hf::WeightStore *weights,
     // their rows, which the entry check covers.
     std::optional<TableFrequencies> graphFreqs;
     if (computed) {
-      graphFreqs = graphFrequencies(angles, d, pairs, *est);
+      graphFreqs = tableFrequencies(angles, d, pairs, est->offset, est->factor);
       if (!graphFreqs)
         continue;
     }
