@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "FuzzInput.h"
-#include "pimc/Frontend/HF/Safetensors.h"
+#include "pimc/Checkpoint/Safetensors.h"
 
 #include "llvm/Support/Path.h"
 
@@ -35,14 +35,14 @@ static std::string checkpointDir() {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string dir = checkpointDir();
   fuzz::writeScratch("model.safetensors.index.json", fuzz::asText(data, size));
-  auto store = hf::WeightStore::openDirectory(dir);
+  auto store = ckpt::WeightStore::openDirectory(dir);
   if (!store) {
     fuzz::ignore(store);
     return 0;
   }
   uint64_t sum = (*store)->totalBytes();
   for (const std::string &name : (*store)->names())
-    if (const hf::TensorView *t = (*store)->lookup(name))
+    if (const ckpt::TensorView *t = (*store)->lookup(name))
       sum += t->numBytes ? t->data[t->numBytes - 1] : 0;
   fuzz::sink(sum);
   return 0;

@@ -5,17 +5,17 @@
 //
 //===----------------------------------------------------------------------===//
 #include "FuzzInput.h"
-#include "pimc/Frontend/HF/HFConfig.h"
+#include "pimc/Checkpoint/HFConfig.h"
 
 using namespace pimc;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   auto config =
-      hf::parseModelConfigText(fuzz::asText(data, size), "config.json");
+      ckpt::parseModelConfigText(fuzz::asText(data, size), "config.json");
   fuzz::ignore(config);
   std::string path =
       fuzz::writeScratch("config.json", fuzz::asText(data, size));
-  auto support = hf::analyzeConfigSupport(path);
+  auto support = ckpt::analyzeConfigSupport(path);
   fuzz::ignore(support);
   return 0;
 }

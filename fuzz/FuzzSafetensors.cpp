@@ -5,20 +5,20 @@
 //
 //===----------------------------------------------------------------------===//
 #include "FuzzInput.h"
-#include "pimc/Frontend/HF/Safetensors.h"
+#include "pimc/Checkpoint/Safetensors.h"
 
 using namespace pimc;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string path =
       fuzz::writeScratch("model.safetensors", fuzz::asText(data, size));
-  auto file = hf::SafetensorsFile::open(path);
+  auto file = ckpt::SafetensorsFile::open(path);
   if (!file) {
     fuzz::ignore(file);
     return 0;
   }
   uint64_t sum = 0;
-  for (const hf::TensorView &t : (*file)->tensors()) {
+  for (const ckpt::TensorView &t : (*file)->tensors()) {
     sum += static_cast<uint64_t>(t.numElements());
     if (t.numBytes)
       sum += t.data[0] + t.data[t.numBytes - 1];

@@ -14,8 +14,8 @@
 //===----------------------------------------------------------------------===//
 #include "RunCommand.h"
 
-#include "pimc/Frontend/HF/Safetensors.h"
-#include "pimc/Reference/Kernels.h"
+#include "pimc/Checkpoint/Safetensors.h"
+#include "pimc/Numerics/Kernels.h"
 #include "pimc/Runtime/Device.h"
 #include "pimc/Runtime/HostOps.h"
 #include "pimc/Runtime/Report.h"
@@ -363,8 +363,8 @@ int64_t argmax(ArrayRef<float> v) {
   return best;
 }
 
-std::unique_ptr<hf::WeightStore> openStore(const TempDir &dir) {
-  auto s = hf::WeightStore::openDirectory(dir.path());
+std::unique_ptr<ckpt::WeightStore> openStore(const TempDir &dir) {
+  auto s = ckpt::WeightStore::openDirectory(dir.path());
   if (!s) {
     ADD_FAILURE() << toString(s.takeError());
     return nullptr;
@@ -386,9 +386,9 @@ Expected<Setup> makeSession(const pimsim::Target &t, const std::string &text,
   auto program = pimsim::parseProgramText(text, "test.pimasm");
   if (!program)
     return program.takeError();
-  std::unique_ptr<hf::WeightStore> store;
+  std::unique_ptr<ckpt::WeightStore> store;
   if (weights) {
-    auto st = hf::WeightStore::openDirectory(weights->path());
+    auto st = ckpt::WeightStore::openDirectory(weights->path());
     if (!st)
       return st.takeError();
     store = std::move(*st);
@@ -864,7 +864,7 @@ protected:
   std::unique_ptr<HostOps> hostOps;
   std::unique_ptr<SimDevice> device;
   TempDir dir;
-  std::unique_ptr<hf::WeightStore> store;
+  std::unique_ptr<ckpt::WeightStore> store;
 };
 
 TEST_F(HostOpTest, Embedding) {

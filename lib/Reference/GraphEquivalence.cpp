@@ -129,7 +129,7 @@ llvm::Expected<std::vector<HostTensor>> randomInputs(func::FuncOp func,
 
 llvm::Expected<EquivalenceReport>
 checkEquivalence(ModuleOp reference, ModuleOp candidate,
-                 const hf::WeightStore &weights,
+                 const ckpt::WeightStore &weights,
                  const EquivalenceOptions &options) {
   auto func = reference.lookupSymbol<func::FuncOp>("forward");
   if (!func)

@@ -1,7 +1,7 @@
 //===- HostTensorIO.cpp - graph inputs/outputs as safetensors -------------===//
 #include "pimc/Reference/HostTensorIO.h"
 
-#include "pimc/Frontend/HF/Safetensors.h"
+#include "pimc/Checkpoint/Safetensors.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -23,11 +23,11 @@ static Error fileError(StringRef path, const Twine &msg) {
 
 Expected<std::vector<HostTensor>> pimc::ref::readHostTensors(StringRef path,
                                                              StringRef prefix) {
-  auto file = hf::SafetensorsFile::open(path);
+  auto file = ckpt::SafetensorsFile::open(path);
   if (!file)
     return file.takeError();
-  std::map<int64_t, const hf::TensorView *> byIndex;
-  for (const hf::TensorView &t : (*file)->tensors()) {
+  std::map<int64_t, const ckpt::TensorView *> byIndex;
+  for (const ckpt::TensorView &t : (*file)->tensors()) {
     StringRef name = t.name;
     int64_t index;
     if (!name.consume_front(prefix) || name.empty() ||
@@ -47,17 +47,17 @@ Expected<std::vector<HostTensor>> pimc::ref::readHostTensors(StringRef path,
     h.shape.assign(view->shape.begin(), view->shape.end());
     int64_t n = view->numElements();
     switch (view->dtype) {
-    case hf::DType::F32:
+    case ckpt::DType::F32:
       h.dtype = HostTensor::DType::F32;
       h.f32.resize(n);
       std::memcpy(h.f32.data(), view->data, n * sizeof(float));
       break;
-    case hf::DType::I64:
+    case ckpt::DType::I64:
       h.dtype = HostTensor::DType::I64;
       h.i64.resize(n);
       std::memcpy(h.i64.data(), view->data, n * sizeof(int64_t));
       break;
-    case hf::DType::I32:
+    case ckpt::DType::I32:
       h.dtype = HostTensor::DType::I64;
       for (int64_t i = 0; i < n; ++i) {
         int32_t v;
@@ -65,7 +65,7 @@ Expected<std::vector<HostTensor>> pimc::ref::readHostTensors(StringRef path,
         h.i64.push_back(v);
       }
       break;
-    case hf::DType::Bool:
+    case ckpt::DType::Bool:
       h.dtype = HostTensor::DType::Bool;
       for (int64_t i = 0; i < n; ++i)
         h.i64.push_back(view->data[i] != 0);
@@ -73,7 +73,7 @@ Expected<std::vector<HostTensor>> pimc::ref::readHostTensors(StringRef path,
     default:
       return fileError(path, formatv("tensor '{0}' has dtype {1}; inputs and "
                                      "outputs are F32, I64, I32 or BOOL",
-                                     view->name, hf::dtypeName(view->dtype)));
+                                     view->name, ckpt::dtypeName(view->dtype)));
     }
     result.push_back(std::move(h));
   }

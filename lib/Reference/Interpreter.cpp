@@ -12,7 +12,7 @@
 
 #include "pimc/Dialect/LLM/IR/LLMBuilders.h"
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
-#include "pimc/Reference/Kernels.h"
+#include "pimc/Numerics/Kernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -185,13 +185,13 @@ std::optional<StorageType> storageOf(Type t) {
   return std::nullopt;
 }
 
-std::optional<StorageType> storageOf(hf::DType d) {
+std::optional<StorageType> storageOf(ckpt::DType d) {
   switch (d) {
-  case hf::DType::F32:
+  case ckpt::DType::F32:
     return StorageType::F32;
-  case hf::DType::F16:
+  case ckpt::DType::F16:
     return StorageType::F16;
-  case hf::DType::BF16:
+  case ckpt::DType::BF16:
     return StorageType::BF16;
   default:
     return std::nullopt;
@@ -217,7 +217,7 @@ AxisView axisView(ArrayRef<int64_t> shape, int64_t axis) {
 struct Interpreter::Impl {
   ModuleOp module;
   func::FuncOp entry;
-  const hf::WeightStore *weights = nullptr;
+  const ckpt::WeightStore *weights = nullptr;
   llvm::DenseMap<Operation *, std::unique_ptr<WeightBinding>> bindings;
   std::vector<std::unique_ptr<CacheState>> caches; // one per cache argument
   int64_t vocab = 0, maxContext = 0;
@@ -268,9 +268,9 @@ Error Interpreter::Impl::bindWeights() {
     StringRef name = op.getName();
     auto binding = std::make_unique<WeightBinding>();
     if (auto qt = dyn_cast<llm::QuantizedWeightType>(op.getType())) {
-      const hf::TensorView *qw = weights->lookup((name + ".qweight").str());
-      const hf::TensorView *qz = weights->lookup((name + ".qzeros").str());
-      const hf::TensorView *sc = weights->lookup((name + ".scales").str());
+      const ckpt::TensorView *qw = weights->lookup((name + ".qweight").str());
+      const ckpt::TensorView *qz = weights->lookup((name + ".qzeros").str());
+      const ckpt::TensorView *sc = weights->lookup((name + ".scales").str());
       if (!qw || !qz || !sc) {
         problem(llvm::formatv("quantized weight '{0}': missing {0}.qweight, "
                               "{0}.qzeros or {0}.scales",
@@ -278,8 +278,8 @@ Error Interpreter::Impl::bindWeights() {
         return;
       }
       auto scaleStorage = storageOf(sc->dtype);
-      if (!scaleStorage || qw->dtype != hf::DType::I32 ||
-          qz->dtype != hf::DType::I32) {
+      if (!scaleStorage || qw->dtype != ckpt::DType::I32 ||
+          qz->dtype != ckpt::DType::I32) {
         problem(llvm::formatv("quantized weight '{0}': qweight/qzeros must be "
                               "I32 and scales F16/BF16/F32",
                               name));
@@ -315,20 +315,20 @@ Error Interpreter::Impl::bindWeights() {
       return;
     }
     auto type = cast<RankedTensorType>(op.getType());
-    const hf::TensorView *view = weights->lookup(name);
+    const ckpt::TensorView *view = weights->lookup(name);
     if (!view) {
       problem(llvm::formatv("weight '{0}' is not in the checkpoint", name));
       return;
     }
     binding->shape.assign(type.getShape().begin(), type.getShape().end());
     if (auto intType = dyn_cast<IntegerType>(type.getElementType())) {
-      hf::DType want =
-          intType.getWidth() == 1 ? hf::DType::Bool : hf::DType::I64;
+      ckpt::DType want =
+          intType.getWidth() == 1 ? ckpt::DType::Bool : ckpt::DType::I64;
       if (view->dtype != want) {
         problem(llvm::formatv("weight '{0}' has dtype {1} in the checkpoint "
                               "but {2} in the IR (needs {3})",
-                              name, hf::dtypeName(view->dtype), intType,
-                              hf::dtypeName(want)));
+                              name, ckpt::dtypeName(view->dtype), intType,
+                              ckpt::dtypeName(want)));
         return;
       }
       if (ArrayRef<int64_t>(view->shape) != type.getShape()) {
@@ -343,7 +343,7 @@ Error Interpreter::Impl::bindWeights() {
       int64_t n = view->numElements();
       binding->ints.resize(n);
       for (int64_t i = 0; i < n; ++i) {
-        if (want == hf::DType::Bool) {
+        if (want == ckpt::DType::Bool) {
           binding->ints[i] = view->data[i] != 0;
         } else {
           int64_t v;
@@ -358,7 +358,7 @@ Error Interpreter::Impl::bindWeights() {
     if (!storage || storage != storageOf(type.getElementType())) {
       problem(llvm::formatv("weight '{0}' has dtype {1} in the checkpoint but "
                             "{2} in the IR",
-                            name, hf::dtypeName(view->dtype),
+                            name, ckpt::dtypeName(view->dtype),
                             type.getElementType()));
       return;
     }
@@ -417,7 +417,7 @@ Interpreter::Interpreter(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
 Interpreter::~Interpreter() = default;
 
 Expected<std::unique_ptr<Interpreter>>
-Interpreter::create(ModuleOp module, const hf::WeightStore &weights,
+Interpreter::create(ModuleOp module, const ckpt::WeightStore &weights,
                     StringRef entryName) {
   auto impl = std::make_unique<Impl>();
   impl->module = module;

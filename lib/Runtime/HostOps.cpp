@@ -2,7 +2,7 @@
 #include "pimc/Runtime/HostOps.h"
 #include "pimc/Support/JSON.h"
 
-#include "pimc/Frontend/HF/Safetensors.h"
+#include "pimc/Checkpoint/Safetensors.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -736,11 +736,11 @@ Expected<HostOps> HostOps::parse(const pimsim::Program &program) {
 // Binding
 //===----------------------------------------------------------------------===//
 
-Error HostOps::bindTensors(const hf::WeightStore &store) {
+Error HostOps::bindTensors(const ckpt::WeightStore &store) {
   std::vector<BoundTensor> result(tensorRefs.size());
   for (size_t i = 0; i < tensorRefs.size(); ++i) {
     const HostTensorRef &t = tensorRefs[i];
-    const hf::TensorView *view = store.lookup(t.name);
+    const ckpt::TensorView *view = store.lookup(t.name);
     if (!view)
       return createStringError("checkpoint has no tensor '" + t.name +
                                "' that the program needs");
@@ -751,19 +751,19 @@ Error HostOps::bindTensors(const hf::WeightStore &store) {
                   t.name, shapeString(view->shape), shapeString(t.shape)));
     BoundTensor &b = result[i];
     switch (view->dtype) {
-    case hf::DType::F32:
+    case ckpt::DType::F32:
       b.storage = ref::StorageType::F32;
       b.data = view->data;
       break;
-    case hf::DType::F16:
+    case ckpt::DType::F16:
       b.storage = ref::StorageType::F16;
       b.data = view->data;
       break;
-    case hf::DType::BF16:
+    case ckpt::DType::BF16:
       b.storage = ref::StorageType::BF16;
       b.data = view->data;
       break;
-    case hf::DType::F64: {
+    case ckpt::DType::F64: {
       b.owned.resize(size_t(t.elements()));
       for (size_t j = 0; j < b.owned.size(); ++j) {
         double d;
@@ -777,7 +777,7 @@ Error HostOps::bindTensors(const hf::WeightStore &store) {
       return createStringError(
           formatv("checkpoint tensor '{0}' has dtype {1}; host tensors must "
                   "be F32, F16, BF16 or F64",
-                  t.name, hf::dtypeName(view->dtype)));
+                  t.name, ckpt::dtypeName(view->dtype)));
     }
   }
   boundTensors = std::move(result);

@@ -2,9 +2,9 @@
 #include "pimc/Runtime/Session.h"
 #include "pimc/Support/JSON.h"
 
-#include "pimc/Frontend/HF/Safetensors.h"
+#include "pimc/Checkpoint/Safetensors.h"
 
-#include "pimc/Frontend/HF/HFConfig.h"
+#include "pimc/Checkpoint/HFConfig.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -226,14 +226,14 @@ Expected<GemvRowsLayout> parseGemvRows(const pimsim::WeightBinding &w,
 
 namespace {
 
-ref::StorageType storageOf(hf::DType d, bool &ok) {
+ref::StorageType storageOf(ckpt::DType d, bool &ok) {
   ok = true;
   switch (d) {
-  case hf::DType::F32:
+  case ckpt::DType::F32:
     return ref::StorageType::F32;
-  case hf::DType::F16:
+  case ckpt::DType::F16:
     return ref::StorageType::F16;
-  case hf::DType::BF16:
+  case ckpt::DType::BF16:
     return ref::StorageType::BF16;
   default:
     ok = false;
@@ -243,17 +243,17 @@ ref::StorageType storageOf(hf::DType d, bool &ok) {
 
 /// A weight's checkpoint tensors, checked against the binding.
 struct WeightSource {
-  const hf::TensorView *dense = nullptr;
-  const hf::TensorView *qweight = nullptr, *qzeros = nullptr, *scales = nullptr;
+  const ckpt::TensorView *dense = nullptr;
+  const ckpt::TensorView *qweight = nullptr, *qzeros = nullptr, *scales = nullptr;
 };
 
 Expected<WeightSource> checkSource(const pimsim::WeightBinding &w,
                                    const GemvRowsLayout &g,
-                                   const hf::WeightStore &store) {
+                                   const ckpt::WeightStore &store) {
   auto need =
       [&](const std::string &name, ArrayRef<int64_t> shape, const char *dtypes,
-          bool (*dtypeOk)(hf::DType)) -> Expected<const hf::TensorView *> {
-    const hf::TensorView *t = store.lookup(name);
+          bool (*dtypeOk)(ckpt::DType)) -> Expected<const ckpt::TensorView *> {
+    const ckpt::TensorView *t = store.lookup(name);
     if (!t)
       return createStringError("checkpoint has no tensor '" + name +
                                "' that the program needs");
@@ -265,17 +265,17 @@ Expected<WeightSource> checkSource(const pimsim::WeightBinding &w,
     if (!dtypeOk(t->dtype))
       return createStringError(
           formatv("checkpoint tensor '{0}' has dtype {1}, expected {2}", name,
-                  hf::dtypeName(t->dtype), dtypes));
+                  ckpt::dtypeName(t->dtype), dtypes));
     return t;
   };
-  auto isFloat = [](hf::DType d) {
-    return d == hf::DType::F32 || d == hf::DType::F16 || d == hf::DType::BF16 ||
-           d == hf::DType::F64;
+  auto isFloat = [](ckpt::DType d) {
+    return d == ckpt::DType::F32 || d == ckpt::DType::F16 || d == ckpt::DType::BF16 ||
+           d == ckpt::DType::F64;
   };
-  auto isHalfOrF32 = [](hf::DType d) {
-    return d == hf::DType::F32 || d == hf::DType::F16 || d == hf::DType::BF16;
+  auto isHalfOrF32 = [](ckpt::DType d) {
+    return d == ckpt::DType::F32 || d == ckpt::DType::F16 || d == ckpt::DType::BF16;
   };
-  auto isI32 = [](hf::DType d) { return d == hf::DType::I32; };
+  auto isI32 = [](ckpt::DType d) { return d == ckpt::DType::I32; };
   WeightSource s;
   int64_t N = w.shape[0], K = w.shape[1];
   if (!g.gptq) {
@@ -298,14 +298,14 @@ Expected<WeightSource> checkSource(const pimsim::WeightBinding &w,
   if (!sc)
     return sc.takeError();
   if (!g.scaleType.empty()) {
-    hf::DType want = g.scaleType == "f16"    ? hf::DType::F16
-                     : g.scaleType == "bf16" ? hf::DType::BF16
-                                             : hf::DType::F32;
+    ckpt::DType want = g.scaleType == "f16"    ? ckpt::DType::F16
+                     : g.scaleType == "bf16" ? ckpt::DType::BF16
+                                             : ckpt::DType::F32;
     if ((*sc)->dtype != want)
       return createStringError(formatv(
           "checkpoint tensor '{0}' has dtype {1}, the program was "
           "compiled for {2}",
-          (*sc)->name, hf::dtypeName((*sc)->dtype), hf::dtypeName(want)));
+          (*sc)->name, ckpt::dtypeName((*sc)->dtype), ckpt::dtypeName(want)));
   }
   s.qweight = *qw;
   s.qzeros = *qz;
@@ -351,8 +351,8 @@ public:
       }
       return;
     }
-    const hf::TensorView *t = src.dense;
-    if (t->dtype == hf::DType::F64) {
+    const ckpt::TensorView *t = src.dense;
+    if (t->dtype == ckpt::DType::F64) {
       for (int64_t k = 0; k < K; ++k) {
         double d;
         std::memcpy(&d, t->data + 8 * (n * K + k), 8);
@@ -415,17 +415,17 @@ static void configDifferences(const json::Object &have,
 }
 
 Error checkModelIdentity(const pimsim::ModelIdentity &id, StringRef dir,
-                         const hf::WeightStore &store) {
+                         const ckpt::WeightStore &store) {
   if (id.empty())
     return Error::success(); // not recorded (hand-written, before 1.5)
   std::vector<std::string> diffs;
   if (!id.config.empty()) {
     SmallString<256> configPath(dir);
     sys::path::append(configPath, "config.json");
-    Expected<hf::ModelConfig> cfg = hf::parseModelConfig(configPath);
+    Expected<ckpt::ModelConfig> cfg = ckpt::parseModelConfig(configPath);
     if (!cfg)
       return cfg.takeError();
-    Expected<json::Value> have = pimc::parseJSON(hf::semanticConfigJSON(*cfg));
+    Expected<json::Value> have = pimc::parseJSON(ckpt::semanticConfigJSON(*cfg));
     Expected<json::Value> want = pimc::parseJSON(id.config);
     if (!have || !want || !have->getAsObject() || !want->getAsObject()) {
       consumeError(have.takeError());
@@ -555,7 +555,7 @@ Expected<int64_t> Sampler::sample(ArrayRef<float> logits) {
 //===----------------------------------------------------------------------===//
 
 ModelSession::ModelSession(Device &device, HostOps ops,
-                           std::unique_ptr<hf::WeightStore> weights)
+                           std::unique_ptr<ckpt::WeightStore> weights)
     : dev(device), ops(std::move(ops)), weights(std::move(weights)) {}
 
 ModelSession::~ModelSession() = default;
@@ -563,9 +563,9 @@ ModelSession::~ModelSession() = default;
 Expected<std::unique_ptr<ModelSession>>
 ModelSession::open(Device &device, pimsim::Program program,
                    StringRef checkpointDir, SessionOptions options) {
-  std::unique_ptr<hf::WeightStore> store;
+  std::unique_ptr<ckpt::WeightStore> store;
   if (!checkpointDir.empty()) {
-    auto s = hf::WeightStore::openDirectory(checkpointDir);
+    auto s = ckpt::WeightStore::openDirectory(checkpointDir);
     if (!s)
       return s.takeError();
     store = std::move(*s);
@@ -577,7 +577,7 @@ ModelSession::open(Device &device, pimsim::Program program,
 
 Expected<std::unique_ptr<ModelSession>>
 ModelSession::create(Device &device, pimsim::Program program,
-                     std::unique_ptr<hf::WeightStore> weights,
+                     std::unique_ptr<ckpt::WeightStore> weights,
                      SessionOptions options) {
   const pimsim::Target &target = device.target();
   if (Error e =

@@ -201,7 +201,7 @@ std::string runTest(StringRef dir) {
   llvm::sort(sets);
   if (sets.empty())
     return "no test_data_set_* directory";
-  auto weights = hf::WeightStore::openFiles({});
+  auto weights = ckpt::WeightStore::openFiles({});
   if (!weights)
     return "weights: " + toString(weights.takeError());
   for (const std::string &set : sets) {

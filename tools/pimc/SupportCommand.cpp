@@ -18,7 +18,7 @@
 #include "pimc/Dialect/LLM/Transforms/Passes.h"
 #include "pimc/Dialect/PIM/IR/PIMDialect.h"
 #include "pimc/Frontend/FX/FXImporter.h"
-#include "pimc/Frontend/HF/HFConfig.h"
+#include "pimc/Checkpoint/HFConfig.h"
 #include "pimc/Frontend/HF/HFImporter.h"
 #include "pimc/Frontend/ONNX/ONNXImporter.h"
 
@@ -116,7 +116,7 @@ struct OpRow {
 struct Report {
   std::string input, format;
   std::string modelType;
-  std::vector<hf::ConfigFeature> features;
+  std::vector<ckpt::ConfigFeature> features;
   std::vector<SourceOpRow> sourceOps;
   std::string importError; // the model could not be imported
   bool raised = false;     // llm ops are counted after llm-raise
@@ -128,8 +128,8 @@ struct Report {
   bool supported() const {
     if (!importError.empty() || !compiles)
       return false;
-    for (const hf::ConfigFeature &f : features)
-      if (f.status == hf::ConfigFeature::Status::Unsupported)
+    for (const ckpt::ConfigFeature &f : features)
+      if (f.status == ckpt::ConfigFeature::Status::Unsupported)
         return false;
     for (const SourceOpRow &r : sourceOps)
       if (!r.supported)
@@ -138,15 +138,15 @@ struct Report {
   }
 };
 
-StringRef statusName(hf::ConfigFeature::Status s) {
+StringRef statusName(ckpt::ConfigFeature::Status s) {
   switch (s) {
-  case hf::ConfigFeature::Status::Honoured:
+  case ckpt::ConfigFeature::Status::Honoured:
     return "honoured";
-  case hf::ConfigFeature::Status::NoEffect:
+  case ckpt::ConfigFeature::Status::NoEffect:
     return "no-effect";
-  case hf::ConfigFeature::Status::Unsupported:
+  case ckpt::ConfigFeature::Status::Unsupported:
     return "unsupported";
-  case hf::ConfigFeature::Status::NotChecked:
+  case ckpt::ConfigFeature::Status::NotChecked:
     return "not-checked";
   }
   return "";
@@ -303,7 +303,7 @@ Error analyzeONNX(mlir::MLIRContext &ctx, StringRef path, Report &report,
 /// table, then the import and llm-raise with the graph's parameters.
 Error analyzeFX(mlir::MLIRContext &ctx, StringRef path, Report &report,
                 mlir::OwningOpRef<mlir::ModuleOp> &module,
-                std::unique_ptr<hf::WeightStore> &weights) {
+                std::unique_ptr<ckpt::WeightStore> &weights) {
   auto buf = MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buf)
     return createStringError(path +
@@ -368,7 +368,7 @@ json::Value toJSON(const Report &r) {
       o["note"] = row.note;
     sourceOps.push_back(std::move(o));
   }
-  for (const hf::ConfigFeature &f : r.features) {
+  for (const ckpt::ConfigFeature &f : r.features) {
     json::Object o{{"name", f.field},
                    {"value", f.value},
                    {"status", statusName(f.status)}};
@@ -410,12 +410,12 @@ void printText(const Report &r, raw_ostream &os) {
     os << ", model_type " << r.modelType;
   os << ")\n";
   if (!r.features.empty()) {
-    size_t bad = llvm::count_if(r.features, [](const hf::ConfigFeature &f) {
-      return f.status == hf::ConfigFeature::Status::Unsupported;
+    size_t bad = llvm::count_if(r.features, [](const ckpt::ConfigFeature &f) {
+      return f.status == ckpt::ConfigFeature::Status::Unsupported;
     });
     os << formatv("\nconfig features: {0} used, {1} unsupported\n",
                   r.features.size(), bad);
-    for (const hf::ConfigFeature &f : r.features) {
+    for (const ckpt::ConfigFeature &f : r.features) {
       os << formatv("  {0,-12} {1} = {2}\n", statusName(f.status), f.field,
                     f.value);
       if (!f.reason.empty())
@@ -538,11 +538,11 @@ int pimcSupportMain(int argc, char **argv) {
   report.input = opt.input;
   report.targetName = target->name;
   mlir::OwningOpRef<mlir::ModuleOp> module;
-  std::unique_ptr<hf::WeightStore> weights;
+  std::unique_ptr<ckpt::WeightStore> weights;
 
   if (isCheckpoint) {
     report.format = "hf-checkpoint";
-    auto config = hf::analyzeConfigSupport(opt.input);
+    auto config = ckpt::analyzeConfigSupport(opt.input);
     if (!config)
       return fail(toString(config.takeError()));
     report.modelType = config->modelType;

@@ -372,7 +372,7 @@ int raiseImported(mlir::ModuleOp module, StringRef input,
     return fail(formatv("{0}: raising the imported graph failed", input));
   if (!importVerifyRaising)
     return 0;
-  auto store = hf::WeightStore::openFiles(weightFiles);
+  auto store = ckpt::WeightStore::openFiles(weightFiles);
   if (!store)
     return fail(toString(store.takeError()));
   ref::EquivalenceOptions options;
@@ -513,12 +513,12 @@ int runImport(mlir::MLIRContext &ctx) {
 /// The weights of a graph given as --weights: a checkpoint directory, one
 /// safetensors file, or none (an empty store, enough for graphs without
 /// llm.weight; binding names any weight that is then missing).
-Expected<std::unique_ptr<hf::WeightStore>> openWeights(StringRef path) {
+Expected<std::unique_ptr<ckpt::WeightStore>> openWeights(StringRef path) {
   if (path.empty())
-    return hf::WeightStore::openFiles({});
+    return ckpt::WeightStore::openFiles({});
   if (sys::fs::is_directory(path))
-    return hf::WeightStore::openDirectory(path);
-  return hf::WeightStore::openFiles({path.str()});
+    return ckpt::WeightStore::openDirectory(path);
+  return ckpt::WeightStore::openFiles({path.str()});
 }
 
 /// `pimc run-ref graph.mlir [--weights W] --inputs in.safetensors ...`:
@@ -538,7 +538,7 @@ int runGraphReference(mlir::MLIRContext &ctx) {
   if (!module)
     return fail(formatv("cannot parse '{0}'", runInput));
 
-  Expected<std::unique_ptr<hf::WeightStore>> store = openWeights(runWeights);
+  Expected<std::unique_ptr<ckpt::WeightStore>> store = openWeights(runWeights);
   if (!store)
     return fail(toString(store.takeError()));
   auto interp = ref::Interpreter::create(*module, **store);
@@ -623,7 +623,7 @@ int runCompareGraphs(mlir::MLIRContext &ctx) {
     if (!modules[i])
       return fail(formatv("cannot parse '{0}'", compareInputs[i]));
   }
-  Expected<std::unique_ptr<hf::WeightStore>> store =
+  Expected<std::unique_ptr<ckpt::WeightStore>> store =
       openWeights(compareWeights);
   if (!store)
     return fail(toString(store.takeError()));
@@ -660,7 +660,7 @@ int runReference(mlir::MLIRContext &ctx) {
   hf::ImportOptions options;
   options.maxContext = maxContext;
   mlir::OwningOpRef<mlir::ModuleOp> module;
-  std::unique_ptr<hf::WeightStore> weights;
+  std::unique_ptr<ckpt::WeightStore> weights;
   if (!sys::fs::exists(runInput))
     return fail(
         formatv("'{0}': no such checkpoint directory or IR file", runInput));
@@ -682,8 +682,8 @@ int runReference(mlir::MLIRContext &ctx) {
     if (!module)
       return fail(formatv("cannot parse '{0}'", runInput));
     auto store = sys::fs::is_directory(runWeights)
-                     ? hf::WeightStore::openDirectory(runWeights)
-                     : hf::WeightStore::openFiles({runWeights});
+                     ? ckpt::WeightStore::openDirectory(runWeights)
+                     : ckpt::WeightStore::openFiles({runWeights});
     if (!store)
       return fail(toString(store.takeError()));
     weights = std::move(*store);

@@ -13,7 +13,7 @@
 
 #include "pimc/Dialect/LLM/IR/LLMBuilders.h"
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
-#include "pimc/Frontend/HF/Safetensors.h"
+#include "pimc/Checkpoint/Safetensors.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -219,11 +219,11 @@ protected:
         return llvm::errorCodeToError(ec);
       os << fileImage(weights);
     }
-    auto store = hf::WeightStore::openFiles({std::string(path)});
+    auto store = ckpt::WeightStore::openFiles({std::string(path)});
     if (!store)
       return store.takeError();
     ModuleOp m = modules.emplace_back(std::move(module)).get();
-    const hf::WeightStore &s = *stores.emplace_back(std::move(*store));
+    const ckpt::WeightStore &s = *stores.emplace_back(std::move(*store));
     return Interpreter::create(m, s);
   }
 
@@ -297,7 +297,7 @@ protected:
   llvm::SmallString<128> dir;
   unsigned files = 0;
   std::vector<OwningOpRef<ModuleOp>> modules;
-  std::vector<std::unique_ptr<hf::WeightStore>> stores;
+  std::vector<std::unique_ptr<ckpt::WeightStore>> stores;
 };
 
 //===----------------------------------------------------------------------===//
@@ -1637,7 +1637,7 @@ TEST_F(InterpreterTest, BroadcastBuildersMakeRunnableIR) {
   EXPECT_TRUE(failed(llm::broadcastShapes({2, 3}, {4, 3})));
 
   // No llm.weight: an empty store is enough.
-  auto store = hf::WeightStore::openFiles({});
+  auto store = ckpt::WeightStore::openFiles({});
   ASSERT_TRUE(static_cast<bool>(store));
   auto interp = Interpreter::create(*module, **store);
   ASSERT_TRUE(static_cast<bool>(interp)) << llvm::toString(interp.takeError());

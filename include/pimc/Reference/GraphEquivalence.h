@@ -67,7 +67,7 @@ llvm::Expected<std::vector<HostTensor>> randomInputs(mlir::func::FuncOp func,
 /// worst position and both values.
 llvm::Expected<EquivalenceReport>
 checkEquivalence(mlir::ModuleOp reference, mlir::ModuleOp candidate,
-                 const hf::WeightStore &weights,
+                 const ckpt::WeightStore &weights,
                  const EquivalenceOptions &options);
 
 } // namespace pimc::ref

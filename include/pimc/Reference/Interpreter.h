@@ -10,7 +10,7 @@
 #ifndef PIMC_REFERENCE_INTERPRETER_H
 #define PIMC_REFERENCE_INTERPRETER_H
 
-#include "pimc/Frontend/HF/Safetensors.h"
+#include "pimc/Checkpoint/Safetensors.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
@@ -55,7 +55,7 @@ public:
   /// with call(); a function without llm.weight needs no weights (an empty
   /// store will do).
   static llvm::Expected<std::unique_ptr<Interpreter>>
-  create(mlir::ModuleOp module, const hf::WeightStore &weights,
+  create(mlir::ModuleOp module, const ckpt::WeightStore &weights,
          llvm::StringRef entry = "forward");
 
   /// Runs the entry function on `tokens` at positions [offset, offset + T);

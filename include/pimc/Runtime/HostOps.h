@@ -6,13 +6,13 @@
 // program's `act` region in f32. HostOps parses them once, when a program is
 // loaded, into a compact op list (every field checked; errors name the kernel
 // and the op), binds the checkpoint tensors they read, and executes a kernel's
-// ops through a Device with the reference kernels (pimc/Reference/Kernels.h).
+// ops through a Device with the reference kernels (pimc/Numerics/Kernels.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIMC_RUNTIME_HOSTOPS_H
 #define PIMC_RUNTIME_HOSTOPS_H
 
-#include "pimc/Reference/Kernels.h"
+#include "pimc/Numerics/Kernels.h"
 #include "pimc/Runtime/Device.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
-namespace pimc::hf {
+namespace pimc::ckpt {
 class WeightStore;
-} // namespace pimc::hf
+} // namespace pimc::ckpt
 
 namespace pimc::rt {
 
@@ -116,7 +116,7 @@ public:
   const std::vector<HostTensorRef> &tensors() const { return tensorRefs; }
   /// Binds every tensor from `store` (f32, f16, bf16 or f64; read as f32).
   /// Errors name the tensor and both shapes when a shape differs.
-  llvm::Error bindTensors(const hf::WeightStore &store);
+  llvm::Error bindTensors(const ckpt::WeightStore &store);
   bool tensorsBound() const { return bound; }
 
   /// Runs kernel `kernel`'s ops on `device`'s act region. `params` are the

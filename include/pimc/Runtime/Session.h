@@ -27,9 +27,9 @@
 #include <string>
 #include <vector>
 
-namespace pimc::hf {
+namespace pimc::ckpt {
 class WeightStore;
-} // namespace pimc::hf
+} // namespace pimc::ckpt
 
 namespace pimc::rt {
 
@@ -128,7 +128,7 @@ struct GenerationResult {
 /// the tensor-table digest). Nothing recorded: success.
 llvm::Error checkModelIdentity(const pimsim::ModelIdentity &id,
                                llvm::StringRef dir,
-                               const hf::WeightStore &store);
+                               const ckpt::WeightStore &store);
 
 struct SessionOptions {
   /// Accept a target whose name differs from the program's (same
@@ -144,7 +144,7 @@ public:
   /// but not placed.
   static llvm::Expected<std::unique_ptr<ModelSession>>
   create(Device &device, pimsim::Program program,
-         std::unique_ptr<hf::WeightStore> weights, SessionOptions options = {});
+         std::unique_ptr<ckpt::WeightStore> weights, SessionOptions options = {});
   /// Same, opening the checkpoint directory (empty: no weights).
   static llvm::Expected<std::unique_ptr<ModelSession>>
   open(Device &device, pimsim::Program program, llvm::StringRef checkpointDir,
@@ -171,12 +171,12 @@ public:
 
 private:
   ModelSession(Device &device, HostOps ops,
-               std::unique_ptr<hf::WeightStore> weights);
+               std::unique_ptr<ckpt::WeightStore> weights);
   llvm::Error placeWeights();
 
   Device &dev;
   HostOps ops;
-  std::unique_ptr<hf::WeightStore> weights;
+  std::unique_ptr<ckpt::WeightStore> weights;
   int64_t vocab = 0;
   int64_t posMin = 0, posMax = 0, tokenMin = 0, tokenMax = 0;
 };

@@ -637,13 +637,13 @@ FailureOr<Value> pimc::fx::detail::buildInlineTensor(OpBuilder &b, Location loc,
 
 namespace {
 
-std::optional<hf::DType> storedDType(llvm::StringRef torchDtype) {
-  static const llvm::StringMap<hf::DType> map = {
-      {"float32", hf::DType::F32},   {"float16", hf::DType::F16},
-      {"bfloat16", hf::DType::BF16}, {"float64", hf::DType::F64},
-      {"int64", hf::DType::I64},     {"int32", hf::DType::I32},
-      {"int16", hf::DType::I16},     {"int8", hf::DType::I8},
-      {"uint8", hf::DType::U8},      {"bool", hf::DType::Bool}};
+std::optional<ckpt::DType> storedDType(llvm::StringRef torchDtype) {
+  static const llvm::StringMap<ckpt::DType> map = {
+      {"float32", ckpt::DType::F32},   {"float16", ckpt::DType::F16},
+      {"bfloat16", ckpt::DType::BF16}, {"float64", ckpt::DType::F64},
+      {"int64", ckpt::DType::I64},     {"int32", ckpt::DType::I32},
+      {"int16", ckpt::DType::I16},     {"int8", ckpt::DType::I8},
+      {"uint8", ckpt::DType::U8},      {"bool", ckpt::DType::Bool}};
   auto it = map.find(torchDtype);
   if (it == map.end())
     return std::nullopt;
@@ -662,27 +662,27 @@ std::string shapeStr(ArrayRef<int64_t> s) {
 /// small index/mask buffers, folded into the IR up to this many elements.
 constexpr int64_t kMaxFoldedBufferElements = 1 << 20;
 
-double readElement(const hf::TensorView &t, int64_t i) {
-  const uint8_t *p = t.data + i * hf::dtypeSize(t.dtype);
+double readElement(const ckpt::TensorView &t, int64_t i) {
+  const uint8_t *p = t.data + i * ckpt::dtypeSize(t.dtype);
   auto load = [&](auto v) {
     std::memcpy(&v, p, sizeof(v));
     return static_cast<double>(v);
   };
   switch (t.dtype) {
-  case hf::DType::Bool:
-  case hf::DType::U8:
+  case ckpt::DType::Bool:
+  case ckpt::DType::U8:
     return load(uint8_t());
-  case hf::DType::I8:
+  case ckpt::DType::I8:
     return load(int8_t());
-  case hf::DType::I16:
+  case ckpt::DType::I16:
     return load(int16_t());
-  case hf::DType::I32:
+  case ckpt::DType::I32:
     return load(int32_t());
-  case hf::DType::I64:
+  case ckpt::DType::I64:
     return load(int64_t());
-  case hf::DType::F32:
+  case ckpt::DType::F32:
     return load(float());
-  case hf::DType::F64:
+  case ckpt::DType::F64:
     return load(double());
   default:
     return 0.0;
@@ -691,7 +691,7 @@ double readElement(const hf::TensorView &t, int64_t i) {
 
 class GraphImporter {
 public:
-  GraphImporter(MLIRContext &ctx, const Graph &g, const hf::WeightStore *w)
+  GraphImporter(MLIRContext &ctx, const Graph &g, const ckpt::WeightStore *w)
       : ctx(ctx), g(g), weights(w), b(&ctx) {}
 
   llvm::Expected<OwningOpRef<ModuleOp>> run();
@@ -699,7 +699,7 @@ public:
 private:
   MLIRContext &ctx;
   const Graph &g;
-  const hf::WeightStore *weights;
+  const ckpt::WeightStore *weights;
   OpBuilder b;
   std::vector<std::vector<const json::Value *>> boundArgs; // per node
   llvm::StringMap<llvm::SmallVector<Value, 3>> values;
@@ -740,35 +740,35 @@ void GraphImporter::checkWeight(const Node &n) {
                                "safetensors file");
     return;
   }
-  const hf::TensorView *t = weights->lookup(n.target);
+  const ckpt::TensorView *t = weights->lookup(n.target);
   if (!t) {
     problems.push_back(formatv("{0}: not found in {1}", where,
                                llvm::sys::path::filename(g.parameters)));
     return;
   }
-  std::optional<hf::DType> want = storedDType(m.dtype);
+  std::optional<ckpt::DType> want = storedDType(m.dtype);
   if (!want || *want != t->dtype)
     problems.push_back(formatv("{0}: {1} has dtype {2}, the graph says {3}",
                                where, llvm::sys::path::filename(t->file),
-                               hf::dtypeName(t->dtype), m.dtype));
+                               ckpt::dtypeName(t->dtype), m.dtype));
   if (ArrayRef<int64_t>(t->shape) != ArrayRef<int64_t>(m.shape))
     problems.push_back(formatv("{0}: {1} has shape {2}, the graph says {3}",
                                where, llvm::sys::path::filename(t->file),
                                shapeStr(t->shape), shapeStr(m.shape)));
-  bool isFloat = t->dtype == hf::DType::F32 || t->dtype == hf::DType::F16 ||
-                 t->dtype == hf::DType::BF16;
+  bool isFloat = t->dtype == ckpt::DType::F32 || t->dtype == ckpt::DType::F16 ||
+                 t->dtype == ckpt::DType::BF16;
   if (!isFloat && t->numElements() > kMaxFoldedBufferElements)
     problems.push_back(formatv("{0}: {1} tensors are folded into the IR and "
                                "limited to {2} elements (this one has {3})",
-                               where, hf::dtypeName(t->dtype),
+                               where, ckpt::dtypeName(t->dtype),
                                kMaxFoldedBufferElements, t->numElements()));
-  if (t->dtype == hf::DType::F64 || t->dtype == hf::DType::U16 ||
-      t->dtype == hf::DType::U32 || t->dtype == hf::DType::U64 ||
-      t->dtype == hf::DType::F8_E4M3 || t->dtype == hf::DType::F8_E5M2 ||
-      t->dtype == hf::DType::F8_E8M0)
+  if (t->dtype == ckpt::DType::F64 || t->dtype == ckpt::DType::U16 ||
+      t->dtype == ckpt::DType::U32 || t->dtype == ckpt::DType::U64 ||
+      t->dtype == ckpt::DType::F8_E4M3 || t->dtype == ckpt::DType::F8_E5M2 ||
+      t->dtype == ckpt::DType::F8_E8M0)
     problems.push_back(formatv("{0}: dtype {1} is not supported for graph "
                                "weights (F32, F16, BF16, integers, BOOL)",
-                               where, hf::dtypeName(t->dtype)));
+                               where, ckpt::dtypeName(t->dtype)));
 }
 
 void GraphImporter::validate() {
@@ -883,16 +883,16 @@ LogicalResult GraphImporter::buildPlaceholder(const Node &n, func::FuncOp func,
     values[n.name] = {*v};
     return success();
   }
-  const hf::TensorView *t = weights->lookup(n.target);
+  const ckpt::TensorView *t = weights->lookup(n.target);
   Type elem;
   switch (t->dtype) {
-  case hf::DType::F32:
+  case ckpt::DType::F32:
     elem = b.getF32Type();
     break;
-  case hf::DType::F16:
+  case ckpt::DType::F16:
     elem = b.getF16Type();
     break;
-  case hf::DType::BF16:
+  case ckpt::DType::BF16:
     elem = b.getBF16Type();
     break;
   default:
@@ -1091,7 +1091,7 @@ llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run() {
 
 llvm::Expected<OwningOpRef<ModuleOp>>
 pimc::fx::importGraph(MLIRContext &context, const Graph &graph,
-                      const hf::WeightStore *weights) {
+                      const ckpt::WeightStore *weights) {
   GraphImporter importer(context, graph, weights);
   return importer.run();
 }
@@ -1112,7 +1112,7 @@ pimc::fx::importGraphFile(MLIRContext &context, llvm::StringRef path,
     return n.op == Node::Op::Placeholder && n.kind != "input" && !n.value;
   });
   if (needsWeights && !graph->parameters.empty()) {
-    auto store = hf::WeightStore::openFiles({graph->parameters});
+    auto store = ckpt::WeightStore::openFiles({graph->parameters});
     if (!store)
       return llvm::createStringError(
           formatv("{0}: parameters: {1}", path, toString(store.takeError())));

@@ -23,6 +23,7 @@
 using namespace mlir;
 using namespace pimc;
 using namespace pimc::hf;
+using namespace pimc::ckpt;
 
 namespace {
 

@@ -619,10 +619,10 @@ Value Importer::weightValue(Tensor &t, bool transposed, Location loc) {
   const DecodedTensor &init = *t.initializer;
   bool half = init.elemType == ::onnx::TensorProto::FLOAT16 ||
               init.elemType == ::onnx::TensorProto::BFLOAT16;
-  hf::DType dtype =
-      !half ? hf::DType::F32
-            : (init.elemType == ::onnx::TensorProto::FLOAT16 ? hf::DType::F16
-                                                             : hf::DType::BF16);
+  ckpt::DType dtype =
+      !half ? ckpt::DType::F32
+            : (init.elemType == ::onnx::TensorProto::FLOAT16 ? ckpt::DType::F16
+                                                             : ckpt::DType::BF16);
   std::string key = init.data.name + (transposed ? ".T" : "");
   SmallVector<int64_t> shape = t.shape;
   if (transposed)
@@ -656,7 +656,7 @@ Value Importer::weightValue(Tensor &t, bool transposed, Location loc) {
     weights.push_back(std::move(w));
   }
   Type elem = !half ? b.getF32Type()
-                    : (dtype == hf::DType::F16 ? Type(b.getF16Type())
+                    : (dtype == ckpt::DType::F16 ? Type(b.getF16Type())
                                                : Type(b.getBF16Type()));
   return llm::WeightOp::create(b, loc, RankedTensorType::get(shape, elem),
                                b.getStringAttr(key));
@@ -2147,7 +2147,7 @@ FailureOr<TensorData> Importer::probe(NodeCtx &n, Value v) {
     if (llvm::Error err = writeWeights(tmp, subset))
       return failWith(std::move(err));
   }
-  auto store = hf::WeightStore::openFiles(files);
+  auto store = ckpt::WeightStore::openFiles(files);
   if (!store)
     return failWith(store.takeError());
   auto interp = ref::Interpreter::create(*scratch, **store, "probe");

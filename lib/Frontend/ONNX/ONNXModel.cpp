@@ -422,7 +422,7 @@ Error pimc::onnx::writeWeights(StringRef path, ArrayRef<WeightTensor> weights) {
     for (int64_t d : w.shape)
       shape.push_back(d);
     header[w.name] = json::Object{
-        {"dtype", hf::dtypeName(w.dtype)},
+        {"dtype", ckpt::dtypeName(w.dtype)},
         {"shape", std::move(shape)},
         {"data_offsets", json::Array{offset, offset + w.bytes.size()}}};
     offset += w.bytes.size();

@@ -75,7 +75,7 @@ struct TargetIdentity {
 };
 /// (1.5) The model a program was compiled from: model type, the config
 /// fields that set its numerics (canonical JSON) and a digest of the
-/// checkpoint's tensor table (hf::tensorTableDigest). Empty: not recorded
+/// checkpoint's tensor table (ckpt::WeightStore::tableDigest). Empty: not recorded
 /// (hand-written programs, programs before 1.5).
 struct ModelIdentity {
   std::string modelType, config, tensors;

@@ -11,7 +11,7 @@
 #ifndef PIMC_FRONTEND_FX_FXIMPORTER_H
 #define PIMC_FRONTEND_FX_FXIMPORTER_H
 
-#include "pimc/Frontend/HF/Safetensors.h"
+#include "pimc/Checkpoint/Safetensors.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -130,7 +130,7 @@ struct ImportedGraph {
   /// The graph's safetensors file (empty when it names none): run-ref's
   /// --weights, and the raising pipeline's `weights` option.
   std::string parametersPath;
-  std::unique_ptr<hf::WeightStore> weights; // null when no weights are used
+  std::unique_ptr<ckpt::WeightStore> weights; // null when no weights are used
   mlir::OwningOpRef<mlir::ModuleOp> module;
 };
 
@@ -138,7 +138,7 @@ struct ImportedGraph {
 /// has no parameter, buffer or non-inline constant placeholders.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 importGraph(mlir::MLIRContext &context, const Graph &graph,
-            const hf::WeightStore *weights);
+            const ckpt::WeightStore *weights);
 
 /// Reads `path`, opens the safetensors file the graph names (relative to
 /// the graph's directory) and imports. The module is verified.

@@ -9,8 +9,8 @@
 #ifndef PIMC_FRONTEND_HF_HFIMPORTER_H
 #define PIMC_FRONTEND_HF_HFIMPORTER_H
 
-#include "pimc/Frontend/HF/HFConfig.h"
-#include "pimc/Frontend/HF/Safetensors.h"
+#include "pimc/Checkpoint/HFConfig.h"
+#include "pimc/Checkpoint/Safetensors.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -35,13 +35,14 @@ inline constexpr llvm::StringLiteral kForwardFunction = "forward";
 
 /// Imports `<dir>/config.json` + safetensors into a new module.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
-importCheckpoint(mlir::MLIRContext &context, const ModelConfig &config,
-                 const WeightStore &weights, const ImportOptions &options);
+importCheckpoint(mlir::MLIRContext &context, const ckpt::ModelConfig &config,
+                 const ckpt::WeightStore &weights,
+                 const ImportOptions &options);
 
 /// Convenience: parses the config, opens the weights and imports.
 struct ImportedModel {
-  ModelConfig config;
-  std::unique_ptr<WeightStore> weights;
+  ckpt::ModelConfig config;
+  std::unique_ptr<ckpt::WeightStore> weights;
   mlir::OwningOpRef<mlir::ModuleOp> module;
 };
 llvm::Expected<ImportedModel> importCheckpointDir(mlir::MLIRContext &context,

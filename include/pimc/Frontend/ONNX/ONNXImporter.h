@@ -10,7 +10,7 @@
 #ifndef PIMC_FRONTEND_ONNX_ONNXIMPORTER_H
 #define PIMC_FRONTEND_ONNX_ONNXIMPORTER_H
 
-#include "pimc/Frontend/HF/Safetensors.h"
+#include "pimc/Checkpoint/Safetensors.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -66,7 +66,7 @@ struct ImportOptions {
 /// little-endian bytes in `dtype`, row-major `shape`).
 struct WeightTensor {
   std::string name;
-  hf::DType dtype;
+  ckpt::DType dtype;
   llvm::SmallVector<int64_t> shape;
   std::vector<uint8_t> bytes;
 };

@@ -1,6 +1,6 @@
 //===- GraphMatch.cpp - matching helpers for the raising patterns ---------===//
 #include "GraphMatch.h"
-#include "pimc/Frontend/HF/Safetensors.h"
+#include "pimc/Checkpoint/Safetensors.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -174,7 +174,7 @@ SmallVector<int64_t> staticShape(Value v) {
 
 class Evaluator {
 public:
-  Evaluator(const hf::WeightStore *weights, int64_t maxElements)
+  Evaluator(const ckpt::WeightStore *weights, int64_t maxElements)
       : weights(weights), maxElements(maxElements) {}
 
   void bind(Value v, const ConstTensor &t) { memo[v] = t; }
@@ -198,7 +198,7 @@ public:
   }
 
 private:
-  const hf::WeightStore *weights;
+  const ckpt::WeightStore *weights;
   int64_t maxElements;
   llvm::DenseMap<Value, std::optional<ConstTensor>> memo;
 
@@ -229,7 +229,7 @@ private:
   std::optional<ConstTensor> weight(WeightOp op) {
     if (!weights)
       return std::nullopt;
-    const hf::TensorView *t = weights->lookup(op.getName());
+    const ckpt::TensorView *t = weights->lookup(op.getName());
     auto type = dyn_cast<RankedTensorType>(op.getType());
     if (!t || !type || ArrayRef<int64_t>(t->shape) != type.getShape())
       return std::nullopt;
@@ -239,17 +239,17 @@ private:
     out.data.reserve(n);
     for (int64_t i = 0; i < n; ++i) {
       switch (t->dtype) {
-      case hf::DType::F32: {
+      case ckpt::DType::F32: {
         float f;
         std::memcpy(&f, t->data + 4 * i, 4);
         out.data.push_back(f);
         break;
       }
-      case hf::DType::F16:
-      case hf::DType::BF16: {
+      case ckpt::DType::F16:
+      case ckpt::DType::BF16: {
         uint16_t bits;
         std::memcpy(&bits, t->data + 2 * i, 2);
-        APFloat f(t->dtype == hf::DType::F16 ? APFloat::IEEEhalf()
+        APFloat f(t->dtype == ckpt::DType::F16 ? APFloat::IEEEhalf()
                                              : APFloat::BFloat(),
                   APInt(16, bits));
         out.data.push_back(f.convertToDouble());
@@ -755,7 +755,7 @@ std::optional<ConstTensor> Evaluator::gather(GatherOp g,
 } // namespace
 
 std::optional<ConstTensor>
-evaluateConstant(Value v, const hf::WeightStore *weights,
+evaluateConstant(Value v, const ckpt::WeightStore *weights,
                  const llvm::DenseMap<Value, ConstTensor> *bindings,
                  int64_t maxElements) {
   Evaluator e(weights, maxElements);

@@ -17,9 +17,9 @@
 #include <optional>
 #include <vector>
 
-namespace pimc::hf {
+namespace pimc::ckpt {
 class WeightStore;
-} // namespace pimc::hf
+} // namespace pimc::ckpt
 
 namespace pimc::llm {
 
@@ -82,7 +82,7 @@ struct ConstTensor {
 /// runs a routing subgraph on sample logits). Gives up (nullopt) on
 /// anything else or above `maxElements` elements.
 std::optional<ConstTensor>
-evaluateConstant(mlir::Value v, const hf::WeightStore *weights = nullptr,
+evaluateConstant(mlir::Value v, const ckpt::WeightStore *weights = nullptr,
                  const llvm::DenseMap<mlir::Value, ConstTensor> *bindings =
                      nullptr,
                  int64_t maxElements = 1 << 22);

@@ -1,6 +1,6 @@
 //===- Raise.cpp - raising passes and the llm-raise pipeline --------------===//
 #include "pimc/Dialect/LLM/Transforms/Passes.h"
-#include "pimc/Frontend/HF/Safetensors.h"
+#include "pimc/Checkpoint/Safetensors.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -31,10 +31,10 @@ LogicalResult runPatterns(Operation *root,
 
 /// Opens the `weights` option's files once per pass instance.
 LogicalResult openWeights(MLIRContext *ctx, ArrayRef<std::string> files,
-                          std::shared_ptr<const hf::WeightStore> &store) {
+                          std::shared_ptr<const ckpt::WeightStore> &store) {
   if (files.empty())
     return success();
-  auto opened = hf::WeightStore::openFiles(files);
+  auto opened = ckpt::WeightStore::openFiles(files);
   if (!opened)
     return emitError(UnknownLoc::get(ctx))
            << "llm-raise: cannot read weights: "
@@ -59,7 +59,7 @@ struct RaiseGatedMLPPass : impl::RaiseGatedMLPBase<RaiseGatedMLPPass> {
 
 struct RaiseAttentionPass : impl::RaiseAttentionBase<RaiseAttentionPass> {
   using RaiseAttentionBase::RaiseAttentionBase;
-  std::shared_ptr<const hf::WeightStore> weights;
+  std::shared_ptr<const ckpt::WeightStore> weights;
 
   LogicalResult initialize(MLIRContext *ctx) override {
     return openWeights(ctx, weightFiles, weights);
@@ -74,7 +74,7 @@ struct RaiseAttentionPass : impl::RaiseAttentionBase<RaiseAttentionPass> {
 
 struct RaiseRopePass : impl::RaiseRopeBase<RaiseRopePass> {
   using RaiseRopeBase::RaiseRopeBase;
-  std::shared_ptr<const hf::WeightStore> weights;
+  std::shared_ptr<const ckpt::WeightStore> weights;
 
   LogicalResult initialize(MLIRContext *ctx) override {
     return openWeights(ctx, weightFiles, weights);
@@ -89,7 +89,7 @@ struct RaiseRopePass : impl::RaiseRopeBase<RaiseRopePass> {
 
 struct RaiseMoEPass : impl::RaiseMoEBase<RaiseMoEPass> {
   using RaiseMoEBase::RaiseMoEBase;
-  std::shared_ptr<const hf::WeightStore> weights;
+  std::shared_ptr<const ckpt::WeightStore> weights;
 
   LogicalResult initialize(MLIRContext *ctx) override {
     return openWeights(ctx, weightFiles, weights);

@@ -211,7 +211,7 @@ std::optional<std::vector<bool>> visibility(const ConstTensor &c,
 /// that keeps the [T, S] trailing dims (h times fewer elements), else in
 /// full.
 std::optional<ConstTensor> evaluateMask(Value mask, int64_t T, int64_t S,
-                                        const hf::WeightStore *weights) {
+                                        const ckpt::WeightStore *weights) {
   Value inner = stripBroadcast(mask);
   auto t = rankedType(inner);
   if (inner != mask && t && t.getRank() >= 2 &&
@@ -225,7 +225,7 @@ std::optional<ConstTensor> evaluateMask(Value mask, int64_t T, int64_t S,
 /// / select(c, fill, z) with a constant condition and fill <= -1e9.
 /// Without a mask, `z` is `s`.
 std::optional<MaskInfo> matchMask(Value s, Value &z,
-                                  const hf::WeightStore *weights) {
+                                  const ckpt::WeightStore *weights) {
   auto type = rankedType(s);
   int64_t rank = type.getRank();
   int64_t T = type.getDimSize(rank - 2), S = type.getDimSize(rank - 1);
@@ -349,7 +349,7 @@ std::optional<double> matchSoftcap(Value z, Value &s) {
 /// constants that evaluates to one (torch's ONNX export of SDPA computes
 /// sqrt(1 / sqrt(d)) from the shape).
 std::optional<double> matchUniformConstant(Value v,
-                                           const hf::WeightStore *weights) {
+                                           const ckpt::WeightStore *weights) {
   if (std::optional<double> c = matchSplat(v))
     return c;
   std::optional<ConstTensor> t =
@@ -365,7 +365,7 @@ std::optional<double> matchUniformConstant(Value v,
 /// x = x0 * c (a constant pre-scaling of the queries or of k^T); returns c,
 /// sets x0.
 std::optional<double> matchPrescaled(Value x, Value &x0,
-                                     const hf::WeightStore *weights) {
+                                     const ckpt::WeightStore *weights) {
   if (auto sc = defOp<ScaleOp>(x)) {
     x0 = sc.getInput();
     return sc.getFactor().convertToDouble();
@@ -405,9 +405,9 @@ Value toHeadMajor(PatternRewriter &b, Location loc, Value v, bool batched) {
 }
 
 struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
-  RaiseEagerAttention(MLIRContext *ctx, const hf::WeightStore *weights)
+  RaiseEagerAttention(MLIRContext *ctx, const ckpt::WeightStore *weights)
       : OpRewritePattern(ctx), weights(weights) {}
-  const hf::WeightStore *weights;
+  const ckpt::WeightStore *weights;
 
   LogicalResult matchAndRewrite(MatmulOp pv,
                                 PatternRewriter &rewriter) const override {
@@ -544,7 +544,7 @@ struct FoldRepeatedKVIntoAttention : OpRewritePattern<AttentionOp> {
 } // namespace
 
 void populateRaiseAttentionPatterns(RewritePatternSet &patterns,
-                                    const hf::WeightStore *weights) {
+                                    const ckpt::WeightStore *weights) {
   patterns.add<RaiseEagerAttention>(patterns.getContext(), weights);
   patterns.add<FoldRepeatedKVIntoAttention>(patterns.getContext());
 }

@@ -156,7 +156,7 @@ SmallVector<Operation *> backwardSlice(Value v, size_t limit) {
 /// [T, E] value or E per-expert [T, 1] values (column e for expert e).
 std::optional<ConstTensor>
 evaluateRouting(ArrayRef<Value> columns, int64_t T, int64_t E,
-                const hf::WeightStore *weights,
+                const ckpt::WeightStore *weights,
                 const llvm::DenseMap<Value, ConstTensor> &bind) {
   if (columns.size() == 1) {
     std::optional<ConstTensor> got =
@@ -185,7 +185,7 @@ evaluateRouting(ArrayRef<Value> columns, int64_t T, int64_t E,
 /// on every sample.
 std::optional<RoutingConfig> identifyRouting(ArrayRef<Value> routing,
                                              LinearOp router, int64_t k,
-                                             const hf::WeightStore *weights) {
+                                             const ckpt::WeightStore *weights) {
   auto lt = cast<RankedTensorType>(router.getType());
   if (!lt.hasStaticShape() || lt.getRank() != 2)
     return std::nullopt;
@@ -243,7 +243,7 @@ std::optional<RoutingConfig> identifyRouting(ArrayRef<Value> routing,
 /// expert -> column, nullopt unless that is a bijection (needs T >= E).
 std::optional<SmallVector<int64_t>>
 expertOfColumns(ArrayRef<Value> columns, LinearOp router,
-                const hf::WeightStore *weights) {
+                const ckpt::WeightStore *weights) {
   auto lt = cast<RankedTensorType>(router.getType());
   int64_t T = lt.getDimSize(0), E = lt.getDimSize(1);
   if (T < E || static_cast<int64_t>(columns.size()) != E)
@@ -347,9 +347,9 @@ MoEOp buildMoE(PatternRewriter &rewriter, Location loc,
 }
 
 struct RaiseDenseMoE : OpRewritePattern<ReduceOp> {
-  RaiseDenseMoE(MLIRContext *ctx, const hf::WeightStore *weights)
+  RaiseDenseMoE(MLIRContext *ctx, const ckpt::WeightStore *weights)
       : OpRewritePattern(ctx), weights(weights) {}
-  const hf::WeightStore *weights;
+  const ckpt::WeightStore *weights;
 
   LogicalResult matchAndRewrite(ReduceOp sum,
                                 PatternRewriter &rewriter) const override {
@@ -420,9 +420,9 @@ struct RaiseDenseMoE : OpRewritePattern<ReduceOp> {
 /// stacked form); the terms are put in router-row order first (found by
 /// evaluating the gates on logits that single out each expert).
 struct RaiseExpertSumMoE : OpRewritePattern<AddOp> {
-  RaiseExpertSumMoE(MLIRContext *ctx, const hf::WeightStore *weights)
+  RaiseExpertSumMoE(MLIRContext *ctx, const ckpt::WeightStore *weights)
       : OpRewritePattern(ctx), weights(weights) {}
-  const hf::WeightStore *weights;
+  const ckpt::WeightStore *weights;
 
   /// Leaves of the add chain ending at `root`, first term first.
   static void collectTerms(Value v, AddOp root, SmallVector<Value> &terms) {
@@ -1094,7 +1094,7 @@ void populateDensifySparseDispatchPatterns(RewritePatternSet &patterns) {
 }
 
 void populateRaiseMoEPatterns(RewritePatternSet &patterns,
-                              const hf::WeightStore *weights) {
+                              const ckpt::WeightStore *weights) {
   patterns.add<RaiseDenseMoE, RaiseExpertSumMoE>(patterns.getContext(),
                                                  weights);
   patterns.add<FoldSharedExpert>(patterns.getContext());

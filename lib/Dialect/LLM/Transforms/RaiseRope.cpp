@@ -16,7 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "GraphMatch.h"
 #include "pimc/Dialect/LLM/Transforms/Passes.h"
-#include "pimc/Reference/Kernels.h"
+#include "pimc/Numerics/Kernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
@@ -745,7 +745,7 @@ std::optional<RopeMatch> estimateYarn(
 
 /// Matches `op` = x * cos + rotate(x) * sin and checks the tables; the
 /// failure reason is returned in `why`.
-std::optional<RopeMatch> matchRope(AddOp op, const hf::WeightStore *weights,
+std::optional<RopeMatch> matchRope(AddOp op, const ckpt::WeightStore *weights,
                                    StringRef &why) {
   auto type = rankedType(op.getResult());
   if (!type || !type.hasStaticShape() ||
@@ -980,9 +980,9 @@ Value rotaryPartOf(Value x) {
 }
 
 struct RaiseRope : OpRewritePattern<AddOp> {
-  RaiseRope(MLIRContext *ctx, const hf::WeightStore *weights)
+  RaiseRope(MLIRContext *ctx, const ckpt::WeightStore *weights)
       : OpRewritePattern(ctx), weights(weights) {}
-  const hf::WeightStore *weights;
+  const ckpt::WeightStore *weights;
 
   LogicalResult matchAndRewrite(AddOp op,
                                 PatternRewriter &rewriter) const override {
@@ -1006,9 +1006,9 @@ struct RaiseRope : OpRewritePattern<AddOp> {
 /// cat(rope(x[..., :r]), x[..., r:]) -> llm.rope of x with rotary_dim r
 /// (the frequencies use r, as HF computes them for partial rotary).
 struct RaisePartialRope : OpRewritePattern<ConcatOp> {
-  RaisePartialRope(MLIRContext *ctx, const hf::WeightStore *weights)
+  RaisePartialRope(MLIRContext *ctx, const ckpt::WeightStore *weights)
       : OpRewritePattern(ctx), weights(weights) {}
-  const hf::WeightStore *weights;
+  const ckpt::WeightStore *weights;
 
   LogicalResult matchAndRewrite(ConcatOp cat,
                                 PatternRewriter &rewriter) const override {
@@ -1035,7 +1035,7 @@ struct RaisePartialRope : OpRewritePattern<ConcatOp> {
 } // namespace
 
 void populateRaiseRopePatterns(RewritePatternSet &patterns,
-                               const hf::WeightStore *weights) {
+                               const ckpt::WeightStore *weights) {
   patterns.add<RaiseRope, RaisePartialRope>(patterns.getContext(), weights);
 }
 

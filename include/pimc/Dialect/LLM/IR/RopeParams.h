@@ -9,7 +9,7 @@
 #define PIMC_DIALECT_LLM_IR_ROPEPARAMS_H
 
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
-#include "pimc/Reference/Kernels.h"
+#include "pimc/Numerics/Kernels.h"
 
 namespace pimc::llm {
 

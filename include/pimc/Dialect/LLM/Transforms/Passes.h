@@ -8,9 +8,9 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
-namespace pimc::hf {
+namespace pimc::ckpt {
 class WeightStore;
-} // namespace pimc::hf
+} // namespace pimc::ckpt
 
 namespace pimc::llm {
 
@@ -24,14 +24,14 @@ namespace pimc::llm {
 void populateRaiseNormPatterns(mlir::RewritePatternSet &patterns);
 void populateRaiseGatedMLPPatterns(mlir::RewritePatternSet &patterns);
 void populateRaiseAttentionPatterns(mlir::RewritePatternSet &patterns,
-                                    const hf::WeightStore *weights);
+                                    const ckpt::WeightStore *weights);
 void populateRaiseRopePatterns(mlir::RewritePatternSet &patterns,
-                               const hf::WeightStore *weights);
+                               const ckpt::WeightStore *weights);
 /// Sparse per-expert dispatch (llm.nonzero + gather + index_add) -> the
 /// dense per-expert sum that populateRaiseMoEPatterns raises.
 void populateDensifySparseDispatchPatterns(mlir::RewritePatternSet &patterns);
 void populateRaiseMoEPatterns(mlir::RewritePatternSet &patterns,
-                              const hf::WeightStore *weights);
+                              const ckpt::WeightStore *weights);
 
 /// Adds the whole raising pipeline (`llm-raise`): every raising pass, then
 /// canonicalization and CSE so the layout shuffles around the fused ops fold.

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pimc/Frontend/HF/Safetensors.h"
+#include "pimc/Checkpoint/Safetensors.h"
 #include "pimc/Support/JSON.h"
 #include "pimc/Support/Paths.h"
 
@@ -26,7 +26,7 @@
 
 using namespace llvm;
 
-namespace pimc::hf {
+namespace pimc::ckpt {
 
 namespace {
 
@@ -471,4 +471,4 @@ uint64_t WeightStore::totalBytes() const {
   return total;
 }
 
-} // namespace pimc::hf
+} // namespace pimc::ckpt

@@ -1,6 +1,6 @@
 //===- HFConfigTest.cpp - config.json parser tests ------------------------===//
 
-#include "pimc/Frontend/HF/HFConfig.h"
+#include "pimc/Checkpoint/HFConfig.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 using namespace llvm;
-using namespace pimc::hf;
+using namespace pimc::ckpt;
 
 namespace {
 

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pimc/Frontend/HF/HFConfig.h"
-#include "pimc/Reference/Kernels.h"
+#include "pimc/Checkpoint/HFConfig.h"
+#include "pimc/Numerics/Kernels.h"
 #include "pimc/Support/JSON.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -28,7 +28,7 @@
 
 using namespace llvm;
 
-namespace pimc::hf {
+namespace pimc::ckpt {
 
 namespace {
 
@@ -984,4 +984,4 @@ std::string semanticConfigJSON(const ModelConfig &c) {
   return text;
 }
 
-} // namespace pimc::hf
+} // namespace pimc::ckpt

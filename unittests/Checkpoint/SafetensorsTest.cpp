@@ -1,6 +1,6 @@
 //===- SafetensorsTest.cpp - safetensors reader tests ---------------------===//
 
-#include "pimc/Frontend/HF/Safetensors.h"
+#include "pimc/Checkpoint/Safetensors.h"
 
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FileSystem.h"
@@ -13,7 +13,7 @@
 #include <cstring>
 
 using namespace llvm;
-using namespace pimc::hf;
+using namespace pimc::ckpt;
 
 namespace {
 

@@ -8,8 +8,8 @@
 // overlap), and every failure names the file and tensor.
 //
 //===----------------------------------------------------------------------===//
-#ifndef PIMC_FRONTEND_HF_SAFETENSORS_H
-#define PIMC_FRONTEND_HF_SAFETENSORS_H
+#ifndef PIMC_CHECKPOINT_SAFETENSORS_H
+#define PIMC_CHECKPOINT_SAFETENSORS_H
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-namespace pimc::hf {
+namespace pimc::ckpt {
 
 /// Element types that can appear in a safetensors header.
 enum class DType {
@@ -111,6 +111,6 @@ private:
   llvm::StringMap<const TensorView *> byName;
 };
 
-} // namespace pimc::hf
+} // namespace pimc::ckpt
 
-#endif // PIMC_FRONTEND_HF_SAFETENSORS_H
+#endif // PIMC_CHECKPOINT_SAFETENSORS_H

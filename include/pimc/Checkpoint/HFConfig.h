@@ -7,8 +7,8 @@
 // ignored through an explicit allow-list.
 //
 //===----------------------------------------------------------------------===//
-#ifndef PIMC_FRONTEND_HF_HFCONFIG_H
-#define PIMC_FRONTEND_HF_HFCONFIG_H
+#ifndef PIMC_CHECKPOINT_HFCONFIG_H
+#define PIMC_CHECKPOINT_HFCONFIG_H
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-namespace pimc::hf {
+namespace pimc::ckpt {
 
 /// `rope_scaling` / `rope_parameters` (specs/llm-architectures.md section 3).
 struct RopeScaling {
@@ -119,6 +119,6 @@ llvm::Expected<ModelConfig> parseModelConfig(llvm::StringRef configPath);
 llvm::Expected<ModelConfig> parseModelConfigText(llvm::StringRef text,
                                                  llvm::StringRef sourceName);
 
-} // namespace pimc::hf
+} // namespace pimc::ckpt
 
-#endif // PIMC_FRONTEND_HF_HFCONFIG_H
+#endif // PIMC_CHECKPOINT_HFCONFIG_H

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pimc/Reference/Kernels.h"
+#include "pimc/Numerics/Kernels.h"
 
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/FormatVariadic.h"

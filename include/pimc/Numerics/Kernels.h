@@ -7,8 +7,8 @@
 // f32. No MLIR here: the interpreter maps ops onto these functions.
 //
 //===----------------------------------------------------------------------===//
-#ifndef PIMC_REFERENCE_KERNELS_H
-#define PIMC_REFERENCE_KERNELS_H
+#ifndef PIMC_NUMERICS_KERNELS_H
+#define PIMC_NUMERICS_KERNELS_H
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
@@ -213,4 +213,4 @@ void moe(const float *x, int64_t T, int64_t H, const LinearWeight &router,
 
 } // namespace pimc::ref
 
-#endif // PIMC_REFERENCE_KERNELS_H
+#endif // PIMC_NUMERICS_KERNELS_H

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pimc/Reference/Kernels.h"
+#include "pimc/Numerics/Kernels.h"
 
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/APInt.h"
