@@ -37,6 +37,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <random>
 #include <set>
@@ -556,8 +557,8 @@ TEST(SessionTest, GptqLmHeadIsDequantizedAndPlaced) {
   bf16Scales.source = R"({"kind":"gptq","bits":4,"group_size":32,)"
                       R"("sym":false,"packing":"gptq","scale_type":"bf16"})";
   EXPECT_EQ(sessionError(t, modelText(t, bf16Scales), &dir),
-            "checkpoint tensor 'lm_head.scales' has dtype F16, the program was "
-            "compiled for BF16");
+            "checkpoint does not match the program: tensor 'lm_head.scales' "
+            "has dtype F16, expected BF16");
 
   // A wrong scales shape names the component.
   TempDir bad;
@@ -569,8 +570,8 @@ TEST(SessionTest, GptqLmHeadIsDequantizedAndPlaced) {
        i32Tensor("lm_head.qzeros", {groups, V / 8}, qzeros),
        halfTensor("lm_head.scales", "F16", {V, groups}, scales)});
   EXPECT_EQ(sessionError(t, modelText(t, spec), &bad),
-            "checkpoint tensor 'lm_head.scales' has shape [128, 2], the "
-            "program was compiled for [2, 128]");
+            "checkpoint does not match the program: tensor "
+            "'lm_head.scales' has shape [128, 2], expected [2, 128]");
 }
 
 // K split over two channels (as the backend tiles long rows): one binding
@@ -1312,13 +1313,9 @@ TEST(SamplingTest, TiesAndErrors) {
 // pimc run
 //===----------------------------------------------------------------------===//
 
-int runCommand(std::vector<std::string> args, std::string *err = nullptr) {
-  args.insert(args.begin(), "run");
-  std::vector<char *> argv;
-  for (std::string &a : args)
-    argv.push_back(a.data());
+int runCommand(const RunCommandOptions &o, std::string *err = nullptr) {
   ::testing::internal::CaptureStderr();
-  int rc = pimcRunMain(int(argv.size()), argv.data());
+  int rc = pimcRun(o);
   outs().flush();
   std::string e = ::testing::internal::GetCapturedStderr();
   if (err)
@@ -1337,13 +1334,16 @@ TEST(RunCommandTest, RunsAndFailsCleanly) {
   std::string other = std::string(PIMC_TARGETS_DIR) + "/gddr6-aim.json";
   std::string stats = dir.path("stats.json"), trace = dir.path("trace.json");
 
+  RunCommandOptions o;
+  o.program = pimb;
+  o.target = target;
+  o.weights = dir.path();
+  o.promptIds = "1,2";
+  o.maxNewTokens = 3;
+  o.stats = stats;
+  o.trace = trace;
   std::string err;
-  EXPECT_EQ(runCommand({pimb, "--target", target, "--weights", dir.path(),
-                        "--prompt-ids", "1,2", "--max-new-tokens", "3",
-                        "--stats", stats, "--trace=" + trace},
-                       &err),
-            0)
-      << err;
+  EXPECT_EQ(runCommand(o, &err), 0) << err;
   auto s = MemoryBuffer::getFile(stats);
   ASSERT_TRUE(bool(s));
   auto sj = json::parse((*s)->getBuffer());
@@ -1358,54 +1358,58 @@ TEST(RunCommandTest, RunsAndFailsCleanly) {
   }
   EXPECT_TRUE(sys::fs::exists(trace));
 
-  EXPECT_EQ(
-      runCommand({pimb, "--target", target, "--mode", "timing", "--prompt-ids",
-                  "1", "--start-pos", "10", "--max-new-tokens", "2"},
-                 &err),
-      0)
-      << err;
-  EXPECT_EQ(runCommand({"--help"}), 0);
+  RunCommandOptions timing;
+  timing.program = pimb;
+  timing.target = target;
+  timing.mode = "timing";
+  timing.promptIds = "1";
+  timing.startPos = 10;
+  timing.maxNewTokens = 2;
+  EXPECT_EQ(runCommand(timing, &err), 0) << err;
 
-  auto failsWith = [&](std::vector<std::string> args,
+  auto failsWith = [&](const RunCommandOptions &bad,
                        const std::string &needle) {
     std::string e;
-    EXPECT_EQ(runCommand(args, &e), 1) << e;
+    EXPECT_EQ(runCommand(bad, &e), 1) << e;
     EXPECT_CONTAINS(e, needle);
     EXPECT_EQ(std::count(e.begin(), e.end(), '\n'), 1) << e;
   };
-  failsWith({dir.path("missing.pimb"), "--target", target, "--prompt-ids", "1",
-             "--mode", "timing"},
+  auto with = [&](std::function<void(RunCommandOptions &)> change) {
+    RunCommandOptions x = timing;
+    x.startPos = 0;
+    x.maxNewTokens = 16;
+    change(x);
+    return x;
+  };
+  failsWith(with([&](auto &x) { x.program = dir.path("missing.pimb"); }),
             "missing.pimb");
-  failsWith({pimb, "--target", other, "--prompt-ids", "1", "--mode", "timing"},
+  failsWith(with([&](auto &x) { x.target = other; }),
             "program was compiled for target 'hbm3-pim'");
-  failsWith({pimb, "--target", target, "--prompt-ids", "1"},
+  failsWith(with([&](auto &x) { x.mode = "functional"; }),
             "functional mode needs --weights");
-  failsWith(
-      {pimb, "--target", target, "--prompt-ids", "1,x", "--mode", "timing"},
-      "--prompt-ids: 'x'");
-  failsWith({pimb, "--target", target, "--prompt-ids", "1", "--mode", "fast"},
-            "--mode: 'fast'");
-  failsWith({pimb, "--target", target, "--prompt-ids", "1", "--mode", "timing",
-             "--bogus"},
-            "unknown option '--bogus'");
-  failsWith(
-      {pimb, "--target", target, "--prompt-ids", "500", "--mode", "timing"},
-      "prompt token 500 is outside the vocabulary");
-  failsWith({pimb, "--target", target, "--prompt-ids", "1", "--mode", "timing",
-             "--max-new-tokens", "40"},
+  failsWith(with([&](auto &x) { x.promptIds = "1,x"; }), "--prompt-ids: 'x'");
+  failsWith(with([&](auto &x) { x.mode = "fast"; }), "--mode: 'fast'");
+  failsWith(with([&](auto &x) { x.maxNewTokens = 0; }),
+            "--max-new-tokens: '0' is not an integer >= 1");
+  failsWith(with([&](auto &x) { x.promptIds = "500"; }),
+            "prompt token 500 is outside the vocabulary");
+  failsWith(with([&](auto &x) { x.maxNewTokens = 40; }),
             "the program's context is [0, 15]");
-  failsWith({pimb, "--target", target, "--weights", dir.path("nope"),
-             "--prompt-ids", "1"},
+  failsWith(with([&](auto &x) {
+              x.mode = "functional";
+              x.weights = dir.path("nope");
+            }),
             "is not a directory");
   // No --target: targets/<program target>.json, here one that never exists.
   std::string unnamed = dir.path("unnamed.pimb");
   ASSERT_FALSE(bool(pimsim::writeProgram(
       assemble(modelText(t, {}, "no-such-target")), unnamed)));
-  failsWith({unnamed, "--prompt-ids", "1", "--mode", "timing"},
+  failsWith(with([&](auto &x) {
+              x.program = unnamed;
+              x.target.clear();
+            }),
             "targets/no-such-target.json");
-  failsWith({pimb, "--target", target, "--prompt-ids", "1", "--mode", "timing",
-             "--top-p", "2"},
-            "top-p 2");
+  failsWith(with([&](auto &x) { x.sampling.topP = 2; }), "top-p 2");
 }
 
 } // namespace

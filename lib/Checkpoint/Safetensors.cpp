@@ -224,6 +224,19 @@ std::optional<DType> parseDType(StringRef name) {
 
 unsigned dtypeSize(DType dtype) { return infoFor(dtype).size; }
 
+std::optional<ref::StorageType> floatStorage(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return ref::StorageType::F32;
+  case DType::F16:
+    return ref::StorageType::F16;
+  case DType::BF16:
+    return ref::StorageType::BF16;
+  default:
+    return std::nullopt;
+  }
+}
+
 int64_t TensorView::numElements() const {
   int64_t n = 1;
   for (int64_t d : shape)

@@ -7,17 +7,8 @@
 // enforced, not trusted.
 //
 //===----------------------------------------------------------------------===//
-#include "pimc/Reference/Interpreter.h"
-#include "pimc/Dialect/LLM/IR/RopeParams.h"
+#include "InterpreterImpl.h"
 
-#include "pimc/Dialect/LLM/IR/LLMBuilders.h"
-#include "pimc/Dialect/LLM/IR/LLMDialect.h"
-#include "pimc/Numerics/Kernels.h"
-
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -29,216 +20,9 @@
 using namespace mlir;
 using namespace pimc;
 using namespace pimc::ref;
+using namespace pimc::ref::detail;
 using llvm::Error;
 using llvm::Expected;
-
-namespace {
-
-struct Tensor {
-  SmallVector<int64_t, 4> shape;
-  std::vector<float> f;   // f32 tensors
-  std::vector<int64_t> i; // integer tensors
-  bool isInt = false;
-  int64_t numel() const {
-    return std::accumulate(shape.begin(), shape.end(), int64_t(1),
-                           std::multiplies<int64_t>());
-  }
-};
-using TensorPtr = std::shared_ptr<Tensor>;
-
-TensorPtr makeF32(ArrayRef<int64_t> shape) {
-  auto t = std::make_shared<Tensor>();
-  t->shape.assign(shape.begin(), shape.end());
-  t->f.assign(t->numel(), 0.0f);
-  return t;
-}
-
-/// A checkpoint tensor bound to an llm.weight.
-struct WeightBinding {
-  DenseMatrix dense;         // 2-D dense weights (data stays in the file)
-  std::vector<float> vector; // other ranks (norm scales, biases), widened
-  std::vector<int64_t> ints; // i64 / i1 weights (graph buffers)
-  bool isInt = false;
-  std::unique_ptr<QuantMatrix> quant;
-  int64_t rank = 0;
-  SmallVector<int64_t, 4> shape;
-  // The weight as an activation tensor, made on first use as one (graph
-  // frontends feed parameters to element-wise ops and matmuls).
-  TensorPtr asTensor;
-};
-
-struct CacheState {
-  int64_t maxLength = 0, heads = 0, headDim = 0;
-  std::vector<float> keys, values; // [filled, heads, headDim]
-  int64_t filled = 0;
-  void clear() {
-    keys.clear();
-    values.clear();
-    filled = 0;
-  }
-};
-
-struct RTValue {
-  TensorPtr tensor;
-  int64_t index = 0;
-  WeightBinding *weight = nullptr;
-  CacheState *cache = nullptr;
-};
-using Env = llvm::DenseMap<Value, RTValue>;
-
-/// `like`-typed (f32 or integer) zero tensor of `shape`.
-TensorPtr makeLike(const Tensor &like, ArrayRef<int64_t> shape) {
-  auto t = std::make_shared<Tensor>();
-  t->shape.assign(shape.begin(), shape.end());
-  t->isInt = like.isInt;
-  if (t->isInt)
-    t->i.assign(t->numel(), 0);
-  else
-    t->f.assign(t->numel(), 0.0f);
-  return t;
-}
-
-/// Calls fn(src data, dst data) on the f32 or the integer vectors, so data
-/// movement is written once for both.
-template <typename Fn> void onData(const Tensor &src, Tensor &dst, Fn fn) {
-  if (src.isInt)
-    fn(src.i, dst.i);
-  else
-    fn(src.f, dst.f);
-}
-
-/// The weight as an activation tensor (widened to f32, dequantized, or its
-/// integers), made once.
-TensorPtr weightTensor(WeightBinding &w) {
-  if (w.asTensor)
-    return w.asTensor;
-  auto t = std::make_shared<Tensor>();
-  t->shape = w.shape;
-  if (w.isInt) {
-    t->isInt = true;
-    t->i = w.ints;
-  } else if (w.quant) {
-    const QuantMatrix &q = *w.quant;
-    int64_t groups = q.cols / q.groupSize;
-    t->f.resize(q.rows * q.cols);
-    for (int64_t n = 0; n < q.rows; ++n)
-      for (int64_t k = 0; k < q.cols; ++k) {
-        int64_t g = n * groups + k / q.groupSize;
-        t->f[n * q.cols + k] =
-            q.scales[g] *
-            static_cast<float>(int32_t(q.codes[n * q.cols + k]) - q.zeros[g]);
-      }
-  } else if (w.rank == 2) {
-    t->f.resize(w.dense.rows * w.dense.cols);
-    widenToF32(w.dense.storage, w.dense.data, t->f.size(), t->f.data());
-  } else {
-    t->f = w.vector;
-  }
-  w.asTensor = t;
-  return t;
-}
-
-/// The runtime tensor of `v`; a weight used as an activation is
-/// materialised on first use.
-Tensor &tensorOf(Env &env, Value v) {
-  RTValue &rv = env[v];
-  if (!rv.tensor && rv.weight)
-    rv.tensor = weightTensor(*rv.weight);
-  return *rv.tensor;
-}
-
-std::string locString(Operation *op) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  // Graph importers name ops after their graph node (NameLoc); parsed IR
-  // has file:line:col.
-  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
-    os << name.getName().getValue();
-  else if (auto file = dyn_cast<FileLineColLoc>(op->getLoc()))
-    os << file.getFilename().getValue() << ":" << file.getLine() << ":"
-       << file.getColumn();
-  else
-    op->getLoc().print(os);
-  return s;
-}
-
-Error opError(Operation *op, const llvm::Twine &msg) {
-  return llvm::createStringError(llvm::formatv("'{0}' at {1}: {2}",
-                                               op->getName().getStringRef(),
-                                               locString(op), msg.str()));
-}
-
-std::string shapeStr(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (auto [i, d] : llvm::enumerate(shape))
-    s += (i ? ", " : "") + std::to_string(d);
-  return s + "]";
-}
-
-std::optional<StorageType> storageOf(Type t) {
-  if (t.isF32())
-    return StorageType::F32;
-  if (t.isF16())
-    return StorageType::F16;
-  if (t.isBF16())
-    return StorageType::BF16;
-  return std::nullopt;
-}
-
-std::optional<StorageType> storageOf(ckpt::DType d) {
-  switch (d) {
-  case ckpt::DType::F32:
-    return StorageType::F32;
-  case ckpt::DType::F16:
-    return StorageType::F16;
-  case ckpt::DType::BF16:
-    return StorageType::BF16;
-  default:
-    return std::nullopt;
-  }
-}
-
-/// outer x n x inner view of a shape around `axis`.
-struct AxisView {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-AxisView axisView(ArrayRef<int64_t> shape, int64_t axis) {
-  AxisView v;
-  for (int64_t i = 0; i < axis; ++i)
-    v.outer *= shape[i];
-  v.n = shape[axis];
-  for (int64_t i = axis + 1; i < static_cast<int64_t>(shape.size()); ++i)
-    v.inner *= shape[i];
-  return v;
-}
-
-} // namespace
-
-struct Interpreter::Impl {
-  ModuleOp module;
-  func::FuncOp entry;
-  const ckpt::WeightStore *weights = nullptr;
-  llvm::DenseMap<Operation *, std::unique_ptr<WeightBinding>> bindings;
-  std::vector<std::unique_ptr<CacheState>> caches; // one per cache argument
-  int64_t vocab = 0, maxContext = 0;
-  bool plainTensors = false; // call() signature rather than forward()
-
-  Error bindWeights();
-  Error checkCacheLinearity();
-  Expected<std::vector<float>> run(ArrayRef<int64_t> tokens, int64_t offset);
-  Expected<std::vector<HostTensor>> call(ArrayRef<HostTensor> inputs);
-  /// Executes the entry block up to its return, which it returns.
-  Expected<func::ReturnOp> executeBody(Env &env);
-  Error execute(Operation *op, Env &env);
-  /// The primitive ops of the graph frontends (docs/frontend-graphs.md).
-  Error executeGraphOp(Operation *op, Env &env);
-  /// `v` as a weight: its binding, or for a computed tensor (a parameter
-  /// transposed or sliced by a frontend) a binding over its data, kept in
-  /// `temps` until the op is done.
-  const WeightBinding *
-  weightOf(Env &env, Value v,
-           std::vector<std::unique_ptr<WeightBinding>> &temps);
-};
 
 const WeightBinding *Interpreter::Impl::weightOf(
     Env &env, Value v, std::vector<std::unique_ptr<WeightBinding>> &temps) {
@@ -268,46 +52,21 @@ Error Interpreter::Impl::bindWeights() {
     StringRef name = op.getName();
     auto binding = std::make_unique<WeightBinding>();
     if (auto qt = dyn_cast<llm::QuantizedWeightType>(op.getType())) {
-      const ckpt::TensorView *qw = weights->lookup((name + ".qweight").str());
-      const ckpt::TensorView *qz = weights->lookup((name + ".qzeros").str());
-      const ckpt::TensorView *sc = weights->lookup((name + ".scales").str());
-      if (!qw || !qz || !sc) {
-        problem(llvm::formatv("quantized weight '{0}': missing {0}.qweight, "
-                              "{0}.qzeros or {0}.scales",
-                              name));
-        return;
-      }
-      auto scaleStorage = storageOf(sc->dtype);
-      if (!scaleStorage || qw->dtype != ckpt::DType::I32 ||
-          qz->dtype != ckpt::DType::I32) {
-        problem(llvm::formatv("quantized weight '{0}': qweight/qzeros must be "
-                              "I32 and scales F16/BF16/F32",
-                              name));
-        return;
-      }
-      int64_t N = qt.getRows(), K = qt.getCols(), G = qt.getGroupSize();
-      unsigned bits = qt.getBits();
-      if (qw->numElements() * 32 != K * N * bits ||
-          qz->numElements() * 32 != (K / G) * N * bits ||
-          sc->numElements() != (K / G) * N) {
-        problem(llvm::formatv("quantized weight '{0}': tensor sizes do not "
-                              "match {1}",
-                              name, shapeStr(qt.getShape())));
-        return;
-      }
-      auto q =
-          unpackGptq(reinterpret_cast<const int32_t *>(qw->data),
-                     reinterpret_cast<const int32_t *>(qz->data), sc->data,
-                     *scaleStorage, N, K, G, bits, qt.getPacking() == "gptq");
+      ckpt::GptqScheme scheme;
+      scheme.bits = qt.getBits();
+      scheme.groupSize = qt.getGroupSize();
+      scheme.symmetric = qt.isSymmetric();
+      scheme.zeroMinusOne = qt.getPacking() == "gptq";
+      scheme.scaleDType = checkpointDType(qt.getScaleType());
+      int64_t N = qt.getRows(), K = qt.getCols();
+      auto parts = ckpt::findGptqTensors(*weights, name, N, K, scheme);
+      auto q = parts ? ckpt::unpackGptq(*parts, N, K, scheme)
+                     : Expected<QuantMatrix>(parts.takeError());
       if (!q) {
         problem(llvm::formatv("quantized weight '{0}': {1}", name,
                               llvm::toString(q.takeError())));
         return;
       }
-      // Symmetric schemes: the zero is the code range's midpoint, whatever
-      // the stored qzeros say.
-      if (qt.isSymmetric())
-        std::fill(q->zeros.begin(), q->zeros.end(), 1 << (bits - 1));
       binding->quant = std::make_unique<QuantMatrix>(std::move(*q));
       binding->rank = 2;
       binding->shape.assign(qt.getShape().begin(), qt.getShape().end());
@@ -334,8 +93,8 @@ Error Interpreter::Impl::bindWeights() {
       if (ArrayRef<int64_t>(view->shape) != type.getShape()) {
         problem(llvm::formatv("weight '{0}' has shape {1} in the checkpoint "
                               "but {2} in the IR",
-                              name, shapeStr(view->shape),
-                              shapeStr(type.getShape())));
+                              name, shapeString(view->shape),
+                              shapeString(type.getShape())));
         return;
       }
       binding->isInt = true;
@@ -354,7 +113,7 @@ Error Interpreter::Impl::bindWeights() {
       bindings[op] = std::move(binding);
       return;
     }
-    auto storage = storageOf(view->dtype);
+    auto storage = ckpt::floatStorage(view->dtype);
     if (!storage || storage != storageOf(type.getElementType())) {
       problem(llvm::formatv("weight '{0}' has dtype {1} in the checkpoint but "
                             "{2} in the IR",
@@ -365,8 +124,8 @@ Error Interpreter::Impl::bindWeights() {
     if (ArrayRef<int64_t>(view->shape) != type.getShape()) {
       problem(llvm::formatv("weight '{0}' has shape {1} in the checkpoint but "
                             "{2} in the IR",
-                            name, shapeStr(view->shape),
-                            shapeStr(type.getShape())));
+                            name, shapeString(view->shape),
+                            shapeString(type.getShape())));
       return;
     }
     binding->rank = type.getRank();
@@ -626,12 +385,12 @@ Interpreter::Impl::call(ArrayRef<HostTensor> inputs) {
     if (!shapeOk)
       return llvm::createStringError(
           llvm::formatv("input {0}: shape {1} does not match argument type {2}",
-                        i, shapeStr(in.shape), argType));
+                        i, shapeString(in.shape), argType));
     size_t have = in.isInteger() ? in.i64.size() : in.f32.size();
     if (static_cast<int64_t>(have) != in.numElements())
       return llvm::createStringError(llvm::formatv(
           "input {0}: shape {1} has {2} elements but {3} values were given", i,
-          shapeStr(in.shape), in.numElements(), have));
+          shapeString(in.shape), in.numElements(), have));
     auto t = std::make_shared<Tensor>();
     t->shape.assign(in.shape.begin(), in.shape.end());
     t->isInt = in.isInteger();
@@ -674,7 +433,7 @@ Interpreter::Impl::call(ArrayRef<HostTensor> inputs) {
 }
 
 Error Interpreter::Impl::execute(Operation *op, Env &env) {
-  auto tensorOf = [&](Value v) -> Tensor & { return ::tensorOf(env, v); };
+  auto tensorOf = [&](Value v) -> Tensor & { return detail::tensorOf(env, v); };
   auto setTensor = [&](Value v, TensorPtr t) { env[v].tensor = std::move(t); };
   std::vector<std::unique_ptr<WeightBinding>> temps;
   auto weightOf = [&](Value v) { return this->weightOf(env, v, temps); };
@@ -836,11 +595,11 @@ Error Interpreter::Impl::execute(Operation *op, Env &env) {
             int64_t T = k.shape[0];
             if (k.shape != v.shape || k.shape.size() != 3 ||
                 k.shape[1] != c->heads || k.shape[2] != c->headDim)
-              return opError(op,
-                             llvm::formatv("key {0} and value {1} must both be "
-                                           "[T, {2}, {3}] for this cache",
-                                           shapeStr(k.shape), shapeStr(v.shape),
-                                           c->heads, c->headDim));
+              return opError(
+                  op, llvm::formatv("key {0} and value {1} must both be "
+                                    "[T, {2}, {3}] for this cache",
+                                    shapeString(k.shape), shapeString(v.shape),
+                                    c->heads, c->headDim));
             if (offset < 0 || offset + T > c->maxLength)
               return opError(
                   op, llvm::formatv("positions [{0}, {1}) exceed the cache's "
@@ -1241,447 +1000,7 @@ Error Interpreter::Impl::execute(Operation *op, Env &env) {
       if (!type.isDynamicDim(i) && type.getDimSize(i) != t->shape[i])
         return opError(op, llvm::formatv("result has shape {0} at run time "
                                          "but type {1}",
-                                         shapeStr(t->shape), type));
+                                         shapeString(t->shape), type));
   }
   return Error::success();
-}
-
-namespace {
-/// For every element of a tensor of shape `out`, the linear index of the
-/// element of a tensor of shape `in` that numpy broadcasting reads (`in`
-/// right-aligned; its size-1 and missing dimensions repeat). Fails when a
-/// dimension of `in` is neither 1 nor the matching one of `out`.
-Expected<std::vector<int64_t>> broadcastSource(ArrayRef<int64_t> in,
-                                               ArrayRef<int64_t> out) {
-  int64_t rank = out.size(), lead = rank - static_cast<int64_t>(in.size());
-  if (lead < 0)
-    return llvm::createStringError(
-        llvm::formatv("cannot broadcast {0} to the lower rank {1}",
-                      shapeStr(in), shapeStr(out)));
-  SmallVector<int64_t, 4> stride(rank, 0);
-  int64_t step = 1;
-  for (int64_t i = in.size() - 1; i >= 0; --i) {
-    if (in[i] != 1 && in[i] != out[lead + i])
-      return llvm::createStringError(llvm::formatv(
-          "cannot broadcast {0} to {1}", shapeStr(in), shapeStr(out)));
-    stride[lead + i] = in[i] == 1 ? 0 : step;
-    step *= in[i];
-  }
-  int64_t numel = std::accumulate(out.begin(), out.end(), int64_t(1),
-                                  std::multiplies<int64_t>());
-  std::vector<int64_t> source(numel);
-  SmallVector<int64_t, 4> idx(rank, 0);
-  int64_t at = 0;
-  for (int64_t lin = 0; lin < numel; ++lin) {
-    source[lin] = at;
-    for (int64_t i = rank - 1; i >= 0; --i) {
-      at += stride[i];
-      if (++idx[i] < out[i])
-        break;
-      at -= stride[i] * out[i];
-      idx[i] = 0;
-    }
-  }
-  return source;
-}
-
-LinearWeight linearWeight(const WeightBinding *w) {
-  LinearWeight lw;
-  if (w->quant)
-    lw.quant = w->quant.get();
-  else
-    lw.dense = &w->dense;
-  return lw;
-}
-
-GateActivation gateActivationOf(llm::Activation a) {
-  switch (a) {
-  case llm::Activation::Silu:
-    return GateActivation::Silu;
-  case llm::Activation::Gelu:
-    return GateActivation::Gelu;
-  case llm::Activation::GeluTanh:
-    return GateActivation::GeluTanh;
-  }
-  return GateActivation::Silu;
-}
-
-int64_t normalizeAxis(int64_t axis, int64_t rank) {
-  return axis < 0 ? axis + rank : axis;
-}
-} // namespace
-
-Error Interpreter::Impl::executeGraphOp(Operation *op, Env &env) {
-  auto tensorOf = [&](Value v) -> Tensor & { return ::tensorOf(env, v); };
-  auto setTensor = [&](Value v, TensorPtr t) { env[v].tensor = std::move(t); };
-  std::vector<std::unique_ptr<WeightBinding>> temps;
-  auto weightOf = [&](Value v) { return this->weightOf(env, v, temps); };
-
-  return llvm::TypeSwitch<Operation *, Error>(op)
-      .Case([&](llm::MatmulOp m) -> Error {
-        Tensor &a = tensorOf(m.getLhs());
-        Tensor &b = tensorOf(m.getRhs());
-        int64_t ra = a.shape.size(), rb = b.shape.size();
-        int64_t M = a.shape[ra - 2], K = a.shape[ra - 1];
-        int64_t N = b.shape[rb - 1];
-        if (b.shape[rb - 2] != K)
-          return opError(op,
-                         llvm::formatv("contraction sizes differ at run "
-                                       "time: {0} x {1}",
-                                       shapeStr(a.shape), shapeStr(b.shape)));
-        ArrayRef<int64_t> batchA = ArrayRef<int64_t>(a.shape).drop_back(2);
-        ArrayRef<int64_t> batchB = ArrayRef<int64_t>(b.shape).drop_back(2);
-        auto batch = llm::broadcastShapes(batchA, batchB);
-        if (failed(batch))
-          return opError(op,
-                         llvm::formatv("batch dimensions of {0} and {1} "
-                                       "do not broadcast",
-                                       shapeStr(a.shape), shapeStr(b.shape)));
-        auto srcA = broadcastSource(batchA, *batch);
-        auto srcB = broadcastSource(batchB, *batch);
-        if (!srcA || !srcB) {
-          llvm::consumeError(srcA.takeError());
-          llvm::consumeError(srcB.takeError());
-          return opError(op, "batch dimensions do not broadcast");
-        }
-        SmallVector<int64_t, 4> shape(batch->begin(), batch->end());
-        shape.push_back(M);
-        shape.push_back(N);
-        auto out = makeF32(shape);
-        for (size_t bi = 0; bi < srcA->size(); ++bi) {
-          const float *A = a.f.data() + (*srcA)[bi] * M * K;
-          const float *B = b.f.data() + (*srcB)[bi] * K * N;
-          float *C = out->f.data() + bi * M * N;
-          // k outermost per row: each C[m, n] sums its products in
-          // increasing k.
-          for (int64_t i = 0; i < M; ++i)
-            for (int64_t k = 0; k < K; ++k) {
-              float av = A[i * K + k];
-              for (int64_t j = 0; j < N; ++j)
-                C[i * N + j] += av * B[k * N + j];
-            }
-        }
-        setTensor(m.getResult(), out);
-        return Error::success();
-      })
-      .Case([&](llm::BroadcastOp b) -> Error {
-        Tensor &x = tensorOf(b.getInput());
-        auto type = cast<RankedTensorType>(b.getType());
-        // Dynamic result dimensions take the input's size (or 1 if the
-        // input lacks the dimension).
-        SmallVector<int64_t, 4> shape;
-        int64_t lead = type.getRank() - static_cast<int64_t>(x.shape.size());
-        for (int64_t i = 0; i < type.getRank(); ++i)
-          shape.push_back(!type.isDynamicDim(i) ? type.getDimSize(i)
-                          : i >= lead           ? x.shape[i - lead]
-                                                : 1);
-        auto source = broadcastSource(x.shape, shape);
-        if (!source)
-          return opError(op, llvm::toString(source.takeError()));
-        auto out = makeLike(x, shape);
-        onData(x, *out, [&](const auto &in, auto &o) {
-          for (size_t i = 0; i < source->size(); ++i)
-            o[i] = in[(*source)[i]];
-        });
-        setTensor(b.getResult(), out);
-        return Error::success();
-      })
-      .Case([&](llm::CompareOp c) -> Error {
-        Tensor &a = tensorOf(c.getLhs());
-        Tensor &b = tensorOf(c.getRhs());
-        if (a.shape != b.shape)
-          return opError(op, "operand shapes differ at run time");
-        auto out = std::make_shared<Tensor>();
-        out->isInt = true;
-        out->shape = a.shape;
-        out->i.resize(a.numel());
-        llm::ComparePredicate pred = c.getPredicate();
-        auto cmp = [pred](auto x, auto y) -> bool {
-          switch (pred) {
-          case llm::ComparePredicate::Eq:
-            return x == y;
-          case llm::ComparePredicate::Ne:
-            return x != y;
-          case llm::ComparePredicate::Lt:
-            return x < y;
-          case llm::ComparePredicate::Le:
-            return x <= y;
-          case llm::ComparePredicate::Gt:
-            return x > y;
-          case llm::ComparePredicate::Ge:
-            return x >= y;
-          }
-          return false;
-        };
-        for (int64_t i = 0; i < a.numel(); ++i)
-          out->i[i] = a.isInt ? cmp(a.i[i], b.i[i]) : cmp(a.f[i], b.f[i]);
-        setTensor(c.getResult(), out);
-        return Error::success();
-      })
-      .Case([&](llm::SelectOp sel) -> Error {
-        Tensor &cond = tensorOf(sel.getCondition());
-        Tensor &a = tensorOf(sel.getTrueValue());
-        Tensor &b = tensorOf(sel.getFalseValue());
-        if (cond.shape != a.shape || a.shape != b.shape)
-          return opError(op, "operand shapes differ at run time");
-        auto out = makeLike(a, a.shape);
-        for (int64_t i = 0; i < a.numel(); ++i) {
-          if (a.isInt)
-            out->i[i] = cond.i[i] ? a.i[i] : b.i[i];
-          else
-            out->f[i] = cond.i[i] ? a.f[i] : b.f[i];
-        }
-        setTensor(sel.getResult(), out);
-        return Error::success();
-      })
-      .Case([&](llm::ConvertOp c) -> Error {
-        Tensor &x = tensorOf(c.getInput());
-        Type elem = cast<RankedTensorType>(c.getType()).getElementType();
-        auto out = std::make_shared<Tensor>();
-        out->shape = x.shape;
-        int64_t n = x.numel();
-        if (elem.isF32()) {
-          out->f.resize(n);
-          for (int64_t i = 0; i < n; ++i)
-            out->f[i] = x.isInt ? static_cast<float>(x.i[i]) : x.f[i];
-        } else if (elem.isInteger(1)) {
-          out->isInt = true;
-          out->i.resize(n);
-          for (int64_t i = 0; i < n; ++i)
-            out->i[i] = x.isInt ? x.i[i] != 0 : x.f[i] != 0.0f;
-        } else {
-          out->isInt = true;
-          out->i.resize(n);
-          for (int64_t i = 0; i < n; ++i) {
-            if (x.isInt) {
-              out->i[i] = x.i[i];
-              continue;
-            }
-            float v = x.f[i];
-            // [-2^63, 2^63) is exactly the range that truncates into i64.
-            if (!(v >= -0x1p63f && v < 0x1p63f))
-              return opError(op, llvm::formatv("element {0} = {1} does not "
-                                               "fit in i64",
-                                               i, v));
-            out->i[i] = static_cast<int64_t>(v);
-          }
-        }
-        setTensor(c.getResult(), out);
-        return Error::success();
-      })
-      .Case([&](llm::NonzeroOp nz) -> Error {
-        Tensor &x = tensorOf(nz.getInput());
-        int64_t rank = x.shape.size(), n = x.numel();
-        auto want = cast<RankedTensorType>(nz.getType()).getDimSize(0);
-        auto out = std::make_shared<Tensor>();
-        out->isInt = true;
-        out->shape = {want, rank};
-        out->i.assign(want * rank, 0);
-        int64_t count = 0;
-        for (int64_t e = 0; e < n; ++e) {
-          bool set = x.isInt ? x.i[e] != 0 : x.f[e] != 0.0f;
-          if (!set)
-            continue;
-          if (count < want) {
-            // The row-major multi-index of element e.
-            int64_t rest = e;
-            for (int64_t d = rank - 1; d >= 0; --d) {
-              out->i[count * rank + d] = rest % x.shape[d];
-              rest /= x.shape[d];
-            }
-          }
-          ++count;
-        }
-        if (count != want)
-          return opError(
-              op, llvm::formatv("{0} nonzero elements, the graph was traced "
-                                "with {1} (its shape is specialised to the "
-                                "traced data; raise the graph or re-trace "
-                                "with these inputs)",
-                                count, want));
-        setTensor(nz.getResult(), out);
-        return Error::success();
-      })
-      .Case([&](llm::TopkOp t) -> Error {
-        Tensor &x = tensorOf(t.getInput());
-        int64_t axis = normalizeAxis(t.getAxis(), x.shape.size());
-        AxisView v = axisView(x.shape, axis);
-        int64_t k = t.getK();
-        if (k > v.n)
-          return opError(
-              op, llvm::formatv("k = {0} exceeds the axis size {1}", k, v.n));
-        SmallVector<int64_t, 4> shape(x.shape);
-        shape[axis] = k;
-        auto values = makeF32(shape);
-        auto indices = std::make_shared<Tensor>();
-        indices->isInt = true;
-        indices->shape = shape;
-        indices->i.resize(values->numel());
-        topk(x.f.data(), v.outer, v.n, v.inner, k, t.getLargest(),
-             values->f.data(), indices->i.data());
-        setTensor(t.getValues(), values);
-        setTensor(t.getIndices(), indices);
-        return Error::success();
-      })
-      .Case([&](llm::CumsumOp c) -> Error {
-        Tensor &x = tensorOf(c.getInput());
-        int64_t axis = normalizeAxis(c.getAxis(), x.shape.size());
-        AxisView v = axisView(x.shape, axis);
-        auto out = makeLike(x, x.shape);
-        bool exclusive = c.getExclusive(), reverse = c.getReverse();
-        onData(x, *out, [&](const auto &in, auto &o) {
-          using T = typename std::decay_t<decltype(in)>::value_type;
-          // i64 sums wrap like numpy; unsigned arithmetic avoids UB.
-          using Acc = std::conditional_t<std::is_integral_v<T>, uint64_t, T>;
-          for (int64_t oi = 0; oi < v.outer; ++oi)
-            for (int64_t ii = 0; ii < v.inner; ++ii) {
-              Acc acc = 0;
-              for (int64_t s = 0; s < v.n; ++s) {
-                int64_t j = reverse ? v.n - 1 - s : s;
-                int64_t at = (oi * v.n + j) * v.inner + ii;
-                Acc e = static_cast<Acc>(in[at]);
-                if (!exclusive)
-                  acc += e;
-                o[at] = static_cast<T>(acc);
-                if (exclusive)
-                  acc += e;
-              }
-            }
-        });
-        setTensor(c.getResult(), out);
-        return Error::success();
-      })
-      .Case([&](llm::LayerNormOp ln) -> Error {
-        Tensor &x = tensorOf(ln.getInput());
-        int64_t axis = normalizeAxis(ln.getAxis(), x.shape.size());
-        int64_t n = 1;
-        for (size_t i = axis; i < x.shape.size(); ++i)
-          n *= x.shape[i];
-        const float *w = nullptr, *b = nullptr;
-        for (auto [v, ptr] :
-             {std::pair<Value, const float **>{ln.getWeight(), &w},
-              {ln.getBias(), &b}}) {
-          if (!v)
-            continue;
-          Tensor &t = tensorOf(v);
-          if (t.numel() != n)
-            return opError(op, llvm::formatv("weight/bias has {0} elements, "
-                                             "the normalised shape {1}",
-                                             t.numel(), n));
-          *ptr = t.f.data();
-        }
-        auto out = makeF32(x.shape);
-        layerNorm(x.f.data(), n ? x.numel() / n : 0, n, w, b,
-                  ln.getEpsilon().convertToFloat(), out->f.data());
-        setTensor(ln.getResult(), out);
-        return Error::success();
-      })
-      .Case([&](llm::MoEOp m) -> Error {
-        Tensor &x = tensorOf(m.getInput());
-        int64_t T = x.shape[0], H = x.shape[1];
-        const WeightBinding *router = weightOf(m.getRouterWeight());
-        int64_t E = m.getNumExperts();
-        if (router->dense.cols != H || router->dense.rows != E)
-          return opError(op, llvm::formatv("router weight is [{0}, {1}], "
-                                           "expected [{2}, {3}]",
-                                           router->dense.rows,
-                                           router->dense.cols, E, H));
-        const float *bias = nullptr;
-        if (Value b = m.getRouterBias()) {
-          const WeightBinding *bw = weightOf(b);
-          if (static_cast<int64_t>(bw->vector.size()) != E)
-            return opError(op, llvm::formatv("router bias has {0} elements "
-                                             "for {1} experts",
-                                             bw->vector.size(), E));
-          bias = bw->vector.data();
-        }
-        std::vector<ExpertWeights> experts;
-        for (int64_t e = 0; e < E; ++e)
-          experts.push_back({linearWeight(weightOf(m.getGate()[e])),
-                             linearWeight(weightOf(m.getUp()[e])),
-                             linearWeight(weightOf(m.getDown()[e]))});
-        // With a dynamic hidden size the verifier could not tie the expert
-        // weights to the input; check before the GEMVs read them.
-        auto fits = [&](const ExpertWeights &w) {
-          return w.gate.cols() == H && w.up.cols() == H && w.down.rows() == H &&
-                 w.up.rows() == w.gate.rows() && w.down.cols() == w.gate.rows();
-        };
-        for (auto [e, w] : llvm::enumerate(experts))
-          if (!fits(w))
-            return opError(op, llvm::formatv("expert {0} weights do not fit "
-                                             "the hidden size {1}",
-                                             e, H));
-        std::optional<ExpertWeights> shared;
-        if (m.hasSharedExpert())
-          shared = ExpertWeights{linearWeight(weightOf(m.getSharedGate())),
-                                 linearWeight(weightOf(m.getSharedUp())),
-                                 linearWeight(weightOf(m.getSharedDown()))};
-        if (shared && !fits(*shared))
-          return opError(op, llvm::formatv("shared expert weights do not fit "
-                                           "the hidden size {0}",
-                                           H));
-        std::optional<LinearWeight> sharedGate;
-        if (Value g = m.getSharedExpertGate()) {
-          if (!shared)
-            return opError(op, "shared_expert_gate without a shared expert");
-          sharedGate = linearWeight(weightOf(g));
-          if (sharedGate->rows() != 1 || sharedGate->cols() != H)
-            return opError(op, llvm::formatv("shared_expert_gate weight is "
-                                             "[{0}, {1}], expected [1, {2}]",
-                                             sharedGate->rows(),
-                                             sharedGate->cols(), H));
-        }
-        MoEParams p;
-        p.topK = m.getTopK();
-        p.sigmoidScoring = m.getScoring() == llm::MoEScoring::Sigmoid;
-        p.topkThenScore = m.getOrder() == llm::MoERoutingOrder::TopkThenScore;
-        p.renormalize = m.getRenormalize();
-        p.routedScalingFactor = m.getRoutedScalingFactor().convertToFloat();
-        p.weightOnInput = m.getWeightOnInput();
-        p.activation = gateActivationOf(m.getActivation());
-        auto out = makeF32(x.shape);
-        moe(x.f.data(), T, H, linearWeight(router), bias, experts,
-            shared ? &*shared : nullptr, p, out->f.data(),
-            sharedGate ? &*sharedGate : nullptr);
-        setTensor(m.getResult(), out);
-        return Error::success();
-      })
-      .Default([&](Operation *) -> Error {
-        return opError(op, "is not supported by the reference interpreter");
-      });
-}
-
-Expected<GenerationResult> pimc::ref::generateGreedy(Interpreter &interp,
-                                                     ArrayRef<int64_t> prompt,
-                                                     int64_t maxNewTokens,
-                                                     bool keepLogits) {
-  using Clock = std::chrono::steady_clock;
-  GenerationResult result;
-  if (prompt.empty())
-    return llvm::createStringError("the prompt is empty");
-  if (static_cast<int64_t>(prompt.size()) + maxNewTokens - 1 >
-      interp.maxContext())
-    return llvm::createStringError(llvm::formatv(
-        "prompt ({0} tokens) + {1} new tokens exceed the maximum context of "
-        "{2}",
-        prompt.size(), maxNewTokens, interp.maxContext()));
-  interp.resetCaches();
-  int64_t offset = 0;
-  std::vector<int64_t> step(prompt.begin(), prompt.end());
-  for (int64_t i = 0; i < maxNewTokens; ++i) {
-    auto start = Clock::now();
-    auto logits = interp.forward(step, offset);
-    if (!logits)
-      return logits.takeError();
-    double secs = std::chrono::duration<double>(Clock::now() - start).count();
-    (i == 0 ? result.prefillSeconds : result.decodeSeconds) += secs;
-    int64_t next =
-        std::max_element(logits->begin(), logits->end()) - logits->begin();
-    offset += step.size();
-    result.tokens.push_back(next);
-    if (keepLogits)
-      result.logits.push_back(std::move(*logits));
-    step.assign(1, next);
-  }
-  return result;
 }

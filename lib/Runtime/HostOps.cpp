@@ -3,6 +3,7 @@
 #include "pimc/Support/JSON.h"
 
 #include "pimc/Checkpoint/Safetensors.h"
+#include "pimc/Support/Shape.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -132,13 +133,6 @@ std::optional<HostOpKind> parseHostOpKind(StringRef name) {
     if (hostOpName(k) == name)
       return k;
   return std::nullopt;
-}
-
-std::string shapeString(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
 }
 
 //===----------------------------------------------------------------------===//

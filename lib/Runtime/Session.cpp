@@ -4,7 +4,9 @@
 
 #include "pimc/Checkpoint/Safetensors.h"
 
+#include "pimc/Checkpoint/GPTQ.h"
 #include "pimc/Checkpoint/HFConfig.h"
+#include "pimc/Support/Shape.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -26,13 +28,6 @@ namespace pimc::rt {
 
 namespace {
 
-std::string shapeString(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 bool sameOrganization(const pimsim::Organization &a,
                       const pimsim::Organization &b) {
   return a.stacks == b.stacks && a.channels == b.channels &&
@@ -45,13 +40,6 @@ bool sameOrganization(const pimsim::Organization &a,
 //===----------------------------------------------------------------------===//
 // gemv_rows weight bindings (docs/backend-abi.md, "Weight bindings")
 //===----------------------------------------------------------------------===//
-
-/// The checkpoint name of a GPTQ component: "<tensor minus .weight>.qweight".
-std::string gptqName(StringRef tensor, StringRef part) {
-  StringRef base = tensor;
-  base.consume_back(".weight");
-  return (base + "." + part).str();
-}
 
 Expected<int64_t> jsonInt(const json::Object &o, StringRef key,
                           std::optional<int64_t> def, int64_t min) {
@@ -226,25 +214,24 @@ Expected<GemvRowsLayout> parseGemvRows(const pimsim::WeightBinding &w,
 
 namespace {
 
-ref::StorageType storageOf(ckpt::DType d, bool &ok) {
-  ok = true;
-  switch (d) {
-  case ckpt::DType::F32:
-    return ref::StorageType::F32;
-  case ckpt::DType::F16:
-    return ref::StorageType::F16;
-  case ckpt::DType::BF16:
-    return ref::StorageType::BF16;
-  default:
-    ok = false;
-    return ref::StorageType::F32;
-  }
+/// The checkpoint layout of a gemv_rows binding's GPTQ source.
+ckpt::GptqScheme gptqScheme(const GemvRowsLayout &g) {
+  ckpt::GptqScheme scheme;
+  scheme.bits = unsigned(g.bits);
+  scheme.groupSize = g.groupSize;
+  scheme.symmetric = g.sym;
+  scheme.zeroMinusOne = g.zeroMinusOne;
+  if (!g.scaleType.empty())
+    scheme.scaleDType = g.scaleType == "f16"    ? ckpt::DType::F16
+                        : g.scaleType == "bf16" ? ckpt::DType::BF16
+                                                : ckpt::DType::F32;
+  return scheme;
 }
 
 /// A weight's checkpoint tensors, checked against the binding.
 struct WeightSource {
   const ckpt::TensorView *dense = nullptr;
-  const ckpt::TensorView *qweight = nullptr, *qzeros = nullptr, *scales = nullptr;
+  std::optional<ckpt::GptqTensors> gptq;
 };
 
 Expected<WeightSource> checkSource(const pimsim::WeightBinding &w,
@@ -269,13 +256,9 @@ Expected<WeightSource> checkSource(const pimsim::WeightBinding &w,
     return t;
   };
   auto isFloat = [](ckpt::DType d) {
-    return d == ckpt::DType::F32 || d == ckpt::DType::F16 || d == ckpt::DType::BF16 ||
-           d == ckpt::DType::F64;
+    return d == ckpt::DType::F32 || d == ckpt::DType::F16 ||
+           d == ckpt::DType::BF16 || d == ckpt::DType::F64;
   };
-  auto isHalfOrF32 = [](ckpt::DType d) {
-    return d == ckpt::DType::F32 || d == ckpt::DType::F16 || d == ckpt::DType::BF16;
-  };
-  auto isI32 = [](ckpt::DType d) { return d == ckpt::DType::I32; };
   WeightSource s;
   int64_t N = w.shape[0], K = w.shape[1];
   if (!g.gptq) {
@@ -285,31 +268,11 @@ Expected<WeightSource> checkSource(const pimsim::WeightBinding &w,
     s.dense = *t;
     return s;
   }
-  int64_t perWord = 32 / g.bits, groups = K / g.groupSize;
-  auto qw = need(gptqName(w.tensor, "qweight"), {K / perWord, N}, "I32", isI32);
-  if (!qw)
-    return qw.takeError();
-  auto qz =
-      need(gptqName(w.tensor, "qzeros"), {groups, N / perWord}, "I32", isI32);
-  if (!qz)
-    return qz.takeError();
-  auto sc = need(gptqName(w.tensor, "scales"), {groups, N}, "F32, F16 or BF16",
-                 isHalfOrF32);
-  if (!sc)
-    return sc.takeError();
-  if (!g.scaleType.empty()) {
-    ckpt::DType want = g.scaleType == "f16"    ? ckpt::DType::F16
-                     : g.scaleType == "bf16" ? ckpt::DType::BF16
-                                             : ckpt::DType::F32;
-    if ((*sc)->dtype != want)
-      return createStringError(formatv(
-          "checkpoint tensor '{0}' has dtype {1}, the program was "
-          "compiled for {2}",
-          (*sc)->name, ckpt::dtypeName((*sc)->dtype), ckpt::dtypeName(want)));
-  }
-  s.qweight = *qw;
-  s.qzeros = *qz;
-  s.scales = *sc;
+  auto parts = ckpt::findGptqTensors(store, w.tensor, N, K, gptqScheme(g));
+  if (!parts)
+    return createStringError("checkpoint does not match the program: " +
+                             toString(parts.takeError()));
+  s.gptq = *parts;
   return s;
 }
 
@@ -321,19 +284,10 @@ public:
     RowReader r;
     r.src = s;
     r.K = K;
-    if (s.qweight) {
-      bool ok;
-      ref::StorageType st = storageOf(s.scales->dtype, ok);
-      auto q = ref::unpackGptq(
-          reinterpret_cast<const int32_t *>(s.qweight->data),
-          reinterpret_cast<const int32_t *>(s.qzeros->data), s.scales->data, st,
-          N, K, g.groupSize, g.bits, g.zeroMinusOne);
+    if (s.gptq) {
+      auto q = ckpt::unpackGptq(*s.gptq, N, K, gptqScheme(g));
       if (!q)
         return q.takeError();
-      // Symmetric schemes: the zero is the code range's midpoint, whatever
-      // the stored qzeros say (as the reference interpreter does).
-      if (g.sym)
-        std::fill(q->zeros.begin(), q->zeros.end(), 1 << (g.bits - 1));
       r.quant = std::make_shared<ref::QuantMatrix>(std::move(*q));
     }
     return r;
@@ -360,8 +314,7 @@ public:
       }
       return;
     }
-    bool ok;
-    ref::StorageType st = storageOf(t->dtype, ok);
+    ref::StorageType st = *ckpt::floatStorage(t->dtype);
     size_t elem = st == ref::StorageType::F32 ? 4 : 2;
     ref::widenToF32(st, t->data + size_t(n * K) * elem, K, out);
   }
@@ -425,7 +378,8 @@ Error checkModelIdentity(const pimsim::ModelIdentity &id, StringRef dir,
     Expected<ckpt::ModelConfig> cfg = ckpt::parseModelConfig(configPath);
     if (!cfg)
       return cfg.takeError();
-    Expected<json::Value> have = pimc::parseJSON(ckpt::semanticConfigJSON(*cfg));
+    Expected<json::Value> have =
+        pimc::parseJSON(ckpt::semanticConfigJSON(*cfg));
     Expected<json::Value> want = pimc::parseJSON(id.config);
     if (!have || !want || !have->getAsObject() || !want->getAsObject()) {
       consumeError(have.takeError());

@@ -13,12 +13,12 @@
 #include "SupportCommand.h"
 #include "Targets.h"
 
-#include "pimc/Backend/Backend.h"
+#include "pimc/Checkpoint/HFConfig.h"
+#include "pimc/Conversion/LLMToPIM/Passes.h"
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
 #include "pimc/Dialect/LLM/Transforms/Passes.h"
 #include "pimc/Dialect/PIM/IR/PIMDialect.h"
 #include "pimc/Frontend/FX/FXImporter.h"
-#include "pimc/Checkpoint/HFConfig.h"
 #include "pimc/Frontend/HF/HFImporter.h"
 #include "pimc/Frontend/ONNX/ONNXImporter.h"
 
@@ -28,6 +28,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -168,7 +169,7 @@ captureDiagnostics(mlir::MLIRContext &ctx, Fn fn) {
 
 /// The llm ops of @forward, their placement for `target` and, for the ops
 /// the backend cannot take, the reason; then whether the model compiles.
-void analyzeModule(mlir::ModuleOp module, const pimsim::Target &target,
+void analyzeModule(mlir::ModuleOp module, StringRef targetPath,
                    Report &report) {
   mlir::MLIRContext &ctx = *module.getContext();
   std::map<std::string, OpRow> rows;
@@ -183,15 +184,21 @@ void analyzeModule(mlir::ModuleOp module, const pimsim::Target &target,
     ++row.count;
     if (isa<llm::WeightOp>(op))
       row.placement = "weight data";
-    else if (row.count == 1 && !backend::isLowerableOp(op))
+    else if (row.count == 1 && !pim::isLowerableOp(op))
       row.reason = "no PIM-backend lowering for this op";
   });
 
-  backend::BackendOptions options;
-  options.targetName = target.name;
+  // The phases of the pim-backend pipeline that `pimc compile` runs.
+  pim::BackendPipelineOptions pipeline;
+  pipeline.target = targetPath.str();
+  auto runPhase = [&](mlir::ModuleOp m, pim::BackendPhase phase) {
+    mlir::PassManager pm(&ctx);
+    pim::buildBackendPipeline(pm, pipeline, phase, phase);
+    return pm.run(m);
+  };
   mlir::OwningOpRef<mlir::ModuleOp> clone(module.clone());
   auto dispatchDiags = captureDiagnostics(
-      ctx, [&] { (void)backend::annotateDispatch(*clone, target, options); });
+      ctx, [&] { (void)runPhase(*clone, pim::BackendPhase::Dispatch); });
   if (auto fwd = clone->lookupSymbol<mlir::func::FuncOp>("forward"))
     fwd.walk([&](mlir::Operation *op) {
       auto it = rows.find(op->getName().getStringRef().str());
@@ -213,7 +220,7 @@ void analyzeModule(mlir::ModuleOp module, const pimsim::Target &target,
 
   if (dispatchDiags.empty()) {
     auto lowerDiags = captureDiagnostics(ctx, [&] {
-      report.compiles = succeeded(backend::lowerToPIM(*clone, target, options));
+      report.compiles = succeeded(runPhase(*clone, pim::BackendPhase::Program));
     });
     if (!report.compiles)
       report.compileError = lowerDiags.empty() ? "the PIM lowering failed"
@@ -587,7 +594,7 @@ int pimcSupportMain(int argc, char **argv) {
   }
 
   if (module)
-    analyzeModule(*module, *target, report);
+    analyzeModule(*module, opt.target, report);
 
   std::error_code ec;
   ToolOutputFile out(opt.output, ec, sys::fs::OF_Text);

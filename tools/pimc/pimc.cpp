@@ -12,6 +12,7 @@
 #include "SupportCommand.h"
 #include "Targets.h"
 #include "pimc/Backend/Backend.h"
+#include "pimc/Conversion/LLMToPIM/Passes.h"
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
 #include "pimc/Dialect/LLM/Transforms/Passes.h"
 #include "pimc/Dialect/PIM/IR/PIMDialect.h"
@@ -21,6 +22,7 @@
 #include "pimc/Reference/GraphEquivalence.h"
 #include "pimc/Reference/HostTensorIO.h"
 #include "pimc/Reference/Interpreter.h"
+#include "pimc/Runtime/Run.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -57,15 +59,116 @@ cl::SubCommand
     runRefCmd("run-ref",
               "Run a model greedily on the CPU reference interpreter");
 
-// `pimc run` parses its own options (RunCommand.cpp); listed for --help.
-cl::SubCommand runCmd("run", "Run a compiled model (.pimb) on pimsim: tokens "
-                             "and the performance report (see 'pimc run "
-                             "--help')");
+cl::SubCommand runCmd(
+    "run",
+    "Run a compiled model (.pimb) on the pimsim PIM simulator. Prefill runs "
+    "entry 'decode' once per prompt token; then --max-new-tokens tokens are "
+    "sampled, each fed back through 'decode'. Prints the generated token "
+    "ids, then a performance report (simulated time per token, traffic, "
+    "roofline, PIM / host split, top streams and host kernels)");
 cl::SubCommand supportCmd("support",
                           "Coverage report of a model: config features, llm "
                           "ops, backend placement (see 'pimc support --help')");
 cl::SubCommand compileCmd("compile",
                           "Compile a model for a PIM target (.pimb program)");
+
+// `pimc run` (RunCommand.cpp).
+cl::opt<std::string> simProgram(cl::Positional, cl::sub(runCmd),
+                                cl::desc("<model.pimb>"),
+                                cl::cat(pimcCategory));
+cl::opt<std::string> simTarget(
+    "target", cl::sub(runCmd), cl::cat(pimcCategory), cl::value_desc("file"),
+    cl::desc("Target description (default: targets/<name>.json, <name> "
+             "being the program's target, if it exists)"));
+cl::opt<std::string> simWeights(
+    "weights", cl::sub(runCmd), cl::cat(pimcCategory), cl::value_desc("dir"),
+    cl::desc("Checkpoint directory (safetensors) with the weights the "
+             "program was compiled for; needed in functional mode, checked "
+             "(not loaded) in timing mode"));
+cl::opt<std::string>
+    simPromptIds("prompt-ids", cl::sub(runCmd), cl::cat(pimcCategory),
+                 cl::value_desc("ids"),
+                 cl::desc("Comma-separated prompt token ids (required)"));
+cl::opt<int64_t> simMaxNewTokens("max-new-tokens", cl::sub(runCmd),
+                                 cl::cat(pimcCategory), cl::init(16),
+                                 cl::desc("Tokens to generate (default: 16)"));
+cl::opt<std::string> simMode(
+    "mode", cl::sub(runCmd), cl::cat(pimcCategory), cl::init("functional"),
+    cl::value_desc("functional|timing"),
+    cl::desc("functional (default): compute tokens on the device model; "
+             "timing: only time them (no weights needed; each step is fed "
+             "token 0 after the prompt)"));
+cl::opt<int64_t> simStartPos(
+    "start-pos", cl::sub(runCmd), cl::cat(pimcCategory), cl::init(0),
+    cl::desc("Position of the first prompt token (timing mode; e.g. time "
+             "decode at context 2048; default: 0)"));
+cl::opt<double>
+    simTemperature("temperature", cl::sub(runCmd), cl::cat(pimcCategory),
+                   cl::init(0.0),
+                   cl::desc("Sampling temperature; 0 = greedy (default: 0)"));
+cl::opt<int64_t> simTopK("top-k", cl::sub(runCmd), cl::cat(pimcCategory),
+                         cl::init(0),
+                         cl::desc("Keep the k most likely tokens (0 = all; "
+                                  "default 0)"));
+cl::opt<double> simTopP("top-p", cl::sub(runCmd), cl::cat(pimcCategory),
+                        cl::init(1.0),
+                        cl::desc("Keep the smallest set of tokens with "
+                                 "probability >= p (1 = all; default 1)"));
+cl::opt<uint64_t> simSeed("seed", cl::sub(runCmd), cl::cat(pimcCategory),
+                          cl::init(0),
+                          cl::desc("Sampling seed (std::mt19937_64; default: "
+                                   "0)"));
+cl::opt<std::string> simStats("stats", cl::sub(runCmd), cl::cat(pimcCategory),
+                              cl::value_desc("file"),
+                              cl::desc("Write the report and every step as "
+                                       "JSON"));
+cl::opt<std::string> simTrace("trace", cl::sub(runCmd), cl::cat(pimcCategory),
+                              cl::value_desc("file"),
+                              cl::desc("Write a Chrome/Perfetto trace (streams "
+                                       "and host kernels per token)"));
+cl::opt<std::string>
+    simLogitsOut("logits-out", cl::sub(runCmd), cl::cat(pimcCategory),
+                 cl::value_desc("file"),
+                 cl::desc("Write the logits of every generated token (f32 "
+                          "little-endian, [tokens, vocab])"));
+cl::opt<bool> simJSON("json", cl::sub(runCmd), cl::cat(pimcCategory),
+                      cl::desc("Print the result as JSON instead of text"));
+cl::opt<int64_t> simTop("top", cl::sub(runCmd), cl::cat(pimcCategory),
+                        cl::init(8),
+                        cl::desc("Streams / kernels listed in the report "
+                                 "(default 8)"));
+cl::opt<bool> simAllowMismatch(
+    "allow-target-mismatch", cl::sub(runCmd), cl::cat(pimcCategory),
+    cl::desc("Accept a target with the program's organisation but another "
+             "name (e.g. a timing variant)"));
+cl::opt<bool> simVerbose("verbose", cl::sub(runCmd), cl::cat(pimcCategory),
+                         cl::desc("Print each step to stderr as it "
+                                  "completes"));
+cl::alias simVerboseShort("v", cl::aliasopt(simVerbose),
+                          cl::desc("Alias for --verbose"));
+
+int runRun() {
+  RunCommandOptions o;
+  o.program = simProgram;
+  o.target = simTarget;
+  o.weights = simWeights;
+  o.promptIds = simPromptIds;
+  o.mode = simMode;
+  o.stats = simStats;
+  o.trace = simTrace;
+  o.logitsOut = simLogitsOut;
+  o.maxNewTokens = simMaxNewTokens;
+  o.startPos = simStartPos;
+  o.top = simTop;
+  o.sampling.temperature = simTemperature;
+  o.sampling.topK = simTopK;
+  o.sampling.topP = simTopP;
+  o.sampling.seed = simSeed;
+  o.json = simJSON;
+  o.allowMismatch = simAllowMismatch;
+  o.verbose = simVerbose;
+  return pimcRun(o);
+}
 
 // import
 cl::opt<std::string> importInput(cl::Positional, cl::sub(importCmd),
@@ -651,7 +754,7 @@ int runReference(mlir::MLIRContext &ctx) {
   if (promptIds.empty())
     return fail("run-ref needs --prompt-ids (language model) or --inputs "
                 "(a function of plain tensors)");
-  auto prompt = pimcParsePromptIds(promptIds);
+  auto prompt = rt::parsePromptIds(promptIds);
   if (!prompt)
     return fail(toString(prompt.takeError()));
   if (maxNewTokens < 1)
@@ -779,10 +882,6 @@ int runCompile(mlir::MLIRContext &ctx) {
   if (!target)
     return fail(toString(target.takeError()));
 
-  backend::BackendOptions options;
-  options.maxContext = maxContext;
-  options.channels = compileChannels;
-  options.attentionSplit = compileAttentionSplit;
   if (compileAttentionSplit < 0)
     return fail(formatv("--attention-split {0}: must be 0 (the cost model "
                         "decides) or a number of parts",
@@ -790,18 +889,14 @@ int runCompile(mlir::MLIRContext &ctx) {
   if (compileChannels < 0 || compileChannels > target->org.totalChannels())
     return fail(formatv("--channels {0}: the target has {1} channels",
                         compileChannels, target->org.totalChannels()));
-  options.targetName = target->name;
-  options.targetHash = pimsim::targetContentHash((*targetBuf)->getBuffer());
-  for (const std::string &d : dispatchForce) {
-    auto [cls, unit] = StringRef(d).split('=');
-    if (cls.empty() || unit.empty())
-      return fail(formatv("--dispatch {0}: expected class=unit", d));
-    if (cls != "linear" && cls != "attention" && cls != "elementwise")
-      return fail(formatv("--dispatch {0}: unknown op class '{1}' (linear, "
-                          "attention, elementwise)",
-                          d, cls));
-    options.dispatch[cls.str()] = unit.str();
-  }
+  if (auto overrides = pim::parseDispatchOverrides(dispatchForce); !overrides)
+    return fail(toString(overrides.takeError()));
+  pim::BackendPipelineOptions pipeline;
+  pipeline.target = targetPath;
+  pipeline.dispatch = std::vector<std::string>(dispatchForce);
+  pipeline.maxContext = maxContext;
+  pipeline.channels = compileChannels;
+  pipeline.attentionSplit = compileAttentionSplit;
 
   auto start = std::chrono::steady_clock::now();
   hf::registerImportDialects(ctx);
@@ -837,7 +932,7 @@ int runCompile(mlir::MLIRContext &ctx) {
       return fail(toString(std::move(e)));
   }
 
-  auto runPass = [&](std::unique_ptr<mlir::Pass> pass) -> bool {
+  auto runPhase = [&](pim::BackendPhase phase) -> bool {
     mlir::PassManager pm(&ctx);
     if (printIRAfterAll || printIRBeforeAll)
       pm.enableIRPrinting(
@@ -850,10 +945,10 @@ int runCompile(mlir::MLIRContext &ctx) {
           /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false);
     if (mlirTiming)
       pm.enableTiming();
-    pm.addPass(std::move(pass));
+    pim::buildBackendPipeline(pm, pipeline, phase, phase);
     return succeeded(pm.run(*module));
   };
-  if (!runPass(backend::createDispatchPass(*target, options)))
+  if (!runPhase(pim::BackendPhase::Dispatch))
     return fail(formatv("'{0}' cannot be compiled for target '{1}' (errors "
                         "above)",
                         compileInput, target->name));
@@ -867,7 +962,7 @@ int runCompile(mlir::MLIRContext &ctx) {
       return fail(toString(std::move(e)));
     return 0;
   }
-  if (!runPass(backend::createLowerToPIMPass(*target, options)))
+  if (!runPhase(pim::BackendPhase::Program))
     return fail(formatv("'{0}' cannot be compiled for target '{1}' (errors "
                         "above)",
                         compileInput, target->name));
@@ -1008,9 +1103,6 @@ int runCompile(mlir::MLIRContext &ctx) {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
-  // `pimc run` parses its own arguments (tools/pimc/RunCommand.cpp).
-  if (argc > 1 && StringRef(argv[1]) == "run")
-    return pimcRunMain(argc - 1, argv + 1);
   if (argc > 1 && StringRef(argv[1]) == "support")
     return pimcSupportMain(argc - 1, argv + 1);
   cl::HideUnrelatedOptions(pimcCategory);
@@ -1027,6 +1119,8 @@ int main(int argc, char **argv) {
       "  pimc support <checkpoint-dir | model.mlir> [--target t.json] "
       "[--json]\n"
       "\nRun 'pimc <subcommand> --help' for a subcommand's options.\n");
+  if (runCmd)
+    return runRun(); // no MLIR: the runtime only
   mlir::MLIRContext ctx;
   if (importCmd)
     return runImport(ctx);

@@ -1,5 +1,6 @@
 //===- SafetensorsTest.cpp - safetensors reader tests ---------------------===//
 
+#include "pimc/Checkpoint/GPTQ.h"
 #include "pimc/Checkpoint/Safetensors.h"
 
 #include "llvm/Support/Endian.h"
@@ -390,3 +391,123 @@ TEST_F(ShardedTest, MissingShardFileAndBadIndex) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// GPTQ components (GPTQ.h)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct Blob {
+  std::string name, dtype;
+  std::vector<int64_t> shape;
+  std::string bytes;
+};
+
+std::string fileOf(const std::vector<Blob> &blobs) {
+  std::vector<Entry> entries;
+  std::string data;
+  for (const Blob &b : blobs) {
+    entries.push_back({b.name, b.dtype, b.shape, data.size(),
+                       data.size() + b.bytes.size()});
+    data += b.bytes;
+  }
+  return fileBytes(headerJson(entries), data);
+}
+
+template <typename T> std::string le(const std::vector<T> &v) {
+  return bytesOf(v.data(), v.size() * sizeof(T));
+}
+
+/// A 4-bit [N = 8, K = 8] weight, one group: code (k, n) = (k + n) % 16,
+/// zero 3 (stored as 2, "gptq"), scale 0.5 + n.
+std::vector<Blob> gptqBlobs(std::vector<int32_t> gIdx) {
+  std::vector<int32_t> qweight(8), qzeros(1, 0);
+  std::vector<float> scales(8);
+  for (int n = 0; n < 8; ++n) {
+    uint32_t word = 0;
+    for (int k = 0; k < 8; ++k)
+      word |= uint32_t((k + n) % 16) << (4 * k);
+    qweight[n] = int32_t(word);
+    qzeros[0] |= 2 << (4 * n);
+    scales[n] = 0.5f + n;
+  }
+  std::vector<Blob> blobs = {{"p.qweight", "I32", {1, 8}, le(qweight)},
+                             {"p.qzeros", "I32", {1, 1}, le(qzeros)},
+                             {"p.scales", "F32", {1, 8}, le(scales)}};
+  if (!gIdx.empty())
+    blobs.push_back({"p.g_idx", "I32", {8}, le(gIdx)});
+  return blobs;
+}
+
+} // namespace
+
+TEST_F(SafetensorsTest, GptqComponentsFoundCheckedAndUnpacked) {
+  write("model.safetensors", fileOf(gptqBlobs(std::vector<int32_t>(8, 0))));
+  auto store = WeightStore::openDirectory(dir);
+  ASSERT_TRUE(bool(store)) << toString(store.takeError());
+  GptqScheme scheme;
+  scheme.bits = 4;
+  scheme.groupSize = 8;
+  scheme.symmetric = false;
+  EXPECT_EQ(gptqTensorName("p.weight", "qzeros"), "p.qzeros");
+  auto parts = findGptqTensors(**store, "p.weight", 8, 8, scheme);
+  ASSERT_TRUE(bool(parts)) << toString(parts.takeError());
+  auto q = unpackGptq(*parts, 8, 8, scheme);
+  ASSERT_TRUE(bool(q)) << toString(q.takeError());
+  for (int n = 0; n < 8; ++n) {
+    EXPECT_EQ(q->zeros[n], 3);
+    EXPECT_EQ(q->scales[n], 0.5f + n);
+    for (int k = 0; k < 8; ++k)
+      EXPECT_EQ(q->codes[n * 8 + k], (k + n) % 16);
+  }
+  // Symmetric: the zero is the midpoint whatever qzeros holds.
+  scheme.symmetric = true;
+  auto sym = unpackGptq(*parts, 8, 8, scheme);
+  ASSERT_TRUE(bool(sym));
+  EXPECT_EQ(sym->zeros[0], 8);
+  // The scales' dtype the program was built for must match.
+  scheme.scaleDType = DType::F16;
+  EXPECT_CONTAINS(toString(findGptqTensors(**store, "p", 8, 8, scheme)
+                               .takeError()),
+                  "tensor 'p.scales' has dtype F32, expected F16");
+}
+
+TEST_F(SafetensorsTest, GptqProblemsNameTheTensor) {
+  GptqScheme scheme;
+  scheme.bits = 4;
+  scheme.groupSize = 8;
+  // Act-order (a permuted g_idx) is refused, not silently read in order.
+  std::vector<int32_t> gIdx(8, 0);
+  gIdx[3] = 1;
+  write("model.safetensors", fileOf(gptqBlobs(gIdx)));
+  {
+    auto store = WeightStore::openDirectory(dir);
+    ASSERT_TRUE(bool(store)) << toString(store.takeError());
+    std::string msg =
+        toString(findGptqTensors(**store, "p", 8, 8, scheme).takeError());
+    EXPECT_CONTAINS(msg, "tensor 'p.g_idx': input 3 is in group 1, not 0");
+    EXPECT_CONTAINS(msg, "act-order");
+    // Every problem at once: the shape the program expects and a group size
+    // that does not divide K.
+    std::string shape =
+        toString(findGptqTensors(**store, "p", 16, 8, scheme).takeError());
+    EXPECT_CONTAINS(shape, "tensor 'p.qweight' has shape [1, 8], expected "
+                           "[1, 16]");
+    EXPECT_CONTAINS(shape, "tensor 'p.scales' has shape [1, 8], expected "
+                           "[1, 16]");
+    scheme.groupSize = 3;
+    EXPECT_CONTAINS(
+        toString(findGptqTensors(**store, "p", 8, 8, scheme).takeError()),
+        "'p': GPTQ needs group_size (3) to divide in_features (8)");
+  }
+  std::vector<Blob> blobs = gptqBlobs({});
+  blobs.erase(blobs.begin() + 1); // no qzeros
+  write("model.safetensors", fileOf(blobs));
+  auto store = WeightStore::openDirectory(dir);
+  ASSERT_TRUE(bool(store)) << toString(store.takeError());
+  scheme.groupSize = 8;
+  EXPECT_CONTAINS(
+      toString(findGptqTensors(**store, "p", 8, 8, scheme).takeError()),
+      "missing tensor 'p.qzeros' (expected shape [1, 1])");
+}

@@ -11,6 +11,8 @@
 #ifndef PIMC_CHECKPOINT_SAFETENSORS_H
 #define PIMC_CHECKPOINT_SAFETENSORS_H
 
+#include "pimc/Numerics/Kernels.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
@@ -52,6 +54,9 @@ llvm::StringRef dtypeName(DType dtype);
 std::optional<DType> parseDType(llvm::StringRef name);
 /// Size of one element in bytes.
 unsigned dtypeSize(DType dtype);
+/// The kernels' storage type of an F32, F16 or BF16 tensor; std::nullopt
+/// for any other dtype.
+std::optional<ref::StorageType> floatStorage(DType dtype);
 
 /// A read-only view of one tensor inside a memory-mapped file.
 struct TensorView {

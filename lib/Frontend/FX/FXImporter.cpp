@@ -10,6 +10,7 @@
 
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
 #include "pimc/Frontend/HF/HFImporter.h"
+#include "pimc/Support/Shape.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -650,14 +651,6 @@ std::optional<ckpt::DType> storedDType(llvm::StringRef torchDtype) {
   return it->second;
 }
 
-std::string shapeStr(ArrayRef<int64_t> s) {
-  return "[" +
-         llvm::join(
-             llvm::map_range(s, [](int64_t d) { return std::to_string(d); }),
-             ", ") +
-         "]";
-}
-
 /// Integer and boolean weights cannot be llm.weight (float only); they are
 /// small index/mask buffers, folded into the IR up to this many elements.
 constexpr int64_t kMaxFoldedBufferElements = 1 << 20;
@@ -754,7 +747,7 @@ void GraphImporter::checkWeight(const Node &n) {
   if (ArrayRef<int64_t>(t->shape) != ArrayRef<int64_t>(m.shape))
     problems.push_back(formatv("{0}: {1} has shape {2}, the graph says {3}",
                                where, llvm::sys::path::filename(t->file),
-                               shapeStr(t->shape), shapeStr(m.shape)));
+                               shapeString(t->shape), shapeString(m.shape)));
   bool isFloat = t->dtype == ckpt::DType::F32 || t->dtype == ckpt::DType::F16 ||
                  t->dtype == ckpt::DType::BF16;
   if (!isFloat && t->numElements() > kMaxFoldedBufferElements)
@@ -879,7 +872,7 @@ LogicalResult GraphImporter::buildPlaceholder(const Node &n, func::FuncOp func,
         type.getElementType() != elementTypeFor(b, m.dtype))
       return emitError(loc)
              << "constant: the inline value is " << type << ", meta says "
-             << m.dtype << " " << shapeStr(m.shape);
+             << m.dtype << " " << shapeString(m.shape);
     values[n.name] = {*v};
     return success();
   }
@@ -943,7 +936,7 @@ LogicalResult GraphImporter::checkResults(const Node &n,
       else
         d << "missing";
       d << " from the arguments, but the graph's meta says " << m.dtype << " "
-        << shapeStr(m.shape);
+        << shapeString(m.shape);
       return d;
     }
   }

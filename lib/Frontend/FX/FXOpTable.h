@@ -68,8 +68,15 @@ struct OpEntry {
   BuildFn build;
 };
 
-/// The table rows, in ATen schema syntax (FXOps.cpp).
+/// The table rows, in ATen schema syntax: every family's (FXOps.cpp).
 llvm::ArrayRef<OpEntry> opEntries();
+/// One family's rows, kept next to its builders (<Family>Ops.cpp).
+llvm::ArrayRef<OpEntry> elementwiseOpEntries();
+llvm::ArrayRef<OpEntry> compareOpEntries();
+llvm::ArrayRef<OpEntry> creationOpEntries();
+llvm::ArrayRef<OpEntry> movementOpEntries();
+llvm::ArrayRef<OpEntry> productOpEntries();
+llvm::ArrayRef<OpEntry> reductionOpEntries();
 
 /// Why a known op is not in the table (empty when there is no known
 /// reason), for the unsupported-ops error.

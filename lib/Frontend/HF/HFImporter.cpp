@@ -6,8 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "pimc/Frontend/HF/HFImporter.h"
+#include "pimc/Checkpoint/GPTQ.h"
 
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
+#include "pimc/Support/Shape.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -26,13 +28,6 @@ using namespace pimc::hf;
 using namespace pimc::ckpt;
 
 namespace {
-
-std::string shapeStr(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (auto [i, d] : llvm::enumerate(shape))
-    s += (i ? ", " : "") + std::to_string(d);
-  return s + "]";
-}
 
 class LlamaFamilyBuilder {
 public:
@@ -85,7 +80,7 @@ Value LlamaFamilyBuilder::denseWeight(StringRef name, ArrayRef<int64_t> shape) {
   Type elem = b.getF32Type();
   if (!t) {
     problems.push_back(llvm::formatv(
-        "missing tensor '{0}' (expected shape {1})", name, shapeStr(shape)));
+        "missing tensor '{0}' (expected shape {1})", name, shapeString(shape)));
   } else {
     if (Type ft = floatType(t->dtype))
       elem = ft;
@@ -96,8 +91,8 @@ Value LlamaFamilyBuilder::denseWeight(StringRef name, ArrayRef<int64_t> shape) {
     if (ArrayRef<int64_t>(t->shape) != shape)
       problems.push_back(
           llvm::formatv("tensor '{0}' in {1} has shape {2}, expected {3}", name,
-                        llvm::sys::path::filename(t->file), shapeStr(t->shape),
-                        shapeStr(shape)));
+                        llvm::sys::path::filename(t->file),
+                        shapeString(t->shape), shapeString(shape)));
   }
   return llm::WeightOp::create(b, loc(name), RankedTensorType::get(shape, elem),
                                b.getStringAttr(name));
@@ -109,45 +104,16 @@ Value LlamaFamilyBuilder::projectionWeight(StringRef prefix, int64_t n,
     return denseWeight((prefix + ".weight").str(), {n, k});
 
   const GptqConfig &q = *cfg.gptq;
-  int64_t group = q.groupSize < 0 ? k : q.groupSize;
-  if (k % group != 0 || (k * q.bits) % 32 != 0 || (n * q.bits) % 32 != 0) {
-    problems.push_back(llvm::formatv(
-        "'{0}': GPTQ needs group_size ({1}) to divide in_features ({2}) and "
-        "both dimensions to fill 32-bit words at {3} bits",
-        prefix, q.groupSize, k, q.bits));
-    group = k;
-  }
-  int64_t perWord = 32 / q.bits;
-  auto expect = [&](StringRef suffix, ArrayRef<DType> dtypes,
-                    ArrayRef<int64_t> shape, bool optional = false) {
-    std::string name = (prefix + suffix).str();
-    const TensorView *t = weights.lookup(name);
-    if (!t) {
-      if (!optional)
-        problems.push_back(
-            llvm::formatv("missing tensor '{0}' (expected shape {1})", name,
-                          shapeStr(shape)));
-      return t;
-    }
-    if (!llvm::is_contained(dtypes, t->dtype)) {
-      std::string allowed;
-      for (DType d : dtypes)
-        allowed += (allowed.empty() ? "" : " or ") + dtypeName(d).str();
-      problems.push_back(
-          llvm::formatv("tensor '{0}' has dtype {1}, expected {2}", name,
-                        dtypeName(t->dtype), allowed));
-    }
-    if (ArrayRef<int64_t>(t->shape) != shape)
-      problems.push_back(
-          llvm::formatv("tensor '{0}' has shape {1}, expected {2}", name,
-                        shapeStr(t->shape), shapeStr(shape)));
-    return t;
-  };
-  expect(".qweight", {DType::I32}, {k / perWord, n});
-  expect(".qzeros", {DType::I32}, {k / group, n / perWord});
-  const TensorView *scales =
-      expect(".scales", {DType::F16, DType::BF16, DType::F32}, {k / group, n});
-  expect(".g_idx", {DType::I32}, {k}, /*optional=*/true);
+  GptqScheme scheme;
+  scheme.bits = unsigned(q.bits);
+  scheme.groupSize = q.groupSize < 0 ? k : q.groupSize;
+  scheme.symmetric = q.sym;
+  scheme.zeroMinusOne = q.zeroMinusOne;
+  GptqTensors parts = findGptqTensors(weights, prefix, n, k, scheme, problems);
+  // Keep building after a problem so that every one is reported; a group
+  // that does not divide K becomes one group per row.
+  int64_t group = gptqShapeProblem(n, k, scheme).empty() ? scheme.groupSize : k;
+  const TensorView *scales = parts.scales;
 
   Type scaleType = b.getF16Type();
   if (scales)

@@ -1,6 +1,7 @@
 //===- LLMBuilders.cpp - helpers for building llm IR from graphs ----------===//
 #include "pimc/Dialect/LLM/IR/LLMBuilders.h"
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
+#include "pimc/Support/Shape.h"
 
 #include "mlir/IR/Diagnostics.h"
 
@@ -22,14 +23,6 @@ pimc::llm::broadcastShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
       return failure();
   }
   return out;
-}
-
-static std::string shapeString(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (auto [i, d] : llvm::enumerate(shape))
-    s += (i ? ", " : "") +
-         (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d));
-  return s + "]";
 }
 
 Value pimc::llm::broadcastTo(OpBuilder &builder, Location loc, Value value,

@@ -13,7 +13,14 @@ using namespace pimc::pim;
 
 #include "pimc/Dialect/PIM/IR/PIMDialect.cpp.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "pimc/Dialect/PIM/IR/PIMAttrs.cpp.inc"
+
 void PIMDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "pimc/Dialect/PIM/IR/PIMAttrs.cpp.inc"
+      >();
   addOperations<
 #define GET_OP_LIST
 #include "pimc/Dialect/PIM/IR/PIMOps.cpp.inc"

@@ -4,6 +4,7 @@
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
@@ -13,7 +14,12 @@
 #include <utility>
 #include <vector>
 
+#include "pimsim/Target.h"
+
 #include "pimc/Dialect/PIM/IR/PIMDialect.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "pimc/Dialect/PIM/IR/PIMAttrs.h.inc"
 
 #define GET_OP_CLASSES
 #include "pimc/Dialect/PIM/IR/PIMOps.h.inc"

@@ -29,7 +29,10 @@ def PIM_Dialect : Dialect {
     `pim.param` names, e.g. `"40+krow"`, `"8*i+j"`; a `data` field is
     `"region+expr"`.
   }];
+  let useDefaultAttributePrinterParser = 1;
 }
+
+include "pimc/Dialect/PIM/IR/PIMAttrs.td"
 
 class PIM_Op<string mnemonic, list<Trait> traits = []>
     : Op<PIM_Dialect, mnemonic, traits>;

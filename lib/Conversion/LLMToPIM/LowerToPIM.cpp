@@ -1,4 +1,4 @@
-//===- LowerToPIM.cpp - dispatch and llm -> pim lowering ------------------===//
+//===- LowerToPIM.cpp - convert-llm-to-pim: llm @forward -> pim.program ---===//
 //
 // Decode (one token per call of entry `decode`) of a llm @forward function:
 //   * GEMVs (llm.linear, llm.gated_mlp projections, llm.lm_head) run on the
@@ -13,7 +13,8 @@
 // Strategy, layouts and limits: docs/backend.md; ABI: docs/backend-abi.md.
 //
 //===----------------------------------------------------------------------===//
-#include "pimc/Backend/Backend.h"
+#include "CostModel.h"
+#include "pimc/Conversion/LLMToPIM/Passes.h"
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
 #include "pimc/Dialect/PIM/IR/PIMDialect.h"
 
@@ -31,186 +32,8 @@
 
 using namespace mlir;
 using namespace pimc;
-using namespace pimc::backend;
-
-namespace {
-
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-/// Elements of an activation tensor for one token (dynamic dims are T = 1).
-int64_t tokenElements(Type type) {
-  auto t = cast<ShapedType>(type);
-  int64_t n = 1;
-  for (int64_t d : t.getShape())
-    n *= ShapedType::isDynamic(d) ? 1 : d;
-  return n;
-}
-
-/// Bytes a weight occupies as stored in the checkpoint.
-int64_t weightBytes(Type type) {
-  if (auto q = dyn_cast<llm::QuantizedWeightType>(type))
-    return q.getRows() * q.getCols() * q.getBits() / 8;
-  auto t = cast<ShapedType>(type);
-  return t.getNumElements() * t.getElementTypeBitWidth() / 8;
-}
-
-std::pair<int64_t, int64_t> weightShape(Type type) {
-  if (auto q = dyn_cast<llm::QuantizedWeightType>(type))
-    return {q.getRows(), q.getCols()};
-  auto t = cast<ShapedType>(type);
-  return {t.getDimSize(0), t.getDimSize(1)};
-}
-
-/// What the target offers the cost model.
-struct Machine {
-  const pimsim::Target &t;
-  int64_t C, B, lanes, cols, E, gbBytes, gbEl, units, perBurst, rowBytes;
-  std::string fmt;
-  bool softmaxUnit = false;
-  double pimBytesPerSec, hostBytesPerSec, hostFlops, launchNs;
-  int64_t ccdab = 4;
-  // Cycle estimates of the fixed costs of the GEMV schedule (calibrated on
-  // pimsim runs of hbm3-pim GEMVs): a row switch, a group's readout and a
-  // buffer segment's barrier.
-  double rowSwitch = 45, readout = 80, segment = 30;
-
-  explicit Machine(const pimsim::Target &t) : t(t) {
-    C = t.org.totalChannels();
-    B = t.org.banksPerChannel();
-    lanes = t.pim.lanes;
-    cols = t.org.columns;
-    E = cols * lanes;
-    gbBytes = t.pim.globalBufferBytes;
-    gbEl = gbBytes / 2;
-    units = B / std::max<int64_t>(1, t.pim.banksPerUnit);
-    perBurst = t.org.accessBytes / 4;
-    rowBytes = t.org.rowBytes();
-    fmt = t.pim.inputFormat;
-    for (const pimsim::NearMemoryUnit &u : t.nearMemory)
-      softmaxUnit |= u.name == "softmax";
-    pimBytesPerSec = t.internalPeakBytesPerSec();
-    hostBytesPerSec = t.host.bandwidthBytes;
-    hostFlops = t.host.flops;
-    launchNs = t.host.launchNs;
-    if (auto it = t.timings.find("nCCDAB"); it != t.timings.end())
-      ccdab = it->second;
-  }
-  /// Estimated time of a memory-bound op on the PIM units: its bytes at the
-  /// internal (power-capped) peak plus one input broadcast over the link.
-  double pimNs(int64_t bytes, int64_t inputBytes) const {
-    double link = t.host.linkBytes > 0 ? inputBytes / t.host.linkBytes : 0;
-    return (bytes / pimBytesPerSec + link) * 1e9;
-  }
-  /// Estimated host time: launch + max(compute, memory).
-  double hostNs(int64_t bytes, int64_t flops) const {
-    return launchNs + std::max(flops / hostFlops, bytes / hostBytesPerSec) * 1e9;
-  }
-};
-
-} // namespace
-
-//===----------------------------------------------------------------------===//
-// Dispatch
-//===----------------------------------------------------------------------===//
-
-static StringRef opClass(Operation *op) {
-  if (isa<llm::LinearOp, llm::GatedMLPOp, llm::LMHeadOp>(op))
-    return "linear";
-  if (isa<llm::AttentionOp, llm::KVCacheAppendOp, llm::KVCacheReadOp>(op))
-    return "attention";
-  return "elementwise";
-}
-
-bool pimc::backend::isLowerableOp(Operation *op) {
-  return isa<arith::ConstantOp, arith::AddIOp, tensor::DimOp, func::ReturnOp,
-             llm::WeightOp, llm::EmbeddingOp, llm::RMSNormOp, llm::LinearOp,
-             llm::LMHeadOp, llm::GatedMLPOp, llm::ReshapeOp, llm::RopeOp,
-             llm::KVCacheAppendOp, llm::KVCacheReadOp, llm::AttentionOp,
-             llm::AddOp, llm::SliceOp>(op);
-}
-
-LogicalResult pimc::backend::annotateDispatch(ModuleOp module,
-                                              const pimsim::Target &target,
-                                              const BackendOptions &options) {
-  Machine m(target);
-  auto forward = module.lookupSymbol<func::FuncOp>("forward");
-  if (!forward)
-    return module.emitError("no func.func @forward to compile");
-  Builder b(module.getContext());
-  bool ok = true;
-  // One error per distinct problem, on its first op, with a count.
-  std::map<std::string, std::pair<Operation *, int>> problems;
-  auto problem = [&](Operation *op, const std::string &msg) {
-    auto &p = problems[msg];
-    if (p.second++ == 0)
-      p.first = op;
-    ok = false;
-  };
-  forward.walk([&](Operation *op) {
-    if (!isa<llm::LLMDialect>(op->getDialect()) || isa<llm::WeightOp>(op))
-      return;
-    StringRef cls = opClass(op);
-    int64_t bytes = 0, flops = 0, inBytes = 0;
-    for (Value v : op->getOperands())
-      if (auto w = v.getDefiningOp<llm::WeightOp>())
-        bytes += weightBytes(w.getType());
-      else if (isa<ShapedType>(v.getType()))
-        inBytes += tokenElements(v.getType()) * 4;
-    flops = 2 * std::max<int64_t>(bytes / 2, inBytes / 4);
-    double pimNs = 0, hostNs = m.hostNs(bytes + inBytes, flops);
-    std::string choice = "host";
-    if (cls == "linear" || cls == "attention") {
-      // Decode GEMV / attention: memory bound, the PIM units win.
-      pimNs = m.pimNs(bytes, inBytes);
-      choice = pimNs < hostNs ? "pim" : "host";
-    }
-    auto forced = options.dispatch.find(cls.str());
-    if (forced != options.dispatch.end()) {
-      if (forced->second != "pim" && forced->second != "host") {
-        problem(op, ("--dispatch " + cls + "=" + forced->second +
-                     ": expected pim or host")
-                        .str());
-        return;
-      }
-      if (forced->second == "pim" && cls == "elementwise") {
-        problem(op, "'" + op->getName().getStringRef().str() +
-                        "' cannot run on the PIM units of target '" +
-                        target.name + "'");
-        return;
-      }
-      choice = forced->second;
-    }
-    if (choice == "host" && cls == "attention") {
-      problem(op, "'" + op->getName().getStringRef().str() +
-                      "' placed on the host: the host path for attention "
-                      "over the KV cache is not implemented yet");
-      return;
-    }
-    if (choice == "host" && cls == "linear")
-      for (Value v : op->getOperands())
-        if (auto w = v.getDefiningOp<llm::WeightOp>();
-            w && isa<llm::QuantizedWeightType>(w.getType())) {
-          problem(op, "'" + op->getName().getStringRef().str() +
-                          "' placed on the host: quantized weights (" +
-                          cast<llm::QuantizedWeightType>(w.getType())
-                              .getPacking()
-                              .str() +
-                          ") have no host GEMV yet");
-          return;
-        }
-    op->setAttr("pim.dispatch", b.getStringAttr(choice));
-    op->setAttr("pim.cost",
-                b.getDictionaryAttr(
-                    {b.getNamedAttr("pim_ns", b.getF64FloatAttr(pimNs)),
-                     b.getNamedAttr("host_ns", b.getF64FloatAttr(hostNs))}));
-  });
-  for (auto &[msg, p] : problems) {
-    InFlightDiagnostic d = p.first->emitError() << msg;
-    if (p.second > 1)
-      d << " (and " << p.second - 1 << " more ops)";
-  }
-  return success(ok);
-}
+using namespace pimc::pim;
+using namespace pimc::pim::detail;
 
 //===----------------------------------------------------------------------===//
 // Lowering
@@ -242,8 +65,7 @@ constexpr int64_t kMaxSplit = 4;
 struct Geometry {
   int64_t hd, maxT, window; // window 0: none (linear cache)
   int64_t cpk, kpr, KR, nd, VR;
-  std::string slot, kvLen, kbank, kgrp, krow, vrow, vcol, kvRows, vrows,
-      vgroup;
+  std::string slot, kvLen, kbank, kgrp, krow, vrow, vcol, kvRows, vrows, vgroup;
   // Split over S parts of Tp keys (S = 1: none). Part p holds positions
   // [p Tp, (p + 1) Tp) in its slots 0 .. Tp-1, plus slot Tp, where the
   // parts that do not hold pos write the appended key and value (a trash
@@ -317,13 +139,15 @@ private:
   }
   pim::StreamOp stream(StringRef name, int64_t ch0, int64_t nch,
                        DictionaryAttr dispatch) {
-    auto s = pim::StreamOp::create(top, loc, top.getStringAttr(name),
-                                   top.getDenseI64ArrayAttr({ch0, nch}),
-                                   dispatch);
+    auto s =
+        pim::StreamOp::create(top, loc, top.getStringAttr(name),
+                              top.getDenseI64ArrayAttr({ch0, nch}), dispatch);
     s.getBody().push_back(new Block);
     return s;
   }
-  void step(StringRef sym) { steps.push_back(FlatSymbolRefAttr::get(b.getContext(), sym)); }
+  void step(StringRef sym) {
+    steps.push_back(FlatSymbolRefAttr::get(b.getContext(), sym));
+  }
   void stepBarrier() { steps.push_back(b.getStringAttr("barrier")); }
   std::string param(StringRef name, int64_t min, int64_t max,
                     StringRef src = "", int64_t add = 0, int64_t div = 1,
@@ -384,7 +208,7 @@ private:
   int64_t actBytes = 0;
   int64_t weightRow = 0; // next free row (absolute) in the weights region
   int64_t kvRowsPlanned = 0;
-  int64_t kvRow = 0;     // next free row of the kv region
+  int64_t kvRow = 0; // next free row of the kv region
   int64_t kvChannels = 1;
   int64_t kernelCount = 0, gemvCount = 0;
   std::vector<std::pair<std::string, DictionaryAttr>> pending;
@@ -411,9 +235,10 @@ void Lowering::broadcast(OpBuilder &sb, int64_t gbOff, int64_t dataOff,
   int64_t chunk = bytes / (pch * bgs);
   int64_t pchStride = o.sids * o.bankGroups * o.banks, bgStride = o.banks;
   if (pch * bgs == 1) {
-    macro(sb, "wr_gb",
-          {attr("offset", gbOff), attr("bytes", bytes),
-           attr("data", llvm::formatv("act+{0}{1}", dataOff, dataTerms).str())});
+    macro(
+        sb, "wr_gb",
+        {attr("offset", gbOff), attr("bytes", bytes),
+         attr("data", llvm::formatv("act+{0}{1}", dataOff, dataTerms).str())});
     return;
   }
   OpBuilder pb = pch > 1 ? loop(sb, "p", b.getI64IntegerAttr(pch)) : sb;
@@ -427,13 +252,13 @@ void Lowering::broadcast(OpBuilder &sb, int64_t gbOff, int64_t dataOff,
                                       term(chunk, gt))
                             .str()),
          attr("bytes", chunk),
-         attr("bank", llvm::formatv("0{0}{1}", term(pchStride, pt),
-                                    term(bgStride, gt))
-                          .str()),
-         attr("data", llvm::formatv("act+{0}{1}{2}{3}", dataOff,
-                                    term(chunk * bgs, pt), term(chunk, gt),
-                                    dataTerms)
-                          .str())});
+         attr("bank",
+              llvm::formatv("0{0}{1}", term(pchStride, pt), term(bgStride, gt))
+                  .str()),
+         attr("data",
+              llvm::formatv("act+{0}{1}{2}{3}", dataOff, term(chunk * bgs, pt),
+                            term(chunk, gt), dataTerms)
+                  .str())});
 }
 
 std::string Lowering::param(StringRef name, int64_t min, int64_t max,
@@ -446,7 +271,8 @@ std::string Lowering::param(StringRef name, int64_t min, int64_t max,
   auto p = pim::ParamOp::create(
       top, loc, top.getStringAttr(n), top.getI64IntegerAttr(min),
       top.getI64IntegerAttr(max),
-      src.empty() ? FlatSymbolRefAttr() : FlatSymbolRefAttr::get(top.getContext(), src),
+      src.empty() ? FlatSymbolRefAttr()
+                  : FlatSymbolRefAttr::get(top.getContext(), src),
       top.getI64IntegerAttr(add), top.getI64IntegerAttr(div),
       top.getI64IntegerAttr(mod));
   (void)p;
@@ -533,8 +359,7 @@ void Lowering::flush() {
     }
   double costNs = m.hostNs(bytes, flops);
   if (unit)
-    costNs = (unit->latencyCycles +
-              std::ceil(elems / unit->elementsPerCycle)) *
+    costNs = (unit->latencyCycles + std::ceil(elems / unit->elementsPerCycle)) *
              m.t.tCKps * 1e-3;
   auto k = pim::KernelOp::create(
       top, loc, top.getStringAttr(name), top.getStringAttr(kind),
@@ -573,9 +398,10 @@ void Lowering::emitGemv(StringRef name, Value input, ArrayRef<GemvPart> parts,
       hostOp("linear", {attr("in", buf(x)), attr("out", buf(y)),
                         attr("weight", tensorRef(p.weight))});
       if (p.bias)
-        hostOp("add", {attr("a", buf(y)),
-                       attr("b", tensorRef(p.bias.getDefiningOp<llm::WeightOp>())),
-                       attr("out", buf(y))});
+        hostOp("add",
+               {attr("a", buf(y)),
+                attr("b", tensorRef(p.bias.getDefiningOp<llm::WeightOp>())),
+                attr("out", buf(y))});
       slots[p.result] = y;
     }
     return;
@@ -602,13 +428,17 @@ void Lowering::emitGemv(StringRef name, Value input, ArrayRef<GemvPart> parts,
     int64_t cp = m.C / cand;
     int64_t nchC = std::min(cp, ceilDiv(N, m.B));
     int64_t rowsC = ceilDiv(kRows, cand);
-    int64_t segsC = rowsC * m.E <= m.gbEl ? 1 : ceilDiv(rowsC, std::max<int64_t>(1, m.gbEl / 2 / m.E));
+    int64_t segsC =
+        rowsC * m.E <= m.gbEl
+            ? 1
+            : ceilDiv(rowsC, std::max<int64_t>(1, m.gbEl / 2 / m.E));
     double cost = double(ceilDiv(N, nchC * m.B)) *
                   (rowsC * (m.cols * m.ccdab + m.rowSwitch) + m.readout +
                    segsC * m.segment);
     if (cand > 1)
-      cost += vec ? vec->latencyCycles + (cand + 1) * N / vec->elementsPerCycle
-                  : (cand + 1) * N * 4.0 / m.hostBytesPerSec / (m.t.tCKps * 1e-12);
+      cost +=
+          vec ? vec->latencyCycles + (cand + 1) * N / vec->elementsPerCycle
+              : (cand + 1) * N * 4.0 / m.hostBytesPerSec / (m.t.tCKps * 1e-12);
     if (best < 0 || cost < best) {
       best = cost;
       P = cand;
@@ -631,8 +461,9 @@ void Lowering::emitGemv(StringRef name, Value input, ArrayRef<GemvPart> parts,
   if (!pending.empty() && in.contiguous() &&
       (pending.back().first == "rms_norm" ||
        pending.back().first == "gated_act") &&
-      llvm::all_of(input.getUsers(),
-                   [&](Operation *u) { return done.count(u) || u == anchor; })) {
+      llvm::all_of(input.getUsers(), [&](Operation *u) {
+        return done.count(u) || u == anchor;
+      })) {
     auto out = pending.back().second.getAs<DictionaryAttr>("out");
     if (out && out.getAs<IntegerAttr>("off").getInt() == in.off) {
       Slot dst = xin;
@@ -663,154 +494,156 @@ void Lowering::emitGemv(StringRef name, Value input, ArrayRef<GemvPart> parts,
   // Weight bindings.
   std::vector<Slot> partOut;
   for (int64_t part = 0; part < P; ++part) {
-  int64_t ch0 = part * Cp;
-  int64_t k0 = part * partRows * m.E;
-  int64_t kLen = std::min(K - k0, partRows * m.E);
-  int64_t pRows = ceilDiv(kLen, m.E);
-  int64_t n0 = 0;
-  for (const GemvPart &p : parts) {
-    auto [pn, pk] = weightShape(p.weight.getType());
-    SmallVector<NamedAttribute> src;
-    if (auto q = dyn_cast<llm::QuantizedWeightType>(p.weight.getType())) {
-      std::string scale = q.getScaleType().isF16()    ? "f16"
-                          : q.getScaleType().isBF16() ? "bf16"
-                                                      : "f32";
-      src = {attr("kind", "gptq"), attr("bits", int64_t(q.getBits())),
-             attr("group_size", q.getGroupSize()),
-             attr("sym", b.getBoolAttr(q.isSymmetric())),
-             attr("packing", q.getPacking()), attr("scale_type", scale)};
-    } else {
-      src = {attr("kind", "dense")};
+    int64_t ch0 = part * Cp;
+    int64_t k0 = part * partRows * m.E;
+    int64_t kLen = std::min(K - k0, partRows * m.E);
+    int64_t pRows = ceilDiv(kLen, m.E);
+    int64_t n0 = 0;
+    for (const GemvPart &p : parts) {
+      auto [pn, pk] = weightShape(p.weight.getType());
+      SmallVector<NamedAttribute> src;
+      if (auto q = dyn_cast<llm::QuantizedWeightType>(p.weight.getType())) {
+        std::string scale = q.getScaleType().isF16()    ? "f16"
+                            : q.getScaleType().isBF16() ? "bf16"
+                                                        : "f32";
+        src = {attr("kind", "gptq"),
+               attr("bits", int64_t(q.getBits())),
+               attr("group_size", q.getGroupSize()),
+               attr("sym", b.getBoolAttr(q.isSymmetric())),
+               attr("packing", q.getPacking()),
+               attr("scale_type", scale)};
+      } else {
+        src = {attr("kind", "dense")};
+      }
+      pim::WeightOp::create(
+          top, loc, top.getStringAttr(p.weight.getName()),
+          FlatSymbolRefAttr::get(top.getContext(), "weights"),
+          top.getStringAttr(m.fmt), top.getDenseI64ArrayAttr({pn, pk}),
+          top.getStringAttr("gemv_rows"),
+          top.getDictionaryAttr(
+              {attr("n0", n0), attr("ch0", ch0), attr("nch", nch),
+               attr("row0", row0), attr("k_rows", partRows), attr("k0", k0),
+               attr("k_len", kLen), attr("source", b.getDictionaryAttr(src))}),
+          top.getDenseI64ArrayAttr({row0, I * partRows}),
+          top.getI64IntegerAttr(nch * m.B * I * partRows * m.rowBytes));
+      if (part == 0)
+        weightBindingBytes += pn * pk * 2;
+      n0 += pn;
     }
-    pim::WeightOp::create(
-        top, loc, top.getStringAttr(p.weight.getName()),
-        FlatSymbolRefAttr::get(top.getContext(), "weights"),
-        top.getStringAttr(m.fmt), top.getDenseI64ArrayAttr({pn, pk}),
-        top.getStringAttr("gemv_rows"),
-        top.getDictionaryAttr({attr("n0", n0), attr("ch0", ch0),
-                               attr("nch", nch), attr("row0", row0),
-                               attr("k_rows", partRows), attr("k0", k0),
-                               attr("k_len", kLen),
-                               attr("source", b.getDictionaryAttr(src))}),
-        top.getDenseI64ArrayAttr({row0, I * partRows}),
-        top.getI64IntegerAttr(nch * m.B * I * partRows * m.rowBytes));
-    if (part == 0)
-      weightBindingBytes += pn * pk * 2;
-    n0 += pn;
-  }
 
-  // The stream: per output group i, MACs over the K rows (reloading the
-  // global buffer per buffer-sized chunk of x when K does not fit), then the
-  // accumulators out to the host.
-  Slot out = alloc(I * nch * m.B);
-  partOut.push_back(out);
-  std::string sname =
-      P == 1 ? llvm::formatv("{0}.{1}", currentLayer, name).str()
-             : llvm::formatv("{0}.{1}.p{2}", currentLayer, name, part).str();
-  auto s = stream(sname, ch0, nch, dispatchInfo(anchor, "linear"));
-  int64_t xoff = xin.off + k0 * 2;
-  int64_t K = kLen, kRows = pRows;
-  OpBuilder sb = OpBuilder::atBlockEnd(&s.getBody().front());
-  // Output groups run in batches of A (the target's accumulator registers):
-  // the A groups of a batch accumulate into registers 0..A-1 from one input
-  // broadcast and are read out together, so barriers and broadcasts are paid
-  // per batch. The input is written into the global buffer in segments of
-  // half a buffer, so the next segment's wr_gb overlaps the MACs reading the
-  // other half; when x fits in the buffer it is written once for all groups.
-  int64_t A = std::max<int64_t>(1, std::min(m.t.pim.accumulators, I));
-  int64_t fullBatches = I / A, rem = I % A;
-  // Group index of register a: base + A*i + a (i: the batch loop, if any).
-  auto groupExpr = [&](int64_t base, int64_t a, bool looped, int64_t scale,
-                       int64_t add) {
-    std::string e = std::to_string(add + scale * (base + a));
-    if (looped)
-      e += llvm::formatv("+{0}*i", scale * A).str();
-    return e;
-  };
-  auto readouts = [&](OpBuilder &ob, int64_t base, int64_t nb, bool looped) {
-    for (int64_t a = 0; a < nb; ++a) {
+    // The stream: per output group i, MACs over the K rows (reloading the
+    // global buffer per buffer-sized chunk of x when K does not fit), then the
+    // accumulators out to the host.
+    Slot out = alloc(I * nch * m.B);
+    partOut.push_back(out);
+    std::string sname =
+        P == 1 ? llvm::formatv("{0}.{1}", currentLayer, name).str()
+               : llvm::formatv("{0}.{1}.p{2}", currentLayer, name, part).str();
+    auto s = stream(sname, ch0, nch, dispatchInfo(anchor, "linear"));
+    int64_t xoff = xin.off + k0 * 2;
+    int64_t K = kLen, kRows = pRows;
+    OpBuilder sb = OpBuilder::atBlockEnd(&s.getBody().front());
+    // Output groups run in batches of A (the target's accumulator registers):
+    // the A groups of a batch accumulate into registers 0..A-1 from one input
+    // broadcast and are read out together, so barriers and broadcasts are paid
+    // per batch. The input is written into the global buffer in segments of
+    // half a buffer, so the next segment's wr_gb overlaps the MACs reading the
+    // other half; when x fits in the buffer it is written once for all groups.
+    int64_t A = std::max<int64_t>(1, std::min(m.t.pim.accumulators, I));
+    int64_t fullBatches = I / A, rem = I % A;
+    // Group index of register a: base + A*i + a (i: the batch loop, if any).
+    auto groupExpr = [&](int64_t base, int64_t a, bool looped, int64_t scale,
+                         int64_t add) {
+      std::string e = std::to_string(add + scale * (base + a));
+      if (looped)
+        e += llvm::formatv("+{0}*i", scale * A).str();
+      return e;
+    };
+    auto readouts = [&](OpBuilder &ob, int64_t base, int64_t nb, bool looped) {
+      for (int64_t a = 0; a < nb; ++a) {
+        SmallVector<NamedAttribute> f{
+            attr("count", m.units / m.perBurst),
+            attr("data",
+                 "act+" + groupExpr(base, a, looped, 4 * m.B * nch, out.off) +
+                     llvm::formatv("+{0}*ch", 4 * m.B).str())};
+        if (a > 0)
+          f.push_back(attr("reg", a));
+        macro(ob, "rd_acc", f);
+      }
+      barrier(ob);
+    };
+    auto mac = [&](OpBuilder &ob, int64_t r, int64_t gbByte, int64_t base,
+                   int64_t a, bool looped) {
+      int64_t colsHere = std::min(m.cols, ceilDiv(K - r * m.E, m.lanes));
       SmallVector<NamedAttribute> f{
-          attr("count", m.units / m.perBurst),
-          attr("data", "act+" + groupExpr(base, a, looped, 4 * m.B * nch,
-                                          out.off) +
-                           llvm::formatv("+{0}*ch", 4 * m.B).str())};
+          attr("row", groupExpr(base, a, looped, kRows, row0 + r)),
+          attr("col", int64_t(0)), attr("count", colsHere)};
+      if (gbByte > 0)
+        f.push_back(attr("offset", gbByte));
       if (a > 0)
         f.push_back(attr("reg", a));
-      macro(ob, "rd_acc", f);
-    }
-    barrier(ob);
-  };
-  auto mac = [&](OpBuilder &ob, int64_t r, int64_t gbByte, int64_t base,
-                 int64_t a, bool looped) {
-    int64_t colsHere = std::min(m.cols, ceilDiv(K - r * m.E, m.lanes));
-    SmallVector<NamedAttribute> f{
-        attr("row", groupExpr(base, a, looped, kRows, row0 + r)),
-        attr("col", int64_t(0)), attr("count", colsHere)};
-    if (gbByte > 0)
-      f.push_back(attr("offset", gbByte));
-    if (a > 0)
-      f.push_back(attr("reg", a));
-    macro(ob, "mac_ab", f);
-  };
-  int64_t halfRows = m.gbEl / 2 / m.E;
-  bool fits = kRows * m.E <= m.gbEl;
-  if (fits) {
-    broadcast(sb, 0, xoff, kRows * m.E * 2);
-    barrier(sb);
-  }
-  // One batch of nb groups starting at group base (+ A*i when looped).
-  auto batch = [&](OpBuilder &lb, int64_t base, int64_t nb, bool looped) {
+      macro(ob, "mac_ab", f);
+    };
+    int64_t halfRows = m.gbEl / 2 / m.E;
+    bool fits = kRows * m.E <= m.gbEl;
     if (fits) {
-      for (int64_t a = 0; a < nb; ++a)
-        for (int64_t r = 0; r < kRows; ++r)
-          mac(lb, r, r * m.E * 2, base, a, looped);
-      barrier(lb);
-    } else if (halfRows >= 1) {
-      int64_t segs = ceilDiv(kRows, halfRows);
-      int64_t halfBytes = m.gbBytes / 2;
-      auto segBytes = [&](int64_t sIdx) {
-        return std::min(halfRows, kRows - sIdx * halfRows) * m.E * 2;
-      };
-      broadcast(lb, 0, xoff, segBytes(0));
-      barrier(lb);
-      for (int64_t sIdx = 0; sIdx < segs; ++sIdx) {
-        int64_t half = sIdx % 2;
-        for (int64_t a = 0; a < nb; ++a)
-          for (int64_t j = 0; j < halfRows && sIdx * halfRows + j < kRows; ++j)
-            mac(lb, sIdx * halfRows + j, half * halfBytes + j * m.E * 2, base,
-                a, looped);
-        if (sIdx + 1 < segs)
-          broadcast(lb, (1 - half) * halfBytes,
-                    xoff + (sIdx + 1) * halfRows * m.E * 2,
-                    segBytes(sIdx + 1));
-        barrier(lb);
-      }
-    } else {
-      // A DRAM row is more than half the buffer (gddr6-aim): one row per
-      // broadcast, no overlap.
-      int64_t rowsPerChunk = std::max<int64_t>(1, m.gbEl / m.E);
-      int64_t chunks = ceilDiv(kRows, rowsPerChunk);
-      for (int64_t c = 0; c < chunks; ++c) {
-        int64_t rowsHere = std::min(rowsPerChunk, kRows - c * rowsPerChunk);
-        broadcast(lb, 0, xoff + c * m.gbBytes, rowsHere * m.E * 2);
-        barrier(lb);
-        for (int64_t a = 0; a < nb; ++a)
-          for (int64_t j = 0; j < rowsHere; ++j)
-            mac(lb, c * rowsPerChunk + j, j * m.E * 2, base, a, looped);
-        barrier(lb);
-      }
+      broadcast(sb, 0, xoff, kRows * m.E * 2);
+      barrier(sb);
     }
-    readouts(lb, base, nb, looped);
-  };
-  if (fullBatches > 1) {
-    OpBuilder lb = loop(sb, "i", b.getI64IntegerAttr(fullBatches));
-    batch(lb, 0, A, /*looped=*/true);
-  } else if (fullBatches == 1) {
-    batch(sb, 0, A, false);
-  }
-  if (rem > 0)
-    batch(sb, fullBatches * A, rem, false);
-  step(sname);
+    // One batch of nb groups starting at group base (+ A*i when looped).
+    auto batch = [&](OpBuilder &lb, int64_t base, int64_t nb, bool looped) {
+      if (fits) {
+        for (int64_t a = 0; a < nb; ++a)
+          for (int64_t r = 0; r < kRows; ++r)
+            mac(lb, r, r * m.E * 2, base, a, looped);
+        barrier(lb);
+      } else if (halfRows >= 1) {
+        int64_t segs = ceilDiv(kRows, halfRows);
+        int64_t halfBytes = m.gbBytes / 2;
+        auto segBytes = [&](int64_t sIdx) {
+          return std::min(halfRows, kRows - sIdx * halfRows) * m.E * 2;
+        };
+        broadcast(lb, 0, xoff, segBytes(0));
+        barrier(lb);
+        for (int64_t sIdx = 0; sIdx < segs; ++sIdx) {
+          int64_t half = sIdx % 2;
+          for (int64_t a = 0; a < nb; ++a)
+            for (int64_t j = 0; j < halfRows && sIdx * halfRows + j < kRows;
+                 ++j)
+              mac(lb, sIdx * halfRows + j, half * halfBytes + j * m.E * 2, base,
+                  a, looped);
+          if (sIdx + 1 < segs)
+            broadcast(lb, (1 - half) * halfBytes,
+                      xoff + (sIdx + 1) * halfRows * m.E * 2,
+                      segBytes(sIdx + 1));
+          barrier(lb);
+        }
+      } else {
+        // A DRAM row is more than half the buffer (gddr6-aim): one row per
+        // broadcast, no overlap.
+        int64_t rowsPerChunk = std::max<int64_t>(1, m.gbEl / m.E);
+        int64_t chunks = ceilDiv(kRows, rowsPerChunk);
+        for (int64_t c = 0; c < chunks; ++c) {
+          int64_t rowsHere = std::min(rowsPerChunk, kRows - c * rowsPerChunk);
+          broadcast(lb, 0, xoff + c * m.gbBytes, rowsHere * m.E * 2);
+          barrier(lb);
+          for (int64_t a = 0; a < nb; ++a)
+            for (int64_t j = 0; j < rowsHere; ++j)
+              mac(lb, c * rowsPerChunk + j, j * m.E * 2, base, a, looped);
+          barrier(lb);
+        }
+      }
+      readouts(lb, base, nb, looped);
+    };
+    if (fullBatches > 1) {
+      OpBuilder lb = loop(sb, "i", b.getI64IntegerAttr(fullBatches));
+      batch(lb, 0, A, /*looped=*/true);
+    } else if (fullBatches == 1) {
+      batch(sb, 0, A, false);
+    }
+    if (rem > 0)
+      batch(sb, fullBatches * A, rem, false);
+    step(sname);
   } // parts: their streams run concurrently on disjoint channels
   stepBarrier();
 
@@ -906,8 +739,8 @@ Geometry &Lowering::geometry(int64_t hd, int64_t window, int64_t S) {
   g.krow = param("krow" + sfx, 0, g.KR - 1, g.slot, 0, m.B * g.kpr, 0);
   g.vrow = param("vrow" + sfx, 0, g.VR - 1, g.slot, 0, m.E, 0);
   g.vcol = param("vcol" + sfx, 0, m.cols - 1, g.slot, 0, m.lanes, m.cols);
-  g.kvRows = param("kv_rows" + sfx, 1, g.KR, g.kvLen, m.B * g.kpr - 1,
-                   m.B * g.kpr, 0);
+  g.kvRows =
+      param("kv_rows" + sfx, 1, g.KR, g.kvLen, m.B * g.kpr - 1, m.B * g.kpr, 0);
   g.vrows = param("vrows" + sfx, 1, g.VR, g.kvLen, m.E - 1, m.E, 0);
   if (ring)
     g.vgroup = param("vgroup" + sfx, 0, ceilDiv(maxT, m.lanes) - 1, g.slot, 0,
@@ -1032,8 +865,8 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
                         "dim");
   if (hd % m.lanes != 0 || hd / m.lanes > m.cols)
     return op.emitError() << "PIM lowering: head dim " << hd
-                          << " must be a multiple of the PIM lanes ("
-                          << m.lanes << ") and at most one DRAM row";
+                          << " must be a multiple of the PIM lanes (" << m.lanes
+                          << ") and at most one DRAM row";
   if (KVH > m.C)
     return op.emitError() << "PIM lowering: " << KVH
                           << " KV heads need one channel each, target has "
@@ -1061,8 +894,8 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
                           << " keys needs " << g.VR * m.E * 2
                           << " bytes of probabilities in the global buffer; "
                              "the target has "
-                          << m.gbBytes << " (use --max-context "
-                          << m.gbEl << " or less)";
+                          << m.gbBytes << " (use --max-context " << m.gbEl
+                          << " or less)";
   int64_t cacheIdx = key->second.first;
   CacheInfo &ci = caches[cacheIdx];
   kvChannels = std::max(kvChannels, NC * S);
@@ -1083,29 +916,27 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
   Slot stage = alloc(NC * hd * m.lanes * groups, m.fmt);
   Slot qimg = alloc(H * m.E, m.fmt);
   hostOp("pack", {attr("in", buf(kin)), attr("out", buf(kslot)),
-                  attr("blocks", KVH), attr("block", hd),
-                  attr("in_stride", hd), attr("out_stride", R * hd),
-                  attr("replicate", R)});
+                  attr("blocks", KVH), attr("block", hd), attr("in_stride", hd),
+                  attr("out_stride", R * hd), attr("replicate", R)});
   if (R > 1) {
     Slot vrep = alloc(NC * hd);
-    hostOp("pack", {attr("in", buf(vin)), attr("out", buf(vrep)),
-                    attr("blocks", KVH), attr("block", hd),
-                    attr("in_stride", hd), attr("out_stride", R * hd),
-                    attr("replicate", R)});
+    hostOp("pack",
+           {attr("in", buf(vin)), attr("out", buf(vrep)), attr("blocks", KVH),
+            attr("block", hd), attr("in_stride", hd),
+            attr("out_stride", R * hd), attr("replicate", R)});
     vin = vrep;
   }
-  hostOp("v_stage", {attr("in", buf(vin)), attr("out", buf(stage)),
-                     attr("heads", NC), attr("head_dim", hd),
-                     attr("lanes", m.lanes), attr("groups", groups),
-                     attr("clear", b.getBoolAttr(g.window == 0)),
-                     attr("replicas", R),
-                     attr("param", g.slot)});
+  hostOp("v_stage",
+         {attr("in", buf(vin)), attr("out", buf(stage)), attr("heads", NC),
+          attr("head_dim", hd), attr("lanes", m.lanes), attr("groups", groups),
+          attr("clear", b.getBoolAttr(g.window == 0)), attr("replicas", R),
+          attr("param", g.slot)});
   Slot qdst = qimg;
-  hostOp("pack", {attr("in", buf(qin)), attr("out", buf(qdst)),
-                  attr("blocks", H), attr("block", hd),
-                  attr("in_stride", hd), attr("out_stride", m.E),
-                  attr("replicate", g.kpr),
-                  attr("scale", b.getF64FloatAttr(op.getScale().convertToFloat()))});
+  hostOp("pack",
+         {attr("in", buf(qin)), attr("out", buf(qdst)), attr("blocks", H),
+          attr("block", hd), attr("in_stride", hd), attr("out_stride", m.E),
+          attr("replicate", g.kpr),
+          attr("scale", b.getF64FloatAttr(op.getScale().convertToFloat()))});
   flush();
 
   // Stream 1: append K (one key = cpk columns of bank slot % B) and V^T
@@ -1179,11 +1010,12 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
         break;
       }
     int64_t batches = g.kpr / Ag;
-    OpBuilder cb = batches > 1 ? loop(rb, "c", b.getI64IntegerAttr(batches)) : rb;
+    OpBuilder cb =
+        batches > 1 ? loop(rb, "c", b.getI64IntegerAttr(batches)) : rb;
     for (int64_t a = 0; a < Ag; ++a) {
-      std::string col = batches > 1
-                            ? llvm::formatv("{0}+{1}*c", g.cpk * a, g.cpk * Ag).str()
-                            : std::to_string(g.cpk * a);
+      std::string col =
+          batches > 1 ? llvm::formatv("{0}+{1}*c", g.cpk * a, g.cpk * Ag).str()
+                      : std::to_string(g.cpk * a);
       SmallVector<NamedAttribute> f{
           attr("row", llvm::formatv("{0}+r", kbase).str()),
           attr("col", b.getStringAttr(col)), attr("count", g.cpk)};
@@ -1253,45 +1085,6 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
   return success();
 }
 
-/// The backend contract: @forward is a language model's step, as the HF
-/// importer writes it (token ids, their offset, one KV cache per layer;
-/// logits first), with an embedding and a vocabulary head. A graph from the
-/// FX or ONNX importers (plain tensors in and out) is not, and would
-/// otherwise fail deep inside the lowering.
-LogicalResult checkDecodeContract(func::FuncOp forward) {
-  FunctionType type = forward.getFunctionType();
-  auto describe = [&] {
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    llvm::interleaveComma(type.getInputs(), os);
-    return s;
-  };
-  auto tokens = type.getNumInputs() > 0
-                    ? dyn_cast<RankedTensorType>(type.getInput(0))
-                    : RankedTensorType();
-  bool ok = tokens && tokens.getRank() == 1 &&
-            tokens.getElementType().isInteger() && type.getNumInputs() >= 2 &&
-            type.getInput(1).isIndex();
-  for (Type t : type.getInputs().drop_front(std::min<size_t>(2, type.getNumInputs())))
-    ok &= isa<llm::KVCacheType>(t);
-  bool hasEmbedding = false, hasHead = false;
-  forward.walk([&](Operation *op) {
-    hasEmbedding |= isa<llm::EmbeddingOp>(op);
-    hasHead |= isa<llm::LMHeadOp>(op);
-  });
-  if (ok && hasEmbedding && hasHead)
-    return success();
-  return forward.emitError()
-         << "PIM lowering expects a language model's decode step: "
-            "@forward(token ids, offset, one KV cache per layer) with an "
-            "llm.embedding and an llm.lm_head (as the Hugging Face importer "
-            "writes it); this @forward takes ("
-         << describe() << ")"
-         << (ok ? (hasEmbedding ? " and has no llm.lm_head"
-                                : " and has no llm.embedding")
-                : "");
-}
-
 FailureOr<pim::ProgramOp> Lowering::run() {
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!forward)
@@ -1302,9 +1095,9 @@ FailureOr<pim::ProgramOp> Lowering::run() {
   maxContext = opts.maxContext > 0 ? opts.maxContext
                                    : std::min<int64_t>(modelContext, m.gbEl);
   if (maxContext > modelContext)
-    return module.emitError() << "--max-context " << maxContext
-                              << " exceeds the model's maximum context "
-                              << modelContext,
+    return module.emitError()
+               << "--max-context " << maxContext
+               << " exceeds the model's maximum context " << modelContext,
            failure();
 
   top.setInsertionPointToEnd(module.getBody());
@@ -1326,26 +1119,7 @@ FailureOr<pim::ProgramOp> Lowering::run() {
     if (isa<llm::KVCacheType>(arg.getType()))
       cacheOf[arg] = i;
 
-  // Collect every unsupported op first: one error lists them all.
-  std::map<std::string, std::pair<int, Operation *>> unsupported;
-  for (Operation &op : body) {
-    if (isLowerableOp(&op))
-      continue;
-    auto &u = unsupported[op.getName().getStringRef().str()];
-    if (u.first++ == 0)
-      u.second = &op;
-  }
-  if (!unsupported.empty()) {
-    std::string list;
-    for (auto &[name, u] : unsupported)
-      list += llvm::formatv("{0}'{1}' x{2}", list.empty() ? "" : ", ", name,
-                            u.first)
-                  .str();
-    InFlightDiagnostic d = unsupported.begin()->second.second->emitError()
-                           << "PIM lowering does not support: " << list;
-    return failure();
-  }
-  if (failed(checkDecodeContract(forward)))
+  if (failed(checkBackendContract(module)))
     return failure();
 
   // Memory plan, first part: the KV rows of every attention come first in
@@ -1387,8 +1161,8 @@ FailureOr<pim::ProgramOp> Lowering::run() {
         return e.emitError("PIM lowering: embedding table must be a weight"),
                failure();
       Slot out = alloc(tokenElements(e.getType()));
-      hostOp("embedding", {attr("table", tensorRef(table)),
-                           attr("out", buf(out))});
+      hostOp("embedding",
+             {attr("table", tensorRef(table)), attr("out", buf(out))});
       slots[e.getResult()] = out;
       continue;
     }
@@ -1402,8 +1176,8 @@ FailureOr<pim::ProgramOp> Lowering::run() {
               attr("weight", tensorRef(w)),
               attr("eps", b.getF64FloatAttr(n.getEpsilon().convertToFloat())),
               attr("groups", in.n / D),
-              attr("gemma", b.getBoolAttr(n.getStyle() ==
-                                          llm::NormStyle::Gemma))});
+              attr("gemma",
+                   b.getBoolAttr(n.getStyle() == llm::NormStyle::Gemma))});
       slots[n.getResult()] = out;
       continue;
     }
@@ -1427,11 +1201,11 @@ FailureOr<pim::ProgramOp> Lowering::run() {
           return l.emitError("PIM lowering: linear weight must be an "
                              "llm.weight"),
                  failure();
-      std::string name = parts.size() == 3   ? "qkv"
-                         : parts.size() == 1 ? "linear" + std::to_string(gemvCount)
-                                             : "fused" + std::to_string(gemvCount);
-      if (parts.size() == 1 &&
-          parts[0].weight.getName().contains("o_proj"))
+      std::string name = parts.size() == 3 ? "qkv"
+                         : parts.size() == 1
+                             ? "linear" + std::to_string(gemvCount)
+                             : "fused" + std::to_string(gemvCount);
+      if (parts.size() == 1 && parts[0].weight.getName().contains("o_proj"))
         name = "o_proj";
       ++gemvCount;
       emitGemv(name, l.getInput(), parts, op);
@@ -1496,7 +1270,9 @@ FailureOr<pim::ProgramOp> Lowering::run() {
         if (v)
           ro.push_back(attr(k, *v));
       };
-      f64("factor", r.getFactorAttr() ? std::optional<APFloat>(r.getFactorAttr().getValue()) : std::nullopt);
+      f64("factor", r.getFactorAttr()
+                        ? std::optional<APFloat>(r.getFactorAttr().getValue())
+                        : std::nullopt);
       i64("original_max_position_embeddings",
           r.getOriginalMaxPositionEmbeddings());
       i64("max_position_embeddings", r.getMaxPositionEmbeddings());
@@ -1513,10 +1289,10 @@ FailureOr<pim::ProgramOp> Lowering::run() {
       opt("mscale_all_dim", r.getMscaleAllDimAttr());
       if (auto tr = r.getTruncateAttr())
         ro.push_back(attr("truncate", tr));
-      hostOp("rope", {attr("in", buf(in)), attr("out", buf(out)),
-                      attr("heads", t.getDimSize(1)),
-                      attr("head_dim", t.getDimSize(2)),
-                      attr("rope", b.getDictionaryAttr(ro))});
+      hostOp("rope",
+             {attr("in", buf(in)), attr("out", buf(out)),
+              attr("heads", t.getDimSize(1)), attr("head_dim", t.getDimSize(2)),
+              attr("rope", b.getDictionaryAttr(ro))});
       slots[r.getResult()] = out;
       continue;
     }
@@ -1551,8 +1327,8 @@ FailureOr<pim::ProgramOp> Lowering::run() {
       Slot x = contiguous(lookup(add.getLhs()));
       Slot y = contiguous(lookup(add.getRhs()));
       Slot out = alloc(x.n);
-      hostOp("add", {attr("a", buf(x)), attr("b", buf(y)),
-                     attr("out", buf(out))});
+      hostOp("add",
+             {attr("a", buf(x)), attr("b", buf(y)), attr("out", buf(out))});
       slots[add.getResult()] = out;
       continue;
     }
@@ -1602,25 +1378,21 @@ FailureOr<pim::ProgramOp> Lowering::run() {
   if (!paramOps.empty())
     rb.setInsertionPointAfter(paramOps.back());
   if (kvRows > 0)
-    pim::RegionOp::create(rb, loc, rb.getStringAttr("kv"),
-                          rb.getStringAttr("kv_cache"),
-                          rb.getDenseI64ArrayAttr({0, kvChannels}),
-                          rb.getDenseI64ArrayAttr({0, m.B}),
-                          rb.getDenseI64ArrayAttr({0, kvRows}),
-                          rb.getI64IntegerAttr(kvChannels * m.B * kvRows *
-                                               m.rowBytes));
-  pim::RegionOp::create(rb, loc, rb.getStringAttr("weights"),
-                        rb.getStringAttr("weights"),
-                        rb.getDenseI64ArrayAttr({0, m.C}),
-                        rb.getDenseI64ArrayAttr({0, m.B}),
-                        rb.getDenseI64ArrayAttr({kvRows, wRows}),
-                        rb.getI64IntegerAttr(m.C * m.B * wRows * m.rowBytes));
-  pim::RegionOp::create(rb, loc, rb.getStringAttr("act"),
-                        rb.getStringAttr("activations"),
-                        rb.getDenseI64ArrayAttr({0, m.C}),
-                        rb.getDenseI64ArrayAttr({0, m.B}),
-                        rb.getDenseI64ArrayAttr({kvRows + wRows, aRows}),
-                        rb.getI64IntegerAttr(ceilDiv(actBytes, 64) * 64));
+    pim::RegionOp::create(
+        rb, loc, rb.getStringAttr("kv"), rb.getStringAttr("kv_cache"),
+        rb.getDenseI64ArrayAttr({0, kvChannels}),
+        rb.getDenseI64ArrayAttr({0, m.B}), rb.getDenseI64ArrayAttr({0, kvRows}),
+        rb.getI64IntegerAttr(kvChannels * m.B * kvRows * m.rowBytes));
+  pim::RegionOp::create(
+      rb, loc, rb.getStringAttr("weights"), rb.getStringAttr("weights"),
+      rb.getDenseI64ArrayAttr({0, m.C}), rb.getDenseI64ArrayAttr({0, m.B}),
+      rb.getDenseI64ArrayAttr({kvRows, wRows}),
+      rb.getI64IntegerAttr(m.C * m.B * wRows * m.rowBytes));
+  pim::RegionOp::create(
+      rb, loc, rb.getStringAttr("act"), rb.getStringAttr("activations"),
+      rb.getDenseI64ArrayAttr({0, m.C}), rb.getDenseI64ArrayAttr({0, m.B}),
+      rb.getDenseI64ArrayAttr({kvRows + wRows, aRows}),
+      rb.getI64IntegerAttr(ceilDiv(actBytes, 64) * 64));
   top.setInsertionPointToEnd(&program.getBody().front());
   pim::EntryOp::create(top, loc, top.getStringAttr("decode"),
                        top.getArrayAttr(steps));
@@ -1633,63 +1405,37 @@ FailureOr<pim::ProgramOp> Lowering::run() {
 
 } // namespace
 
-FailureOr<pim::ProgramOp> pimc::backend::lowerToPIM(
-    ModuleOp module, const pimsim::Target &target,
-    const BackendOptions &options) {
+FailureOr<ProgramOp> pimc::pim::lowerToPIM(ModuleOp module,
+                                           const pimsim::Target &target,
+                                           const BackendOptions &options) {
   Lowering l(module, target, options);
   return l.run();
 }
 
-//===----------------------------------------------------------------------===//
-// Passes
-//===----------------------------------------------------------------------===//
+namespace pimc::pim {
+#define GEN_PASS_DEF_CONVERTLLMTOPIM
+#include "pimc/Conversion/LLMToPIM/Passes.h.inc"
+} // namespace pimc::pim
 
 namespace {
-struct DispatchPass
-    : public PassWrapper<DispatchPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DispatchPass)
-  DispatchPass(const pimsim::Target &t, const BackendOptions &o)
-      : target(t), options(o) {}
-  StringRef getArgument() const override { return "pimc-dispatch"; }
-  StringRef getDescription() const override {
-    return "Annotate llm ops with their placement (PIM or host) and costs";
-  }
+struct ConvertLLMToPIMPass
+    : public pimc::pim::impl::ConvertLLMToPIMBase<ConvertLLMToPIMPass> {
+  using ConvertLLMToPIMBase::ConvertLLMToPIMBase;
   void runOnOperation() override {
-    if (failed(annotateDispatch(getOperation(), target, options)))
+    ModuleOp module = getOperation();
+    FailureOr<pimsim::Target> target = TargetAttr::lookup(module);
+    if (failed(target))
+      return signalPassFailure();
+    BackendOptions options;
+    options.maxContext = maxContext;
+    options.channels = channels;
+    options.attentionSplit = attentionSplit;
+    options.targetHash =
+        module->getAttrOfType<TargetAttr>(TargetAttr::kModuleAttrName)
+            .getHash()
+            .str();
+    if (failed(lowerToPIM(module, *target, options)))
       signalPassFailure();
   }
-  const pimsim::Target &target;
-  const BackendOptions &options;
-};
-
-struct LowerToPIMPass
-    : public PassWrapper<LowerToPIMPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerToPIMPass)
-  LowerToPIMPass(const pimsim::Target &t, const BackendOptions &o)
-      : target(t), options(o) {}
-  StringRef getArgument() const override { return "pimc-lower-to-pim"; }
-  StringRef getDescription() const override {
-    return "Place, fuse, schedule and lower llm @forward to a pim.program";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<pim::PIMDialect>();
-  }
-  void runOnOperation() override {
-    if (failed(lowerToPIM(getOperation(), target, options)))
-      signalPassFailure();
-  }
-  const pimsim::Target &target;
-  const BackendOptions &options;
 };
 } // namespace
-
-std::unique_ptr<Pass>
-pimc::backend::createDispatchPass(const pimsim::Target &target,
-                                  const BackendOptions &options) {
-  return std::make_unique<DispatchPass>(target, options);
-}
-std::unique_ptr<Pass>
-pimc::backend::createLowerToPIMPass(const pimsim::Target &target,
-                                    const BackendOptions &options) {
-  return std::make_unique<LowerToPIMPass>(target, options);
-}

@@ -1,0 +1,107 @@
+//===- Passes.h - llm -> pim backend passes and pipeline --------*- C++ -*-===//
+//
+// The backend as registered passes (Passes.td) and the one pipeline,
+// `pim-backend`, that `pimc compile`, `pimc support` and `pimc-opt` run.
+// Strategy and decisions: docs/backend.md.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIMC_CONVERSION_LLMTOPIM_PASSES_H
+#define PIMC_CONVERSION_LLMTOPIM_PASSES_H
+
+#include "pimc/Dialect/PIM/IR/PIMDialect.h"
+
+#include "pimsim/Target.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "llvm/Support/Error.h"
+
+#include <map>
+#include <string>
+
+namespace pimc::pim {
+
+#define GEN_PASS_DECL
+#include "pimc/Conversion/LLMToPIM/Passes.h.inc"
+
+/// What the conversion needs besides the target (the options of
+/// convert-llm-to-pim and pim-dispatch, for callers outside a pass).
+struct BackendOptions {
+  /// KV-cache positions to provision; 0: the model's maximum context capped
+  /// by what the target's attention mapping supports.
+  int64_t maxContext = 0;
+  /// Per op class ("linear", "attention", "elementwise") a forced unit
+  /// ("pim", "host"); empty: the cost model decides.
+  std::map<std::string, std::string> dispatch;
+  /// The target file's content hash, recorded in the program.
+  std::string targetHash;
+  /// Use only the first N channels of the device (0: all), e.g. to leave
+  /// the rest to another model.
+  int64_t channels = 0;
+  /// Parts S of the sequence each KV head's attention is split over (each
+  /// on its own channels, merged by attn_combine; docs/backend.md, "Split
+  /// attention"); 0: the cost model decides; 1: no split.
+  int64_t attentionSplit = 0;
+};
+
+/// Reads `class=unit` dispatch overrides (pim-dispatch's `force`, pimc's
+/// --dispatch); errors name the entry.
+llvm::Expected<std::map<std::string, std::string>>
+parseDispatchOverrides(llvm::ArrayRef<std::string> entries);
+
+/// Whether convert-llm-to-pim has a lowering for `op` (what `pimc support`
+/// reports and the contract checks).
+bool isLowerableOp(mlir::Operation *op);
+
+/// pim-dispatch on `module` for `target`.
+mlir::LogicalResult annotateDispatch(mlir::ModuleOp module,
+                                     const pimsim::Target &target,
+                                     const BackendOptions &options);
+
+/// pim-check-contract on `module`.
+mlir::LogicalResult checkBackendContract(mlir::ModuleOp module);
+
+/// convert-llm-to-pim on `module`: the pim.program appended to it. Errors
+/// are diagnostics on the offending op.
+mlir::FailureOr<ProgramOp> lowerToPIM(mlir::ModuleOp module,
+                                      const pimsim::Target &target,
+                                      const BackendOptions &options);
+
+/// The phases of `pim-backend`, for drivers that stop in between.
+enum class BackendPhase {
+  Dispatch, // pim-register-target, pim-dispatch: annotated llm IR
+  Program,  // pim-check-contract, convert-llm-to-pim: a pim.program
+};
+
+struct BackendPipelineOptions
+    : public mlir::PassPipelineOptions<BackendPipelineOptions> {
+  Option<std::string> target{*this, "target",
+                             llvm::cl::desc("target description file")};
+  ListOption<std::string> dispatch{
+      *this, "dispatch", llvm::cl::desc("class=unit dispatch overrides")};
+  Option<int64_t> maxContext{*this, "max-context",
+                             llvm::cl::desc("KV-cache positions (0: auto)"),
+                             llvm::cl::init(0)};
+  Option<int64_t> channels{*this, "channels",
+                           llvm::cl::desc("channels to use (0: all)"),
+                           llvm::cl::init(0)};
+  Option<int64_t> attentionSplit{
+      *this, "attention-split",
+      llvm::cl::desc("attention parts per KV head (0: auto)"),
+      llvm::cl::init(0)};
+};
+
+/// Adds the passes of phases [first, last] of `pim-backend`.
+void buildBackendPipeline(mlir::OpPassManager &pm,
+                          const BackendPipelineOptions &options,
+                          BackendPhase first = BackendPhase::Dispatch,
+                          BackendPhase last = BackendPhase::Program);
+
+/// Registers the backend passes (pim and llm -> pim) and `pim-backend`.
+void registerBackendPasses();
+
+} // namespace pimc::pim
+
+#endif // PIMC_CONVERSION_LLMTOPIM_PASSES_H

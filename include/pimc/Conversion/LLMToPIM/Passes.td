@@ -1,0 +1,68 @@
+//===- Passes.td - llm -> pim backend passes -----------------*- tablegen -*-===//
+//
+// The backend pipeline `pim-backend` (docs/backend.md): pim-register-target,
+// pim-dispatch, pim-check-contract, convert-llm-to-pim. Each reads the
+// device from the module's #pim.target.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIMC_CONVERSION_LLMTOPIM_PASSES
+#define PIMC_CONVERSION_LLMTOPIM_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def PIMDispatch : Pass<"pim-dispatch", "::mlir::ModuleOp"> {
+  let summary = "decide where each llm op of @forward runs (PIM or host)";
+  let description = [{
+    Annotates every llm op of `@forward` with `pim.dispatch` ("pim" |
+    "host") and `pim.cost` ({pim_ns, host_ns}), from the target's cost
+    model: memory-bound GEMVs and attention over the KV cache go to the PIM
+    units when that is faster, everything else to the host. `force`
+    overrides the choice per op class (`linear=host`, `attention=pim`,
+    `elementwise=host`). A placement no unit can run is an error on the op,
+    once per distinct problem with a count.
+  }];
+  let options = [
+    ListOption<"force", "force", "std::string",
+               "per op class a forced unit: class=unit, class one of linear, "
+               "attention, elementwise; unit pim or host">,
+  ];
+}
+
+def PIMCheckContract : Pass<"pim-check-contract", "::mlir::ModuleOp"> {
+  let summary = "check that @forward is what convert-llm-to-pim accepts";
+  let description = [{
+    The backend contract: every op of `@forward` has a lowering (one error
+    lists every missing op with its count), and `@forward` is a language
+    model's decode step as the Hugging Face importer writes it (token ids,
+    their offset, one KV cache per layer; logits first) with an embedding
+    and a vocabulary head. Without this a graph from another frontend would
+    fail deep inside the conversion.
+  }];
+}
+
+def ConvertLLMToPIM : Pass<"convert-llm-to-pim", "::mlir::ModuleOp"> {
+  let summary = "place, fuse, schedule and lower @forward to a pim.program";
+  let description = [{
+    Lowers the dispatched decode step to a `pim.program` for the module's
+    #pim.target, appended to the module: GEMVs on the PIM units in the
+    gemv_rows layout (linears that share an input fused into one
+    broadcast), attention over the KV cache on the PIM units with softmax
+    on the near-memory unit, everything else as host ops fused into one
+    kernel per gap between PIM phases; then the memory plan and the entry
+    `decode`. A model that does not fit says by how much and what takes the
+    space. Strategy: docs/backend.md.
+  }];
+  let options = [
+    Option<"maxContext", "max-context", "int64_t", "0",
+           "KV-cache positions to provision (0: the model's maximum context "
+           "capped by what the attention mapping supports)">,
+    Option<"channels", "channels", "int64_t", "0",
+           "use only the first N channels of the device (0: all)">,
+    Option<"attentionSplit", "attention-split", "int64_t", "0",
+           "parts each KV head's attention is split over (0: the cost model "
+           "decides; 1: no split)">,
+  ];
+  let dependentDialects = ["::pimc::pim::PIMDialect"];
+}
+
+#endif // PIMC_CONVERSION_LLMTOPIM_PASSES

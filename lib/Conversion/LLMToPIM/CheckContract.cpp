@@ -1,0 +1,114 @@
+//===- CheckContract.cpp - pim-check-contract -----------------------------===//
+//
+// What convert-llm-to-pim accepts, checked before it starts (Passes.td).
+//
+//===----------------------------------------------------------------------===//
+#include "pimc/Conversion/LLMToPIM/Passes.h"
+#include "pimc/Dialect/LLM/IR/LLMDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <map>
+
+namespace pimc::pim {
+#define GEN_PASS_DEF_PIMCHECKCONTRACT
+#include "pimc/Conversion/LLMToPIM/Passes.h.inc"
+} // namespace pimc::pim
+
+using namespace mlir;
+using namespace pimc;
+using namespace pimc::pim;
+
+bool pimc::pim::isLowerableOp(Operation *op) {
+  return isa<arith::ConstantOp, arith::AddIOp, tensor::DimOp, func::ReturnOp,
+             llm::WeightOp, llm::EmbeddingOp, llm::RMSNormOp, llm::LinearOp,
+             llm::LMHeadOp, llm::GatedMLPOp, llm::ReshapeOp, llm::RopeOp,
+             llm::KVCacheAppendOp, llm::KVCacheReadOp, llm::AttentionOp,
+             llm::AddOp, llm::SliceOp>(op);
+}
+
+namespace {
+
+/// The backend contract: @forward is a language model's step, as the HF
+/// importer writes it (token ids, their offset, one KV cache per layer;
+/// logits first), with an embedding and a vocabulary head. A graph from the
+/// FX or ONNX importers (plain tensors in and out) is not, and would
+/// otherwise fail deep inside the lowering.
+LogicalResult checkDecodeContract(func::FuncOp forward) {
+  FunctionType type = forward.getFunctionType();
+  auto describe = [&] {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    llvm::interleaveComma(type.getInputs(), os);
+    return s;
+  };
+  auto tokens = type.getNumInputs() > 0
+                    ? dyn_cast<RankedTensorType>(type.getInput(0))
+                    : RankedTensorType();
+  bool ok = tokens && tokens.getRank() == 1 &&
+            tokens.getElementType().isInteger() && type.getNumInputs() >= 2 &&
+            type.getInput(1).isIndex();
+  for (Type t :
+       type.getInputs().drop_front(std::min<size_t>(2, type.getNumInputs())))
+    ok &= isa<llm::KVCacheType>(t);
+  bool hasEmbedding = false, hasHead = false;
+  forward.walk([&](Operation *op) {
+    hasEmbedding |= isa<llm::EmbeddingOp>(op);
+    hasHead |= isa<llm::LMHeadOp>(op);
+  });
+  if (ok && hasEmbedding && hasHead)
+    return success();
+  return forward.emitError()
+         << "PIM lowering expects a language model's decode step: "
+            "@forward(token ids, offset, one KV cache per layer) with an "
+            "llm.embedding and an llm.lm_head (as the Hugging Face importer "
+            "writes it); this @forward takes ("
+         << describe() << ")"
+         << (ok ? (hasEmbedding ? " and has no llm.lm_head"
+                                : " and has no llm.embedding")
+                : "");
+}
+
+/// Every op without a lowering, in one error on the first of them.
+LogicalResult checkLowerable(Block &body) {
+  std::map<std::string, std::pair<int, Operation *>> unsupported;
+  for (Operation &op : body) {
+    if (isLowerableOp(&op))
+      continue;
+    auto &u = unsupported[op.getName().getStringRef().str()];
+    if (u.first++ == 0)
+      u.second = &op;
+  }
+  if (unsupported.empty())
+    return success();
+  std::string list;
+  for (auto &[name, u] : unsupported)
+    list +=
+        llvm::formatv("{0}'{1}' x{2}", list.empty() ? "" : ", ", name, u.first)
+            .str();
+  unsupported.begin()->second.second->emitError()
+      << "PIM lowering does not support: " << list;
+  return failure();
+}
+
+struct CheckContractPass
+    : public pimc::pim::impl::PIMCheckContractBase<CheckContractPass> {
+  void runOnOperation() override {
+    if (failed(checkBackendContract(getOperation())))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+LogicalResult pimc::pim::checkBackendContract(ModuleOp module) {
+  auto forward = module.lookupSymbol<func::FuncOp>("forward");
+  if (!forward)
+    return module.emitError("no func.func @forward to compile");
+  if (failed(checkLowerable(forward.getBody().front())))
+    return failure();
+  return checkDecodeContract(forward);
+}

@@ -1,0 +1,50 @@
+//===- Pipeline.cpp - pim-backend: the one backend pipeline ---------------===//
+//
+// pimc compile, pimc support and pimc-opt all build the backend from here.
+//
+//===----------------------------------------------------------------------===//
+#include "pimc/Conversion/LLMToPIM/Passes.h"
+#include "pimc/Dialect/PIM/Transforms/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+using namespace pimc::pim;
+
+void pimc::pim::buildBackendPipeline(OpPassManager &pm,
+                                     const BackendPipelineOptions &options,
+                                     BackendPhase first, BackendPhase last) {
+  if (first <= BackendPhase::Dispatch && last >= BackendPhase::Dispatch) {
+    PIMRegisterTargetOptions target;
+    target.targetFile = options.target;
+    pm.addPass(createPIMRegisterTarget(target));
+    PIMDispatchOptions dispatch;
+    dispatch.force.assign(options.dispatch.begin(), options.dispatch.end());
+    pm.addPass(createPIMDispatch(dispatch));
+  }
+  if (first <= BackendPhase::Program && last >= BackendPhase::Program) {
+    pm.addPass(createPIMCheckContract());
+    ConvertLLMToPIMOptions convert;
+    convert.maxContext = options.maxContext;
+    convert.channels = options.channels;
+    convert.attentionSplit = options.attentionSplit;
+    pm.addPass(createConvertLLMToPIM(convert));
+  }
+}
+
+namespace {
+#define GEN_PASS_REGISTRATION
+#include "pimc/Conversion/LLMToPIM/Passes.h.inc"
+} // namespace
+
+void pimc::pim::registerBackendPasses() {
+  registerPIMPasses();
+  registerLLMToPIMPasses();
+  PassPipelineRegistration<BackendPipelineOptions>(
+      "pim-backend",
+      "The backend: register the target, dispatch, check the contract, "
+      "convert @forward to a pim.program (docs/backend.md)",
+      [](OpPassManager &pm, const BackendPipelineOptions &options) {
+        buildBackendPipeline(pm, options);
+      });
+}
