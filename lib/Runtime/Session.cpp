@@ -237,37 +237,26 @@ struct WeightSource {
 Expected<WeightSource> checkSource(const pimsim::WeightBinding &w,
                                    const GemvRowsLayout &g,
                                    const ckpt::WeightStore &store) {
-  auto need =
-      [&](const std::string &name, ArrayRef<int64_t> shape, const char *dtypes,
-          bool (*dtypeOk)(ckpt::DType)) -> Expected<const ckpt::TensorView *> {
-    const ckpt::TensorView *t = store.lookup(name);
+  WeightSource s;
+  if (!g.gptq) {
+    const ckpt::TensorView *t = store.lookup(w.tensor);
     if (!t)
-      return createStringError("checkpoint has no tensor '" + name +
+      return createStringError("checkpoint has no tensor '" + w.tensor +
                                "' that the program needs");
-    if (ArrayRef<int64_t>(t->shape) != shape)
+    if (ArrayRef<int64_t>(t->shape) != ArrayRef<int64_t>(w.shape))
       return createStringError(
           formatv("checkpoint tensor '{0}' has shape {1}, the program was "
                   "compiled for {2}",
-                  name, shapeString(t->shape), shapeString(shape)));
-    if (!dtypeOk(t->dtype))
+                  w.tensor, shapeString(t->shape), shapeString(w.shape)));
+    if (!ckpt::floatStorage(t->dtype) && t->dtype != ckpt::DType::F64)
       return createStringError(
-          formatv("checkpoint tensor '{0}' has dtype {1}, expected {2}", name,
-                  ckpt::dtypeName(t->dtype), dtypes));
-    return t;
-  };
-  auto isFloat = [](ckpt::DType d) {
-    return d == ckpt::DType::F32 || d == ckpt::DType::F16 ||
-           d == ckpt::DType::BF16 || d == ckpt::DType::F64;
-  };
-  WeightSource s;
-  int64_t N = w.shape[0], K = w.shape[1];
-  if (!g.gptq) {
-    auto t = need(w.tensor, w.shape, "F32, F16, BF16 or F64", isFloat);
-    if (!t)
-      return t.takeError();
-    s.dense = *t;
+          formatv("checkpoint tensor '{0}' has dtype {1}, expected F32, F16, "
+                  "BF16 or F64",
+                  w.tensor, ckpt::dtypeName(t->dtype)));
+    s.dense = t;
     return s;
   }
+  int64_t N = w.shape[0], K = w.shape[1];
   auto parts = ckpt::findGptqTensors(store, w.tensor, N, K, gptqScheme(g));
   if (!parts)
     return createStringError("checkpoint does not match the program: " +
@@ -524,7 +513,7 @@ ModelSession::open(Device &device, pimsim::Program program,
       return s.takeError();
     store = std::move(*s);
     if (Error e = checkModelIdentity(program.model, checkpointDir, *store))
-      return std::move(e);
+      return e;
   }
   return create(device, std::move(program), std::move(store), options);
 }

@@ -61,9 +61,7 @@ Expected<rt::RunRequest> requestOf(const RunCommandOptions &o) {
   if (o.startPos < 0)
     return createStringError(
         formatv("--start-pos: '{0}' is not an integer >= 0", o.startPos));
-  if (!o.program.empty() && o.promptIds.empty())
-    return createStringError("--prompt-ids is required");
-  if (!o.promptIds.empty()) {
+  if (!o.promptIds.empty()) { // none: the runtime says it is required
     auto prompt = rt::parsePromptIds(o.promptIds);
     if (!prompt)
       return prompt.takeError();

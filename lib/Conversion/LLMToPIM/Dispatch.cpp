@@ -37,6 +37,9 @@ pimc::pim::parseDispatchOverrides(llvm::ArrayRef<std::string> entries) {
           llvm::formatv("--dispatch {0}: unknown op class '{1}' (linear, "
                         "attention, elementwise)",
                         d, cls));
+    if (unit != "pim" && unit != "host")
+      return llvm::createStringError(llvm::formatv(
+          "--dispatch {0}: unknown unit '{1}' (pim, host)", d, unit));
     out[cls.str()] = unit.str();
   }
   return out;
@@ -87,12 +90,6 @@ LogicalResult pimc::pim::annotateDispatch(ModuleOp module,
     }
     auto forced = options.dispatch.find(cls.str());
     if (forced != options.dispatch.end()) {
-      if (forced->second != "pim" && forced->second != "host") {
-        problem(op, ("--dispatch " + cls + "=" + forced->second +
-                     ": expected pim or host")
-                        .str());
-        return;
-      }
       if (forced->second == "pim" && cls == "elementwise") {
         problem(op, "'" + op->getName().getStringRef().str() +
                         "' cannot run on the PIM units of target '" +

@@ -33,7 +33,8 @@ struct BackendOptions {
   /// by what the target's attention mapping supports.
   int64_t maxContext = 0;
   /// Per op class ("linear", "attention", "elementwise") a forced unit
-  /// ("pim", "host"); empty: the cost model decides.
+  /// ("pim", "host"), as parseDispatchOverrides checks them; empty: the
+  /// cost model decides.
   std::map<std::string, std::string> dispatch;
   /// The target file's content hash, recorded in the program.
   std::string targetHash;
