@@ -541,9 +541,10 @@ private:
     if (tok.quoted || !lexUnsigned(s, v) || !s.empty())
       return errorAtValue(tok, 0,
                           "expected an integer, found '" + tok.value + "'");
-    if (v > static_cast<uint64_t>(INT64_MAX))
+    // INT64_MIN prints as "-9223372036854775808": 2^63 when negative.
+    if (v > static_cast<uint64_t>(INT64_MAX) + (negative ? 1 : 0))
       return errorAtValue(tok, 0, "integer " + tok.value + " is too large");
-    out = negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+    out = negative ? static_cast<int64_t>(0 - v) : static_cast<int64_t>(v);
     return Error::success();
   }
 
@@ -657,13 +658,19 @@ private:
       unsigned termAt = all.size() - s.size();
       uint64_t coeff = 1;
       bool hasNumber = false;
+      // A term's magnitude reaches 2^63 when negative (INT64_MIN prints as
+      // "-9223372036854775808").
+      uint64_t limit = static_cast<uint64_t>(INT64_MAX) + (negative ? 1 : 0);
+      auto signedValue = [&](uint64_t magnitude) {
+        return negative ? static_cast<int64_t>(0 - magnitude)
+                        : static_cast<int64_t>(magnitude);
+      };
       if (!s.empty() && isDigit(s[0])) {
-        if (!lexUnsigned(s, coeff) || coeff > static_cast<uint64_t>(INT64_MAX))
+        if (!lexUnsigned(s, coeff) || coeff > limit)
           return bad(termAt, "bad integer in '" + all + "'");
         hasNumber = true;
         if (!s.consume_front("*")) {
-          int64_t v = static_cast<int64_t>(coeff);
-          if (AddOverflow(base, negative ? -v : v, base))
+          if (AddOverflow(base, signedValue(coeff), base))
             return bad(termAt, "value overflows");
           continue;
         }
@@ -686,8 +693,7 @@ private:
         return bad(termAt,
                    "'" + fieldName(field) + "' cannot depend on a " +
                        (isParamStride(*depth) ? "parameter" : "loop variable"));
-      int64_t step = static_cast<int64_t>(coeff);
-      inst->addStride(field, *depth, negative ? -step : step);
+      inst->addStride(field, *depth, signedValue(coeff));
     }
     return Error::success();
   }

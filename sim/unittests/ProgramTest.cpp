@@ -947,6 +947,13 @@ TEST(ProgramTest, ReaderAndAssemblerAcceptTheSamePrograms) {
   Program wideLoop = sampleProgram();
   wideLoop.streams[0].channels = {{0, 1}, {3, 2}};
   cases.push_back({"stream with two channel ranges", wideLoop});
+  // INT64_MIN prints as "-9223372036854775808" (a fuzzing finding).
+  Program extremes = sampleProgram();
+  extremes.params.push_back({"low", INT64_MIN, INT64_MAX, -1, 0, 1, 0});
+  extremes.params.push_back(
+      {"far", INT64_MIN, INT64_MAX, int64_t(extremes.params.size()) - 1,
+       INT64_MIN, 1, 0});
+  cases.push_back({"INT64_MIN in integer fields", extremes});
   for (auto &[what, p] : cases) {
     Error checked = checkProgram(p);
     bool readable = !checked;
