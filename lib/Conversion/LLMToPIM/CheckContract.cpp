@@ -94,6 +94,38 @@ LogicalResult checkLowerable(Block &body) {
   return failure();
 }
 
+/// The KV caches as convert-llm-to-pim maps them: each appended once, from
+/// a @forward argument; the appended cache read once; what it read used
+/// only by one llm.attention (as key and value).
+LogicalResult checkCaches(Block &body) {
+  for (Operation &op : body) {
+    if (auto a = dyn_cast<llm::KVCacheAppendOp>(op)) {
+      auto arg = dyn_cast<BlockArgument>(a.getCache());
+      if (!arg || arg.getOwner() != &body || !arg.hasOneUse())
+        return a.emitError("PIM lowering: each KV cache must be appended "
+                           "once, from a function argument");
+      int reads = llvm::count_if(a.getResult().getUsers(), [](Operation *u) {
+        return isa<llm::KVCacheReadOp>(u);
+      });
+      if (reads != 1)
+        return a.emitError() << "PIM lowering: an appended KV cache must be "
+                                "read once, it is read "
+                             << reads << " times";
+    }
+    if (auto r = dyn_cast<llm::KVCacheReadOp>(op))
+      if (!r.getCache().getDefiningOp<llm::KVCacheAppendOp>())
+        return r.emitError("PIM lowering: KV cache read before append");
+    if (auto at = dyn_cast<llm::AttentionOp>(op)) {
+      auto key = at.getKey().getDefiningOp<llm::KVCacheReadOp>();
+      if (!key || at.getValue().getDefiningOp() != key ||
+          !key.getKey().hasOneUse() || !key.getValue().hasOneUse())
+        return at.emitError("PIM lowering: attention key and value must come "
+                            "from one llm.kv_cache_read that only it uses");
+    }
+  }
+  return success();
+}
+
 struct CheckContractPass
     : public pimc::pim::impl::PIMCheckContractBase<CheckContractPass> {
   void runOnOperation() override {
@@ -110,5 +142,7 @@ LogicalResult pimc::pim::checkBackendContract(ModuleOp module) {
     return module.emitError("no func.func @forward to compile");
   if (failed(checkLowerable(forward.getBody().front())))
     return failure();
-  return checkDecodeContract(forward);
+  if (failed(checkDecodeContract(forward)))
+    return failure();
+  return checkCaches(forward.getBody().front());
 }

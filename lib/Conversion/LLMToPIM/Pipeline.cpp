@@ -24,11 +24,12 @@ void pimc::pim::buildBackendPipeline(OpPassManager &pm,
   }
   if (first <= BackendPhase::Program && last >= BackendPhase::Program) {
     pm.addPass(createPIMCheckContract());
-    ConvertLLMToPIMOptions convert;
-    convert.maxContext = options.maxContext;
-    convert.channels = options.channels;
-    convert.attentionSplit = options.attentionSplit;
-    pm.addPass(createConvertLLMToPIM(convert));
+    pm.addPass(createConvertLLMToPIM());
+    PIMBuildProgramOptions build;
+    build.maxContext = options.maxContext;
+    build.channels = options.channels;
+    build.attentionSplit = options.attentionSplit;
+    pm.addPass(createPIMBuildProgram(build));
   }
 }
 
@@ -43,7 +44,8 @@ void pimc::pim::registerBackendPasses() {
   PassPipelineRegistration<BackendPipelineOptions>(
       "pim-backend",
       "The backend: register the target, dispatch, check the contract, "
-      "convert @forward to a pim.program (docs/backend.md)",
+      "convert the device work to pim ops, build the pim.program "
+      "(docs/backend.md)",
       [](OpPassManager &pm, const BackendPipelineOptions &options) {
         buildBackendPipeline(pm, options);
       });

@@ -26,8 +26,8 @@ namespace pimc::pim {
 #define GEN_PASS_DECL
 #include "pimc/Conversion/LLMToPIM/Passes.h.inc"
 
-/// What the conversion needs besides the target (the options of
-/// convert-llm-to-pim and pim-dispatch, for callers outside a pass).
+/// What the backend needs besides the target (the options of
+/// pim-build-program and pim-dispatch, for callers outside a pass).
 struct BackendOptions {
   /// KV-cache positions to provision; 0: the model's maximum context capped
   /// by what the target's attention mapping supports.
@@ -52,7 +52,7 @@ struct BackendOptions {
 llvm::Expected<std::map<std::string, std::string>>
 parseDispatchOverrides(llvm::ArrayRef<std::string> entries);
 
-/// Whether convert-llm-to-pim has a lowering for `op` (what `pimc support`
+/// Whether the backend has a lowering for `op` (what `pimc support`
 /// reports and the contract checks).
 bool isLowerableOp(mlir::Operation *op);
 
@@ -64,16 +64,20 @@ mlir::LogicalResult annotateDispatch(mlir::ModuleOp module,
 /// pim-check-contract on `module`.
 mlir::LogicalResult checkBackendContract(mlir::ModuleOp module);
 
-/// convert-llm-to-pim on `module`: the pim.program appended to it. Errors
-/// are diagnostics on the offending op.
-mlir::FailureOr<ProgramOp> lowerToPIM(mlir::ModuleOp module,
-                                      const pimsim::Target &target,
-                                      const BackendOptions &options);
+/// convert-llm-to-pim on `module`'s @forward.
+mlir::LogicalResult convertLLMToPIM(mlir::ModuleOp module);
+
+/// pim-build-program on `module` (after convert-llm-to-pim): the
+/// pim.program appended to it. Errors are diagnostics on the offending op.
+mlir::FailureOr<ProgramOp> buildProgram(mlir::ModuleOp module,
+                                        const pimsim::Target &target,
+                                        const BackendOptions &options);
 
 /// The phases of `pim-backend`, for drivers that stop in between.
 enum class BackendPhase {
   Dispatch, // pim-register-target, pim-dispatch: annotated llm IR
-  Program,  // pim-check-contract, convert-llm-to-pim: a pim.program
+  Program,  // pim-check-contract, convert-llm-to-pim, pim-build-program:
+            // a pim.program
 };
 
 struct BackendPipelineOptions

@@ -1,8 +1,8 @@
 //===- Passes.td - llm -> pim backend passes -----------------*- tablegen -*-===//
 //
 // The backend pipeline `pim-backend` (docs/backend.md): pim-register-target,
-// pim-dispatch, pim-check-contract, convert-llm-to-pim. Each reads the
-// device from the module's #pim.target.
+// pim-dispatch, pim-check-contract, convert-llm-to-pim, pim-build-program.
+// Each reads the device from the module's #pim.target.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIMC_CONVERSION_LLMTOPIM_PASSES
@@ -41,16 +41,29 @@ def PIMCheckContract : Pass<"pim-check-contract", "::mlir::ModuleOp"> {
 }
 
 def ConvertLLMToPIM : Pass<"convert-llm-to-pim", "::mlir::ModuleOp"> {
-  let summary = "place, fuse, schedule and lower @forward to a pim.program";
+  let summary = "rewrite @forward's device work to pim tensor-level ops";
   let description = [{
-    Lowers the dispatched decode step to a `pim.program` for the module's
-    #pim.target, appended to the module: GEMVs on the PIM units in the
-    gemv_rows layout (linears that share an input fused into one
-    broadcast), attention over the KV cache on the PIM units with softmax
-    on the near-memory unit, everything else as host ops fused into one
-    kernel per gap between PIM phases; then the memory plan and the entry
-    `decode`. A model that does not fit says by how much and what takes the
-    space. Strategy: docs/backend.md.
+    Conversion patterns per op family under one ConversionTarget: the GEMV
+    family (llm.linear, fused with the next linears that share its input;
+    llm.gated_mlp; llm.lm_head) becomes `pim.gemv` and `pim.gated_act`; a
+    KV-cache append, its read and the attention over it become
+    `pim.attention`. Every other llm op stays, for the host. The dispatch
+    decision (`pim.dispatch`, `pim.cost`) moves onto the new ops.
+  }];
+  let dependentDialects = ["::pimc::pim::PIMDialect"];
+}
+
+def PIMBuildProgram : Pass<"pim-build-program", "::mlir::ModuleOp"> {
+  let summary = "tile, place, fuse, schedule and emit @forward as a pim.program";
+  let description = [{
+    Builds the `pim.program` for the module's #pim.target from the
+    converted @forward, appended to the module: each pim.gemv tiled over
+    the channels in the gemv_rows layout, each pim.attention over the KV
+    cache on the PIM units with softmax on the near-memory unit, the host
+    ops fused into one kernel per gap between PIM phases; then the memory
+    plan and the entry `decode`. (Host-kernel fusion, memory planning and
+    scheduling are still one walk here.) A model that does not fit says by
+    how much and what takes the space. Strategy: docs/backend.md.
   }];
   let options = [
     Option<"maxContext", "max-context", "int64_t", "0",

@@ -158,4 +158,6 @@ def PIM_EntryOp : PIM_Op<"entry", [Symbol, HasParent<"ProgramOp">]> {
   let hasVerifier = 1;
 }
 
+include "pimc/Dialect/PIM/IR/PIMTensorOps.td"
+
 #endif // PIMC_PIM_OPS

@@ -1,12 +1,13 @@
-//===- LowerToPIM.cpp - convert-llm-to-pim: llm @forward -> pim.program ---===//
+//===- BuildProgram.cpp - pim-build-program: @forward -> pim.program ------===//
 //
-// Decode (one token per call of entry `decode`) of a llm @forward function:
-//   * GEMVs (llm.linear, llm.gated_mlp projections, llm.lm_head) run on the
-//     PIM units in the `gemv_rows` layout; linears that share an input are
-//     one fused GEMV (one input broadcast: Q/K/V, gate/up);
-//   * attention runs on the PIM units over the KV cache (K rows, V^T rows),
-//     softmax on the near-memory unit, one KV head per channel (per part
-//     of the sequence when split, merged by attn_combine);
+// Decode (one token per call of entry `decode`) of the @forward that
+// convert-llm-to-pim left:
+//   * pim.gemv (Q/K/V, gate/up, down, o_proj, lm_head) runs on the PIM
+//     units in the `gemv_rows` layout, one input broadcast per GEMV (or as
+//     host ops when dispatched to the host);
+//   * pim.attention runs on the PIM units over the KV cache (K rows, V^T
+//     rows), softmax on the near-memory unit, one KV head per channel (per
+//     part of the sequence when split, merged by attn_combine);
 //   * everything else (embedding, norms, RoPE, residual adds, the gate
 //     activation, format conversion) is host ops, fused into one host
 //     kernel per gap between PIM phases.
@@ -73,11 +74,6 @@ struct Geometry {
   // the Tp + 1 slots (what is allocated); liveKR / liveVR the Tp live ones.
   int64_t S = 1, Tp = 0, liveKR = 0, liveVR = 0;
   std::vector<PartParams> parts;
-};
-
-struct CacheInfo {
-  int64_t layer = 0;
-  Value k, v; // appended key/value (after RoPE)
 };
 
 class Lowering {
@@ -173,9 +169,9 @@ private:
     Value result;
     Value bias;
   };
-  void emitGemv(StringRef name, Value input, ArrayRef<GemvPart> parts,
-                Operation *anchor);
-  LogicalResult lowerAttention(llm::AttentionOp op);
+  LogicalResult lowerGemv(GemvOp op);
+  void emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor);
+  LogicalResult lowerAttention(pim::AttentionOp op);
   Geometry &geometry(int64_t hd, int64_t window, int64_t S = 1);
   /// Keys per part when maxT keys are split over S parts: a whole number of
   /// V staging columns (lanes), so pos % lanes is the lane in every part.
@@ -193,8 +189,9 @@ private:
   }
   /// The split S of an attention (forced by --attention-split or chosen by
   /// the cost model); 0 with `why` set when none fits.
-  int64_t splitFor(llm::AttentionOp op, std::string &why);
-  DictionaryAttr dispatchInfo(Operation *op, StringRef cls);
+  int64_t splitFor(pim::AttentionOp op, std::string &why);
+  /// Why work from `op` (the llm op `source`) runs on the PIM units.
+  DictionaryAttr dispatchInfo(Operation *op, StringRef source, StringRef cls);
 
   ModuleOp module;
   Machine m;
@@ -215,10 +212,6 @@ private:
   std::vector<std::string> pendingKinds;
   SmallVector<Attribute> steps;
   llvm::DenseMap<Value, Slot> slots;
-  llvm::DenseMap<Value, int64_t> cacheOf; // kv_cache values -> cache index
-  llvm::DenseMap<Value, std::pair<int64_t, int>> kvReads; // key/value -> cache
-  std::map<int64_t, CacheInfo> caches;
-  llvm::DenseSet<Operation *> done;
   std::vector<Geometry> geometries;
   std::map<std::string, bool> params;
   int64_t weightBindingBytes = 0, kvBytes = 0;
@@ -376,18 +369,51 @@ void Lowering::flush() {
   stepBarrier();
 }
 
-DictionaryAttr Lowering::dispatchInfo(Operation *op, StringRef cls) {
-  SmallVector<NamedAttribute> a{attr("op", op->getName().getStringRef()),
-                                attr("class", cls), attr("unit", "pim")};
+DictionaryAttr Lowering::dispatchInfo(Operation *op, StringRef source,
+                                      StringRef cls) {
+  SmallVector<NamedAttribute> a{attr("op", source), attr("class", cls),
+                                attr("unit", "pim")};
   if (auto cost = op->getAttrOfType<DictionaryAttr>("pim.cost"))
     for (NamedAttribute n : cost)
       a.push_back(n);
   return b.getDictionaryAttr(a);
 }
 
+LogicalResult Lowering::lowerGemv(GemvOp op) {
+  SmallVector<GemvPart> parts;
+  auto biases = op.getBiases().begin();
+  for (auto [w, r, biased] :
+       llvm::zip(op.getWeights(), op.getResults(), op.getBiased())) {
+    auto weight = w.getDefiningOp<llm::WeightOp>();
+    Value bias = biased ? *biases++ : Value();
+    if (!weight || (bias && !bias.getDefiningOp<llm::WeightOp>()))
+      return op.emitError("PIM lowering: GEMV weights and biases must be "
+                          "llm.weight ops"),
+             failure();
+    parts.push_back({weight, r, bias});
+  }
+  std::string name;
+  if (op.getName()) {
+    name = op.getName()->str();
+  } else {
+    // Linears: named by their role where it is known.
+    name = parts.size() == 3   ? "qkv"
+           : parts.size() == 1 ? "linear" + std::to_string(gemvCount)
+                               : "fused" + std::to_string(gemvCount);
+    if (parts.size() == 1 && parts[0].weight.getName().contains("o_proj"))
+      name = "o_proj";
+    ++gemvCount;
+  }
+  if (op.getSource() == "llm.lm_head")
+    currentLayer = "head";
+  emitGemv(name, parts, op);
+  return success();
+}
+
 /// One fused GEMV: parts' weights stacked along N, one input broadcast.
-void Lowering::emitGemv(StringRef name, Value input, ArrayRef<GemvPart> parts,
-                        Operation *anchor) {
+void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts,
+                        GemvOp anchor) {
+  Value input = anchor.getInput();
   if (auto d = anchor->getAttrOfType<StringAttr>("pim.dispatch");
       d && d.getValue() == "host") {
     // The host GEMV: one host op per weight, in the current host kernel.
@@ -461,9 +487,8 @@ void Lowering::emitGemv(StringRef name, Value input, ArrayRef<GemvPart> parts,
   if (!pending.empty() && in.contiguous() &&
       (pending.back().first == "rms_norm" ||
        pending.back().first == "gated_act") &&
-      llvm::all_of(input.getUsers(), [&](Operation *u) {
-        return done.count(u) || u == anchor;
-      })) {
+      llvm::all_of(input.getUsers(),
+                   [&](Operation *u) { return u == anchor; })) {
     auto out = pending.back().second.getAs<DictionaryAttr>("out");
     if (out && out.getAs<IntegerAttr>("off").getInt() == in.off) {
       Slot dst = xin;
@@ -539,7 +564,8 @@ void Lowering::emitGemv(StringRef name, Value input, ArrayRef<GemvPart> parts,
     std::string sname =
         P == 1 ? llvm::formatv("{0}.{1}", currentLayer, name).str()
                : llvm::formatv("{0}.{1}.p{2}", currentLayer, name, part).str();
-    auto s = stream(sname, ch0, nch, dispatchInfo(anchor, "linear"));
+    auto s = stream(sname, ch0, nch,
+                    dispatchInfo(anchor, anchor.getSource(), "linear"));
     int64_t xoff = xin.off + k0 * 2;
     int64_t K = kLen, kRows = pRows;
     OpBuilder sb = OpBuilder::atBlockEnd(&s.getBody().front());
@@ -753,7 +779,7 @@ Geometry &Lowering::geometry(int64_t hd, int64_t window, int64_t S) {
   return geometries.back();
 }
 
-int64_t Lowering::splitFor(llm::AttentionOp op, std::string &why) {
+int64_t Lowering::splitFor(pim::AttentionOp op, std::string &why) {
   auto qt = cast<ShapedType>(op.getQuery().getType());
   auto kt = cast<ShapedType>(op.getKey().getType());
   int64_t H = qt.getDimSize(1), hd = qt.getDimSize(2);
@@ -842,13 +868,7 @@ int64_t Lowering::splitFor(llm::AttentionOp op, std::string &why) {
   return best;
 }
 
-LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
-  auto key = kvReads.find(op.getKey());
-  auto value = kvReads.find(op.getValue());
-  if (key == kvReads.end() || value == kvReads.end() ||
-      key->second.first != value->second.first)
-    return op.emitError("PIM lowering: attention key and value must come "
-                        "from one llm.kv_cache_read");
+LogicalResult Lowering::lowerAttention(pim::AttentionOp op) {
   if (op.getLogitSoftcap())
     return op.emitError("PIM lowering: attention logit softcapping is not "
                         "supported on the PIM units yet");
@@ -896,8 +916,6 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
                              "the target has "
                           << m.gbBytes << " (use --max-context " << m.gbEl
                           << " or less)";
-  int64_t cacheIdx = key->second.first;
-  CacheInfo &ci = caches[cacheIdx];
   kvChannels = std::max(kvChannels, NC * S);
   int64_t kbase = kvRow, vbase = kvRow + g.KR;
   kvRow += g.KR + g.nd * g.VR;
@@ -906,8 +924,8 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
 
   // Host: K in the PIM format, V into the per-layer staging columns, q
   // scaled and replicated to fill one DRAM row's worth of global buffer.
-  Slot kin = contiguous(lookup(ci.k));
-  Slot vin = contiguous(lookup(ci.v));
+  Slot kin = contiguous(lookup(op.getKey()));
+  Slot vin = contiguous(lookup(op.getValue()));
   Slot qin = contiguous(lookup(op.getQuery()));
   Slot kslot = alloc(NC * hd, m.fmt);
   // V staging: one 16-lane column per (channel head, dim); ring caches keep
@@ -948,8 +966,8 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
   std::string kvName = currentLayer + ".kv_append";
   for (int64_t p = 0; p < S; ++p) {
     const PartParams &pp = g.parts[p];
-    auto kvs =
-        stream(partName(kvName, p), p * NC, NC, dispatchInfo(op, "attention"));
+    auto kvs = stream(partName(kvName, p), p * NC, NC,
+                      dispatchInfo(op, "llm.attention", "attention"));
     OpBuilder sb = OpBuilder::atBlockEnd(&kvs.getBody().front());
     macro(sb, "st",
           {attr("bank", pp.kbank),
@@ -991,8 +1009,8 @@ LogicalResult Lowering::lowerAttention(llm::AttentionOp op) {
   for (int64_t p = 0; p < S; ++p) {
     const PartParams &pp = g.parts[p];
     int64_t ctxOff = ctxAll.off + 4 * p * ctxN;
-    auto ats =
-        stream(partName(atName, p), p * NC, NC, dispatchInfo(op, "attention"));
+    auto ats = stream(partName(atName, p), p * NC, NC,
+                      dispatchInfo(op, "llm.attention", "attention"));
     OpBuilder sb = OpBuilder::atBlockEnd(&ats.getBody().front());
     OpBuilder qb = G > 1 ? loop(sb, "q", b.getI64IntegerAttr(G)) : sb;
     std::string qterm = G > 1 ? "+" + std::to_string(2 * m.E) + "*q" : "";
@@ -1115,18 +1133,21 @@ FailureOr<pim::ProgramOp> Lowering::run() {
   param("token", 0, vocab - 1);
 
   Block &body = forward.getBody().front();
-  for (auto [i, arg] : llvm::enumerate(body.getArguments()))
-    if (isa<llm::KVCacheType>(arg.getType()))
-      cacheOf[arg] = i;
-
-  if (failed(checkBackendContract(module)))
-    return failure();
+  for (Operation &op : body)
+    if (!isa<GemvOp, GatedActOp, pim::AttentionOp>(op) &&
+        (!isLowerableOp(&op) ||
+         isa<llm::LinearOp, llm::GatedMLPOp, llm::LMHeadOp,
+             llm::KVCacheAppendOp, llm::KVCacheReadOp, llm::AttentionOp>(op)))
+      return op.emitError()
+                 << "pim-build-program: no lowering for '" << op.getName()
+                 << "' (run pim-check-contract and convert-llm-to-pim first)",
+             failure();
 
   // Memory plan, first part: the KV rows of every attention come first in
   // each bank, so the weights are placed after them (rows are final as the
   // streams are emitted). Invalid head dims are diagnosed by lowerAttention.
   for (Operation &op : body)
-    if (auto at = dyn_cast<llm::AttentionOp>(op)) {
+    if (auto at = dyn_cast<pim::AttentionOp>(op)) {
       int64_t hd = cast<ShapedType>(at.getQuery().getType()).getDimSize(2);
       if (hd < m.lanes || hd % m.lanes != 0 || hd / m.lanes > m.cols)
         continue;
@@ -1142,8 +1163,6 @@ FailureOr<pim::ProgramOp> Lowering::run() {
 
   for (Operation &opRef : body) {
     Operation *op = &opRef;
-    if (done.count(op))
-      continue;
     if (auto w = dyn_cast<llm::WeightOp>(op)) {
       StringRef n = w.getName();
       if (n.consume_front("model.layers.")) {
@@ -1181,61 +1200,18 @@ FailureOr<pim::ProgramOp> Lowering::run() {
       slots[n.getResult()] = out;
       continue;
     }
-    if (auto l = dyn_cast<llm::LinearOp>(op)) {
-      // Fuse the following linears that read the same input (Q/K/V).
-      SmallVector<GemvPart> parts;
-      int64_t K = weightShape(l.getWeight().getType()).second;
-      for (Operation *p = op; p; p = p->getNextNode()) {
-        if (isa<llm::WeightOp>(p))
-          continue;
-        auto pl = dyn_cast<llm::LinearOp>(p);
-        if (!pl || pl.getInput() != l.getInput() ||
-            weightShape(pl.getWeight().getType()).second != K)
-          break;
-        parts.push_back({pl.getWeight().getDefiningOp<llm::WeightOp>(),
-                         pl.getResult(), pl.getBias()});
-        done.insert(p);
-      }
-      for (GemvPart &p : parts)
-        if (!p.weight)
-          return l.emitError("PIM lowering: linear weight must be an "
-                             "llm.weight"),
-                 failure();
-      std::string name = parts.size() == 3 ? "qkv"
-                         : parts.size() == 1
-                             ? "linear" + std::to_string(gemvCount)
-                             : "fused" + std::to_string(gemvCount);
-      if (parts.size() == 1 && parts[0].weight.getName().contains("o_proj"))
-        name = "o_proj";
-      ++gemvCount;
-      emitGemv(name, l.getInput(), parts, op);
+    if (auto g = dyn_cast<GemvOp>(op)) {
+      if (failed(lowerGemv(g)))
+        return failure();
       continue;
     }
-    if (auto g = dyn_cast<llm::GatedMLPOp>(op)) {
-      auto gw = g.getGate().getDefiningOp<llm::WeightOp>();
-      auto uw = g.getUp().getDefiningOp<llm::WeightOp>();
-      auto dw = g.getDown().getDefiningOp<llm::WeightOp>();
-      // gate and up share one broadcast; the activation is a host op.
-      Value gateV = g.getGate(), upV = g.getUp(); // placeholders as keys
-      emitGemv("gate_up", g.getInput(), {{gw, gateV, {}}, {uw, upV, {}}}, op);
-      Slot gs = lookup(gateV), us = lookup(upV);
-      slots.erase(gateV);
-      slots.erase(upV);
+    if (auto g = dyn_cast<GatedActOp>(op)) {
+      Slot gs = lookup(g.getGate()), us = lookup(g.getUp());
       Slot act = alloc(gs.n);
-      StringRef fn = g.getActivation() == llm::Activation::Silu   ? "silu"
-                     : g.getActivation() == llm::Activation::Gelu ? "gelu"
-                                                                  : "gelu_tanh";
-      hostOp("gated_act", {attr("gate", buf(gs)), attr("up", buf(us)),
-                           attr("out", buf(act)), attr("act", fn)});
-      slots[g.getGate()] = act; // temporary key for the down projection
-      emitGemv("down", g.getGate(), {{dw, g.getResult(), {}}}, op);
-      slots.erase(g.getGate());
-      continue;
-    }
-    if (auto h = dyn_cast<llm::LMHeadOp>(op)) {
-      auto w = h.getWeight().getDefiningOp<llm::WeightOp>();
-      currentLayer = "head";
-      emitGemv("lm_head", h.getInput(), {{w, h.getResult(), {}}}, op);
+      hostOp("gated_act",
+             {attr("gate", buf(gs)), attr("up", buf(us)), attr("out", buf(act)),
+              attr("act", g.getActivation())});
+      slots[g.getResult()] = act;
       continue;
     }
     if (auto sl = dyn_cast<llm::SliceOp>(op)) {
@@ -1296,29 +1272,7 @@ FailureOr<pim::ProgramOp> Lowering::run() {
       slots[r.getResult()] = out;
       continue;
     }
-    if (auto a = dyn_cast<llm::KVCacheAppendOp>(op)) {
-      auto it = cacheOf.find(a.getCache());
-      if (it == cacheOf.end())
-        return a.emitError("PIM lowering: each KV cache must be appended "
-                           "once, from a function argument"),
-               failure();
-      CacheInfo &ci = caches[it->second];
-      ci.layer = it->second;
-      ci.k = a.getKey();
-      ci.v = a.getValue();
-      cacheOf[a.getResult()] = it->second;
-      continue;
-    }
-    if (auto rd = dyn_cast<llm::KVCacheReadOp>(op)) {
-      auto it = cacheOf.find(rd.getCache());
-      if (it == cacheOf.end() || !caches.count(it->second))
-        return rd.emitError("PIM lowering: KV cache read before append"),
-               failure();
-      kvReads[rd.getKey()] = {it->second, 0};
-      kvReads[rd.getValue()] = {it->second, 1};
-      continue;
-    }
-    if (auto at = dyn_cast<llm::AttentionOp>(op)) {
+    if (auto at = dyn_cast<pim::AttentionOp>(op)) {
       if (failed(lowerAttention(at)))
         return failure();
       continue;
@@ -1405,22 +1359,22 @@ FailureOr<pim::ProgramOp> Lowering::run() {
 
 } // namespace
 
-FailureOr<ProgramOp> pimc::pim::lowerToPIM(ModuleOp module,
-                                           const pimsim::Target &target,
-                                           const BackendOptions &options) {
+FailureOr<ProgramOp> pimc::pim::buildProgram(ModuleOp module,
+                                             const pimsim::Target &target,
+                                             const BackendOptions &options) {
   Lowering l(module, target, options);
   return l.run();
 }
 
 namespace pimc::pim {
-#define GEN_PASS_DEF_CONVERTLLMTOPIM
+#define GEN_PASS_DEF_PIMBUILDPROGRAM
 #include "pimc/Conversion/LLMToPIM/Passes.h.inc"
 } // namespace pimc::pim
 
 namespace {
-struct ConvertLLMToPIMPass
-    : public pimc::pim::impl::ConvertLLMToPIMBase<ConvertLLMToPIMPass> {
-  using ConvertLLMToPIMBase::ConvertLLMToPIMBase;
+struct BuildProgramPass
+    : public pimc::pim::impl::PIMBuildProgramBase<BuildProgramPass> {
+  using PIMBuildProgramBase::PIMBuildProgramBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     FailureOr<pimsim::Target> target = TargetAttr::lookup(module);
@@ -1434,7 +1388,7 @@ struct ConvertLLMToPIMPass
         module->getAttrOfType<TargetAttr>(TargetAttr::kModuleAttrName)
             .getHash()
             .str();
-    if (failed(lowerToPIM(module, *target, options)))
+    if (failed(buildProgram(module, *target, options)))
       signalPassFailure();
   }
 };
