@@ -41,7 +41,7 @@ echo
 echo "== pimc compile $ckpt --target targets/hbm3-pim.json -o $out/demo.pimb"
 build/tools/pimc/pimc compile "$ckpt" --target targets/hbm3-pim.json -o "$out/demo.pimb" \
   --dump-phases-to "$out/phases"
-echo "   (phases: $out/phases/{llm,llm-dispatched,pim}.mlir, program.pimasm)"
+echo "   (phases: $out/phases/{llm,llm-dispatched,pim-tensor,pim}.mlir, program.pimasm)"
 echo
 echo "== pimc run $out/demo.pimb --weights $ckpt --prompt-ids $prompt --max-new-tokens 16 --mode functional"
 run=$(build/tools/pimc/pimc run "$out/demo.pimb" --target targets/hbm3-pim.json --weights "$ckpt" \

@@ -51,50 +51,10 @@ using namespace pimc;
 
 namespace {
 
-const char *kUsage =
-    R"(OVERVIEW: pimc support: what of a model pimc supports, and why not
-
-USAGE: pimc support <model> [options]
-
-<model> is a Hugging Face checkpoint directory (or its config.json), an FX
-graph from python/pimc_torch (graph.json), an ONNX model (.onnx) or an llm
-IR file (.mlir). The report lists every config
-feature (checkpoints: honoured, without effect on inference, or unsupported
-with the importer's reason) or source op (ONNX: in the importer's op table
-or not; FX graphs: ATen ops in the importer's table or not, with the
-reason) the model uses, every llm op the model imports to (after llm-raise
-for graphs) with its count, where the
-backend places it for the target (pim, host) or why it cannot, and whether
-the whole model compiles for the target.
-
-Exit status: 0 when everything is supported and the model compiles for the
-target, 3 when the report lists something unsupported, 1 when the model
-cannot be read at all.
-
-OPTIONS:
-  --target <file>   Target description for the backend columns
-                    (default: hbm3-pim from ./targets, $PIMC_TARGETS_DIR
-                    or pimc's source tree)
-  --json            Print the report as JSON
-  -o <file>         Write the report to a file instead of stdout
-  --example-inputs <file>
-                    ONNX: example values of the graph inputs (input_0, ...
-                    in graph input order, as 'pimc import --example-inputs')
-                    for ops whose result size depends on the data (NonZero:
-                    the import specialises the count on them)
-  -h, --help        Show this help
-)";
-
 int fail(const Twine &msg) {
   WithColor::error(errs(), "pimc support") << msg << "\n";
   return 1;
 }
-
-struct Options {
-  std::string input, target, output = "-"; // target "": findTarget
-  std::string exampleInputs;               // ONNX: pimc import --example-inputs
-  bool json = false;
-};
 
 /// One op kind of the source graph (an ONNX op type at its opset, an ATen
 /// op): does the importer's table have it.
@@ -191,14 +151,17 @@ void analyzeModule(mlir::ModuleOp module, StringRef targetPath,
   // The phases of the pim-backend pipeline that `pimc compile` runs.
   pim::BackendPipelineOptions pipeline;
   pipeline.target = targetPath.str();
-  auto runPhase = [&](mlir::ModuleOp m, pim::BackendPhase phase) {
+  auto runPhases = [&](mlir::ModuleOp m, pim::BackendPhase first,
+                       pim::BackendPhase last) {
     mlir::PassManager pm(&ctx);
-    pim::buildBackendPipeline(pm, pipeline, phase, phase);
+    pim::buildBackendPipeline(pm, pipeline, first, last);
     return pm.run(m);
   };
   mlir::OwningOpRef<mlir::ModuleOp> clone(module.clone());
-  auto dispatchDiags = captureDiagnostics(
-      ctx, [&] { (void)runPhase(*clone, pim::BackendPhase::Dispatch); });
+  auto dispatchDiags = captureDiagnostics(ctx, [&] {
+    (void)runPhases(*clone, pim::BackendPhase::Dispatch,
+                    pim::BackendPhase::Dispatch);
+  });
   if (auto fwd = clone->lookupSymbol<mlir::func::FuncOp>("forward"))
     fwd.walk([&](mlir::Operation *op) {
       auto it = rows.find(op->getName().getStringRef().str());
@@ -220,7 +183,8 @@ void analyzeModule(mlir::ModuleOp module, StringRef targetPath,
 
   if (dispatchDiags.empty()) {
     auto lowerDiags = captureDiagnostics(ctx, [&] {
-      report.compiles = succeeded(runPhase(*clone, pim::BackendPhase::Program));
+      report.compiles = succeeded(runPhases(*clone, pim::BackendPhase::Convert,
+                                            pim::BackendPhase::Program));
     });
     if (!report.compiles)
       report.compileError = lowerDiags.empty() ? "the PIM lowering failed"
@@ -472,46 +436,12 @@ void printText(const Report &r, raw_ostream &os) {
 
 } // namespace
 
-int pimcSupportMain(int argc, char **argv) {
-  Options opt;
-  for (int i = 1; i < argc; ++i) {
-    StringRef a = argv[i];
-    auto value = [&](std::string &out) -> bool {
-      if (i + 1 >= argc)
-        return false;
-      out = argv[++i];
-      return true;
-    };
-    if (a == "-h" || a == "--help") {
-      outs() << kUsage;
-      return 0;
-    }
-    if (a == "--json") {
-      opt.json = true;
-    } else if (a == "--target") {
-      if (!value(opt.target))
-        return fail("--target needs a file");
-    } else if (a.consume_front("--target=")) {
-      opt.target = a.str();
-    } else if (a == "--example-inputs") {
-      if (!value(opt.exampleInputs))
-        return fail("--example-inputs needs a file");
-    } else if (a.consume_front("--example-inputs=")) {
-      opt.exampleInputs = a.str();
-    } else if (a == "-o") {
-      if (!value(opt.output))
-        return fail("-o needs a file");
-    } else if (a.starts_with("-") && a != "-") {
-      return fail("unknown option '" + a + "' (see 'pimc support --help')");
-    } else if (opt.input.empty()) {
-      opt.input = a.str();
-    } else {
-      return fail("more than one model given ('" + opt.input + "', '" + a +
-                  "')");
-    }
-  }
+int pimcSupport(const SupportCommandOptions &options) {
+  SupportCommandOptions opt = options;
   if (opt.input.empty())
     return fail("no model given (see 'pimc support --help')");
+  if (opt.output.empty())
+    opt.output = "-";
   if (!sys::fs::exists(opt.input))
     return fail("'" + opt.input + "': no such file or directory");
 

@@ -66,11 +66,39 @@ cl::SubCommand runCmd(
     "sampled, each fed back through 'decode'. Prints the generated token "
     "ids, then a performance report (simulated time per token, traffic, "
     "roofline, PIM / host split, top streams and host kernels)");
-cl::SubCommand supportCmd("support",
-                          "Coverage report of a model: config features, llm "
-                          "ops, backend placement (see 'pimc support --help')");
+cl::SubCommand supportCmd(
+    "support",
+    "Coverage report of a model (Hugging Face checkpoint or its config.json, "
+    "FX graph.json, .onnx, .mlir): its config features or source ops, its "
+    "llm ops and where the backend places each or why it cannot, and "
+    "whether it compiles for the target. Exit status 0: all supported; 3: "
+    "something unsupported; 1: the model cannot be read");
 cl::SubCommand compileCmd("compile",
                           "Compile a model for a PIM target (.pimb program)");
+
+// `pimc support` (SupportCommand.cpp).
+cl::opt<std::string> supportInput(cl::Positional, cl::sub(supportCmd),
+                                  cl::desc("<model>"), cl::cat(pimcCategory));
+cl::opt<std::string> supportTarget(
+    "target", cl::sub(supportCmd), cl::cat(pimcCategory),
+    cl::value_desc("file"),
+    cl::desc("Target description for the backend columns (default: "
+             "hbm3-pim from ./targets, $PIMC_TARGETS_DIR or pimc's source "
+             "tree)"));
+cl::opt<bool> supportJSON("json", cl::sub(supportCmd), cl::cat(pimcCategory),
+                          cl::desc("Print the report as JSON"));
+cl::opt<std::string> supportOutput("o", cl::sub(supportCmd),
+                                   cl::cat(pimcCategory), cl::init("-"),
+                                   cl::value_desc("file"),
+                                   cl::desc("Write the report to a file "
+                                            "instead of stdout"));
+cl::opt<std::string> supportExampleInputs(
+    "example-inputs", cl::sub(supportCmd), cl::cat(pimcCategory),
+    cl::value_desc("file"),
+    cl::desc("ONNX: example values of the graph inputs (input_0, ... in "
+             "graph input order, as 'pimc import --example-inputs') for ops "
+             "whose result size depends on the data (NonZero: the import "
+             "specialises the count on them)"));
 
 // `pimc run` (RunCommand.cpp).
 cl::opt<std::string> simProgram(cl::Positional, cl::sub(runCmd),
@@ -324,11 +352,12 @@ cl::opt<std::string> compileTo(
              "placed pim.program), asm (program assembly text), program "
              "(binary, the default)"),
     cl::init("program"));
-cl::opt<std::string> dumpPhases(
-    "dump-phases-to", cl::sub(compileCmd), cl::cat(pimcCategory),
-    cl::desc("Write every phase (llm.mlir, llm-dispatched.mlir, pim.mlir, "
-             "program.pimasm) into this directory"),
-    cl::value_desc("dir"));
+cl::opt<std::string>
+    dumpPhases("dump-phases-to", cl::sub(compileCmd), cl::cat(pimcCategory),
+               cl::desc("Write every phase (llm.mlir, llm-dispatched.mlir, "
+                        "pim-tensor.mlir, pim.mlir, program.pimasm) into this "
+                        "directory"),
+               cl::value_desc("dir"));
 cl::list<std::string>
     dispatchForce("dispatch", cl::sub(compileCmd), cl::cat(pimcCategory),
                   cl::desc("Force a placement per op class: linear=pim|host, "
@@ -962,6 +991,14 @@ int runCompile(mlir::MLIRContext &ctx) {
       return fail(toString(std::move(e)));
     return 0;
   }
+  if (!runPhase(pim::BackendPhase::Convert))
+    return fail(formatv("'{0}' cannot be compiled for target '{1}' (errors "
+                        "above)",
+                        compileInput, target->name));
+  if (!dumpPhases.empty())
+    if (Error e = writeText(dumpPhases + "/pim-tensor.mlir",
+                            [&](raw_ostream &os) { module->print(os); }))
+      return fail(toString(std::move(e)));
   if (!runPhase(pim::BackendPhase::Program))
     return fail(formatv("'{0}' cannot be compiled for target '{1}' (errors "
                         "above)",
@@ -1103,8 +1140,6 @@ int runCompile(mlir::MLIRContext &ctx) {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
-  if (argc > 1 && StringRef(argv[1]) == "support")
-    return pimcSupportMain(argc - 1, argv + 1);
   cl::HideUnrelatedOptions(pimcCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -1121,6 +1156,9 @@ int main(int argc, char **argv) {
       "\nRun 'pimc <subcommand> --help' for a subcommand's options.\n");
   if (runCmd)
     return runRun(); // no MLIR: the runtime only
+  if (supportCmd)
+    return pimcSupport({supportInput, supportTarget, supportOutput,
+                        supportExampleInputs, supportJSON});
   mlir::MLIRContext ctx;
   if (importCmd)
     return runImport(ctx);

@@ -57,10 +57,6 @@ struct PartParams {
   std::string slot, kvLen, kbank, kgrp, krow, vrow, vcol, kvRows, vrows;
 };
 
-/// The most parts one attention is split into (each part takes ten runtime
-/// parameters; a program has at most 64).
-constexpr int64_t kMaxSplit = 4;
-
 /// Attention geometry shared by layers with the same head dim, window and
 /// split.
 struct Geometry {
@@ -79,10 +75,7 @@ struct Geometry {
 class Lowering {
 public:
   Lowering(ModuleOp module, const pimsim::Target &t, const BackendOptions &o)
-      : module(module), m(t), opts(o), b(module.getContext()) {
-    if (o.channels > 0)
-      m.C = std::min(m.C, o.channels);
-  }
+      : module(module), m(t), opts(o), b(module.getContext()) {}
 
   FailureOr<pim::ProgramOp> run();
 
@@ -149,15 +142,6 @@ private:
                     StringRef src = "", int64_t add = 0, int64_t div = 1,
                     int64_t mod = 0);
 
-  /// The near-memory unit that runs vector ops (sum, add, ...), if any.
-  const pimsim::NearMemoryUnit *vectorUnit() const {
-    if (opts.dispatch.count("elementwise"))
-      return nullptr;
-    for (const pimsim::NearMemoryUnit &u : m.t.nearMemory)
-      if (llvm::is_contained(u.functions, "add"))
-        return &u;
-    return nullptr;
-  }
   /// Emits the pending host ops as one kernel followed by a barrier.
   void flush();
   /// A contiguous f32 view of a slot (packing strided slots).
@@ -173,23 +157,8 @@ private:
   void emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor);
   LogicalResult lowerAttention(pim::AttentionOp op);
   Geometry &geometry(int64_t hd, int64_t window, int64_t S = 1);
-  /// Keys per part when maxT keys are split over S parts: a whole number of
-  /// V staging columns (lanes), so pos % lanes is the lane in every part.
-  int64_t splitKeys(int64_t maxT, int64_t S) const {
-    return ceilDiv(ceilDiv(maxT, S), m.lanes) * m.lanes;
-  }
-  /// KV-head copies R of an attention with H q heads and KVH KV heads: the
-  /// largest divisor of the group size with KVH R channels.
-  int64_t replicasFor(int64_t H, int64_t KVH) const {
-    int64_t G = H / KVH;
-    for (int64_t cand = G; cand >= 1; --cand)
-      if (G % cand == 0 && KVH * cand <= m.C)
-        return cand;
-    return 1;
-  }
-  /// The split S of an attention (forced by --attention-split or chosen by
-  /// the cost model); 0 with `why` set when none fits.
-  int64_t splitFor(pim::AttentionOp op, std::string &why);
+  /// A decision of pim-tile recorded on `op`.
+  FailureOr<int64_t> decision(Operation *op, StringRef name);
   /// Why work from `op` (the llm op `source`) runs on the PIM units.
   DictionaryAttr dispatchInfo(Operation *op, StringRef source, StringRef cls);
 
@@ -406,6 +375,9 @@ LogicalResult Lowering::lowerGemv(GemvOp op) {
   }
   if (op.getSource() == "llm.lm_head")
     currentLayer = "head";
+  auto d = op->getAttrOfType<StringAttr>("pim.dispatch");
+  if ((!d || d.getValue() != "host") && failed(decision(op, kKPartsAttrName)))
+    return failure();
   emitGemv(name, parts, op);
   return success();
 }
@@ -437,39 +409,9 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts,
   for (const GemvPart &p : parts)
     N += weightShape(p.weight.getType()).first;
   int64_t kRows = ceilDiv(K, m.E);
-  // Tiling: K is split into P parts on P disjoint channel sets (C / P
-  // channels each) when that balances the work better than spreading N
-  // alone: the cost is I * rows-per-part MAC rows per channel, I =
-  // ceil(N / (channels per part * banks)). Partial sums are added on the host.
-  // Costs in memory cycles: a DRAM row of MACs is columns * nCCDAB plus the
-  // row switch (PREA + ACTAB); a group adds the readout round trip; a
-  // buffer segment adds a barrier; the partial sums cost the near-memory
-  // unit (or host) (P + 1) * N element passes.
-  int64_t P = 1;
-  double best = -1;
-  const pimsim::NearMemoryUnit *vec = vectorUnit();
-  for (int64_t cand = 1; cand <= std::min(m.C, kRows); ++cand) {
-    if (m.C % cand)
-      continue;
-    int64_t cp = m.C / cand;
-    int64_t nchC = std::min(cp, ceilDiv(N, m.B));
-    int64_t rowsC = ceilDiv(kRows, cand);
-    int64_t segsC =
-        rowsC * m.E <= m.gbEl
-            ? 1
-            : ceilDiv(rowsC, std::max<int64_t>(1, m.gbEl / 2 / m.E));
-    double cost = double(ceilDiv(N, nchC * m.B)) *
-                  (rowsC * (m.cols * m.ccdab + m.rowSwitch) + m.readout +
-                   segsC * m.segment);
-    if (cand > 1)
-      cost +=
-          vec ? vec->latencyCycles + (cand + 1) * N / vec->elementsPerCycle
-              : (cand + 1) * N * 4.0 / m.hostBytesPerSec / (m.t.tCKps * 1e-12);
-    if (best < 0 || cost < best) {
-      best = cost;
-      P = cand;
-    }
-  }
+  // Tiling (pim-tile): K in P parts on P disjoint channel sets of C / P
+  // channels; partial sums added after.
+  int64_t P = anchor->getAttrOfType<IntegerAttr>(kKPartsAttrName).getInt();
   int64_t Cp = m.C / P;
   int64_t nch = std::min(Cp, ceilDiv(N, m.B));
   int64_t I = ceilDiv(N, nch * m.B);
@@ -722,7 +664,7 @@ Geometry &Lowering::geometry(int64_t hd, int64_t window, int64_t S) {
     assert(!ring && "ring caches are not split");
     std::string sfx = "_" + std::to_string(geometries.size());
     g.S = S;
-    g.Tp = splitKeys(maxT, S);
+    g.Tp = splitKeys(m, maxT, S);
     int64_t slots = g.Tp + 1; // + the trash slot
     g.KR = ceilDiv(ceilDiv(slots, m.B), g.kpr);
     g.nd = ceilDiv(hd, m.B);
@@ -779,135 +721,31 @@ Geometry &Lowering::geometry(int64_t hd, int64_t window, int64_t S) {
   return geometries.back();
 }
 
-int64_t Lowering::splitFor(pim::AttentionOp op, std::string &why) {
-  auto qt = cast<ShapedType>(op.getQuery().getType());
-  auto kt = cast<ShapedType>(op.getKey().getType());
-  int64_t H = qt.getDimSize(1), hd = qt.getDimSize(2);
-  int64_t KVH = kt.getDimSize(1);
-  int64_t window = op.getSlidingWindow() ? *op.getSlidingWindow() : 0;
-  int64_t maxT = maxContext;
-  if (window > 0 && window < maxContext)
-    return 1; // ring caches are not split (docs/backend.md)
-  int64_t R = replicasFor(H, KVH), NC = KVH * R, Gq = H / KVH / R;
-  // Keys one channel's softmax can take: its probabilities fill whole V rows
-  // (E keys each) of the global buffer.
-  int64_t limit = (m.gbEl / m.E) * m.E;
-  int64_t byChannels = std::max<int64_t>(1, m.C / NC);
-  auto fits = [&](int64_t S) { return splitKeys(maxT, S) <= limit; };
-  // Every part holds at least one key.
-  auto nonEmpty = [&](int64_t S) {
-    return S == 1 || splitKeys(maxT, S) * (S - 1) < maxT;
-  };
-  if (opts.attentionSplit > 0) {
-    int64_t S = opts.attentionSplit;
-    if (S > kMaxSplit)
-      why = llvm::formatv("--attention-split {0}: at most {1} parts", S,
-                          kMaxSplit);
-    else if (NC * S > m.C)
-      why = llvm::formatv("--attention-split {0}: {1} KV heads x {2} copies x "
-                          "{0} parts need {3} channels, target has {4}",
-                          S, KVH, R, NC * S, m.C);
-    else if (!nonEmpty(S))
-      why = llvm::formatv("--attention-split {0}: a context of {1} keys "
-                          "leaves a part without keys",
-                          S, maxT);
-    else if (!fits(S))
-      why = llvm::formatv("a context of {0} keys in {1} part(s) needs {2} "
-                          "keys per channel; one channel's global buffer "
-                          "holds {3} probabilities (use --max-context {4} or "
-                          "less, or a larger --attention-split)",
-                          maxT, S, splitKeys(maxT, S), limit, S * limit);
-    else
-      return S;
-    return 0;
-  }
-  int64_t Smax = std::min(kMaxSplit, byChannels);
-  if (!fits(Smax)) {
-    why = llvm::formatv(
-        "a context of {0} keys needs {1} parts of at most {2} keys (one "
-        "channel's global buffer holds {2} probabilities), but {3} KV heads x "
-        "{4} copies on {5} channels leave room for {6} (at most {7}; use "
-        "--max-context {8} or less)",
-        maxT, ceilDiv(maxT, limit), limit, KVH, R, m.C, Smax, kMaxSplit,
-        Smax * limit);
-    return 0;
-  }
-  // Cost model: the slowest channel's MAC columns (keys and values, one
-  // row switch per row) for its Gq q heads, plus the merge on the vector
-  // unit (or the host).
-  const pimsim::NearMemoryUnit *vec = nullptr;
-  for (const pimsim::NearMemoryUnit &u : m.t.nearMemory)
-    if (llvm::is_contained(u.functions, "attn_combine") &&
-        opts.dispatch.count("elementwise") == 0)
-      vec = &u;
-  int64_t cpk = hd / m.lanes, kpr = m.cols / cpk, nd = ceilDiv(hd, m.B);
-  auto cost = [&](int64_t S) {
-    int64_t Tp = S == 1 ? maxT : splitKeys(maxT, S);
-    int64_t kr = ceilDiv(ceilDiv(Tp, m.B), kpr), vr = ceilDiv(Tp, m.E);
-    double c = double(Gq) * (kr * (kpr * cpk * m.ccdab + m.rowSwitch) +
-                             nd * vr * (m.cols * m.ccdab + m.rowSwitch));
-    if (S > 1) {
-      double elems = double(S) * H * (nd * m.B + 2);
-      c += vec ? vec->latencyCycles + elems / vec->elementsPerCycle
-               : m.hostNs(int64_t(elems * 4), int64_t(elems * 3)) /
-                     (m.t.tCKps * 1e-3);
-    }
-    return c;
-  };
-  int64_t best = 0;
-  double bestCost = 0;
-  for (int64_t S = 1; S <= Smax; ++S) {
-    if (!fits(S) || !nonEmpty(S))
-      continue;
-    double c = cost(S);
-    if (best == 0 || c < bestCost) {
-      best = S;
-      bestCost = c;
-    }
-  }
-  return best;
+FailureOr<int64_t> Lowering::decision(Operation *op, StringRef name) {
+  if (auto a = op->getAttrOfType<IntegerAttr>(name); a && a.getInt() >= 1)
+    return a.getInt();
+  return op->emitError() << "pim-build-program: no '" << name
+                         << "' on the op (run pim-tile first)";
 }
 
 LogicalResult Lowering::lowerAttention(pim::AttentionOp op) {
-  if (op.getLogitSoftcap())
-    return op.emitError("PIM lowering: attention logit softcapping is not "
-                        "supported on the PIM units yet");
-  if (!op.getCausal())
-    return op.emitError("PIM lowering: non-causal attention is not supported "
-                        "in decode");
   auto qt = cast<ShapedType>(op.getQuery().getType());
   auto kt = cast<ShapedType>(op.getKey().getType());
-  auto vt = cast<ShapedType>(op.getValue().getType());
   int64_t H = qt.getDimSize(1), hd = qt.getDimSize(2);
   int64_t KVH = kt.getDimSize(1);
-  if (vt.getDimSize(2) != hd)
-    return op.emitError("PIM lowering: value head dim must equal key head "
-                        "dim");
-  if (hd % m.lanes != 0 || hd / m.lanes > m.cols)
-    return op.emitError() << "PIM lowering: head dim " << hd
-                          << " must be a multiple of the PIM lanes (" << m.lanes
-                          << ") and at most one DRAM row";
-  if (KVH > m.C)
-    return op.emitError() << "PIM lowering: " << KVH
-                          << " KV heads need one channel each, target has "
-                          << m.C;
-  if (!m.softmaxUnit)
-    return op.emitError() << "PIM lowering: target '" << m.t.name
-                          << "' has no softmax near-memory unit (the host "
-                             "softmax path is not implemented yet)";
   // Each KV head is replicated on R channels (R divides the group size G),
   // so R q heads of a group run in parallel; channel c holds KV head c / R
   // and runs q heads c*Gq .. c*Gq+Gq-1 (Gq = G / R) in turn.
   int64_t G = H / KVH;
-  int64_t R = replicasFor(H, KVH);
+  int64_t R = replicasFor(m, H, KVH);
   int64_t NC = KVH * R;
   int64_t window = op.getSlidingWindow() ? *op.getSlidingWindow() : 0;
   // Split attention (docs/backend.md): part p of S runs on channels
   // [p NC, (p + 1) NC) over its Tp keys; attn_combine merges the parts.
-  std::string why;
-  int64_t S = splitFor(op, why);
-  if (S == 0)
-    return op.emitError() << "PIM lowering: " << why;
+  FailureOr<int64_t> split = decision(op, kSplitAttrName);
+  if (failed(split))
+    return failure();
+  int64_t S = *split;
   Geometry &g = geometry(hd, window, S);
   if (g.liveVR * m.E > m.gbEl || 2 * m.E > m.gbBytes)
     return op.emitError() << "PIM lowering: a context of " << g.maxT
@@ -1107,16 +945,12 @@ FailureOr<pim::ProgramOp> Lowering::run() {
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!forward)
     return module.emitError("no func.func @forward to compile"), failure();
-  int64_t modelContext = 2048;
-  if (auto mc = module->getAttrOfType<IntegerAttr>("llm.max_context"))
-    modelContext = mc.getInt();
-  maxContext = opts.maxContext > 0 ? opts.maxContext
-                                   : std::min<int64_t>(modelContext, m.gbEl);
-  if (maxContext > modelContext)
-    return module.emitError()
-               << "--max-context " << maxContext
-               << " exceeds the model's maximum context " << modelContext,
-           failure();
+  FailureOr<int64_t> context = decision(module, kMaxContextAttrName);
+  FailureOr<int64_t> channels = decision(module, kChannelsAttrName);
+  if (failed(context) || failed(channels))
+    return failure();
+  maxContext = *context;
+  m.C = *channels;
 
   top.setInsertionPointToEnd(module.getBody());
   program = pim::ProgramOp::create(top, loc, top.getStringAttr(m.t.name),
@@ -1145,18 +979,15 @@ FailureOr<pim::ProgramOp> Lowering::run() {
 
   // Memory plan, first part: the KV rows of every attention come first in
   // each bank, so the weights are placed after them (rows are final as the
-  // streams are emitted). Invalid head dims are diagnosed by lowerAttention.
+  // streams are emitted).
   for (Operation &op : body)
     if (auto at = dyn_cast<pim::AttentionOp>(op)) {
       int64_t hd = cast<ShapedType>(at.getQuery().getType()).getDimSize(2);
-      if (hd < m.lanes || hd % m.lanes != 0 || hd / m.lanes > m.cols)
-        continue;
-      std::string why;
-      int64_t S = splitFor(at, why);
-      if (S == 0)
-        continue; // diagnosed by lowerAttention
+      FailureOr<int64_t> S = decision(at, kSplitAttrName);
+      if (failed(S))
+        return failure();
       Geometry &g =
-          geometry(hd, at.getSlidingWindow() ? *at.getSlidingWindow() : 0, S);
+          geometry(hd, at.getSlidingWindow() ? *at.getSlidingWindow() : 0, *S);
       kvRowsPlanned += g.KR + g.nd * g.VR;
     }
   weightRow = kvRowsPlanned;
@@ -1381,9 +1212,7 @@ struct BuildProgramPass
     if (failed(target))
       return signalPassFailure();
     BackendOptions options;
-    options.maxContext = maxContext;
-    options.channels = channels;
-    options.attentionSplit = attentionSplit;
+    options.dispatch = forcedDispatch(module);
     options.targetHash =
         module->getAttrOfType<TargetAttr>(TargetAttr::kModuleAttrName)
             .getHash()

@@ -13,6 +13,7 @@
 #include "pimsim/Target.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
 #include <string>
@@ -93,6 +94,40 @@ struct Machine {
            std::max(flops / hostFlops, bytes / hostBytesPerSec) * 1e9;
   }
 };
+
+/// The most parts one attention is split into (each part takes ten runtime
+/// parameters; a program has at most 64).
+constexpr int64_t kMaxSplit = 4;
+
+/// Keys per part when maxT keys are split over S parts: a whole number of
+/// V staging columns (lanes), so pos % lanes is the lane in every part.
+inline int64_t splitKeys(const Machine &m, int64_t maxT, int64_t S) {
+  return ceilDiv(ceilDiv(maxT, S), m.lanes) * m.lanes;
+}
+
+/// KV-head copies R of an attention with H q heads and KVH KV heads: the
+/// largest divisor of the group size with KVH R channels.
+inline int64_t replicasFor(const Machine &m, int64_t H, int64_t KVH) {
+  int64_t G = H / KVH;
+  for (int64_t cand = G; cand >= 1; --cand)
+    if (G % cand == 0 && KVH * cand <= m.C)
+      return cand;
+  return 1;
+}
+
+/// The near-memory unit that runs `function` (e.g. "add", "attn_combine"),
+/// unless the elementwise class is forced to the host.
+inline const pimsim::NearMemoryUnit *nearMemoryUnitFor(const Machine &m,
+                                                       llvm::StringRef function,
+                                                       bool elementwiseForced) {
+  if (elementwiseForced)
+    return nullptr;
+  const pimsim::NearMemoryUnit *unit = nullptr;
+  for (const pimsim::NearMemoryUnit &u : m.t.nearMemory)
+    if (llvm::is_contained(u.functions, function) && !unit)
+      unit = &u;
+  return unit;
+}
 
 } // namespace pimc::pim::detail
 

@@ -53,6 +53,15 @@ static StringRef opClass(Operation *op) {
   return "elementwise";
 }
 
+std::map<std::string, std::string> pimc::pim::forcedDispatch(ModuleOp module) {
+  std::map<std::string, std::string> forced;
+  if (auto d = module->getAttrOfType<DictionaryAttr>(kDispatchForceAttrName))
+    for (NamedAttribute f : d)
+      if (auto unit = dyn_cast<StringAttr>(f.getValue()))
+        forced[f.getName().str()] = unit.str();
+  return forced;
+}
+
 LogicalResult pimc::pim::annotateDispatch(ModuleOp module,
                                           const pimsim::Target &target,
                                           const BackendOptions &options) {
@@ -122,6 +131,14 @@ LogicalResult pimc::pim::annotateDispatch(ModuleOp module,
                     {b.getNamedAttr("pim_ns", b.getF64FloatAttr(pimNs)),
                      b.getNamedAttr("host_ns", b.getF64FloatAttr(hostNs))}));
   });
+  // The forced classes, for the passes after dispatch (an elementwise class
+  // forced to the host also keeps the kernels off the near-memory units).
+  if (!options.dispatch.empty()) {
+    SmallVector<NamedAttribute> forced;
+    for (auto &[cls, unit] : options.dispatch)
+      forced.push_back(b.getNamedAttr(cls, b.getStringAttr(unit)));
+    module->setAttr(kDispatchForceAttrName, b.getDictionaryAttr(forced));
+  }
   for (auto &[msg, p] : problems) {
     InFlightDiagnostic d = p.first->emitError() << msg;
     if (p.second > 1)

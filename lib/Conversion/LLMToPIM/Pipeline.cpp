@@ -22,14 +22,17 @@ void pimc::pim::buildBackendPipeline(OpPassManager &pm,
     dispatch.force.assign(options.dispatch.begin(), options.dispatch.end());
     pm.addPass(createPIMDispatch(dispatch));
   }
-  if (first <= BackendPhase::Program && last >= BackendPhase::Program) {
+  if (first <= BackendPhase::Convert && last >= BackendPhase::Convert) {
     pm.addPass(createPIMCheckContract());
     pm.addPass(createConvertLLMToPIM());
-    PIMBuildProgramOptions build;
-    build.maxContext = options.maxContext;
-    build.channels = options.channels;
-    build.attentionSplit = options.attentionSplit;
-    pm.addPass(createPIMBuildProgram(build));
+    PIMTileOptions tile;
+    tile.maxContext = options.maxContext;
+    tile.channels = options.channels;
+    tile.attentionSplit = options.attentionSplit;
+    pm.addPass(createPIMTile(tile));
+  }
+  if (first <= BackendPhase::Program && last >= BackendPhase::Program) {
+    pm.addPass(createPIMBuildProgram());
   }
 }
 
@@ -44,7 +47,7 @@ void pimc::pim::registerBackendPasses() {
   PassPipelineRegistration<BackendPipelineOptions>(
       "pim-backend",
       "The backend: register the target, dispatch, check the contract, "
-      "convert the device work to pim ops, build the pim.program "
+      "convert the device work to pim ops, tile them, build the pim.program "
       "(docs/backend.md)",
       [](OpPassManager &pm, const BackendPipelineOptions &options) {
         buildBackendPipeline(pm, options);

@@ -47,6 +47,23 @@ struct BackendOptions {
   int64_t attentionSplit = 0;
 };
 
+/// The module attribute where pim-dispatch records its forced classes
+/// ({class = unit}) for the passes after it.
+inline constexpr llvm::StringLiteral kDispatchForceAttrName =
+    "pim.dispatch_force";
+
+/// Module attributes pim-tile records for pim-build-program: the KV
+/// positions provisioned and the channels in use; and, on the pim
+/// tensor-level ops, a PIM GEMV's K parts and an attention's sequence
+/// parts.
+inline constexpr llvm::StringLiteral kMaxContextAttrName = "pim.max_context";
+inline constexpr llvm::StringLiteral kChannelsAttrName = "pim.channels";
+inline constexpr llvm::StringLiteral kKPartsAttrName = "pim.k_parts";
+inline constexpr llvm::StringLiteral kSplitAttrName = "pim.split";
+
+/// The classes pim-dispatch forced ({class: unit}), from the module.
+std::map<std::string, std::string> forcedDispatch(mlir::ModuleOp module);
+
 /// Reads `class=unit` dispatch overrides (pim-dispatch's `force`, pimc's
 /// --dispatch); errors name the entry.
 llvm::Expected<std::map<std::string, std::string>>
@@ -67,7 +84,13 @@ mlir::LogicalResult checkBackendContract(mlir::ModuleOp module);
 /// convert-llm-to-pim on `module`'s @forward.
 mlir::LogicalResult convertLLMToPIM(mlir::ModuleOp module);
 
-/// pim-build-program on `module` (after convert-llm-to-pim): the
+/// pim-tile on `module` (after convert-llm-to-pim): the mapping decisions
+/// as attributes. Errors are diagnostics on the op that does not map.
+mlir::LogicalResult tileForTarget(mlir::ModuleOp module,
+                                  const pimsim::Target &target,
+                                  const BackendOptions &options);
+
+/// pim-build-program on `module` (after pim-tile): the
 /// pim.program appended to it. Errors are diagnostics on the offending op.
 mlir::FailureOr<ProgramOp> buildProgram(mlir::ModuleOp module,
                                         const pimsim::Target &target,
@@ -76,8 +99,9 @@ mlir::FailureOr<ProgramOp> buildProgram(mlir::ModuleOp module,
 /// The phases of `pim-backend`, for drivers that stop in between.
 enum class BackendPhase {
   Dispatch, // pim-register-target, pim-dispatch: annotated llm IR
-  Program,  // pim-check-contract, convert-llm-to-pim, pim-build-program:
-            // a pim.program
+  Convert,  // pim-check-contract, convert-llm-to-pim, pim-tile: pim
+            // tensor-level ops with their mapping
+  Program,  // pim-build-program: a pim.program
 };
 
 struct BackendPipelineOptions

@@ -1,7 +1,8 @@
 //===- Passes.td - llm -> pim backend passes -----------------*- tablegen -*-===//
 //
 // The backend pipeline `pim-backend` (docs/backend.md): pim-register-target,
-// pim-dispatch, pim-check-contract, convert-llm-to-pim, pim-build-program.
+// pim-dispatch, pim-check-contract, convert-llm-to-pim, pim-tile,
+// pim-build-program.
 // Each reads the device from the module's #pim.target.
 //
 //===----------------------------------------------------------------------===//
@@ -53,17 +54,16 @@ def ConvertLLMToPIM : Pass<"convert-llm-to-pim", "::mlir::ModuleOp"> {
   let dependentDialects = ["::pimc::pim::PIMDialect"];
 }
 
-def PIMBuildProgram : Pass<"pim-build-program", "::mlir::ModuleOp"> {
-  let summary = "tile, place, fuse, schedule and emit @forward as a pim.program";
+def PIMTile : Pass<"pim-tile", "::mlir::ModuleOp"> {
+  let summary = "decide how each pim.gemv and pim.attention maps onto the target";
   let description = [{
-    Builds the `pim.program` for the module's #pim.target from the
-    converted @forward, appended to the module: each pim.gemv tiled over
-    the channels in the gemv_rows layout, each pim.attention over the KV
-    cache on the PIM units with softmax on the near-memory unit, the host
-    ops fused into one kernel per gap between PIM phases; then the memory
-    plan and the entry `decode`. (Host-kernel fusion, memory planning and
-    scheduling are still one walk here.) A model that does not fit says by
-    how much and what takes the space. Strategy: docs/backend.md.
+    The mapping decisions, from the target's cost model, recorded for
+    pim-build-program: the module's `pim.max_context` (KV positions to
+    provision) and `pim.channels` (channels in use); per pim.gemv on the
+    PIM units `pim.k_parts` (K split over disjoint channel sets when that
+    balances the work); per pim.attention, after checking that the PIM
+    mapping can run it, `pim.split` (sequence parts on their own channels,
+    merged by attn_combine). Strategy: docs/backend.md.
   }];
   let options = [
     Option<"maxContext", "max-context", "int64_t", "0",
@@ -75,6 +75,21 @@ def PIMBuildProgram : Pass<"pim-build-program", "::mlir::ModuleOp"> {
            "parts each KV head's attention is split over (0: the cost model "
            "decides; 1: no split)">,
   ];
+}
+
+def PIMBuildProgram : Pass<"pim-build-program", "::mlir::ModuleOp"> {
+  let summary = "place, fuse, schedule and emit @forward as a pim.program";
+  let description = [{
+    Builds the `pim.program` for the module's #pim.target from the
+    converted and tiled @forward, appended to the module: each pim.gemv in
+    the gemv_rows layout with the K parts pim-tile chose, each
+    pim.attention over the KV cache on the PIM units with softmax on the
+    near-memory unit, the host ops fused into one kernel per gap between
+    PIM phases; then the memory plan and the entry `decode`. (Host-kernel
+    fusion, memory planning and scheduling are still one walk here.) A
+    model that does not fit says by how much and what takes the space.
+    Strategy: docs/backend.md.
+  }];
   let dependentDialects = ["::pimc::pim::PIMDialect"];
 }
 
