@@ -19,6 +19,7 @@
 #include "llvm/ADT/Twine.h"
 
 #include <algorithm>
+#include <optional>
 
 using namespace llvm;
 
@@ -453,6 +454,15 @@ bool lexUnsigned(StringRef &s, uint64_t &out) {
   return !s.consumeInteger(10, out);
 }
 
+/// The int64 with `magnitude` and sign, if there is one: magnitudes reach
+/// 2^63 when negative (INT64_MIN prints as "-9223372036854775808").
+std::optional<int64_t> signedFromMagnitude(uint64_t magnitude, bool negative) {
+  if (magnitude > static_cast<uint64_t>(INT64_MAX) + (negative ? 1 : 0))
+    return std::nullopt;
+  return negative ? static_cast<int64_t>(0 - magnitude)
+                  : static_cast<int64_t>(magnitude);
+}
+
 //===----------------------------------------------------------------------===//
 // Parser
 //===----------------------------------------------------------------------===//
@@ -541,10 +551,10 @@ private:
     if (tok.quoted || !lexUnsigned(s, v) || !s.empty())
       return errorAtValue(tok, 0,
                           "expected an integer, found '" + tok.value + "'");
-    // INT64_MIN prints as "-9223372036854775808": 2^63 when negative.
-    if (v > static_cast<uint64_t>(INT64_MAX) + (negative ? 1 : 0))
+    std::optional<int64_t> value = signedFromMagnitude(v, negative);
+    if (!value)
       return errorAtValue(tok, 0, "integer " + tok.value + " is too large");
-    out = negative ? static_cast<int64_t>(0 - v) : static_cast<int64_t>(v);
+    out = *value;
     return Error::success();
   }
 
@@ -656,21 +666,19 @@ private:
         s.consume_front("+");
       first = false;
       unsigned termAt = all.size() - s.size();
-      uint64_t coeff = 1;
+      uint64_t magnitude = 1;
+      std::optional<int64_t> coeff = negative ? -1 : 1;
       bool hasNumber = false;
-      // A term's magnitude reaches 2^63 when negative (INT64_MIN prints as
-      // "-9223372036854775808").
-      uint64_t limit = static_cast<uint64_t>(INT64_MAX) + (negative ? 1 : 0);
-      auto signedValue = [&](uint64_t magnitude) {
-        return negative ? static_cast<int64_t>(0 - magnitude)
-                        : static_cast<int64_t>(magnitude);
-      };
       if (!s.empty() && isDigit(s[0])) {
-        if (!lexUnsigned(s, coeff) || coeff > limit)
+        if (lexUnsigned(s, magnitude))
+          coeff = signedFromMagnitude(magnitude, negative);
+        else
+          coeff = std::nullopt;
+        if (!coeff)
           return bad(termAt, "bad integer in '" + all + "'");
         hasNumber = true;
         if (!s.consume_front("*")) {
-          if (AddOverflow(base, signedValue(coeff), base))
+          if (AddOverflow(base, *coeff, base))
             return bad(termAt, "value overflows");
           continue;
         }
@@ -693,7 +701,7 @@ private:
         return bad(termAt,
                    "'" + fieldName(field) + "' cannot depend on a " +
                        (isParamStride(*depth) ? "parameter" : "loop variable"));
-      inst->addStride(field, *depth, signedValue(coeff));
+      inst->addStride(field, *depth, *coeff);
     }
     return Error::success();
   }

@@ -167,7 +167,7 @@ void analyzeModule(mlir::ModuleOp module, StringRef targetPath,
       auto it = rows.find(op->getName().getStringRef().str());
       if (it == rows.end())
         return;
-      auto d = op->getAttrOfType<mlir::StringAttr>("pim.dispatch");
+      auto d = op->getAttrOfType<mlir::StringAttr>(pim::kDispatchAttrName);
       if (!d)
         return;
       std::string &placement = it->second.placement;

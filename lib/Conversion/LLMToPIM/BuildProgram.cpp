@@ -154,7 +154,9 @@ private:
     Value bias;
   };
   LogicalResult lowerGemv(GemvOp op);
-  void emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor);
+  void emitHostGemv(Value input, ArrayRef<GemvPart> parts);
+  void emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
+                int64_t P);
   LogicalResult lowerAttention(pim::AttentionOp op);
   Geometry &geometry(int64_t hd, int64_t window, int64_t S = 1);
   /// A decision of pim-tile recorded on `op`.
@@ -342,7 +344,7 @@ DictionaryAttr Lowering::dispatchInfo(Operation *op, StringRef source,
                                       StringRef cls) {
   SmallVector<NamedAttribute> a{attr("op", source), attr("class", cls),
                                 attr("unit", "pim")};
-  if (auto cost = op->getAttrOfType<DictionaryAttr>("pim.cost"))
+  if (auto cost = op->getAttrOfType<DictionaryAttr>(kCostAttrName))
     for (NamedAttribute n : cost)
       a.push_back(n);
   return b.getDictionaryAttr(a);
@@ -375,43 +377,45 @@ LogicalResult Lowering::lowerGemv(GemvOp op) {
   }
   if (op.getSource() == "llm.lm_head")
     currentLayer = "head";
-  auto d = op->getAttrOfType<StringAttr>("pim.dispatch");
-  if ((!d || d.getValue() != "host") && failed(decision(op, kKPartsAttrName)))
+  if (dispatchedToHost(op)) {
+    emitHostGemv(op.getInput(), parts);
+    return success();
+  }
+  FailureOr<int64_t> kParts = decision(op, kKPartsAttrName);
+  if (failed(kParts))
     return failure();
-  emitGemv(name, parts, op);
+  emitGemv(name, parts, op, *kParts);
   return success();
 }
 
-/// One fused GEMV: parts' weights stacked along N, one input broadcast.
-void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts,
-                        GemvOp anchor) {
-  Value input = anchor.getInput();
-  if (auto d = anchor->getAttrOfType<StringAttr>("pim.dispatch");
-      d && d.getValue() == "host") {
-    // The host GEMV: one host op per weight, in the current host kernel.
-    Slot x = contiguous(lookup(input));
-    for (const GemvPart &p : parts) {
-      int64_t pn = weightShape(p.weight.getType()).first;
-      Slot y = alloc(pn);
-      hostOp("linear", {attr("in", buf(x)), attr("out", buf(y)),
-                        attr("weight", tensorRef(p.weight))});
-      if (p.bias)
-        hostOp("add",
-               {attr("a", buf(y)),
-                attr("b", tensorRef(p.bias.getDefiningOp<llm::WeightOp>())),
-                attr("out", buf(y))});
-      slots[p.result] = y;
-    }
-    return;
+/// The host GEMV: one host op per weight, in the current host kernel.
+void Lowering::emitHostGemv(Value input, ArrayRef<GemvPart> parts) {
+  Slot x = contiguous(lookup(input));
+  for (const GemvPart &p : parts) {
+    int64_t pn = weightShape(p.weight.getType()).first;
+    Slot y = alloc(pn);
+    hostOp("linear", {attr("in", buf(x)), attr("out", buf(y)),
+                      attr("weight", tensorRef(p.weight))});
+    if (p.bias)
+      hostOp("add",
+             {attr("a", buf(y)),
+              attr("b", tensorRef(p.bias.getDefiningOp<llm::WeightOp>())),
+              attr("out", buf(y))});
+    slots[p.result] = y;
   }
+}
+
+/// One fused GEMV on the PIM units: parts' weights stacked along N, one
+/// input broadcast, K in P parts (pim-tile) on P disjoint channel sets of
+/// C / P channels, partial sums added after.
+void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
+                        int64_t P) {
+  Value input = anchor.getInput();
   int64_t K = weightShape(parts[0].weight.getType()).second;
   int64_t N = 0;
   for (const GemvPart &p : parts)
     N += weightShape(p.weight.getType()).first;
   int64_t kRows = ceilDiv(K, m.E);
-  // Tiling (pim-tile): K in P parts on P disjoint channel sets of C / P
-  // channels; partial sums added after.
-  int64_t P = anchor->getAttrOfType<IntegerAttr>(kKPartsAttrName).getInt();
   int64_t Cp = m.C / P;
   int64_t nch = std::min(Cp, ceilDiv(N, m.B));
   int64_t I = ceilDiv(N, nch * m.B);
@@ -967,15 +971,6 @@ FailureOr<pim::ProgramOp> Lowering::run() {
   param("token", 0, vocab - 1);
 
   Block &body = forward.getBody().front();
-  for (Operation &op : body)
-    if (!isa<GemvOp, GatedActOp, pim::AttentionOp>(op) &&
-        (!isLowerableOp(&op) ||
-         isa<llm::LinearOp, llm::GatedMLPOp, llm::LMHeadOp,
-             llm::KVCacheAppendOp, llm::KVCacheReadOp, llm::AttentionOp>(op)))
-      return op.emitError()
-                 << "pim-build-program: no lowering for '" << op.getName()
-                 << "' (run pim-check-contract and convert-llm-to-pim first)",
-             failure();
 
   // Memory plan, first part: the KV rows of every attention come first in
   // each bank, so the weights are placed after them (rows are final as the
@@ -1124,7 +1119,13 @@ FailureOr<pim::ProgramOp> Lowering::run() {
       flush();
       continue;
     }
-    // arith / tensor index computations: the position is parameter `pos`.
+    // Index computations: the position is parameter `pos`.
+    if (isa<arith::ConstantOp, arith::AddIOp, tensor::DimOp>(op))
+      continue;
+    return op->emitError()
+               << "pim-build-program: no lowering for '" << op->getName()
+               << "' (run pim-check-contract and convert-llm-to-pim first)",
+           failure();
   }
 
   // Memory plan: kv rows [0, kvRow) on the KV-head channels, weights after

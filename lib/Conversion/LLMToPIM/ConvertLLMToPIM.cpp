@@ -21,7 +21,7 @@ using namespace pimc;
 using namespace pimc::pim;
 
 void pimc::pim::detail::copyDispatch(Operation *from, Operation *to) {
-  for (StringRef k : {"pim.dispatch", "pim.cost"})
+  for (StringRef k : {kDispatchAttrName, kCostAttrName})
     if (Attribute a = from->getAttr(k))
       to->setAttr(k, a);
 }

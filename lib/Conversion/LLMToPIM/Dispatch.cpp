@@ -53,6 +53,11 @@ static StringRef opClass(Operation *op) {
   return "elementwise";
 }
 
+bool pimc::pim::dispatchedToHost(Operation *op) {
+  auto unit = op->getAttrOfType<StringAttr>(kDispatchAttrName);
+  return unit && unit.getValue() == "host";
+}
+
 std::map<std::string, std::string> pimc::pim::forcedDispatch(ModuleOp module) {
   std::map<std::string, std::string> forced;
   if (auto d = module->getAttrOfType<DictionaryAttr>(kDispatchForceAttrName))
@@ -125,8 +130,8 @@ LogicalResult pimc::pim::annotateDispatch(ModuleOp module,
                           ") have no host GEMV yet");
           return;
         }
-    op->setAttr("pim.dispatch", b.getStringAttr(choice));
-    op->setAttr("pim.cost",
+    op->setAttr(kDispatchAttrName, b.getStringAttr(choice));
+    op->setAttr(kCostAttrName,
                 b.getDictionaryAttr(
                     {b.getNamedAttr("pim_ns", b.getF64FloatAttr(pimNs)),
                      b.getNamedAttr("host_ns", b.getF64FloatAttr(hostNs))}));

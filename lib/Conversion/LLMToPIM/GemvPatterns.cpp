@@ -91,12 +91,9 @@ struct GatedMLPPattern : OpConversionPattern<llm::GatedMLPOp> {
     GemvOp gateUp =
         createGemv(rewriter, op, op.getInput(), {op.getGate(), op.getUp()}, {},
                    {false, false}, {mid, mid}, "gate_up");
-    StringRef act = op.getActivation() == llm::Activation::Silu   ? "silu"
-                    : op.getActivation() == llm::Activation::Gelu ? "gelu"
-                                                                  : "gelu_tanh";
-    auto gated =
-        GatedActOp::create(rewriter, op.getLoc(), mid, gateUp.getResult(0),
-                           gateUp.getResult(1), rewriter.getStringAttr(act));
+    auto gated = GatedActOp::create(
+        rewriter, op.getLoc(), mid, gateUp.getResult(0), gateUp.getResult(1),
+        rewriter.getStringAttr(llm::stringifyActivation(op.getActivation())));
     GemvOp down = createGemv(rewriter, op, gated, {op.getDown()}, {}, {false},
                              {op.getType()}, "down");
     rewriter.replaceOp(op, down.getResult(0));

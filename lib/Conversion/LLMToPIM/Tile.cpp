@@ -228,8 +228,7 @@ LogicalResult pimc::pim::tileForTarget(ModuleOp module,
   module->setAttr(kChannelsAttrName, b.getI64IntegerAttr(t.m.C));
   for (Operation &op : forward.getBody().front()) {
     if (auto g = dyn_cast<GemvOp>(op)) {
-      auto d = g->getAttrOfType<StringAttr>("pim.dispatch");
-      if (!d || d.getValue() != "host")
+      if (!dispatchedToHost(g))
         g->setAttr(kKPartsAttrName, b.getI64IntegerAttr(t.gemvKParts(g)));
     } else if (auto at = dyn_cast<pim::AttentionOp>(op)) {
       if (failed(t.checkAttention(at)))

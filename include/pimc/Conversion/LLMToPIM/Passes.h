@@ -47,6 +47,14 @@ struct BackendOptions {
   int64_t attentionSplit = 0;
 };
 
+/// What pim-dispatch records on each llm op (and the conversion carries to
+/// the pim op it becomes): the unit ("pim" | "host") and {pim_ns, host_ns}.
+inline constexpr llvm::StringLiteral kDispatchAttrName = "pim.dispatch";
+inline constexpr llvm::StringLiteral kCostAttrName = "pim.cost";
+
+/// Whether pim-dispatch placed `op` on the host.
+bool dispatchedToHost(mlir::Operation *op);
+
 /// The module attribute where pim-dispatch records its forced classes
 /// ({class = unit}) for the passes after it.
 inline constexpr llvm::StringLiteral kDispatchForceAttrName =
