@@ -9,7 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${1:-build/venv}
-inputs=(python/requirements-build.txt python/requirements.txt python/pyproject.toml)
+inputs=(python/requirements-build.txt python/requirements.txt python/pyproject.toml
+        scripts/setup-python.sh)
 base=$(command -v python3) || { echo "setup: no python3 on PATH" >&2; exit 1; }
 want=$( { sha256sum "${inputs[@]}"; "$base" -c 'import sys; print(sys.version)'; } | sha256sum | cut -d' ' -f1)
 stamp="$venv/.pimc-requirements"
@@ -27,10 +28,17 @@ log="$venv/install.log"
 : > "$log"
 run() { "$@" >> "$log" 2>&1 || { tail -n 60 "$log"; echo "setup: failed: $*" >&2; exit 1; }; }
 run "${pip[@]}" install --no-deps -r python/requirements-build.txt
-# llama-cpp-python compiles llama.cpp (CPU only) with the machine's cmake and compiler.
-CMAKE_ARGS="-DGGML_CUDA=OFF -DLLAMA_CURL=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF" \
+# Everything but llama-cpp-python, then llama-cpp-python: it compiles llama.cpp (CPU only)
+# with the machine's cmake and compiler, for AVX2 rather than -march=native. A native build
+# enables ggml's AMX kernels on CPUs that have AMX, and they crash there (SIGSEGV in
+# ggml_backend_amx_mul_mat on Q8_0 weights, llama.cpp issue #20824); it would also not run
+# on an older CPU. --no-cache-dir: pip's wheel cache does not key on CMAKE_ARGS.
+llama=$(grep -E '^llama-cpp-python==' python/requirements.txt | cut -d' ' -f1)
+grep -vE '^llama-cpp-python==' python/requirements.txt > "$venv/requirements-no-llama.txt"
+run "${pip[@]}" install --no-deps --no-build-isolation -r "$venv/requirements-no-llama.txt"
+CMAKE_ARGS="-DGGML_CUDA=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DLLAMA_CURL=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF" \
 CMAKE_BUILD_PARALLEL_LEVEL="${PIMC_JOBS:-2}" \
-  run "${pip[@]}" install --no-deps --no-build-isolation -r python/requirements.txt
+  run "${pip[@]}" install --no-deps --no-build-isolation --no-cache-dir --force-reinstall "$llama"
 run "${pip[@]}" check
 run "${pip[@]}" install --no-deps --no-build-isolation -e python
 echo "$want" > "$stamp"
