@@ -1,21 +1,24 @@
 //===- Serialize.cpp - pim.program -> pimsim program ----------------------===//
 //
-// The pim dialect mirrors the program format, so serialization prints the
-// program's assembly text (docs/pimsim-isa.md) and assembles it with
-// pimsim's own assembler, then validates it against the target. Host-op
-// dictionaries become the JSON `params` of their kernel.
+// The pim dialect mirrors the program format one to one, so serialization
+// builds the pimsim::Program directly: symbols become indices, #pim.index
+// fields become a base plus strides, host-op dictionaries become the JSON
+// `params` of their kernel. The result is validated against the target.
 //
 //===----------------------------------------------------------------------===//
 #include "pimc/Backend/Backend.h"
 #include "pimc/Dialect/PIM/IR/PIMDialect.h"
 
-#include "llvm/Support/FormatVariadic.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/JSON.h"
 
 using namespace mlir;
 using namespace pimc;
 
-static llvm::json::Value toJSON(Attribute a) {
+namespace {
+
+llvm::json::Value toJSON(Attribute a) {
   if (auto i = dyn_cast<IntegerAttr>(a)) {
     if (i.getType().isInteger(1))
       return i.getValue().getBoolValue();
@@ -48,155 +51,307 @@ static llvm::json::Value toJSON(Attribute a) {
   return nullptr;
 }
 
-static std::string jsonText(llvm::json::Value v) {
+std::string jsonText(llvm::json::Value v) {
   std::string s;
   llvm::raw_string_ostream os(s);
   os << v;
   return s;
 }
 
-static std::string quote(StringRef s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    out += c;
+pimsim::Range range(ArrayRef<int64_t> r) { return {r[0], r[1]}; }
+
+llvm::Error fail(Operation *op, const Twine &message) {
+  std::string where;
+  llvm::raw_string_ostream os(where);
+  os << op->getName() << " at " << op->getLoc();
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 where + ": " + message);
+}
+
+class Serializer {
+public:
+  Serializer(pim::ProgramOp op, const pimsim::Target &target)
+      : op(op), target(target) {}
+
+  llvm::Expected<pimsim::Program> run();
+
+private:
+  void identity();
+  llvm::Error param(pim::ParamOp p);
+  llvm::Error region(pim::RegionOp r);
+  llvm::Error weight(pim::WeightOp w);
+  llvm::Error kernel(pim::KernelOp k);
+  llvm::Error body(Block &block, std::vector<pimsim::Instruction> &out);
+  llvm::Error macro(pim::MacroOp m, pimsim::Instruction &inst);
+  /// Sets `field` of `inst` from an integer or #pim.index (`owner` for
+  /// errors).
+  llvm::Error field(Operation *owner, pimsim::Instruction &inst,
+                    pimsim::Field field, Attribute value);
+  llvm::Error entry(pim::EntryOp e);
+  llvm::Expected<int64_t> lookup(const llvm::StringMap<int64_t> &table,
+                                 Operation *owner, StringRef what,
+                                 FlatSymbolRefAttr ref);
+
+  pim::ProgramOp op;
+  const pimsim::Target &target;
+  pimsim::Program p;
+  llvm::StringMap<int64_t> regions, kernels, streams;
+};
+
+llvm::Expected<pimsim::Program> Serializer::run() {
+  identity();
+  Block &block = op.getBody().front();
+  for (Operation &o : block) {
+    llvm::Error err =
+        llvm::TypeSwitch<Operation *, llvm::Error>(&o)
+            .Case([&](pim::ParamOp x) { return param(x); })
+            .Case([&](pim::RegionOp x) { return region(x); })
+            .Case([&](pim::WeightOp x) { return weight(x); })
+            .Case([&](pim::KernelOp x) { return kernel(x); })
+            .Default([](Operation *) { return llvm::Error::success(); });
+    if (err)
+      return err;
   }
-  return out + "\"";
+  // Streams, then entries: an entry may name any stream or kernel.
+  for (auto s : block.getOps<pim::StreamOp>()) {
+    pimsim::Stream stream;
+    stream.name = s.getSymName().str();
+    stream.channels = {range(s.getChannels())};
+    stream.info.layer = s.getLayer().value_or("").str();
+    stream.info.op = s.getOp().value_or("").str();
+    stream.info.part = s.getPart().value_or(-1);
+    stream.info.bytes = s.getBytes().value_or(0);
+    if (auto dispatch = s.getDispatchAttr())
+      if (auto cls = dispatch.getAs<StringAttr>("class"))
+        stream.info.workClass = cls.getValue().str();
+    if (llvm::Error err = body(s.getBody().front(), stream.body))
+      return err;
+    streams[stream.name] = p.streams.size();
+    p.streams.push_back(std::move(stream));
+  }
+  for (auto e : block.getOps<pim::EntryOp>())
+    if (llvm::Error err = entry(e))
+      return err;
+  if (llvm::Error err = pimsim::validateProgram(p, target))
+    return err;
+  return std::move(p);
 }
 
-static std::string range(ArrayRef<int64_t> r) {
-  if (r[1] == 1)
-    return std::to_string(r[0]);
-  return llvm::formatv("{0}-{1}", r[0], r[0] + r[1] - 1).str();
+void Serializer::identity() {
+  p.target.name = op.getTarget().str();
+  p.target.hash = op.getTargetHash().empty() ? std::string("sha256:0")
+                                             : op.getTargetHash().str();
+  p.target.org = target.org;
+  auto module = op->getParentOfType<ModuleOp>();
+  if (!module)
+    return;
+  auto attr = [&](StringRef name) {
+    auto s = module->getAttrOfType<StringAttr>(name);
+    return s ? s.getValue().str() : std::string();
+  };
+  p.model.modelType = attr("llm.model_type");
+  if (!p.model.modelType.empty()) {
+    p.model.config = attr("llm.source_config");
+    p.model.tensors = attr("llm.source_tensors");
+  }
 }
 
-static std::string fieldText(Attribute a) {
-  if (auto i = dyn_cast<IntegerAttr>(a))
-    return std::to_string(i.getInt());
-  return cast<StringAttr>(a).getValue().str();
+llvm::Expected<int64_t>
+Serializer::lookup(const llvm::StringMap<int64_t> &table, Operation *owner,
+                   StringRef what, FlatSymbolRefAttr ref) {
+  auto it = table.find(ref.getValue());
+  if (it == table.end())
+    return fail(owner, "unknown " + what + " @" + ref.getValue());
+  return it->second;
 }
 
-static void printBody(Block &block, llvm::raw_ostream &os, int depth) {
-  std::string indent(2 * depth, ' ');
-  for (Operation &op : block) {
-    if (auto l = dyn_cast<pim::LoopOp>(op)) {
-      os << indent << "loop " << l.getVar() << " " << fieldText(l.getCount())
-         << " {\n";
-      printBody(l.getBody().front(), os, depth + 1);
-      os << indent << "}\n";
+llvm::Error Serializer::param(pim::ParamOp x) {
+  pimsim::Param prm;
+  prm.name = x.getSymName().str();
+  prm.min = x.getMin();
+  prm.max = x.getMax();
+  if (auto src = x.getSrcAttr()) {
+    prm.src = p.paramIndex(src.getValue());
+    if (prm.src < 0)
+      return fail(x,
+                  "parameter @" + src.getValue() + " is not defined before it");
+    prm.add = x.getAdd();
+    prm.div = x.getDiv();
+    prm.mod = x.getMod();
+  }
+  p.params.push_back(std::move(prm));
+  return llvm::Error::success();
+}
+
+llvm::Error Serializer::region(pim::RegionOp x) {
+  pimsim::Region r;
+  r.name = x.getSymName().str();
+  std::optional<pimsim::RegionKind> kind = pimsim::parseRegionKind(x.getKind());
+  if (!kind)
+    return fail(x, "unknown region kind '" + x.getKind() + "'");
+  r.kind = *kind;
+  r.channels = range(x.getChannels());
+  r.banks = range(x.getBanks());
+  r.rows = range(x.getRows());
+  r.bytes = x.getBytes();
+  regions[r.name] = p.regions.size();
+  p.regions.push_back(std::move(r));
+  return llvm::Error::success();
+}
+
+llvm::Error Serializer::weight(pim::WeightOp x) {
+  pimsim::WeightBinding w;
+  w.tensor = x.getTensor().str();
+  llvm::Expected<int64_t> region =
+      lookup(regions, x, "region", x.getRegionAttr());
+  if (!region)
+    return region.takeError();
+  w.region = *region;
+  w.format = x.getFormat().str();
+  w.shape.assign(x.getShape().begin(), x.getShape().end());
+  w.rows = range(x.getRows());
+  w.bytes = x.getBytes();
+  w.layout = x.getLayout().str();
+  w.params = jsonText(toJSON(x.getParams()));
+  p.weights.push_back(std::move(w));
+  return llvm::Error::success();
+}
+
+llvm::Error Serializer::kernel(pim::KernelOp x) {
+  pimsim::HostKernel k;
+  k.name = x.getSymName().str();
+  std::optional<pimsim::KernelKind> kind = pimsim::parseKernelKind(x.getKind());
+  if (!kind)
+    return fail(x, "unknown kernel kind '" + x.getKind() + "'");
+  k.kind = *kind;
+  k.flops = x.getFlops();
+  k.bytes = x.getBytes();
+  if (auto unit = x.getUnitAttr()) {
+    k.unit = unit.getValue().str();
+    k.elements = x.getElements();
+  }
+  llvm::json::Array ops;
+  for (auto h : x.getBody().front().getOps<pim::HostOp>()) {
+    llvm::json::Object o;
+    o["op"] = h.getName().str();
+    for (NamedAttribute n : h.getArgs())
+      o[n.getName().getValue()] = toJSON(n.getValue());
+    ops.push_back(std::move(o));
+  }
+  llvm::json::Object params;
+  params["ops"] = std::move(ops);
+  k.params = jsonText(std::move(params));
+  kernels[k.name] = p.kernels.size();
+  p.kernels.push_back(std::move(k));
+  return llvm::Error::success();
+}
+
+llvm::Error Serializer::body(Block &block,
+                             std::vector<pimsim::Instruction> &out) {
+  for (Operation &o : block) {
+    if (auto l = dyn_cast<pim::LoopOp>(o)) {
+      pimsim::Instruction inst =
+          pimsim::Instruction::make(pimsim::Opcode::Loop);
+      if (llvm::Error err = field(l, inst, pimsim::Field::Count, l.getCount()))
+        return err;
+      if (llvm::Error err = body(l.getBody().front(), inst.body))
+        return err;
+      out.push_back(std::move(inst));
       continue;
     }
-    auto m = cast<pim::MacroOp>(op);
-    os << indent << m.getOp();
-    for (NamedAttribute f : m.getFields())
-      os << " " << f.getName().getValue() << "=" << fieldText(f.getValue());
-    os << "\n";
+    auto m = dyn_cast<pim::MacroOp>(o);
+    if (!m)
+      return fail(&o, "is not a macro-op or loop");
+    std::optional<pimsim::Opcode> opc = pimsim::parseOpcode(m.getOp());
+    if (!opc)
+      return fail(m, "unknown macro-op '" + m.getOp() + "'");
+    pimsim::Instruction inst = pimsim::Instruction::make(*opc);
+    if (llvm::Error err = macro(m, inst))
+      return err;
+    out.push_back(std::move(inst));
   }
+  return llvm::Error::success();
 }
 
-llvm::Expected<std::string>
-pimc::backend::toAssembly(pim::ProgramOp program,
-                          const pimsim::Target &target) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  const pimsim::Organization &o = target.org;
-  os << "# pimc compiled program\n.version 1.3\n";
-  os << ".target " << program.getTarget() << " hash="
-     << (program.getTargetHash().empty() ? StringRef("sha256:0")
-                                         : program.getTargetHash())
-     << "\n";
-  if (auto module = program->getParentOfType<ModuleOp>()) {
-    auto attr = [&](StringRef name) {
-      auto s = module->getAttrOfType<StringAttr>(name);
-      return s ? s.getValue() : StringRef();
-    };
-    StringRef type = attr("llm.model_type");
-    if (!type.empty())
-      os << ".model " << quote(type)
-         << " config=" << quote(attr("llm.source_config"))
-         << " tensors=" << quote(attr("llm.source_tensors")) << "\n";
-  }
-  os << llvm::formatv(".org stacks={0} channels={1} pseudo_channels={2} "
-                      "sids={3} bank_groups={4} banks={5} rows={6} "
-                      "columns={7} access_bytes={8}\n",
-                      o.stacks, o.channels, o.pseudoChannels, o.sids,
-                      o.bankGroups, o.banks, o.rows, o.columns, o.accessBytes);
-  Block &body = program.getBody().front();
-  for (auto p : body.getOps<pim::ParamOp>()) {
-    os << ".param " << p.getSymName();
-    if (auto src = p.getSrcAttr()) {
-      os << " src=" << src.getValue();
-      if (p.getAdd() != 0)
-        os << " add=" << p.getAdd();
-      if (p.getDiv() != 1)
-        os << " div=" << p.getDiv();
-      if (p.getMod() != 0)
-        os << " mod=" << p.getMod();
+llvm::Error Serializer::macro(pim::MacroOp m, pimsim::Instruction &inst) {
+  for (NamedAttribute f : m.getFields()) {
+    std::optional<pimsim::Field> key =
+        pimsim::parseField(f.getName().getValue());
+    if (!key)
+      return fail(m, "unknown field '" + f.getName().getValue() + "'");
+    if (*key == pimsim::Field::Fn) {
+      auto name = dyn_cast<StringAttr>(f.getValue());
+      std::optional<pimsim::Function> fn =
+          name ? pimsim::parseFunction(name.getValue()) : std::nullopt;
+      if (!fn)
+        return fail(m, "field 'fn' must name a function");
+      inst.fn = *fn;
+      continue;
     }
-    os << " min=" << p.getMin() << " max=" << p.getMax() << "\n";
-  }
-  for (auto r : body.getOps<pim::RegionOp>())
-    os << ".region " << r.getSymName() << " kind=" << r.getKind()
-       << " channels=" << range(r.getChannels())
-       << " banks=" << range(r.getBanks()) << " rows=" << range(r.getRows())
-       << " bytes=" << r.getBytes() << "\n";
-  for (auto w : body.getOps<pim::WeightOp>()) {
-    auto shape = w.getShape();
-    os << ".weight " << quote(w.getTensor()) << " region=" << w.getRegion()
-       << " format=" << w.getFormat() << " shape=" << shape[0] << "x"
-       << shape[1] << " rows=" << range(w.getRows())
-       << " bytes=" << w.getBytes() << " layout=" << w.getLayout()
-       << " params=" << quote(jsonText(toJSON(w.getParams()))) << "\n";
-  }
-  for (auto k : body.getOps<pim::KernelOp>()) {
-    llvm::json::Array ops;
-    for (auto h : k.getBody().front().getOps<pim::HostOp>()) {
-      llvm::json::Object o;
-      o["op"] = h.getName().str();
-      for (NamedAttribute n : h.getArgs())
-        o[n.getName().getValue()] = toJSON(n.getValue());
-      ops.push_back(std::move(o));
+    if (*key == pimsim::Field::Data) {
+      auto data = dyn_cast<pim::DataAttr>(f.getValue());
+      if (!data)
+        return fail(m, "field 'data' must be a #pim.data");
+      llvm::Expected<int64_t> region =
+          lookup(regions, m, "region", data.getRegion());
+      if (!region)
+        return region.takeError();
+      inst.dataRegion = *region;
+      if (llvm::Error err = field(m, inst, *key, data.getOffset()))
+        return err;
+      continue;
     }
-    llvm::json::Object params;
-    params["ops"] = std::move(ops);
-    os << ".kernel " << k.getSymName() << " kind=" << k.getKind()
-       << " flops=" << k.getFlops() << " bytes=" << k.getBytes();
-    if (auto unit = k.getUnitAttr())
-      os << " unit=" << unit.getValue() << " elements=" << k.getElements();
-    os << " params=" << quote(jsonText(std::move(params))) << "\n";
+    if (llvm::Error err = field(m, inst, *key, f.getValue()))
+      return err;
   }
-  for (auto s : body.getOps<pim::StreamOp>()) {
-    os << ".stream " << s.getSymName() << " channels=" << range(s.getChannels())
-       << "\n";
-    printBody(s.getBody().front(), os, 1);
-  }
-  for (auto e : body.getOps<pim::EntryOp>()) {
-    os << ".entry " << e.getSymName() << " =";
-    bool first = true;
-    for (Attribute step : e.getSteps()) {
-      os << (first ? " " : ", ");
-      first = false;
-      if (auto ref = dyn_cast<FlatSymbolRefAttr>(step))
-        os << ref.getValue();
-      else
-        os << "barrier";
-    }
-    os << "\n";
-  }
-  return text;
+  return llvm::Error::success();
 }
+
+llvm::Error Serializer::field(Operation *owner, pimsim::Instruction &inst,
+                              pimsim::Field key, Attribute value) {
+  std::string error;
+  FailureOr<pim::LinearIndex> index = pim::decomposeIndex(value, error);
+  if (failed(index))
+    return fail(owner, "field '" + pimsim::fieldName(key) + "' " + error);
+  inst.set(key, index->base);
+  for (const pim::IndexTerm &t : index->terms) {
+    unsigned var = t.loop;
+    if (t.var == pim::IndexTerm::Var::Channel)
+      var = pimsim::kChannelIndex;
+    if (t.var == pim::IndexTerm::Var::Param) {
+      int64_t i = p.paramIndex(t.param.getValue());
+      if (i < 0)
+        return fail(owner, "unknown parameter @" + t.param.getValue());
+      var = pimsim::kParamBase + i;
+    }
+    inst.addStride(key, var, t.step);
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error Serializer::entry(pim::EntryOp x) {
+  pimsim::Entry e;
+  e.name = x.getSymName().str();
+  for (Attribute step : x.getSteps()) {
+    auto ref = dyn_cast<FlatSymbolRefAttr>(step);
+    if (!ref) {
+      e.steps.push_back({pimsim::StepKind::Barrier, 0});
+      continue;
+    }
+    if (auto it = streams.find(ref.getValue()); it != streams.end())
+      e.steps.push_back({pimsim::StepKind::Stream, it->second});
+    else if (auto kt = kernels.find(ref.getValue()); kt != kernels.end())
+      e.steps.push_back({pimsim::StepKind::Kernel, kt->second});
+    else
+      return fail(x, "unknown stream or kernel @" + ref.getValue());
+  }
+  p.entries.push_back(std::move(e));
+  return llvm::Error::success();
+}
+
+} // namespace
 
 llvm::Expected<pimsim::Program>
 pimc::backend::serialize(pim::ProgramOp program, const pimsim::Target &target) {
-  llvm::Expected<std::string> text = toAssembly(program, target);
-  if (!text)
-    return text.takeError();
-  llvm::Expected<pimsim::Program> p =
-      pimsim::parseProgramText(*text, "<pimc program>");
-  if (!p)
-    return p.takeError();
-  if (llvm::Error e = pimsim::validateProgram(*p, target))
-    return llvm::Expected<pimsim::Program>(std::move(e));
-  return p;
+  return Serializer(program, target).run();
 }

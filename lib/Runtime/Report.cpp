@@ -123,8 +123,11 @@ PartSummary summarize(const pimsim::Program &program,
         int64_t idx = p.streams[j];
         if (idx < 0 || idx >= int64_t(program.streams.size()))
           continue;
-        NamedTime &t = streams[program.streams[idx].name];
-        t.name = program.streams[idx].name;
+        const pimsim::Stream &stream = program.streams[idx];
+        NamedTime &t = streams[stream.name];
+        t.name = stream.name;
+        t.layer = stream.info.layer;
+        t.op = stream.info.op.empty() ? stream.name : stream.info.op;
         t.seconds += j < p.streamCycles.size() ? p.streamCycles[j] * tck : 0;
         ++t.count;
       }
@@ -281,23 +284,18 @@ void printPart(raw_ostream &os, StringRef name, const PerfReport &r,
   };
   if (!lists)
     return;
-  // The same streams grouped by op over all layers: "L12.gate_up.p3" and
-  // "L0.gate_up" are both "gate_up" (names are <layer>.<op>[.p<part>]).
-  // K-split parts run concurrently, so a group counts its longest part.
+  // The same streams grouped by op over all layers, as the program records
+  // them (pimsim::StreamInfo): "L12.gate_up.p3" and "L0.gate_up" are both
+  // "gate_up". K-split parts run concurrently, so a group counts its longest
+  // part.
   {
     StringMap<NamedTime> byOp;
     StringMap<double> partMax; // per (layer, op): the longest part
     for (const NamedTime &t : s.streams) {
-      auto [layer, rest] = StringRef(t.name).split('.');
-      StringRef op = rest.empty() ? layer : rest;
-      if (auto [base, part] = op.rsplit('.');
-          !part.empty() && part.starts_with("p") &&
-          part.drop_front().find_first_not_of("0123456789") == StringRef::npos)
-        op = base;
-      std::string key = (layer + "." + op).str();
+      std::string key = t.layer + "\n" + t.op;
       double &mx = partMax[key];
-      NamedTime &g = byOp[op];
-      g.name = op.str();
+      NamedTime &g = byOp[t.op];
+      g.name = t.op;
       if (t.seconds > mx) {
         g.seconds += t.seconds - mx;
         mx = t.seconds;

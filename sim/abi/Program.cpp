@@ -86,6 +86,9 @@ std::optional<Function> parseFunction(StringRef name) {
   return parseName<Function>(kFunctionNames, name);
 }
 StringRef fieldName(Field field) { return nameOf(kFieldNames, field); }
+std::optional<Field> parseField(StringRef name) {
+  return parseName<Field>(kFieldNames, name);
+}
 
 bool isStridable(Field field) {
   switch (field) {
@@ -472,7 +475,8 @@ bool HostKernel::operator==(const HostKernel &b) const {
          params == b.params && unit == b.unit && elements == b.elements;
 }
 bool Stream::operator==(const Stream &b) const {
-  return name == b.name && channels == b.channels && body == b.body;
+  return name == b.name && channels == b.channels && body == b.body &&
+         info == b.info;
 }
 bool Entry::operator==(const Entry &b) const {
   return name == b.name && steps == b.steps;
@@ -745,6 +749,7 @@ public:
         problems.add(ctx + ": no channels (a stream runs on at least one)");
       else if (!checkChannelSet(s.channels, why))
         problems.add(ctx + ": " + why);
+      checkStreamInfo(ctx, s.info);
       size_t counter = 0;
       for (const Instruction &inst : s.body)
         checkInstruction(i, s, inst, 0, counter);
@@ -800,6 +805,22 @@ private:
                    "' is reserved for loop variables and the channel index");
     if (!seen.insert(name).second)
       problems.add(ctx + ": name '" + name + "' is used twice");
+  }
+
+  /// Names are identifiers (they print as bare words), part >= -1, bytes
+  /// >= 0.
+  void checkStreamInfo(const std::string &ctx, const StreamInfo &info) {
+    for (auto [key, value] :
+         {std::pair<StringRef, StringRef>{"layer", info.layer},
+          {"op", info.op},
+          {"class", info.workClass}})
+      if (!value.empty() && !isIdentifier(value))
+        problems.add(ctx + ": " + key + " '" + value +
+                     "' is not a name ([A-Za-z_][A-Za-z0-9_.]*)");
+    if (info.part < -1)
+      problems.add(ctx + ": part " + Twine(info.part) + " is negative");
+    if (info.bytes < 0)
+      problems.add(ctx + ": bytes " + Twine(info.bytes) + " is negative");
   }
 
   void checkName(const std::string &ctx, StringRef name, StringSet<> &seen) {
@@ -1462,7 +1483,12 @@ public:
       auto name = fbb.CreateString(s.name);
       auto channels = channelSet(s.channels);
       auto body = instructions(s.body);
-      streams.push_back(fb::CreateStream(fbb, name, channels, body));
+      Offset<fb::StreamInfo> info = 0;
+      if (!s.info.empty())
+        info = fb::CreateStreamInfo(
+            fbb, optionalString(s.info.layer), optionalString(s.info.op),
+            s.info.part, optionalString(s.info.workClass), s.info.bytes);
+      streams.push_back(fb::CreateStream(fbb, name, channels, body, info));
     }
     std::vector<Offset<fb::Entry>> entries;
     for (const Entry &e : p.entries) {
@@ -1711,9 +1737,16 @@ Program convert(const fb::Program &in) {
       p.kernels.push_back(std::move(h));
     }
   if (in.streams())
-    for (const fb::Stream *s : *in.streams())
-      p.streams.push_back(
-          {str(s->name()), channelSet(s->channels()), instructions(s->body())});
+    for (const fb::Stream *s : *in.streams()) {
+      Stream stream{str(s->name()),
+                    channelSet(s->channels()),
+                    instructions(s->body()),
+                    {}};
+      if (const fb::StreamInfo *info = s->info())
+        stream.info = {str(info->layer()), str(info->op()), info->part(),
+                       str(info->work_class()), info->bytes()};
+      p.streams.push_back(std::move(stream));
+    }
   if (in.entries())
     for (const fb::Entry *e : *in.entries()) {
       Entry entry;

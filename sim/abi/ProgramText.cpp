@@ -219,8 +219,10 @@ public:
     }
 
     for (const Stream &s : p.streams) {
-      os << "\n.stream " << s.name << " channels=" << channelSetText(s.channels)
-         << "\n";
+      os << "\n.stream " << s.name
+         << " channels=" << channelSetText(s.channels);
+      printStreamInfo(s.info);
+      os << "\n";
       for (const Instruction &inst : s.body)
         printInstruction(inst, 1);
     }
@@ -255,6 +257,21 @@ private:
     return ("<" + what + "?" + Twine(i) + ">").str();
   }
   std::string regionName(int64_t i) { return name(p.regions, i, "region"); }
+
+  /// (1.6) ` layer=L0 op=qkv part=1 class=linear bytes=N`, each key only
+  /// when set.
+  void printStreamInfo(const StreamInfo &info) {
+    if (!info.layer.empty())
+      os << " layer=" << word(info.layer);
+    if (!info.op.empty())
+      os << " op=" << word(info.op);
+    if (info.part != -1)
+      os << " part=" << info.part;
+    if (!info.workClass.empty())
+      os << " class=" << word(info.workClass);
+    if (info.bytes != 0)
+      os << " bytes=" << info.bytes;
+  }
 
   void printInstruction(const Instruction &inst, unsigned depth) {
     os.indent(2 * depth) << opcodeName(inst.op);
@@ -1043,12 +1060,27 @@ private:
     if (Error err = declareLaunchName(toks[1], s.name))
       return err;
     StringMap<const Token *> kv;
-    if (Error err = collect(toks, 2, ".stream", {"channels"}, kv))
+    const StringRef keys[] = {"channels", "layer", "op",
+                              "part",     "class", "bytes"};
+    if (Error err = collect(toks, 2, ".stream", keys, kv))
       return err;
     if (Error err = require(toks[0], kv, {"channels"}))
       return err;
     if (Error err = parseChannelSet(*kv["channels"], s.channels))
       return err;
+    std::pair<StringRef, std::string *> names[] = {
+        {"layer", &s.info.layer},
+        {"op", &s.info.op},
+        {"class", &s.info.workClass}};
+    for (auto &[key, out] : names)
+      if (kv.count(key))
+        *out = kv[key]->value;
+    std::pair<StringRef, int64_t *> ints[] = {{"part", &s.info.part},
+                                              {"bytes", &s.info.bytes}};
+    for (auto &[key, out] : ints)
+      if (kv.count(key))
+        if (Error err = parseInt(*kv[key], *out))
+          return err;
     streamIndex[s.name] = p.streams.size();
     p.streams.push_back(std::move(s));
     inStream = true;

@@ -154,6 +154,7 @@ Program sampleProgram() {
       strided(withData(Instruction::rdAcc(4), 2, 65536), Field::Data, 0, 128),
       Field::Data, kChannelIndex, 512);
   Stream score;
+  score.info = {"L0", "attention", 1, "attention", 1 << 20};
   score.name = "score";
   score.channels = {{0, 16}};
   score.body = {
@@ -317,7 +318,7 @@ TEST(ProgramTest, BinaryTextBinaryIsByteIdentical) {
 TEST(ProgramTest, PrintsReadableText) {
   std::string text = textOf(sampleProgram());
   for (StringRef want :
-       {".version 1.5\n",
+       {".version 1.6\n",
         ".target hbm3-pim hash=sha256:",
         ".region kv kind=kv_cache channels=0-15 banks=0-63 rows=8192-16383 "
         "bytes=8589934592\n",
@@ -326,6 +327,8 @@ TEST(ProgramTest, PrintsReadableText) {
         "bytes=101187584 in=act[0:131072] in=weights[0:100663296] "
         "out=act[131072:524288]\n",
         ".stream aim channels=0-3,8-11\n",
+        ".stream score channels=0-15 layer=L0 op=attention part=1 "
+        "class=attention bytes=1048576\n",
         "  loop i 4 {\n",
         "    set_head value=i\n",
         "    wr_gb offset=0 bytes=256 bank=1 row=8 data=act+256*i+4096*ch\n",
@@ -629,7 +632,7 @@ Program oneInstruction(Instruction inst, ChannelSet channels = {{0, 16}}) {
   p.target.org = hbm3Org();
   p.regions = {
       {"act", RegionKind::Activations, {0, 16}, {0, 64}, {0, 64}, 4096}};
-  p.streams = {{"s", std::move(channels), {std::move(inst)}}};
+  p.streams = {{"s", std::move(channels), {std::move(inst)}, {}}};
   p.entries = {{"decode", {{StepKind::Stream, 0}}}};
   return p;
 }
@@ -950,9 +953,9 @@ TEST(ProgramTest, ReaderAndAssemblerAcceptTheSamePrograms) {
   // INT64_MIN prints as "-9223372036854775808" (a fuzzing finding).
   Program extremes = sampleProgram();
   extremes.params.push_back({"low", INT64_MIN, INT64_MAX, -1, 0, 1, 0});
-  extremes.params.push_back(
-      {"far", INT64_MIN, INT64_MAX, int64_t(extremes.params.size()) - 1,
-       INT64_MIN, 1, 0});
+  extremes.params.push_back({"far", INT64_MIN, INT64_MAX,
+                             int64_t(extremes.params.size()) - 1, INT64_MIN, 1,
+                             0});
   cases.push_back({"INT64_MIN in integer fields", extremes});
   for (auto &[what, p] : cases) {
     Error checked = checkProgram(p);
@@ -969,5 +972,27 @@ TEST(ProgramTest, ReaderAndAssemblerAcceptTheSamePrograms) {
       consumeError(assembled.takeError());
   }
   EXPECT_NE(errorOf(checkProgram(noChannels)).find("no channels"),
+            std::string::npos);
+}
+
+TEST(ProgramTest, StreamInfoIsChecked) {
+  Program p = oneInstruction(Instruction::barrier());
+  p.streams[0].info = {"L 0", "qkv", -2, "linear", -1};
+  std::string e = errorOf(checkProgram(p));
+  EXPECT_NE(e.find("layer 'L 0' is not a name"), std::string::npos) << e;
+  EXPECT_NE(e.find("part -2 is negative"), std::string::npos) << e;
+  EXPECT_NE(e.find("bytes -1 is negative"), std::string::npos) << e;
+  // The text form refuses the same program.
+  p.streams[0].info = {"L0", "qkv", 0, "linear", 64};
+  std::string text = textOf(p);
+  auto again = parseProgramText(text, "<text>");
+  ASSERT_TRUE(bool(again)) << toString(again.takeError());
+  EXPECT_EQ(again->streams[0].info, p.streams[0].info);
+  StringRef bad = "part=0";
+  size_t at = text.find(bad.str());
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, bad.size(), "part=-5");
+  EXPECT_NE(errorOf(parseProgramText(text, "<text>").takeError())
+                .find("part -5 is negative"),
             std::string::npos);
 }

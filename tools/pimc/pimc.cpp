@@ -1017,17 +1017,16 @@ int runCompile(mlir::MLIRContext &ctx) {
       return fail(toString(std::move(e)));
     return 0;
   }
-  auto text = backend::toAssembly(program, *target);
-  if (!text)
-    return fail(toString(text.takeError()));
-  if (!dumpPhases.empty())
-    if (Error e = writeText(dumpPhases + "/program.pimasm",
-                            [&](raw_ostream &os) { os << *text; }))
-      return fail(toString(std::move(e)));
   auto prog = backend::serialize(program, *target);
   if (!prog)
     return fail(formatv("internal error: the compiled program is invalid: {0}",
                         toString(prog.takeError())));
+  if (!dumpPhases.empty())
+    if (Error e =
+            writeText(dumpPhases + "/program.pimasm", [&](raw_ostream &os) {
+              pimsim::printProgram(*prog, os);
+            }))
+      return fail(toString(std::move(e)));
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

@@ -21,13 +21,10 @@ class ProgramOp;
 
 namespace pimc::backend {
 
-/// Serializes a pim.program to a pimsim program (validated against the
-/// target).
+/// Builds the pimsim program of a pim.program, validated against the
+/// target (its text form: pimsim::printProgram).
 llvm::Expected<pimsim::Program> serialize(pim::ProgramOp program,
                                           const pimsim::Target &target);
-/// The pimsim assembly text of a pim.program (what serialize assembles).
-llvm::Expected<std::string> toAssembly(pim::ProgramOp program,
-                                       const pimsim::Target &target);
 
 } // namespace pimc::backend
 

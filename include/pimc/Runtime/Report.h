@@ -43,6 +43,9 @@ struct NamedTime {
   double seconds = 0; // total over the part's tokens
   int64_t count = 0;  // launches
   std::string unit;   // kernels: the near-memory unit, empty for the host
+  // Streams: the layer and op the program records (pimsim::StreamInfo);
+  // a program without stream metadata counts each stream as its own op.
+  std::string layer, op;
 };
 
 /// Prefill or decode. Per-token values are means over the part's tokens.

@@ -88,6 +88,24 @@ private:
     return b.getNamedAttr(k, b.getStringAttr(v));
   }
   NamedAttribute attr(StringRef k, Attribute v) { return b.getNamedAttr(k, v); }
+  /// A macro-op field that varies (ch, loops, parameters).
+  NamedAttribute attr(StringRef k, AffineExpr e) {
+    return attr(k, pim::buildIndex(e, paramRefs));
+  }
+  /// The `data` field: byte `off` + `terms` of the act region.
+  NamedAttribute data(int64_t off, AffineExpr terms) {
+    return attr("data", pim::DataAttr::get(
+                            b.getContext(), actRef,
+                            pim::buildIndex(cst(off) + terms, paramRefs)));
+  }
+  NamedAttribute data(int64_t off) { return data(off, cst(0)); }
+  AffineExpr cst(int64_t v) { return b.getAffineConstantExpr(v); }
+  /// `ch`: the executing channel's position in its stream.
+  AffineExpr ch() { return b.getAffineDimExpr(0); }
+  /// The runtime parameter `name` (created by param()).
+  AffineExpr sym(StringRef name) {
+    return b.getAffineSymbolExpr(params.at(name.str()));
+  }
   DictionaryAttr buf(const Slot &s) {
     return b.getDictionaryAttr(
         {attr("off", s.off), attr("n", s.n), attr("fmt", s.fmt)});
@@ -119,18 +137,36 @@ private:
   /// over the pseudo-channel x bank-group data paths so the bursts are not
   /// serialized on one bank group's column spacing.
   void broadcast(OpBuilder &sb, int64_t gbOff, int64_t dataOff, int64_t bytes,
-                 StringRef dataTerms = "");
-  /// Opens a loop and returns a builder positioned in its body.
-  OpBuilder loop(OpBuilder &sb, StringRef var, Attribute count) {
-    auto l = pim::LoopOp::create(sb, loc, sb.getStringAttr(var), count);
-    l.getBody().push_back(new Block);
-    return OpBuilder::atBlockEnd(&l.getBody().front());
+                 AffineExpr dataTerms = {});
+  /// A pim.loop: a builder positioned in its body and its iteration number.
+  struct Loop {
+    OpBuilder body;
+    AffineExpr iv;
+  };
+  Loop loop(OpBuilder &sb, int64_t count) {
+    return loop(sb, b.getI64IntegerAttr(count));
   }
-  pim::StreamOp stream(StringRef name, int64_t ch0, int64_t nch,
-                       DictionaryAttr dispatch) {
-    auto s =
-        pim::StreamOp::create(top, loc, top.getStringAttr(name),
-                              top.getDenseI64ArrayAttr({ch0, nch}), dispatch);
+  Loop loop(OpBuilder &sb, AffineExpr count) {
+    return loop(sb, pim::buildIndex(count, paramRefs));
+  }
+  Loop loop(OpBuilder &sb, Attribute count) {
+    auto l = pim::LoopOp::create(sb, loc, count);
+    l.getBody().push_back(new Block);
+    return {OpBuilder::atBlockEnd(&l.getBody().front()),
+            b.getAffineDimExpr(pim::loopDepth(l) + 1)};
+  }
+  /// The stream of `op` in the current layer ("L0.qkv"; part p of a split
+  /// op: "L0.qkv.p1"), streaming `bytes` of device memory.
+  pim::StreamOp stream(StringRef op, int64_t part, int64_t ch0, int64_t nch,
+                       DictionaryAttr dispatch, int64_t bytes) {
+    std::string name = (currentLayer + "." + op).str();
+    if (part >= 0)
+      name += ".p" + std::to_string(part);
+    auto s = pim::StreamOp::create(
+        top, loc, top.getStringAttr(name), top.getDenseI64ArrayAttr({ch0, nch}),
+        dispatch, top.getStringAttr(currentLayer), top.getStringAttr(op),
+        part >= 0 ? top.getI64IntegerAttr(part) : IntegerAttr(),
+        top.getI64IntegerAttr(bytes));
     s.getBody().push_back(new Block);
     return s;
   }
@@ -184,13 +220,17 @@ private:
   SmallVector<Attribute> steps;
   llvm::DenseMap<Value, Slot> slots;
   std::vector<Geometry> geometries;
-  std::map<std::string, bool> params;
+  std::map<std::string, unsigned> params; // name -> index in paramRefs
+  SmallVector<FlatSymbolRefAttr> paramRefs;
+  FlatSymbolRefAttr actRef = FlatSymbolRefAttr::get(b.getContext(), "act");
   int64_t weightBindingBytes = 0, kvBytes = 0;
   std::string currentLayer = "embed";
 };
 
 void Lowering::broadcast(OpBuilder &sb, int64_t gbOff, int64_t dataOff,
-                         int64_t bytes, StringRef dataTerms) {
+                         int64_t bytes, AffineExpr dataTerms) {
+  if (!dataTerms)
+    dataTerms = cst(0);
   const pimsim::Organization &o = m.t.org;
   int64_t bursts = bytes / o.accessBytes;
   int64_t pch = o.pseudoChannels, bgs = o.bankGroups;
@@ -199,30 +239,19 @@ void Lowering::broadcast(OpBuilder &sb, int64_t gbOff, int64_t dataOff,
   int64_t chunk = bytes / (pch * bgs);
   int64_t pchStride = o.sids * o.bankGroups * o.banks, bgStride = o.banks;
   if (pch * bgs == 1) {
-    macro(
-        sb, "wr_gb",
-        {attr("offset", gbOff), attr("bytes", bytes),
-         attr("data", llvm::formatv("act+{0}{1}", dataOff, dataTerms).str())});
+    macro(sb, "wr_gb",
+          {attr("offset", gbOff), attr("bytes", bytes),
+           data(dataOff, dataTerms)});
     return;
   }
-  OpBuilder pb = pch > 1 ? loop(sb, "p", b.getI64IntegerAttr(pch)) : sb;
-  OpBuilder gb = bgs > 1 ? loop(pb, "g", b.getI64IntegerAttr(bgs)) : pb;
-  std::string pt = pch > 1 ? "p" : "", gt = bgs > 1 ? "g" : "";
-  auto term = [](int64_t c, StringRef v) {
-    return v.empty() ? std::string() : llvm::formatv("+{0}*{1}", c, v).str();
-  };
-  macro(gb, "wr_gb",
-        {attr("offset", llvm::formatv("{0}{1}{2}", gbOff, term(chunk * bgs, pt),
-                                      term(chunk, gt))
-                            .str()),
-         attr("bytes", chunk),
-         attr("bank",
-              llvm::formatv("0{0}{1}", term(pchStride, pt), term(bgStride, gt))
-                  .str()),
-         attr("data",
-              llvm::formatv("act+{0}{1}{2}{3}", dataOff, term(chunk * bgs, pt),
-                            term(chunk, gt), dataTerms)
-                  .str())});
+  // p: the pseudo-channel, g: the bank group (0 when not looped over).
+  Loop pl = pch > 1 ? loop(sb, pch) : Loop{sb, cst(0)};
+  Loop gl = bgs > 1 ? loop(pl.body, bgs) : Loop{pl.body, cst(0)};
+  AffineExpr p = pl.iv, g = gl.iv;
+  macro(gl.body, "wr_gb",
+        {attr("offset", cst(gbOff) + p * (chunk * bgs) + g * chunk),
+         attr("bytes", chunk), attr("bank", p * pchStride + g * bgStride),
+         data(dataOff, p * (chunk * bgs) + g * chunk + dataTerms)});
 }
 
 std::string Lowering::param(StringRef name, int64_t min, int64_t max,
@@ -231,7 +260,8 @@ std::string Lowering::param(StringRef name, int64_t min, int64_t max,
   std::string n = name.str();
   if (params.count(n))
     return n;
-  params[n] = true;
+  params[n] = paramRefs.size();
+  paramRefs.push_back(FlatSymbolRefAttr::get(b.getContext(), n));
   auto p = pim::ParamOp::create(
       top, loc, top.getStringAttr(n), top.getI64IntegerAttr(min),
       top.getI64IntegerAttr(max),
@@ -469,7 +499,7 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
     int64_t k0 = part * partRows * m.E;
     int64_t kLen = std::min(K - k0, partRows * m.E);
     int64_t pRows = ceilDiv(kLen, m.E);
-    int64_t n0 = 0;
+    int64_t n0 = 0, partBytes = 0;
     for (const GemvPart &p : parts) {
       auto [pn, pk] = weightShape(p.weight.getType());
       SmallVector<NamedAttribute> src;
@@ -499,6 +529,7 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
           top.getI64IntegerAttr(nch * m.B * I * partRows * m.rowBytes));
       if (part == 0)
         weightBindingBytes += pn * pk * 2;
+      partBytes += pn * kLen * 2;
       n0 += pn;
     }
 
@@ -507,11 +538,9 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
     // accumulators out to the host.
     Slot out = alloc(I * nch * m.B);
     partOut.push_back(out);
-    std::string sname =
-        P == 1 ? llvm::formatv("{0}.{1}", currentLayer, name).str()
-               : llvm::formatv("{0}.{1}.p{2}", currentLayer, name, part).str();
-    auto s = stream(sname, ch0, nch,
-                    dispatchInfo(anchor, anchor.getSource(), "linear"));
+    auto s =
+        stream(name, P == 1 ? -1 : part, ch0, nch,
+               dispatchInfo(anchor, anchor.getSource(), "linear"), partBytes);
     int64_t xoff = xin.off + k0 * 2;
     int64_t K = kLen, kRows = pRows;
     OpBuilder sb = OpBuilder::atBlockEnd(&s.getBody().front());
@@ -523,21 +552,18 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
     // other half; when x fits in the buffer it is written once for all groups.
     int64_t A = std::max<int64_t>(1, std::min(m.t.pim.accumulators, I));
     int64_t fullBatches = I / A, rem = I % A;
-    // Group index of register a: base + A*i + a (i: the batch loop, if any).
-    auto groupExpr = [&](int64_t base, int64_t a, bool looped, int64_t scale,
+    // Group index of register a: base + A*i + a, where i is the batch
+    // loop's iteration (0 when not looped).
+    auto groupExpr = [&](int64_t base, int64_t a, AffineExpr i, int64_t scale,
                          int64_t add) {
-      std::string e = std::to_string(add + scale * (base + a));
-      if (looped)
-        e += llvm::formatv("+{0}*i", scale * A).str();
-      return e;
+      return cst(add + scale * (base + a)) + i * (scale * A);
     };
-    auto readouts = [&](OpBuilder &ob, int64_t base, int64_t nb, bool looped) {
+    auto readouts = [&](OpBuilder &ob, int64_t base, int64_t nb, AffineExpr i) {
       for (int64_t a = 0; a < nb; ++a) {
         SmallVector<NamedAttribute> f{
             attr("count", m.units / m.perBurst),
-            attr("data",
-                 "act+" + groupExpr(base, a, looped, 4 * m.B * nch, out.off) +
-                     llvm::formatv("+{0}*ch", 4 * m.B).str())};
+            data(0, groupExpr(base, a, i, 4 * m.B * nch, out.off) +
+                        ch() * (4 * m.B))};
         if (a > 0)
           f.push_back(attr("reg", a));
         macro(ob, "rd_acc", f);
@@ -545,10 +571,10 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
       barrier(ob);
     };
     auto mac = [&](OpBuilder &ob, int64_t r, int64_t gbByte, int64_t base,
-                   int64_t a, bool looped) {
+                   int64_t a, AffineExpr i) {
       int64_t colsHere = std::min(m.cols, ceilDiv(K - r * m.E, m.lanes));
       SmallVector<NamedAttribute> f{
-          attr("row", groupExpr(base, a, looped, kRows, row0 + r)),
+          attr("row", groupExpr(base, a, i, kRows, row0 + r)),
           attr("col", int64_t(0)), attr("count", colsHere)};
       if (gbByte > 0)
         f.push_back(attr("offset", gbByte));
@@ -562,12 +588,12 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
       broadcast(sb, 0, xoff, kRows * m.E * 2);
       barrier(sb);
     }
-    // One batch of nb groups starting at group base (+ A*i when looped).
-    auto batch = [&](OpBuilder &lb, int64_t base, int64_t nb, bool looped) {
+    // One batch of nb groups starting at group base + A*i.
+    auto batch = [&](OpBuilder &lb, int64_t base, int64_t nb, AffineExpr i) {
       if (fits) {
         for (int64_t a = 0; a < nb; ++a)
           for (int64_t r = 0; r < kRows; ++r)
-            mac(lb, r, r * m.E * 2, base, a, looped);
+            mac(lb, r, r * m.E * 2, base, a, i);
         barrier(lb);
       } else if (halfRows >= 1) {
         int64_t segs = ceilDiv(kRows, halfRows);
@@ -583,7 +609,7 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
             for (int64_t j = 0; j < halfRows && sIdx * halfRows + j < kRows;
                  ++j)
               mac(lb, sIdx * halfRows + j, half * halfBytes + j * m.E * 2, base,
-                  a, looped);
+                  a, i);
           if (sIdx + 1 < segs)
             broadcast(lb, (1 - half) * halfBytes,
                       xoff + (sIdx + 1) * halfRows * m.E * 2,
@@ -601,21 +627,21 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
           barrier(lb);
           for (int64_t a = 0; a < nb; ++a)
             for (int64_t j = 0; j < rowsHere; ++j)
-              mac(lb, c * rowsPerChunk + j, j * m.E * 2, base, a, looped);
+              mac(lb, c * rowsPerChunk + j, j * m.E * 2, base, a, i);
           barrier(lb);
         }
       }
-      readouts(lb, base, nb, looped);
+      readouts(lb, base, nb, i);
     };
     if (fullBatches > 1) {
-      OpBuilder lb = loop(sb, "i", b.getI64IntegerAttr(fullBatches));
-      batch(lb, 0, A, /*looped=*/true);
+      Loop l = loop(sb, fullBatches);
+      batch(l.body, 0, A, l.iv);
     } else if (fullBatches == 1) {
-      batch(sb, 0, A, false);
+      batch(sb, 0, A, cst(0));
     }
     if (rem > 0)
-      batch(sb, fullBatches * A, rem, false);
-    step(sname);
+      batch(sb, fullBatches * A, rem, cst(0));
+    step(s.getSymName());
   } // parts: their streams run concurrently on disjoint channels
   stepBarrier();
 
@@ -802,38 +828,28 @@ LogicalResult Lowering::lowerAttention(pim::AttentionOp op) {
   // Stream 1: append K (one key = cpk columns of bank slot % B) and V^T
   // (dim d of head ch: one lane of column vcol in bank d % B). Split: one
   // stream per part; the parts that do not hold pos write the trash slot.
-  auto partName = [&](const std::string &base, int64_t p) {
-    return S == 1 ? base : base + ".p" + std::to_string(p);
-  };
-  std::string kvName = currentLayer + ".kv_append";
+  int64_t kvBytesPerKey = 2 * KVH * hd * 2; // K and V, one copy
   for (int64_t p = 0; p < S; ++p) {
     const PartParams &pp = g.parts[p];
-    auto kvs = stream(partName(kvName, p), p * NC, NC,
-                      dispatchInfo(op, "llm.attention", "attention"));
+    auto kvs =
+        stream("kv_append", S == 1 ? -1 : p, p * NC, NC,
+               dispatchInfo(op, "llm.attention", "attention"), kvBytesPerKey);
     OpBuilder sb = OpBuilder::atBlockEnd(&kvs.getBody().front());
     macro(sb, "st",
-          {attr("bank", pp.kbank),
-           attr("row", llvm::formatv("{0}+{1}", kbase, pp.krow).str()),
-           attr("col", llvm::formatv("{0}*{1}", g.cpk, pp.kgrp).str()),
-           attr("count", g.cpk),
-           attr("data",
-                llvm::formatv("act+{0}+{1}*ch", kslot.off, hd * 2).str())});
+          {attr("bank", sym(pp.kbank)), attr("row", kbase + sym(pp.krow)),
+           attr("col", sym(pp.kgrp) * g.cpk), attr("count", g.cpk),
+           data(kslot.off, ch() * (hd * 2))});
     for (int64_t dh = 0; dh < g.nd; ++dh) {
       int64_t dims = std::min(m.B, hd - dh * m.B);
-      OpBuilder lb = loop(sb, "d", b.getI64IntegerAttr(dims));
-      macro(lb, "st",
-            {attr("bank", "d"),
-             attr("row",
-                  llvm::formatv("{0}+{1}", vbase + dh * g.VR, pp.vrow).str()),
-             attr("col", pp.vcol), attr("count", int64_t(1)),
-             attr("data",
-                  llvm::formatv("act+{0}+{1}*ch+{2}*d{3}",
-                                stage.off + 32 * groups * dh * m.B,
-                                32 * hd * groups, 32 * groups,
-                                groups > 1 ? "+32*" + g.vgroup : std::string())
-                      .str())});
+      Loop d = loop(sb, dims); // dim d of this bank-sized slice of the head
+      AffineExpr vgroup = groups > 1 ? sym(g.vgroup) * 32 : cst(0);
+      macro(d.body, "st",
+            {attr("bank", d.iv), attr("row", vbase + dh * g.VR + sym(pp.vrow)),
+             attr("col", sym(pp.vcol)), attr("count", int64_t(1)),
+             data(stage.off + 32 * groups * dh * m.B,
+                  ch() * (32 * hd * groups) + d.iv * (32 * groups) + vgroup)});
     }
-    step(partName(kvName, p));
+    step(kvs.getSymName());
   }
   stepBarrier();
 
@@ -846,20 +862,22 @@ LogicalResult Lowering::lowerAttention(pim::AttentionOp op) {
   Slot stats;
   if (S > 1)
     stats = alloc(S * 2 * H);
-  std::string atName = currentLayer + ".attention";
   G = G / R; // q heads per channel
   for (int64_t p = 0; p < S; ++p) {
     const PartParams &pp = g.parts[p];
     int64_t ctxOff = ctxAll.off + 4 * p * ctxN;
-    auto ats = stream(partName(atName, p), p * NC, NC,
-                      dispatchInfo(op, "llm.attention", "attention"));
+    auto ats = stream("attention", S == 1 ? -1 : p, p * NC, NC,
+                      dispatchInfo(op, "llm.attention", "attention"),
+                      kvBytesPerKey * (S == 1 ? g.maxT : g.Tp));
     OpBuilder sb = OpBuilder::atBlockEnd(&ats.getBody().front());
-    OpBuilder qb = G > 1 ? loop(sb, "q", b.getI64IntegerAttr(G)) : sb;
-    std::string qterm = G > 1 ? "+" + std::to_string(2 * m.E) + "*q" : "";
-    broadcast(qb, 0, qimg.off, 2 * m.E,
-              llvm::formatv("+{0}*ch{1}", 2 * m.E * G, qterm).str());
+    // q: the query head of the channel's KV head (0 when there is one).
+    Loop ql = G > 1 ? loop(sb, G) : Loop{sb, cst(0)};
+    OpBuilder &qb = ql.body;
+    AffineExpr q = ql.iv;
+    broadcast(qb, 0, qimg.off, 2 * m.E, ch() * (2 * m.E * G) + q * (2 * m.E));
     barrier(qb);
-    OpBuilder rb = loop(qb, "r", b.getStringAttr(pp.kvRows));
+    Loop rl = loop(qb, sym(pp.kvRows)); // r: the row of keys
+    OpBuilder &rb = rl.body;
     // Key groups of a row in batches of Ag accumulator registers: Ag MACs,
     // one barrier, Ag moves to the softmax buffer (in key order), one barrier.
     int64_t Ag = 1;
@@ -870,15 +888,12 @@ LogicalResult Lowering::lowerAttention(pim::AttentionOp op) {
         break;
       }
     int64_t batches = g.kpr / Ag;
-    OpBuilder cb =
-        batches > 1 ? loop(rb, "c", b.getI64IntegerAttr(batches)) : rb;
+    Loop cl = batches > 1 ? loop(rb, batches) : Loop{rb, cst(0)};
+    OpBuilder &cb = cl.body;
     for (int64_t a = 0; a < Ag; ++a) {
-      std::string col =
-          batches > 1 ? llvm::formatv("{0}+{1}*c", g.cpk * a, g.cpk * Ag).str()
-                      : std::to_string(g.cpk * a);
       SmallVector<NamedAttribute> f{
-          attr("row", llvm::formatv("{0}+r", kbase).str()),
-          attr("col", b.getStringAttr(col)), attr("count", g.cpk)};
+          attr("row", kbase + rl.iv),
+          attr("col", cl.iv * (g.cpk * Ag) + g.cpk * a), attr("count", g.cpk)};
       if (a > 0)
         f.push_back(attr("reg", a));
       macro(cb, "mac_ab", f);
@@ -892,35 +907,26 @@ LogicalResult Lowering::lowerAttention(pim::AttentionOp op) {
       macro(cb, "mv_sb", f);
     }
     barrier(cb);
-    SmallVector<NamedAttribute> sf{attr("length", pp.kvLen)};
+    SmallVector<NamedAttribute> sf{attr("length", sym(pp.kvLen))};
     if (S > 1) // [max, sum] of head ch * G + q of part p
-      sf.push_back(
-          attr("data",
-               llvm::formatv("act+{0}+{1}*ch{2}", stats.off + 8 * p * H, 8 * G,
-                             G > 1 ? std::string("+8*q") : std::string())
-                   .str()));
+      sf.push_back(data(stats.off + 8 * p * H, ch() * (8 * G) + q * 8));
     macro(qb, "sfm", sf);
     barrier(qb);
-    macro(qb, "mv_gb",
-          {attr("count", llvm::formatv("{0}*{1}", m.cols, pp.vrows).str())});
+    macro(qb, "mv_gb", {attr("count", sym(pp.vrows) * m.cols)});
     barrier(qb);
     for (int64_t dh = 0; dh < g.nd; ++dh) {
-      OpBuilder vb = loop(qb, "v", b.getStringAttr(pp.vrows));
-      macro(vb, "mac_ab",
-            {attr("row", llvm::formatv("{0}+v", vbase + dh * g.VR).str()),
-             attr("col", int64_t(0)), attr("count", m.cols),
-             attr("offset", llvm::formatv("{0}*v", 2 * m.E).str())});
+      Loop v = loop(qb, sym(pp.vrows)); // v: the row of V^T
+      macro(v.body, "mac_ab",
+            {attr("row", vbase + dh * g.VR + v.iv), attr("col", int64_t(0)),
+             attr("count", m.cols), attr("offset", v.iv * (2 * m.E))});
       barrier(qb);
-      std::string qd = G > 1 ? "+" + std::to_string(4 * g.nd * m.B) + "*q" : "";
       macro(qb, "rd_acc",
             {attr("count", m.units / m.perBurst),
-             attr("data",
-                  llvm::formatv("act+{0}+{1}*ch{2}", ctxOff + 4 * dh * m.B,
-                                4 * g.nd * m.B * G, qd)
-                      .str())});
+             data(ctxOff + 4 * dh * m.B,
+                  ch() * (4 * g.nd * m.B * G) + q * (4 * g.nd * m.B))});
       barrier(qb);
     }
-    step(partName(atName, p));
+    step(ats.getSymName());
   }
   stepBarrier();
 

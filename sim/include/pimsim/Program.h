@@ -38,8 +38,9 @@ struct ProgramVersion {
 /// run on a near-memory unit (HostKernel::unit / elements); 1.3 the
 /// accumulator register `reg` of mac_ab / mac_sb / mac_pb / rd_acc / mv_sb;
 /// 1.4 `data=` on sfm (the softmax statistics [max, sum] to a region, for
-/// the split-attention combine).
-constexpr ProgramVersion kProgramVersion{1, 5};
+/// the split-attention combine); 1.5 the model identity; 1.6 stream
+/// metadata (StreamInfo).
+constexpr ProgramVersion kProgramVersion{1, 6};
 
 /// Half-open [first, first + count). Printed inclusive: "0-15".
 struct Range {
@@ -75,8 +76,8 @@ struct TargetIdentity {
 };
 /// (1.5) The model a program was compiled from: model type, the config
 /// fields that set its numerics (canonical JSON) and a digest of the
-/// checkpoint's tensor table (ckpt::WeightStore::tableDigest). Empty: not recorded
-/// (hand-written programs, programs before 1.5).
+/// checkpoint's tensor table (ckpt::WeightStore::tableDigest). Empty: not
+/// recorded (hand-written programs, programs before 1.5).
 struct ModelIdentity {
   std::string modelType, config, tensors;
 
@@ -250,6 +251,7 @@ enum class Field : uint8_t {
 };
 constexpr unsigned kNumFields = 14;
 llvm::StringRef fieldName(Field field); // "row", "data", ...
+std::optional<Field> parseField(llvm::StringRef name);
 /// Fields a loop stride may advance (Data: the data offset; Reg: 1.3).
 bool isStridable(Field field);
 /// Fields a parameter stride may advance: the stridable ones plus count,
@@ -372,11 +374,34 @@ struct Instruction {
   bool operator!=(const Instruction &o) const { return !(*this == o); }
 };
 
+/// (1.6) What a stream computes, as the compiler knew it, for reports and
+/// tools (pimsim does not read it): the model layer ("L0", "head") and op
+/// ("qkv", "attention") it belongs to, its part when the op is split over
+/// several streams (-1: not split), the work class ("linear", "attention")
+/// and the device-memory bytes it streams (weights; for attention the KV
+/// cache at full context). Empty: not recorded.
+struct StreamInfo {
+  std::string layer, op;
+  int64_t part = -1;
+  std::string workClass;
+  int64_t bytes = 0;
+
+  bool empty() const {
+    return layer.empty() && op.empty() && part == -1 && workClass.empty() &&
+           bytes == 0;
+  }
+  bool operator==(const StreamInfo &o) const {
+    return layer == o.layer && op == o.op && part == o.part &&
+           workClass == o.workClass && bytes == o.bytes;
+  }
+};
+
 /// Instructions run by every channel of `channels`, each channel on its own.
 struct Stream {
   std::string name;
   ChannelSet channels;
   std::vector<Instruction> body;
+  StreamInfo info; // (1.6)
 
   bool operator==(const Stream &o) const;
 };
@@ -401,7 +426,8 @@ struct Entry {
 };
 
 struct Program {
-  ProgramVersion version = kProgramVersion; // as read; writers stamp 1.5
+  ProgramVersion version =
+      kProgramVersion; // as read; writers stamp kProgramVersion
   TargetIdentity target;
   std::vector<Region> regions;
   std::vector<WeightBinding> weights;

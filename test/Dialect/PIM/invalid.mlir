@@ -180,31 +180,76 @@ pim.program attributes {target = "t", target_hash = ""} {
 // -----
 pim.program attributes {target = "t", target_hash = ""} {
   pim.stream @s attributes {channels = array<i64: 0, 1>} {
-    // expected-error@+1 {{field 'data' names unknown region 'act'}}
-    pim.macro "rd_acc" {count = 1 : i64, data = "act+0"}
+    // expected-error@+1 {{field 'data' names unknown region @act}}
+    pim.macro "rd_acc" {count = 1 : i64, data = #pim.data<@act, 0 : i64>}
+  }
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.region @act {kind = "activations", channels = array<i64: 0, 1>, banks = array<i64: 0, 1>, rows = array<i64: 0, 1>, bytes = 64 : i64}
+  pim.stream @s attributes {channels = array<i64: 0, 1>} {
+    // expected-error@+1 {{field 'data' must be a #pim.data}}
+    pim.macro "rd_acc" {count = 1 : i64, data = 0 : i64}
   }
 }
 
 // -----
 pim.program attributes {target = "t", target_hash = ""} {
   pim.stream @s attributes {channels = array<i64: 0, 1>} {
-    // expected-error@+1 {{field 'row' uses 'j', which is not an enclosing loop variable, 'ch' or a parameter}}
-    pim.macro "mac_ab" {row = "2*j", col = 0 : i64, count = 1 : i64}
+    pim.loop 2 : i64 {
+      // expected-error@+1 {{field 'row' uses d2, but only 1 loops enclose it (d0 is 'ch')}}
+      pim.macro "mac_ab" {row = #pim.index<(d0, d1, d2) -> (d2), []>, col = 0 : i64, count = 1 : i64}
+    }
+  }
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.region @kv_len {kind = "activations", channels = array<i64: 0, 1>, banks = array<i64: 0, 1>, rows = array<i64: 0, 1>, bytes = 64 : i64}
+  pim.stream @s attributes {channels = array<i64: 0, 1>} {
+    // expected-error@+1 {{field 'count' uses @kv_len, which is not a pim.param}}
+    pim.macro "mac_ab" {row = 0 : i64, col = 0 : i64, count = #pim.index<()[s0] -> (s0), [@kv_len]>}
   }
 }
 
 // -----
 pim.program attributes {target = "t", target_hash = ""} {
   pim.stream @s attributes {channels = array<i64: 0, 1>} {
-    // expected-error@+1 {{field 'row': expected a number or a name}}
-    pim.macro "mac_ab" {row = "2*", col = 0 : i64, count = 1 : i64}
+    // expected-error@+1 {{#pim.index: 'mod', 'floordiv' and 'ceildiv' are not linear}}
+    pim.macro "mac_ab" {row = #pim.index<(d0) -> (d0 mod 2), []>, col = 0 : i64, count = 1 : i64}
+  }
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.param @a {min = 0 : i64, max = 4 : i64}
+  pim.stream @s attributes {channels = array<i64: 0, 1>} {
+    // expected-error@+1 {{#pim.index: a product of two variables is not linear}}
+    pim.macro "mac_ab" {row = #pim.index<(d0)[s0] -> (d0 * s0), [@a]>, col = 0 : i64, count = 1 : i64}
   }
 }
 
 // -----
 pim.program attributes {target = "t", target_hash = ""} {
   pim.stream @s attributes {channels = array<i64: 0, 1>} {
-    // expected-error@+1 {{field 'col' must be an integer or an expression}}
+    // expected-error@+1 {{#pim.index: the map has 1 symbols but 0 parameters are bound}}
+    pim.macro "mac_ab" {row = #pim.index<()[s0] -> (s0), []>, col = 0 : i64, count = 1 : i64}
+  }
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.stream @s attributes {channels = array<i64: 0, 1>} {
+    // expected-error@+1 {{#pim.index: a coefficient overflows int64}}
+    pim.macro "mac_ab" {row = #pim.index<(d0) -> ((d0 + 1) * 9223372036854775807 + 9223372036854775807), []>, col = 0 : i64, count = 1 : i64}
+  }
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.stream @s attributes {channels = array<i64: 0, 1>} {
+    // expected-error@+1 {{field 'col' must be an integer or a #pim.index}}
     pim.macro "mac_ab" {row = 0 : i64, col = 1.0 : f32, count = 1 : i64}
   }
 }
@@ -212,8 +257,8 @@ pim.program attributes {target = "t", target_hash = ""} {
 // -----
 pim.program attributes {target = "t", target_hash = ""} {
   pim.stream @s attributes {channels = array<i64: 0, 1>} {
-    // expected-error@+1 {{needs a variable name other than 'ch'}}
-    pim.loop "ch", 2 : i64 {
+    // expected-error@+1 {{field 'count' uses d1, but only 0 loops enclose it (d0 is 'ch')}}
+    pim.loop #pim.index<(d0, d1) -> (d1), []> {
       pim.macro "barrier" {}
     }
   }
@@ -223,7 +268,7 @@ pim.program attributes {target = "t", target_hash = ""} {
 pim.program attributes {target = "t", target_hash = ""} {
   pim.stream @s attributes {channels = array<i64: 0, 1>} {
     // expected-error@+1 {{count must be >= 1}}
-    pim.loop "i", 0 : i64 {
+    pim.loop 0 : i64 {
       pim.macro "barrier" {}
     }
   }
@@ -233,7 +278,7 @@ pim.program attributes {target = "t", target_hash = ""} {
 pim.program attributes {target = "t", target_hash = ""} {
   pim.stream @s attributes {channels = array<i64: 0, 1>} {
     // expected-error@+1 {{has an empty body}}
-    pim.loop "i", 2 : i64 {
+    pim.loop 2 : i64 {
     }
   }
 }

@@ -10,11 +10,12 @@
 // CHECK: pim.kernel @norm
 // CHECK-NEXT: pim.host_op "rms_norm"
 // CHECK: pim.stream @gemv
-// CHECK: pim.macro "wr_gb" {bytes = 1024 : i64, data = "act+0", offset = 0 : i64}
-// CHECK: pim.loop "i", 2 : i64 {
-// CHECK-NEXT: pim.macro "mac_ab" {col = 0 : i64, count = 32 : i64, offset = 1024 : i64, row = "4+2*i"}
-// CHECK: pim.loop "r", "kv_len" {
-// CHECK: pim.macro "sfm" {fn = "exp", length = "kv_len"}
+// CHECK: pim.macro "wr_gb" {bytes = 1024 : i64, data = #pim.data<@act, 0 : i64>, offset = 0 : i64}
+// CHECK: pim.loop 2 : i64 {
+// CHECK-NEXT: pim.macro "mac_ab" {col = 0 : i64, count = 32 : i64, offset = 1024 : i64, row = #pim.index<(d0, d1) -> (d1 * 2 + 4), []>}
+// CHECK-NEXT: pim.macro "rd_acc" {count = 8 : i64, data = #pim.data<@act, #pim.index<(d0, d1) -> (d0 * 256 + d1 * 1024 + 1024), []>>}
+// CHECK: pim.loop #pim.index<()[s0] -> (s0), [@kv_len]> {
+// CHECK: pim.macro "sfm" {fn = "exp", length = #pim.index<()[s0] -> (s0), [@kv_len]>}
 // CHECK: pim.entry @decode [@norm, "barrier", @gemv]
 pim.program attributes {target = "hbm3-pim", target_hash = "sha256:0"} {
   pim.param @pos {min = 0 : i64, max = 2047 : i64}
@@ -26,16 +27,17 @@ pim.program attributes {target = "hbm3-pim", target_hash = "sha256:0"} {
     pim.host_op "rms_norm" {in = {off = 0 : i64, n = 8 : i64, fmt = "f32"}, out = {off = 64 : i64, n = 8 : i64, fmt = "f32"}, weight = {tensor = "n", shape = [8]}, eps = 1.0e-5 : f64}
   }
   pim.stream @gemv attributes {channels = array<i64: 0, 4>} {
-    pim.macro "wr_gb" {offset = 0 : i64, bytes = 1024 : i64, data = "act+0"}
+    pim.macro "wr_gb" {offset = 0 : i64, bytes = 1024 : i64, data = #pim.data<@act, 0 : i64>}
     pim.macro "barrier" {}
-    pim.loop "i", 2 : i64 {
-      pim.macro "mac_ab" {row = "4+2*i", col = 0 : i64, count = 32 : i64, offset = 1024 : i64}
-      pim.macro "rd_acc" {count = 8 : i64, data = "act+1024+256*ch+1024*i"}
+    // d0 is ch, d1 the loop's iteration.
+    pim.loop 2 : i64 {
+      pim.macro "mac_ab" {row = #pim.index<(d0, d1) -> (4 + 2 * d1), []>, col = 0 : i64, count = 32 : i64, offset = 1024 : i64}
+      pim.macro "rd_acc" {count = 8 : i64, data = #pim.data<@act, #pim.index<(d0, d1) -> (1024 + 256 * d0 + 1024 * d1), []>>}
     }
-    pim.loop "r", "kv_len" {
+    pim.loop #pim.index<()[s0] -> (s0), [@kv_len]> {
       pim.macro "mv_sb" {bank = 0 : i64, count = 8 : i64}
     }
-    pim.macro "sfm" {length = "kv_len", fn = "exp"}
+    pim.macro "sfm" {length = #pim.index<()[s0] -> (s0), [@kv_len]>, fn = "exp"}
   }
   pim.entry @decode [@norm, "barrier", @gemv]
 }

@@ -31,104 +31,6 @@ void PIMDialect::initialize() {
 #include "pimc/Dialect/PIM/IR/PIMOps.cpp.inc"
 
 //===----------------------------------------------------------------------===//
-// Expressions
-//===----------------------------------------------------------------------===//
-
-static bool isIdentStart(char c) { return std::isalpha(c) || c == '_'; }
-static bool isIdent(char c) { return std::isalnum(c) || c == '_' || c == '.'; }
-
-FailureOr<Expr> pimc::pim::parseExpr(StringRef text, std::string &error) {
-  Expr e;
-  size_t i = 0, n = text.size();
-  if (n == 0) {
-    error = "empty expression";
-    return failure();
-  }
-  bool first = true;
-  while (i < n) {
-    int64_t sign = 1;
-    if (text[i] == '+' || text[i] == '-') {
-      sign = text[i] == '-' ? -1 : 1;
-      ++i;
-    } else if (!first) {
-      error = ("expected '+' or '-' at '" + text.substr(i) + "'").str();
-      return failure();
-    }
-    first = false;
-    int64_t coeff = 1;
-    bool haveNumber = false;
-    if (i < n && std::isdigit(text[i])) {
-      size_t j = i;
-      while (j < n && std::isdigit(text[j]))
-        ++j;
-      if (text.substr(i, j - i).getAsInteger(10, coeff)) {
-        error = "integer out of range";
-        return failure();
-      }
-      haveNumber = true;
-      i = j;
-      if (i < n && text[i] == '*')
-        ++i;
-      else {
-        e.constant += sign * coeff;
-        continue;
-      }
-    }
-    if (i >= n || !isIdentStart(text[i])) {
-      error = ("expected a number or a name in '" + text + "'").str();
-      return failure();
-    }
-    size_t j = i;
-    while (j < n && isIdent(text[j]))
-      ++j;
-    std::string name = text.substr(i, j - i).str();
-    i = j;
-    if (!haveNumber && i < n && text[i] == '*') {
-      size_t k = i + 1, m = k;
-      while (m < n && std::isdigit(text[m]))
-        ++m;
-      if (m == k || text.substr(k, m - k).getAsInteger(10, coeff)) {
-        error = "expected an integer after '*'";
-        return failure();
-      }
-      i = m;
-    }
-    bool merged = false;
-    for (auto &t : e.terms)
-      if (t.first == name) {
-        t.second += sign * coeff;
-        merged = true;
-      }
-    if (!merged)
-      e.terms.push_back({name, sign * coeff});
-  }
-  return e;
-}
-
-std::string pimc::pim::printExpr(const Expr &e) {
-  std::string s;
-  bool any = false;
-  if (e.constant != 0 || e.terms.empty()) {
-    s = std::to_string(e.constant);
-    any = true;
-  }
-  for (auto &[name, c] : e.terms) {
-    if (c == 0)
-      continue;
-    if (c < 0)
-      s += "-";
-    else if (any)
-      s += "+";
-    int64_t a = c < 0 ? -c : c;
-    if (a != 1)
-      s += std::to_string(a) + "*";
-    s += name;
-    any = true;
-  }
-  return s;
-}
-
-//===----------------------------------------------------------------------===//
 // Verifiers
 //===----------------------------------------------------------------------===//
 
@@ -242,8 +144,7 @@ static const std::vector<HostOpSpec> &hostOpSpecs() {
   return specs;
 }
 
-static LogicalResult checkBuffer(Operation *op, StringRef key,
-                                 Attribute attr) {
+static LogicalResult checkBuffer(Operation *op, StringRef key, Attribute attr) {
   auto d = dyn_cast<DictionaryAttr>(attr);
   if (!d)
     return op->emitOpError() << "'" << key << "' must be a dictionary";
@@ -290,48 +191,33 @@ LogicalResult StreamOp::verify() {
   return checkRange(*this, "channels", getChannels());
 }
 
-/// The names an expression inside `op` may use: enclosing loop variables,
-/// `ch`, and the program's parameters.
-static LogicalResult checkExprNames(Operation *op, StringRef key,
-                                    const Expr &e) {
-  for (auto &[name, c] : e.terms) {
-    if (name == "ch")
-      continue;
-    bool ok = false;
-    for (Operation *p = op->getParentOp(); p && !ok; p = p->getParentOp())
-      if (auto loop = dyn_cast<LoopOp>(p))
-        ok = loop.getVar() == name;
-    if (!ok)
-      if (auto program = op->getParentOfType<ProgramOp>())
-        ok = isa_and_nonnull<ParamOp>(
-            SymbolTable::lookupSymbolIn(program, name));
-    if (!ok)
-      return op->emitOpError()
-             << "field '" << key << "' uses '" << name
-             << "', which is not an enclosing loop variable, 'ch' or a "
-                "parameter";
+/// A field value inside `op`: an integer, or a #pim.index whose dims are
+/// `ch` and loops around `op` (the loop itself excluded for its count) and
+/// whose parameters are pim.params of the program.
+static LogicalResult checkIndexField(Operation *op, StringRef key,
+                                     Attribute value, unsigned depth) {
+  std::string error;
+  if (failed(decomposeIndex(value, error)))
+    return op->emitOpError() << "field '" << key << "' " << error;
+  auto index = dyn_cast<IndexAttr>(value);
+  if (!index)
+    return success();
+  if (index.getMap().getNumDims() > depth + 1)
+    return op->emitOpError()
+           << "field '" << key << "' uses d" << index.getMap().getNumDims() - 1
+           << ", but only " << depth << " loops enclose it (d0 is 'ch')";
+  auto program = op->getParentOfType<ProgramOp>();
+  for (Attribute p : index.getParams()) {
+    auto ref = cast<FlatSymbolRefAttr>(p);
+    if (!program || !isa_and_nonnull<ParamOp>(
+                        SymbolTable::lookupSymbolIn(program, ref.getAttr())))
+      return op->emitOpError() << "field '" << key << "' uses " << ref
+                               << ", which is not a pim.param";
   }
   return success();
 }
 
-static LogicalResult checkIntField(Operation *op, StringRef key,
-                                   Attribute value) {
-  if (isa<IntegerAttr>(value))
-    return success();
-  auto s = dyn_cast<StringAttr>(value);
-  if (!s)
-    return op->emitOpError() << "field '" << key
-                             << "' must be an integer or an expression";
-  std::string error;
-  FailureOr<Expr> e = parseExpr(s.getValue(), error);
-  if (failed(e))
-    return op->emitOpError() << "field '" << key << "': " << error;
-  return checkExprNames(op, key, *e);
-}
-
 LogicalResult LoopOp::verify() {
-  if (getVar().empty() || getVar() == "ch")
-    return emitOpError("needs a variable name other than 'ch'");
   if (auto c = dyn_cast<IntegerAttr>(getCount()); c && c.getInt() < 1)
     return emitOpError("count must be >= 1");
   if (getBody().front().empty())
@@ -339,7 +225,7 @@ LogicalResult LoopOp::verify() {
   for (Operation &op : getBody().front())
     if (!isa<MacroOp, LoopOp>(op))
       return op.emitOpError("is not allowed in a loop");
-  return checkIntField(*this, "count", getCount());
+  return checkIndexField(*this, "count", getCount(), loopDepth(*this));
 }
 
 LogicalResult MacroOp::verify() {
@@ -353,12 +239,10 @@ LogicalResult MacroOp::verify() {
         !getFields().get(pimsim::fieldName(spec.field)))
       return emitOpError() << "'" << getOp() << "' needs field '"
                            << pimsim::fieldName(spec.field) << "'";
+  unsigned depth = loopDepth(*this);
   for (NamedAttribute f : getFields()) {
     StringRef key = f.getName().getValue();
-    std::optional<pimsim::Field> field;
-    for (unsigned i = 0; i < pimsim::kNumFields; ++i)
-      if (pimsim::fieldName(pimsim::Field(i)) == key)
-        field = pimsim::Field(i);
+    std::optional<pimsim::Field> field = pimsim::parseField(key);
     if (!field || !pimsim::opcodeHasField(*opc, *field) ||
         *field == pimsim::Field::Channels)
       return emitOpError() << "'" << getOp() << "' has no field '" << key
@@ -370,23 +254,19 @@ LogicalResult MacroOp::verify() {
       continue;
     }
     if (*field == pimsim::Field::Data) {
-      auto s = dyn_cast<StringAttr>(f.getValue());
-      if (!s)
-        return emitOpError("field 'data' must be \"region\" or "
-                           "\"region+expr\"");
-      auto [region, rest] = s.getValue().split('+');
+      auto data = dyn_cast<DataAttr>(f.getValue());
+      if (!data)
+        return emitOpError("field 'data' must be a #pim.data");
       auto program = (*this)->getParentOfType<ProgramOp>();
-      if (!program || !isa_and_nonnull<RegionOp>(
-                          SymbolTable::lookupSymbolIn(program, region)))
-        return emitOpError() << "field 'data' names unknown region '"
-                             << region << "'";
-      if (!rest.empty() &&
-          failed(checkIntField(*this, "data", StringAttr::get(getContext(),
-                                                              rest))))
+      if (!program || !isa_and_nonnull<RegionOp>(SymbolTable::lookupSymbolIn(
+                          program, data.getRegion().getAttr())))
+        return emitOpError()
+               << "field 'data' names unknown region " << data.getRegion();
+      if (failed(checkIndexField(*this, "data", data.getOffset(), depth)))
         return failure();
       continue;
     }
-    if (failed(checkIntField(*this, key, f.getValue())))
+    if (failed(checkIndexField(*this, key, f.getValue(), depth)))
       return failure();
   }
   return success();

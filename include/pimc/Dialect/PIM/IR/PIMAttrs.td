@@ -49,4 +49,42 @@ def PIM_TargetAttr : AttrDef<PIM_Dialect, "Target"> {
   }];
 }
 
+def PIM_IndexAttr : AttrDef<PIM_Dialect, "Index"> {
+  let mnemonic = "index";
+  let summary = "a macro-op field that varies: an affine map over loops, ch and parameters";
+  let description = [{
+    The value of an integer field of `pim.macro` (or the count of a
+    `pim.loop`) that is not a constant: `map` has one result, linear in its
+    inputs (no products of variables, no `mod`, `floordiv` or `ceildiv`).
+    Dimension `d0` is `ch`, the executing channel's position in its stream's
+    channel set; `d1`, `d2`, ... are the enclosing `pim.loop`s' iteration
+    numbers, outermost first (a map may leave trailing loops out). Symbol
+    `s<i>` is the runtime parameter `params[i]` (a `pim.param`). pimsim
+    stores exactly this form: a base plus one stride per variable
+    (docs/pimsim-isa.md).
+
+    Example: row `40 + 8 * i + krow` inside one loop:
+    ```mlir
+    row = #pim.index<(d0, d1)[s0] -> (d1 * 8 + s0 + 40), [@krow_0]>
+    ```
+  }];
+  let parameters = (ins "::mlir::AffineMap":$map, "::mlir::ArrayAttr":$params);
+  let assemblyFormat = "`<` $map `,` $params `>`";
+  let genVerifyDecl = 1;
+}
+
+def PIM_DataAttr : AttrDef<PIM_Dialect, "Data"> {
+  let mnemonic = "data";
+  let summary = "a byte address in a host-visible region (the `data` field)";
+  let description = [{
+    `region` is a `pim.region`; `offset` its byte offset, an integer or a
+    `#pim.index`.
+
+    Example: `data = #pim.data<@act, #pim.index<(d0) -> (d0 * 256 + 1024), []>>`
+  }];
+  let parameters = (ins "::mlir::FlatSymbolRefAttr":$region,
+                        "::mlir::Attribute":$offset);
+  let assemblyFormat = "`<` $region `,` $offset `>`";
+}
+
 #endif // PIMC_PIM_ATTRS

@@ -3,6 +3,8 @@
 #define PIMC_DIALECT_PIM_IR_PIMDIALECT_H
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/AffineMap.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Dialect.h"
@@ -28,15 +30,33 @@
 
 namespace pimc::pim {
 
-/// An affine field expression: constant + sum of coeff * variable.
-struct Expr {
-  int64_t constant = 0;
-  std::vector<std::pair<std::string, int64_t>> terms;
+/// One variable of a macro-op field: `ch`, an enclosing loop or a runtime
+/// parameter, with its step.
+struct IndexTerm {
+  enum class Var { Channel, Loop, Param };
+  Var var = Var::Channel;
+  unsigned loop = 0;             // Var::Loop: nesting depth, 0 = outermost
+  mlir::FlatSymbolRefAttr param; // Var::Param: the pim.param
+  int64_t step = 0;
 };
-/// Parses "8*i+j-3", "40+krow", "12". On error returns a message.
-mlir::FailureOr<Expr> parseExpr(llvm::StringRef text, std::string &error);
-/// Prints in pimsim's text form ("40+8*i").
-std::string printExpr(const Expr &e);
+/// A field's value as pimsim stores it: base + sum(step * variable), one
+/// term per variable, steps non-zero.
+struct LinearIndex {
+  int64_t base = 0;
+  llvm::SmallVector<IndexTerm, 2> terms;
+};
+
+/// The linear form of a field value (an IntegerAttr or a #pim.index);
+/// failure, with the reason in `error`, for anything else.
+mlir::FailureOr<LinearIndex> decomposeIndex(mlir::Attribute value,
+                                            std::string &error);
+/// `expr` as a field value: d0 is `ch`, d<k+1> the loop at depth k and
+/// s<i> the parameter `params[i]`. An IntegerAttr when it is constant,
+/// else a #pim.index that keeps only the dims and parameters it uses.
+mlir::Attribute buildIndex(mlir::AffineExpr expr,
+                           llvm::ArrayRef<mlir::FlatSymbolRefAttr> params);
+/// The number of pim.loop ops enclosing `op`.
+unsigned loopDepth(mlir::Operation *op);
 
 } // namespace pimc::pim
 

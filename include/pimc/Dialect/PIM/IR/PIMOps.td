@@ -24,10 +24,9 @@ def PIM_Dialect : Dialect {
     streams hold the macro-ops of the target ISA (`pim.macro`, verified
     against pimsim's opcode table) with explicit ordering (`barrier`), and
     entries sequence streams and host kernels. Integer fields of macro-ops
-    are either integers or affine expressions (strings) over the enclosing
-    `pim.loop` variables, `ch` (the channel's index in its stream) and
-    `pim.param` names, e.g. `"40+krow"`, `"8*i+j"`; a `data` field is
-    `"region+expr"`.
+    are integers or `#pim.index` affine maps over `ch` (the channel's
+    position in its stream), the enclosing `pim.loop`s and `pim.param`s; a
+    `data` field is a `#pim.data` (a region and a byte offset).
   }];
   let useDefaultAttributePrinterParser = 1;
 }
@@ -121,20 +120,33 @@ def PIM_StreamOp : PIM_Op<"stream", [Symbol, HasParent<"ProgramOp">,
   let summary = "macro-ops run by every channel of a channel range";
   let description = [{
     `channels` is [first, count]. Optional `dispatch` records why this
-    work runs on PIM (op class, estimated PIM and host nanoseconds).
+    work runs on PIM (op class, estimated PIM and host nanoseconds). The
+    program records what the stream computes (pimsim::StreamInfo): the
+    model `layer` ("L0", "head") and `op` ("qkv", "attention"), its `part`
+    when the op is split over several streams, the dispatch's class and the
+    device-memory `bytes` it streams (weights; attention: the KV cache at
+    full context).
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, DenseI64ArrayAttr:$channels,
-                   OptionalAttr<DictionaryAttr>:$dispatch);
+                   OptionalAttr<DictionaryAttr>:$dispatch,
+                   OptionalAttr<StrAttr>:$layer, OptionalAttr<StrAttr>:$op,
+                   OptionalAttr<PIM_I64>:$part, OptionalAttr<PIM_I64>:$bytes);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
   let hasVerifier = 1;
 }
 
 def PIM_LoopOp : PIM_Op<"loop", [NoTerminator, SingleBlock]> {
-  let summary = "repeat the body; `var` names the iteration in expressions";
-  let arguments = (ins StrAttr:$var, AnyAttr:$count);
+  let summary = "repeat the body `count` times";
+  let description = [{
+    `count` is an integer >= 1 or a `#pim.index` (over `ch`, the loops
+    around this one and parameters). Inside the body, the iteration number
+    is dimension `d<depth>` of the fields' `#pim.index` maps (`d1` for the
+    outermost loop).
+  }];
+  let arguments = (ins AnyAttr:$count);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "$var `,` $count attr-dict-with-keyword $body";
+  let assemblyFormat = "$count attr-dict-with-keyword $body";
   let hasVerifier = 1;
 }
 
@@ -142,9 +154,9 @@ def PIM_MacroOp : PIM_Op<"macro"> {
   let summary = "one ISA macro-op (docs/pimsim-isa.md)";
   let description = [{
     `op` is the mnemonic (`mac_ab`, `wr_gb`, `rd_acc`, `mv_sb`, `sfm`,
-    `mv_gb`, `st`, `barrier`, ...); `fields` holds the op's fields, each an
-    integer or an expression string (`fn` is a function name). The
-    verifier checks the fields against pimsim's table of the opcode.
+    `mv_gb`, `st`, `barrier`, ...); `fields` holds the op's fields: an
+    integer or a `#pim.index`, `data` a `#pim.data`, `fn` a function name.
+    The verifier checks the fields against pimsim's table of the opcode.
   }];
   let arguments = (ins StrAttr:$op, DictionaryAttr:$fields);
   let assemblyFormat = "$op $fields attr-dict";

@@ -1,0 +1,136 @@
+//===- SerializeTest.cpp - pim.program -> pimsim::Program -----------------===//
+//
+// Serialization builds the program directly from the pim dialect: each
+// #pim.index field becomes pimsim's base plus strides, symbols become
+// indices, and the result is a valid program that prints and re-assembles
+// to itself.
+//
+//===----------------------------------------------------------------------===//
+#include "pimc/Backend/Backend.h"
+#include "pimc/Dialect/PIM/IR/PIMDialect.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir;
+using namespace pimc;
+
+namespace {
+
+pimsim::Target hbm3() {
+  auto buf = llvm::MemoryBuffer::getFile(PIMC_TARGETS_DIR "/hbm3-pim.json");
+  EXPECT_TRUE(bool(buf));
+  auto t = pimsim::parseTarget((*buf)->getBuffer(), "hbm3-pim.json");
+  EXPECT_TRUE(bool(t)) << llvm::toString(t.takeError());
+  return std::move(*t);
+}
+
+constexpr const char *kProgram = R"mlir(
+pim.program attributes {target = "hbm3-pim", target_hash = "sha256:0"} {
+  pim.param @pos {min = 0 : i64, max = 2047 : i64}
+  pim.param @kv_len {src = @pos, add = 1 : i64, min = 1 : i64, max = 2048 : i64}
+  pim.param @kv_rows {src = @kv_len, add = 63 : i64, div = 64 : i64, min = 1 : i64, max = 32 : i64}
+  pim.region @weights {kind = "weights", channels = array<i64: 0, 4>, banks = array<i64: 0, 64>, rows = array<i64: 4, 4>, bytes = 1048576 : i64}
+  pim.region @act {kind = "activations", channels = array<i64: 0, 4>, banks = array<i64: 0, 64>, rows = array<i64: 8, 1>, bytes = 4096 : i64}
+  pim.weight "w" {region = @weights, format = "fp16", shape = array<i64: 512, 1024>, layout = "gemv_rows", params = {n0 = 0 : i64, ch0 = 0 : i64, nch = 4 : i64, row0 = 4 : i64, k_rows = 2 : i64, source = {kind = "dense"}}, rows = array<i64: 4, 4>, bytes = 1048576 : i64}
+  pim.kernel @norm attributes {kind = "rmsnorm", flops = 10 : i64, bytes = 10 : i64, unit = "vector", elements = 8 : i64} {
+    pim.host_op "rms_norm" {in = {off = 0 : i64, n = 8 : i64, fmt = "f32"}, out = {off = 64 : i64, n = 8 : i64, fmt = "f32"}, weight = {tensor = "n", shape = [8]}, eps = 1.0e-5 : f64}
+  }
+  pim.stream @gemv attributes {channels = array<i64: 0, 4>} {
+    pim.macro "wr_gb" {offset = 0 : i64, bytes = 1024 : i64, data = #pim.data<@act, 0 : i64>}
+    pim.macro "barrier" {}
+    pim.loop 2 : i64 {
+      pim.macro "mac_ab" {row = #pim.index<(d0, d1) -> (4 + 2 * d1), []>, col = 0 : i64, count = 32 : i64, offset = 0 : i64}
+      pim.macro "rd_acc" {count = 8 : i64, data = #pim.data<@act, #pim.index<(d0, d1) -> (1024 + 256 * d0 + 1024 * d1), []>>}
+    }
+    pim.loop #pim.index<()[s0] -> (s0), [@kv_rows]> {
+      pim.macro "mv_sb" {bank = 0 : i64, count = 8 : i64}
+    }
+    pim.macro "sfm" {length = #pim.index<()[s0] -> (s0), [@kv_len]>, fn = "exp"}
+  }
+  pim.entry @decode [@norm, "barrier", @gemv]
+}
+)mlir";
+
+struct SerializeTest : ::testing::Test {
+  SerializeTest() { context.loadDialect<pim::PIMDialect>(); }
+
+  pimsim::Program serialize(const char *text) {
+    module = parseSourceString<ModuleOp>(text, &context);
+    EXPECT_TRUE(bool(module));
+    pim::ProgramOp program;
+    module->walk([&](pim::ProgramOp p) { program = p; });
+    auto p = backend::serialize(program, target);
+    EXPECT_TRUE(bool(p)) << llvm::toString(p.takeError());
+    return std::move(*p);
+  }
+
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+  pimsim::Target target = hbm3();
+};
+
+TEST_F(SerializeTest, FieldsBecomeBasesAndStrides) {
+  pimsim::Program p = serialize(kProgram);
+  ASSERT_EQ(p.params.size(), 3u);
+  EXPECT_EQ(p.params[2].src, 1);
+  EXPECT_EQ(p.params[2].div, 64);
+  ASSERT_EQ(p.streams.size(), 1u);
+  const auto &body = p.streams[0].body;
+  ASSERT_EQ(body.size(), 5u);
+  EXPECT_EQ(body[0].dataRegion, 1); // @act
+  const pimsim::Instruction &loop = body[2];
+  ASSERT_EQ(loop.body.size(), 2u);
+  // row = 4 + 2 * d1: d1 is loop depth 0.
+  const pimsim::Instruction &mac = loop.body[0];
+  EXPECT_EQ(mac.row, 4);
+  EXPECT_EQ(mac.at(pimsim::Field::Row, {1}), 6);
+  // data = act + 1024 + 256 * ch + 1024 * i.
+  const pimsim::Instruction &rd = loop.body[1];
+  EXPECT_EQ(rd.dataRegion, 1);
+  EXPECT_EQ(rd.dataOffset, 1024);
+  EXPECT_EQ(rd.at(pimsim::Field::Data, {1}, /*channelIndex=*/2),
+            1024 + 512 + 1024);
+  // The loop count and sfm length follow parameters.
+  const pimsim::Instruction &byParam = body[3];
+  EXPECT_EQ(byParam.at(pimsim::Field::Count, {}, 0, {100, 101, 2}), 2);
+  EXPECT_EQ(body[4].at(pimsim::Field::Length, {}, 0, {100, 101, 2}), 101);
+  EXPECT_EQ(body[4].fn, pimsim::Function::Exp);
+  ASSERT_EQ(p.kernels.size(), 1u);
+  EXPECT_EQ(p.kernels[0].unit, "vector");
+  EXPECT_EQ(p.kernels[0].elements, 8);
+  ASSERT_EQ(p.entries.size(), 1u);
+  ASSERT_EQ(p.entries[0].steps.size(), 3u);
+  EXPECT_EQ(p.entries[0].steps[0].kind, pimsim::StepKind::Kernel);
+  EXPECT_EQ(p.entries[0].steps[1].kind, pimsim::StepKind::Barrier);
+  EXPECT_EQ(p.entries[0].steps[2].kind, pimsim::StepKind::Stream);
+}
+
+TEST_F(SerializeTest, PrintsAndReassemblesToItself) {
+  pimsim::Program p = serialize(kProgram);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  pimsim::printProgram(p, os);
+  auto again = pimsim::parseProgramText(text, "<printed>");
+  ASSERT_TRUE(bool(again)) << llvm::toString(again.takeError()) << "\n" << text;
+  EXPECT_EQ(*again, p) << text;
+}
+
+TEST_F(SerializeTest, InvalidForTheTargetIsAnError) {
+  // Row 100000 is past the end of an hbm3-pim bank.
+  std::string text = kProgram;
+  size_t at = text.find("(4 + 2 * d1)");
+  text.replace(at, 12, "(100000 + d1)");
+  module = parseSourceString<ModuleOp>(text, &context);
+  ASSERT_TRUE(bool(module));
+  pim::ProgramOp program;
+  module->walk([&](pim::ProgramOp op) { program = op; });
+  auto p = backend::serialize(program, target);
+  ASSERT_FALSE(bool(p));
+  EXPECT_NE(llvm::toString(p.takeError()).find("row"), std::string::npos);
+}
+
+} // namespace
