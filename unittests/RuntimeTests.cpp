@@ -204,8 +204,8 @@ constexpr int64_t kEmbedOff = 0, kNormOff = 256, kPackOff = 512,
                   kLogitsOff = 1024;
 
 struct ModelSpec {
-  int64_t nch = 1; // channels of the GEMV group
-  std::string source = R"({"kind":"dense"})";
+  int64_t nch = 1;                     // channels of the GEMV group
+  std::string source = "source=dense"; // the .weight line's source keys
   std::string lmHead = "lm_head.weight";
   std::string embedName = "model.embed_tokens.weight";
   std::vector<int64_t> lmShape = {V, H};
@@ -237,14 +237,10 @@ std::string modelText(const pimsim::Target &t, const ModelSpec &m = {},
   json::Value head = json::Object{
       {"ops", json::Array{json::Object{{"op", "logits"},
                                        {"in", buf(kLogitsOff, V, "f32")}}}}};
-  auto source = json::parse(m.source);
-  json::Value layout = json::Object{
-      {"n0", 0},
-      {"ch0", 0},
-      {"nch", m.nch},
-      {"row0", 0},
-      {"k_rows", 1},
-      {"source", source ? std::move(*source) : json::Value(nullptr)}};
+  std::string layout =
+      formatv("n0=0 ch0=0 nch={0} row0=0 k_rows=1 k0=0 k_len={1} {2}", m.nch,
+              m.lmShape[1], m.source)
+          .str();
   int64_t rowBytes = t.org.rowBytes();
   int64_t wBytes = m.nch * B * groups * rowBytes;
   std::string shape = formatv("{0}x{1}", m.lmShape[0], m.lmShape[1]).str();
@@ -262,8 +258,8 @@ std::string modelText(const pimsim::Target &t, const ModelSpec &m = {},
                   m.nch - 1, B - 1)
               .str();
   text += formatv(".weight \"{0}\" region=w format={1} shape={2} rows=0-{3} "
-                  "bytes={4} layout=gemv_rows params={5}\n",
-                  m.lmHead, fmt, shape, groups - 1, wBytes, quoted(layout))
+                  "bytes={4} layout=gemv_rows {5}\n",
+                  m.lmHead, fmt, shape, groups - 1, wBytes, layout)
               .str();
   text += ".kernel embed kind=embedding params=" + quoted(embed) + "\n";
   text += ".kernel head kind=other params=" + quoted(head) + "\n";
@@ -541,8 +537,8 @@ TEST(SessionTest, GptqLmHeadIsDequantizedAndPlaced) {
   // As the backend emits it: the IR's name of the quantized linear.
   ModelSpec spec;
   spec.lmHead = "lm_head";
-  spec.source = R"({"kind":"gptq","bits":4,"group_size":32,"sym":false,)"
-                R"("packing":"gptq","scale_type":"f16"})";
+  spec.source = "source=gptq bits=4 group_size=32 sym=false packing=gptq "
+                "scale_type=f16";
   auto s = makeSession(t, modelText(t, spec), &dir, true);
   ASSERT_TRUE(bool(s)) << toString(s.takeError());
   auto r = s->session->step(42, 0, true);
@@ -554,8 +550,8 @@ TEST(SessionTest, GptqLmHeadIsDequantizedAndPlaced) {
 
   // The scales' dtype must be the one compiled for.
   ModelSpec bf16Scales = spec;
-  bf16Scales.source = R"({"kind":"gptq","bits":4,"group_size":32,)"
-                      R"("sym":false,"packing":"gptq","scale_type":"bf16"})";
+  bf16Scales.source = "source=gptq bits=4 group_size=32 sym=false "
+                      "packing=gptq scale_type=bf16";
   EXPECT_EQ(sessionError(t, modelText(t, bf16Scales), &dir),
             "checkpoint does not match the program: tensor 'lm_head.scales' "
             "has dtype F16, expected BF16");
@@ -583,15 +579,11 @@ TEST(SessionTest, KSplitBindingsPlaceEachHalf) {
   writeSafetensors(dir.path(), denseTensors(m));
   const int64_t half = H / 2, rowBytes = t.org.rowBytes();
   auto binding = [&](int64_t ch0, int64_t k0) {
-    json::Value p = json::Object{
-        {"n0", 0},       {"ch0", ch0},
-        {"nch", 1},      {"row0", 0},
-        {"k_rows", 1},   {"k0", k0},
-        {"k_len", half}, {"source", json::Object{{"kind", "dense"}}}};
     return formatv(".weight \"lm_head.weight\" region=w format=fp16 "
-                   "shape={0}x{1} rows=0-1 bytes={2} layout=gemv_rows "
-                   "params={3}\n",
-                   V, H, 64 * 2 * rowBytes, quoted(p))
+                   "shape={0}x{1} rows=0-1 bytes={2} layout=gemv_rows n0=0 "
+                   "ch0={3} nch=1 row0=0 k_rows=1 k0={4} k_len={5} "
+                   "source=dense\n",
+                   V, H, 64 * 2 * rowBytes, ch0, k0, half)
         .str();
   };
   json::Value embed = json::Object{
@@ -764,10 +756,15 @@ TEST(MismatchTest, FunctionalNeedsWeights) {
 TEST(MismatchTest, BadLayoutParams) {
   pimsim::Target t = loadShipped("hbm3-pim.json");
   ModelSpec spec;
-  spec.source = R"({"kind":"awq"})";
+  // The layout's values are checked when the program is read ...
+  spec.source = "source=gptq bits=3 group_size=32 sym=false packing=gptq";
+  EXPECT_CONTAINS(sessionError(t, modelText(t, spec), nullptr, false),
+                  "gemv_rows: bits is 3, expected 4 or 8");
+  // ... and against the tensor's shape when the session places it.
+  spec.source = "source=gptq bits=4 group_size=48 sym=false packing=gptq";
   EXPECT_EQ(sessionError(t, modelText(t, spec), nullptr, false),
-            "weight 'lm_head.weight': 'source' kind 'awq' is not supported "
-            "(dense or gptq)");
+            "weight 'lm_head.weight': 'source': group_size 48 does not divide "
+            "K = 64");
 }
 
 TEST(MismatchTest, TokenOutsideVocabulary) {

@@ -46,15 +46,7 @@ ModelFootprint modelFootprint(const pimsim::Program &program,
       continue;
     // A binding holds elements k0 .. k0 + k_len - 1 of each row (gemv_rows;
     // a K split gives one binding per part).
-    int64_t kLen = w.shape[1];
-    if (Expected<json::Value> v = pimc::parseJSON(w.params)) {
-      if (const json::Object *o = v->getAsObject()) {
-        int64_t k0 = o->getInteger("k0").value_or(0);
-        kLen = o->getInteger("k_len").value_or(w.shape[1] - k0);
-      }
-    } else {
-      consumeError(v.takeError());
-    }
+    int64_t kLen = w.gemvRows ? w.gemvRows->kLen : w.shape[1];
     f.weightBytes += double(w.shape[0]) * double(kLen) * 2; // fp16 / bf16
   }
   for (size_t k = 0; k < program.kernels.size(); ++k)

@@ -11,6 +11,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
 
 #include <set>
@@ -37,36 +38,11 @@ bool sameOrganization(const pimsim::Organization &a,
          a.accessBytes == b.accessBytes;
 }
 
+} // namespace
+
 //===----------------------------------------------------------------------===//
 // gemv_rows weight bindings (docs/backend-abi.md, "Weight bindings")
 //===----------------------------------------------------------------------===//
-
-Expected<int64_t> jsonInt(const json::Object &o, StringRef key,
-                          std::optional<int64_t> def, int64_t min) {
-  const json::Value *v = o.get(key);
-  if (!v) {
-    if (def)
-      return *def;
-    return createStringError("missing field '" + key + "'");
-  }
-  std::optional<int64_t> i = v->getAsInteger();
-  if (!i)
-    return createStringError("'" + key + "' must be an integer");
-  if (*i < min)
-    return createStringError(
-        formatv("'{0}' is {1}, must be at least {2}", key, *i, min));
-  return *i;
-}
-
-Error onlyFields(const json::Object &o, ArrayRef<StringRef> fields) {
-  for (const auto &kv : o)
-    if (!is_contained(fields, StringRef(kv.first)))
-      return createStringError("unknown field '" + kv.first.str() +
-                               "' (fields: " + join(fields, ", ") + ")");
-  return Error::success();
-}
-
-} // namespace
 
 Expected<GemvRowsLayout> parseGemvRows(const pimsim::WeightBinding &w,
                                        const pimsim::Program &program,
@@ -87,95 +63,43 @@ Expected<GemvRowsLayout> parseGemvRows(const pimsim::WeightBinding &w,
   if (w.shape.size() != 2 || w.shape[0] < 1 || w.shape[1] < 1)
     return createStringError("gemv_rows needs a shape [N, K], not " +
                              shapeString(w.shape));
-  Expected<json::Value> value = pimc::parseJSON(w.params);
-  if (!value)
-    return createStringError("params are not valid JSON: " +
-                             toString(value.takeError()));
-  const json::Object *o = value->getAsObject();
-  if (!o)
-    return createStringError("params must be a JSON object");
-  if (Error e = onlyFields(
-          *o, {"n0", "ch0", "nch", "row0", "k_rows", "k0", "k_len", "source"}))
-    return e;
+  if (!w.gemvRows)
+    return createStringError(
+        "the gemv_rows binding has no typed parameters (a program before "
+        "format 1.6 wrote them as JSON): recompile it");
+  const pimsim::GemvRows &t = *w.gemvRows;
   GemvRowsLayout g;
-  for (auto [key, field, min] :
-       {std::tuple<StringRef, int64_t *, int64_t>{"n0", &g.n0, 0},
-        {"ch0", &g.ch0, 0},
-        {"nch", &g.nch, 1},
-        {"row0", &g.row0, 0},
-        {"k_rows", &g.kRows, 1}}) {
-    auto v = jsonInt(*o, key, std::nullopt, min);
-    if (!v)
-      return v.takeError();
-    *field = *v;
-  }
+  g.n0 = t.n0;
+  g.ch0 = t.ch0;
+  g.nch = t.nch;
+  g.row0 = t.row0;
+  g.kRows = t.kRows;
+  g.k0 = t.k0;
+  g.kLen = t.kLen;
+  // The values' domains are pimsim::checkProgram's; what depends on the
+  // shape, the target and the region is checked here.
   int64_t N = w.shape[0], K = w.shape[1];
-  auto k0 = jsonInt(*o, "k0", 0, 0);
-  if (!k0)
-    return k0.takeError();
-  g.k0 = *k0;
   if (g.k0 >= K)
     return createStringError(
         formatv("'k0' is {0}, the rows have K = {1} elements", g.k0, K));
-  auto kLen = jsonInt(*o, "k_len", K - g.k0, 1);
-  if (!kLen)
-    return kLen.takeError();
-  g.kLen = *kLen;
-  if (g.k0 + g.kLen > K)
+  if (g.kLen > K - g.k0)
     return createStringError(
         formatv("'k0' {0} + 'k_len' {1} is past the rows' K = {2} elements",
                 g.k0, g.kLen, K));
-  const json::Object *src = o->getObject("source");
-  if (!src)
-    return createStringError("params need an object 'source'");
-  std::optional<StringRef> kind = src->getString("kind");
-  if (!kind)
-    return createStringError("'source' needs a string 'kind'");
-  if (*kind == "dense") {
-    if (Error e = onlyFields(*src, {"kind"}))
-      return createStringError("'source': " + toString(std::move(e)));
-  } else if (*kind == "gptq") {
-    if (Error e = onlyFields(*src, {"kind", "bits", "group_size", "sym",
-                                    "packing", "scale_type"}))
-      return createStringError("'source': " + toString(std::move(e)));
+  if (t.source == pimsim::GemvRows::Source::Gptq) {
     g.gptq = true;
-    auto bits = jsonInt(*src, "bits", std::nullopt, 1);
-    if (!bits)
-      return createStringError("'source': " + toString(bits.takeError()));
-    if (*bits != 4 && *bits != 8)
-      return createStringError(
-          formatv("'source': 'bits' is {0}, expected 4 or 8", *bits));
-    g.bits = int(*bits);
-    auto group = jsonInt(*src, "group_size", std::nullopt, -1);
-    if (!group)
-      return createStringError("'source': " + toString(group.takeError()));
-    g.groupSize = *group == -1 ? K : *group;
+    g.bits = int(t.bits);
+    g.groupSize = t.groupSize == -1 ? K : t.groupSize;
     if (g.groupSize < 1 || K % g.groupSize)
       return createStringError(formatv(
-          "'source': group_size {0} does not divide K = {1}", *group, K));
-    std::optional<bool> sym = src->getBoolean("sym");
-    if (!sym)
-      return createStringError("'source' needs a boolean 'sym'");
-    g.sym = *sym;
-    std::optional<StringRef> packing = src->getString("packing");
-    if (!packing || (*packing != "gptq" && *packing != "gptq_v2"))
-      return createStringError(
-          "'source' needs 'packing' \"gptq\" or \"gptq_v2\"");
-    g.zeroMinusOne = *packing == "gptq";
-    if (const json::Value *st = src->get("scale_type")) {
-      std::optional<StringRef> v = st->getAsString();
-      if (!v || (*v != "f16" && *v != "bf16" && *v != "f32"))
-        return createStringError(
-            "'source': 'scale_type' must be \"f16\", \"bf16\" or \"f32\"");
-      g.scaleType = v->str();
-    }
+          "'source': group_size {0} does not divide K = {1}", t.groupSize, K));
+    g.sym = t.sym;
+    g.zeroMinusOne = t.packing == "gptq";
+    g.scaleType = t.scaleType;
     if (K * g.bits % 32 || N * g.bits % 32)
       return createStringError(
           formatv("GPTQ [{0}, {1}] at {2} bits does not fill int32 words", N, K,
                   g.bits));
-  } else {
-    return createStringError("'source' kind '" + *kind +
-                             "' is not supported (dense or gptq)");
   }
 
   // Placement against the device and the binding's region.
@@ -189,12 +113,25 @@ Expected<GemvRowsLayout> parseGemvRows(const pimsim::WeightBinding &w,
         formatv("k_rows {0} is less than the {1} DRAM rows {2} elements of a "
                 "row need ({3} per DRAM row)",
                 g.kRows, kChunks, g.kLen, E));
-  if (g.ch0 + g.nch > org.totalChannels())
+  int64_t total = org.totalChannels();
+  if (g.ch0 >= total || g.nch > total - g.ch0)
     return createStringError(
-        formatv("channels {0}..{1} are outside the device ({2} channels)",
-                g.ch0, g.ch0 + g.nch - 1, org.totalChannels()));
-  int64_t groups = (g.n0 + N - 1) / (g.nch * B);
-  int64_t lastRow = g.row0 + groups * g.kRows + kChunks - 1;
+        formatv("{0} channels from channel {1} are outside the device ({2} "
+                "channels)",
+                g.nch, g.ch0, total));
+  // n0, row0 and k_rows come from the file: the last row is computed with
+  // checked arithmetic (anything that overflows is outside the device).
+  int64_t groups = 0, lastRow = 0, span = 0;
+  bool overflow = llvm::AddOverflow(g.n0, N - 1, groups);
+  groups /= g.nch * B;
+  overflow |= llvm::MulOverflow(groups, g.kRows, span) ||
+              llvm::AddOverflow(g.row0, span, lastRow) ||
+              llvm::AddOverflow(lastRow, kChunks - 1, lastRow);
+  if (overflow)
+    return createStringError(
+        formatv("DRAM rows from {0} ({1} rows per output group, output rows "
+                "from {2}) are outside the device ({3} rows)",
+                g.row0, g.kRows, g.n0, org.rows));
   if (lastRow >= org.rows)
     return createStringError(
         formatv("DRAM rows {0}..{1} are outside the device ({2} rows)", g.row0,

@@ -463,7 +463,8 @@ bool WeightBinding::operator==(const WeightBinding &b) const {
   return tensor == b.tensor && region == b.region && format == b.format &&
          shape == b.shape && axis == b.axis && tile == b.tile &&
          interleave == b.interleave && rows == b.rows && offset == b.offset &&
-         bytes == b.bytes && layout == b.layout && params == b.params;
+         bytes == b.bytes && layout == b.layout && params == b.params &&
+         gemvRows == b.gemvRows;
 }
 bool KernelOperand::operator==(const KernelOperand &b) const {
   return role == b.role && region == b.region && offset == b.offset &&
@@ -717,6 +718,8 @@ public:
           problems.add(ctx + ": negative dimension in tile");
       if (w.offset < 0 || w.bytes < 0 || w.bytes > INT64_MAX - w.offset)
         problems.add(ctx + ": negative offset or byte size");
+      if (w.gemvRows)
+        checkGemvRows(ctx, w, *w.gemvRows);
     }
     for (auto [i, k] : enumerate(p.kernels)) {
       std::string ctx = ("kernel " + Twine(i) + " (" + k.name + ")").str();
@@ -805,6 +808,50 @@ private:
                    "' is reserved for loop variables and the channel index");
     if (!seen.insert(name).second)
       problems.add(ctx + ": name '" + name + "' is used twice");
+  }
+
+  /// The layout's values, each in its domain (the shape, the target and
+  /// the region are the runtime's to check: rt::parseGemvRows).
+  void checkGemvRows(const std::string &ctx, const WeightBinding &w,
+                     const GemvRows &g) {
+    std::string at = ctx + ": gemv_rows: ";
+    if (w.layout != "gemv_rows")
+      problems.add(at + "the layout is '" + w.layout + "', not gemv_rows");
+    if (!w.params.empty())
+      problems.add(at + "a binding has params or gemv_rows, not both");
+    for (auto [key, value, min] :
+         {std::tuple<StringRef, int64_t, int64_t>{"n0", g.n0, 0},
+          {"ch0", g.ch0, 0},
+          {"nch", g.nch, 1},
+          {"row0", g.row0, 0},
+          {"k_rows", g.kRows, 1},
+          {"k0", g.k0, 0},
+          {"k_len", g.kLen, 1}})
+      if (value < min)
+        problems.add(at + key + " is " + Twine(value) + ", must be at least " +
+                     Twine(min));
+    switch (g.source) {
+    case GemvRows::Source::Dense:
+      if (g.bits != 0 || g.groupSize != 0 || g.sym || !g.packing.empty() ||
+          !g.scaleType.empty())
+        problems.add(at + "a dense source has no bits, group_size, sym, "
+                          "packing or scale_type");
+      return;
+    case GemvRows::Source::Gptq:
+      if (g.bits != 4 && g.bits != 8)
+        problems.add(at + "bits is " + Twine(g.bits) + ", expected 4 or 8");
+      if (g.groupSize < 1 && g.groupSize != -1)
+        problems.add(at + "group_size is " + Twine(g.groupSize) +
+                     ", expected >= 1 or -1 (one group over K)");
+      if (g.packing != "gptq" && g.packing != "gptq_v2")
+        problems.add(at + "packing '" + g.packing + "' is not gptq or gptq_v2");
+      if (!g.scaleType.empty() && g.scaleType != "f16" &&
+          g.scaleType != "bf16" && g.scaleType != "f32")
+        problems.add(at + "scale_type '" + g.scaleType +
+                     "' is not f16, bf16 or f32");
+      return;
+    }
+    problems.add(at + "unknown source " + Twine(static_cast<int>(g.source)));
   }
 
   /// Names are identifiers (they print as bare words), part >= -1, bytes
@@ -1459,10 +1506,16 @@ public:
       auto layout = optionalString(w.layout);
       auto params = optionalString(w.params);
       fb::Range rows = range(w.rows);
+      Offset<fb::GemvRows> gemvRows = 0;
+      if (const std::optional<GemvRows> &g = w.gemvRows)
+        gemvRows = fb::CreateGemvRows(
+            fbb, g->n0, g->ch0, g->nch, g->row0, g->kRows, g->k0, g->kLen,
+            static_cast<fb::WeightSource>(g->source), g->bits, g->groupSize,
+            g->sym, optionalString(g->packing), optionalString(g->scaleType));
       weights.push_back(fb::CreateWeightBinding(
           fbb, tensor, static_cast<uint32_t>(w.region), format, shape, w.axis,
           tile, static_cast<fb::Interleave>(w.interleave), &rows, w.offset,
-          w.bytes, layout, params));
+          w.bytes, layout, params, gemvRows));
     }
     std::vector<Offset<fb::HostKernel>> kernels;
     for (const HostKernel &k : p.kernels) {
@@ -1713,6 +1766,20 @@ Program convert(const fb::Program &in) {
       b.bytes = w->bytes();
       b.layout = str(w->layout());
       b.params = str(w->params());
+      if (const fb::GemvRows *g = w->gemv_rows())
+        b.gemvRows = GemvRows{g->n0(),
+                              g->ch0(),
+                              g->nch(),
+                              g->row0(),
+                              g->k_rows(),
+                              g->k0(),
+                              g->k_len(),
+                              static_cast<GemvRows::Source>(g->source()),
+                              g->bits(),
+                              g->group_size(),
+                              g->sym(),
+                              str(g->packing()),
+                              str(g->scale_type())};
       p.weights.push_back(std::move(b));
     }
   if (in.kernels())

@@ -196,6 +196,8 @@ public:
         os << " layout=" << word(w.layout);
       if (!w.params.empty())
         os << " params=" << quoted(w.params);
+      if (w.gemvRows)
+        printGemvRows(*w.gemvRows);
       os << "\n";
     }
 
@@ -257,6 +259,24 @@ private:
     return ("<" + what + "?" + Twine(i) + ">").str();
   }
   std::string regionName(int64_t i) { return name(p.regions, i, "region"); }
+
+  /// (1.6) The gemv_rows parameters: ` n0=0 ch0=0 nch=8 row0=0 k_rows=2
+  /// k0=0 k_len=4096 source=dense` or `source=gptq bits=4 group_size=128
+  /// sym=false packing=gptq [scale_type=f16]`.
+  void printGemvRows(const GemvRows &g) {
+    os << " n0=" << g.n0 << " ch0=" << g.ch0 << " nch=" << g.nch
+       << " row0=" << g.row0 << " k_rows=" << g.kRows << " k0=" << g.k0
+       << " k_len=" << g.kLen;
+    if (g.source == GemvRows::Source::Dense) {
+      os << " source=dense";
+      return;
+    }
+    os << " source=gptq bits=" << g.bits << " group_size=" << g.groupSize
+       << " sym=" << (g.sym ? "true" : "false")
+       << " packing=" << word(g.packing);
+    if (!g.scaleType.empty())
+      os << " scale_type=" << word(g.scaleType);
+  }
 
   /// (1.6) ` layer=L0 op=qkv part=1 class=linear bytes=N`, each key only
   /// when set.
@@ -928,16 +948,77 @@ private:
     return Error::success();
   }
 
+  /// (1.6) The gemv_rows keys of a .weight line: all of n0 .. source, and
+  /// for source=gptq bits, group_size, sym and packing (scale_type
+  /// optional). The values' domains are checkProgram's.
+  Error parseGemvRows(const Token &head, StringMap<const Token *> &kv,
+                      WeightBinding &w) {
+    const StringRef gptqKeys[] = {"bits", "group_size", "sym", "packing",
+                                  "scale_type"};
+    bool any = kv.count("source");
+    for (StringRef k : {"n0", "ch0", "nch", "row0", "k_rows", "k0", "k_len"})
+      any |= kv.count(k) > 0;
+    for (StringRef k : gptqKeys)
+      any |= kv.count(k) > 0;
+    if (!any)
+      return Error::success();
+    if (Error err = require(
+            head, kv,
+            {"n0", "ch0", "nch", "row0", "k_rows", "k0", "k_len", "source"}))
+      return err;
+    GemvRows g;
+    std::pair<StringRef, int64_t *> ints[] = {
+        {"n0", &g.n0},     {"ch0", &g.ch0},      {"nch", &g.nch},
+        {"row0", &g.row0}, {"k_rows", &g.kRows}, {"k0", &g.k0},
+        {"k_len", &g.kLen}};
+    for (auto &[key, out] : ints)
+      if (Error err = parseInt(*kv[key], *out))
+        return err;
+    StringRef source = kv["source"]->value;
+    if (source == "gptq") {
+      g.source = GemvRows::Source::Gptq;
+      if (Error err =
+              require(head, kv, {"bits", "group_size", "sym", "packing"}))
+        return err;
+      if (Error err = parseInt(*kv["bits"], g.bits))
+        return err;
+      if (Error err = parseInt(*kv["group_size"], g.groupSize))
+        return err;
+      StringRef sym = kv["sym"]->value;
+      if (sym != "true" && sym != "false")
+        return errorAtValue(*kv["sym"], 0,
+                            "expected true or false, found '" + sym + "'");
+      g.sym = sym == "true";
+      g.packing = kv["packing"]->value;
+      if (kv.count("scale_type"))
+        g.scaleType = kv["scale_type"]->value;
+    } else if (source == "dense") {
+      for (StringRef k : gptqKeys)
+        if (kv.count(k))
+          return error(*kv[k], "'" + k + "' is for source=gptq");
+    } else {
+      return errorAtValue(*kv["source"], 0,
+                          "unknown source '" + source +
+                              "' (expected dense or gptq)");
+    }
+    w.gemvRows = std::move(g);
+    return Error::success();
+  }
+
   Error parseWeight(std::vector<Token> &toks) {
     WeightBinding w;
     if (toks.size() < 2 || toks[1].hasKey)
       return error(toks[0], ".weight needs a tensor name");
     w.tensor = toks[1].value;
     StringMap<const Token *> kv;
-    const StringRef keys[] = {"region", "format",     "shape", "axis",
-                              "tile",   "interleave", "rows",  "offset",
-                              "bytes",  "layout",     "params"};
+    const StringRef keys[] = {
+        "region", "format", "shape", "axis",       "tile",    "interleave",
+        "rows",   "offset", "bytes", "layout",     "params",  "n0",
+        "ch0",    "nch",    "row0",  "k_rows",     "k0",      "k_len",
+        "source", "bits",   "sym",   "group_size", "packing", "scale_type"};
     if (Error err = collect(toks, 2, ".weight", keys, kv))
+      return err;
+    if (Error err = parseGemvRows(toks[0], kv, w))
       return err;
     if (Error err = require(toks[0], kv,
                             {"region", "format", "shape", "rows", "bytes"}))

@@ -996,3 +996,67 @@ TEST(ProgramTest, StreamInfoIsChecked) {
                 .find("part -5 is negative"),
             std::string::npos);
 }
+
+TEST(ProgramTest, GemvRowsLayoutRoundTripsAndIsChecked) {
+  Program p = oneInstruction(Instruction::barrier());
+  WeightBinding w;
+  w.tensor = "lm_head";
+  w.format = "fp16";
+  w.shape = {128, 64};
+  w.rows = {0, 2};
+  w.bytes = 4096;
+  w.layout = "gemv_rows";
+  GemvRows g;
+  g.nch = 2;
+  g.kRows = 1;
+  g.kLen = 64;
+  g.source = GemvRows::Source::Gptq;
+  g.bits = 4;
+  g.groupSize = 32;
+  g.packing = "gptq";
+  g.scaleType = "f16";
+  w.gemvRows = g;
+  p.weights = {w};
+  ASSERT_FALSE(bool(checkProgram(p)));
+  // Binary and text keep every field.
+  auto bytes = serializeProgram(p);
+  ASSERT_TRUE(bool(bytes)) << toString(bytes.takeError());
+  auto back = parseProgramBuffer(*bytes, "<bytes>");
+  ASSERT_TRUE(bool(back)) << toString(back.takeError());
+  EXPECT_EQ(back->weights[0].gemvRows, w.gemvRows);
+  std::string text = textOf(p);
+  EXPECT_NE(text.find("layout=gemv_rows n0=0 ch0=0 nch=2 row0=0 k_rows=1 k0=0 "
+                      "k_len=64 source=gptq bits=4 group_size=32 sym=false "
+                      "packing=gptq scale_type=f16"),
+            std::string::npos)
+      << text;
+  auto again = parseProgramText(text, "<text>");
+  ASSERT_TRUE(bool(again)) << toString(again.takeError());
+  EXPECT_EQ(*again, p);
+  // Each value in its domain.
+  Program bad = p;
+  GemvRows &b = *bad.weights[0].gemvRows;
+  b.bits = 3;
+  b.nch = 0;
+  b.packing = "awq";
+  std::string e = errorOf(checkProgram(bad));
+  EXPECT_NE(e.find("gemv_rows: bits is 3, expected 4 or 8"), std::string::npos)
+      << e;
+  EXPECT_NE(e.find("gemv_rows: nch is 0, must be at least 1"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("gemv_rows: packing 'awq' is not gptq or gptq_v2"),
+            std::string::npos)
+      << e;
+  bad = p;
+  bad.weights[0].layout = "other";
+  EXPECT_NE(errorOf(checkProgram(bad)).find("the layout is 'other'"),
+            std::string::npos);
+  // The text form names a bad key for the source.
+  std::string dense = text;
+  size_t at = dense.find("source=gptq");
+  dense.replace(at, 11, "source=dense");
+  EXPECT_NE(errorOf(parseProgramText(dense, "<text>").takeError())
+                .find("'bits' is for source=gptq"),
+            std::string::npos);
+}

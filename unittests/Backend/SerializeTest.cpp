@@ -64,7 +64,10 @@ struct SerializeTest : ::testing::Test {
     pim::ProgramOp program;
     module->walk([&](pim::ProgramOp p) { program = p; });
     auto p = backend::serialize(program, target);
-    EXPECT_TRUE(bool(p)) << llvm::toString(p.takeError());
+    if (!p) {
+      ADD_FAILURE() << llvm::toString(p.takeError());
+      return {};
+    }
     return std::move(*p);
   }
 
@@ -107,6 +110,22 @@ TEST_F(SerializeTest, FieldsBecomeBasesAndStrides) {
   EXPECT_EQ(p.entries[0].steps[0].kind, pimsim::StepKind::Kernel);
   EXPECT_EQ(p.entries[0].steps[1].kind, pimsim::StepKind::Barrier);
   EXPECT_EQ(p.entries[0].steps[2].kind, pimsim::StepKind::Stream);
+}
+
+TEST_F(SerializeTest, GemvRowsLayoutIsTyped) {
+  pimsim::Program p = serialize(kProgram);
+  ASSERT_EQ(p.weights.size(), 1u);
+  const pimsim::WeightBinding &w = p.weights[0];
+  EXPECT_EQ(w.layout, "gemv_rows");
+  EXPECT_EQ(w.params, "");
+  ASSERT_TRUE(w.gemvRows.has_value());
+  EXPECT_EQ(w.gemvRows->nch, 4);
+  EXPECT_EQ(w.gemvRows->row0, 4);
+  EXPECT_EQ(w.gemvRows->kRows, 2);
+  // k0 / k_len left out: all of K.
+  EXPECT_EQ(w.gemvRows->k0, 0);
+  EXPECT_EQ(w.gemvRows->kLen, 1024);
+  EXPECT_EQ(w.gemvRows->source, pimsim::GemvRows::Source::Dense);
 }
 
 TEST_F(SerializeTest, PrintsAndReassemblesToItself) {

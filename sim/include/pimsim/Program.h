@@ -39,7 +39,7 @@ struct ProgramVersion {
 /// accumulator register `reg` of mac_ab / mac_sb / mac_pb / rd_acc / mv_sb;
 /// 1.4 `data=` on sfm (the softmax statistics [max, sum] to a region, for
 /// the split-attention combine); 1.5 the model identity; 1.6 stream
-/// metadata (StreamInfo).
+/// metadata (StreamInfo) and the typed gemv_rows weight layout (GemvRows).
 constexpr ProgramVersion kProgramVersion{1, 6};
 
 /// Half-open [first, first + count). Printed inclusive: "0-15".
@@ -113,6 +113,31 @@ enum class Interleave : uint8_t { Channel, Bank };
 llvm::StringRef interleaveName(Interleave interleave);
 std::optional<Interleave> parseInterleave(llvm::StringRef name);
 
+/// (1.6) The `gemv_rows` weight layout (docs/backend-abi.md, "Weight
+/// bindings"): rows [n0, n0 + N) of an output-row stacking are spread over
+/// channels [ch0, ch0 + nch) x all banks, each output row's K range
+/// [k0, k0 + kLen) in kRows DRAM rows from row0. pimsim does not read it;
+/// the runtime places the checkpoint's tensor this way.
+struct GemvRows {
+  int64_t n0 = 0, ch0 = 0, nch = 1, row0 = 0, kRows = 1;
+  int64_t k0 = 0, kLen = 1;
+  /// The checkpoint tensor the runtime reads: dense, or GPTQ-packed
+  /// (dequantized into the device format when placed).
+  enum class Source : uint8_t { Dense, Gptq };
+  Source source = Source::Dense;
+  int64_t bits = 0, groupSize = 0; // Gptq: 4 or 8; -1: one group over K
+  bool sym = false;                // Gptq
+  std::string packing;             // Gptq: "gptq" or "gptq_v2"
+  std::string scaleType;           // Gptq: "", "f16", "bf16" or "f32"
+
+  bool operator==(const GemvRows &o) const {
+    return n0 == o.n0 && ch0 == o.ch0 && nch == o.nch && row0 == o.row0 &&
+           kRows == o.kRows && k0 == o.k0 && kLen == o.kLen &&
+           source == o.source && bits == o.bits && groupSize == o.groupSize &&
+           sym == o.sym && packing == o.packing && scaleType == o.scaleType;
+  }
+};
+
 /// Where a weight tensor lives: the tensor is cut into tiles along `axis`,
 /// one tile per (channel, bank) of the region, consecutive tiles going to
 /// consecutive channels (Interleave::Channel) or banks (Interleave::Bank);
@@ -129,6 +154,8 @@ struct WeightBinding {
   int64_t offset = 0, bytes = 0; // byte extent within the region
   std::string layout; // (1.1) opaque to pimsim: the compiler's layout name
   std::string params; // (1.1) opaque to pimsim: JSON by convention
+  /// (1.6) layout "gemv_rows": its parameters, typed (params stays empty).
+  std::optional<GemvRows> gemvRows;
 
   bool operator==(const WeightBinding &o) const;
 };

@@ -51,13 +51,15 @@ def main(src, program_text, out):
     if n != 1:
         raise SystemExit("hostile.py: no host kernel with params in %s" % program_text)
     write(os.path.join(out, "deep", "program.s"), text)
+    # weight layout: the first gemv_rows binding's output rows start at INT64_MAX (the
+    # placement's row arithmetic would overflow)
     with open(program_text) as f:
         text = f.read()
-    text, n = re.subn(r'(\.weight "[^"]*" .*? params=)"(?:[^"\\]|\\.)*"',
-                      lambda m: m.group(1) + deep_params, text, count=1)
+    text, n = re.subn(r'(\.weight "[^"]*" .*? layout=gemv_rows n0=)0 ',
+                      lambda m: m.group(1) + "9223372036854775807 ", text, count=1)
     if n != 1:
-        raise SystemExit("hostile.py: no weight binding with params in %s" % program_text)
-    write(os.path.join(out, "deep", "program-weight.s"), text)
+        raise SystemExit("hostile.py: no gemv_rows weight binding in %s" % program_text)
+    write(os.path.join(out, "huge", "program-weight.s"), text)
 
     # A sharded checkpoint whose index points outside its directory.
     shard = os.path.join(os.path.abspath(src), "model.safetensors")
