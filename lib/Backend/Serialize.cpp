@@ -80,8 +80,6 @@ private:
   llvm::Error param(pim::ParamOp p);
   llvm::Error region(pim::RegionOp r);
   llvm::Error weight(pim::WeightOp w);
-  /// The typed parameters of a gemv_rows binding, from its dictionary.
-  llvm::Expected<pimsim::GemvRows> gemvRows(pim::WeightOp w);
   llvm::Error kernel(pim::KernelOp k);
   llvm::Error body(Block &block, std::vector<pimsim::Instruction> &out);
   llvm::Error macro(pim::MacroOp m, pimsim::Instruction &inst);
@@ -213,71 +211,10 @@ llvm::Error Serializer::weight(pim::WeightOp x) {
   w.shape.assign(x.getShape().begin(), x.getShape().end());
   w.rows = range(x.getRows());
   w.bytes = x.getBytes();
-  w.layout = x.getLayout().str();
-  if (w.layout == "gemv_rows") {
-    llvm::Expected<pimsim::GemvRows> g = gemvRows(x);
-    if (!g)
-      return g.takeError();
-    w.gemvRows = std::move(*g);
-  } else {
-    w.params = jsonText(toJSON(x.getParams()));
-  }
+  w.layout = "gemv_rows";
+  w.gemvRows = x.getLayout().toABI();
   p.weights.push_back(std::move(w));
   return llvm::Error::success();
-}
-
-llvm::Expected<pimsim::GemvRows> Serializer::gemvRows(pim::WeightOp x) {
-  DictionaryAttr params = x.getParams();
-  pimsim::GemvRows g;
-  auto integer = [&](DictionaryAttr d, StringRef key,
-                     int64_t &out) -> llvm::Error {
-    auto i = d.getAs<IntegerAttr>(key);
-    if (!i)
-      return fail(x, "gemv_rows needs integer param '" + key + "'");
-    out = i.getInt();
-    return llvm::Error::success();
-  };
-  std::pair<StringRef, int64_t *> ints[] = {{"n0", &g.n0},
-                                            {"ch0", &g.ch0},
-                                            {"nch", &g.nch},
-                                            {"row0", &g.row0},
-                                            {"k_rows", &g.kRows}};
-  for (auto [key, out] : ints)
-    if (llvm::Error err = integer(params, key, *out))
-      return err;
-  // k0 and k_len may be left out: all of K (docs/backend-abi.md).
-  g.k0 = 0;
-  g.kLen = x.getShape()[1];
-  if (params.get("k0"))
-    if (llvm::Error err = integer(params, "k0", g.k0))
-      return err;
-  g.kLen -= g.k0;
-  if (params.get("k_len"))
-    if (llvm::Error err = integer(params, "k_len", g.kLen))
-      return err;
-  auto source = params.getAs<DictionaryAttr>("source");
-  auto kind = source ? source.getAs<StringAttr>("kind") : StringAttr();
-  if (!kind)
-    return fail(x, "gemv_rows needs a 'source' with a 'kind'");
-  if (kind.getValue() == "dense")
-    return g;
-  if (kind.getValue() != "gptq")
-    return fail(x, "gemv_rows source kind '" + kind.getValue() +
-                       "' is not dense or gptq");
-  g.source = pimsim::GemvRows::Source::Gptq;
-  if (llvm::Error err = integer(source, "bits", g.bits))
-    return err;
-  if (llvm::Error err = integer(source, "group_size", g.groupSize))
-    return err;
-  auto sym = source.getAs<BoolAttr>("sym");
-  auto packing = source.getAs<StringAttr>("packing");
-  if (!sym || !packing)
-    return fail(x, "a gptq source needs 'sym' and 'packing'");
-  g.sym = sym.getValue();
-  g.packing = packing.getValue().str();
-  if (auto scale = source.getAs<StringAttr>("scale_type"))
-    g.scaleType = scale.getValue().str();
-  return g;
 }
 
 llvm::Error Serializer::kernel(pim::KernelOp x) {

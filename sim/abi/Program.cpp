@@ -459,6 +459,45 @@ bool Region::operator==(const Region &b) const {
   return name == b.name && kind == b.kind && channels == b.channels &&
          banks == b.banks && rows == b.rows && bytes == b.bytes;
 }
+std::vector<std::string> gemvRowsProblems(const GemvRows &g) {
+  std::vector<std::string> out;
+  for (auto [key, value, min] :
+       {std::tuple<StringRef, int64_t, int64_t>{"n0", g.n0, 0},
+        {"ch0", g.ch0, 0},
+        {"nch", g.nch, 1},
+        {"row0", g.row0, 0},
+        {"k_rows", g.kRows, 1},
+        {"k0", g.k0, 0},
+        {"k_len", g.kLen, 1}})
+    if (value < min)
+      out.push_back(
+          (key + " is " + Twine(value) + ", must be at least " + Twine(min))
+              .str());
+  switch (g.source) {
+  case GemvRows::Source::Dense:
+    if (g.bits != 0 || g.groupSize != 0 || g.sym || !g.packing.empty() ||
+        !g.scaleType.empty())
+      out.push_back("a dense source has no bits, group_size, sym, packing or "
+                    "scale_type");
+    return out;
+  case GemvRows::Source::Gptq:
+    if (g.bits != 4 && g.bits != 8)
+      out.push_back(("bits is " + Twine(g.bits) + ", expected 4 or 8").str());
+    if (g.groupSize < 1 && g.groupSize != -1)
+      out.push_back(("group_size is " + Twine(g.groupSize) +
+                     ", expected >= 1 or -1 (one group over K)")
+                        .str());
+    if (g.packing != "gptq" && g.packing != "gptq_v2")
+      out.push_back("packing '" + g.packing + "' is not gptq or gptq_v2");
+    if (!g.scaleType.empty() && g.scaleType != "f16" && g.scaleType != "bf16" &&
+        g.scaleType != "f32")
+      out.push_back("scale_type '" + g.scaleType + "' is not f16, bf16 or f32");
+    return out;
+  }
+  out.push_back(("unknown source " + Twine(static_cast<int>(g.source))).str());
+  return out;
+}
+
 bool WeightBinding::operator==(const WeightBinding &b) const {
   return tensor == b.tensor && region == b.region && format == b.format &&
          shape == b.shape && axis == b.axis && tile == b.tile &&
@@ -810,8 +849,8 @@ private:
       problems.add(ctx + ": name '" + name + "' is used twice");
   }
 
-  /// The layout's values, each in its domain (the shape, the target and
-  /// the region are the runtime's to check: rt::parseGemvRows).
+  /// The layout belongs to a gemv_rows binding and each of its values is
+  /// in its domain (gemvRowsProblems).
   void checkGemvRows(const std::string &ctx, const WeightBinding &w,
                      const GemvRows &g) {
     std::string at = ctx + ": gemv_rows: ";
@@ -819,39 +858,8 @@ private:
       problems.add(at + "the layout is '" + w.layout + "', not gemv_rows");
     if (!w.params.empty())
       problems.add(at + "a binding has params or gemv_rows, not both");
-    for (auto [key, value, min] :
-         {std::tuple<StringRef, int64_t, int64_t>{"n0", g.n0, 0},
-          {"ch0", g.ch0, 0},
-          {"nch", g.nch, 1},
-          {"row0", g.row0, 0},
-          {"k_rows", g.kRows, 1},
-          {"k0", g.k0, 0},
-          {"k_len", g.kLen, 1}})
-      if (value < min)
-        problems.add(at + key + " is " + Twine(value) + ", must be at least " +
-                     Twine(min));
-    switch (g.source) {
-    case GemvRows::Source::Dense:
-      if (g.bits != 0 || g.groupSize != 0 || g.sym || !g.packing.empty() ||
-          !g.scaleType.empty())
-        problems.add(at + "a dense source has no bits, group_size, sym, "
-                          "packing or scale_type");
-      return;
-    case GemvRows::Source::Gptq:
-      if (g.bits != 4 && g.bits != 8)
-        problems.add(at + "bits is " + Twine(g.bits) + ", expected 4 or 8");
-      if (g.groupSize < 1 && g.groupSize != -1)
-        problems.add(at + "group_size is " + Twine(g.groupSize) +
-                     ", expected >= 1 or -1 (one group over K)");
-      if (g.packing != "gptq" && g.packing != "gptq_v2")
-        problems.add(at + "packing '" + g.packing + "' is not gptq or gptq_v2");
-      if (!g.scaleType.empty() && g.scaleType != "f16" &&
-          g.scaleType != "bf16" && g.scaleType != "f32")
-        problems.add(at + "scale_type '" + g.scaleType +
-                     "' is not f16, bf16 or f32");
-      return;
-    }
-    problems.add(at + "unknown source " + Twine(static_cast<int>(g.source)));
+    for (const std::string &problem : gemvRowsProblems(g))
+      problems.add(at + problem);
   }
 
   /// Names are identifiers (they print as bare words), part >= -1, bytes

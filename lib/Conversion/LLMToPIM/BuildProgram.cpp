@@ -502,29 +502,21 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
     int64_t n0 = 0, partBytes = 0;
     for (const GemvPart &p : parts) {
       auto [pn, pk] = weightShape(p.weight.getType());
-      SmallVector<NamedAttribute> src;
+      pim::GptqSourceAttr gptq;
       if (auto q = dyn_cast<llm::QuantizedWeightType>(p.weight.getType())) {
-        std::string scale = q.getScaleType().isF16()    ? "f16"
-                            : q.getScaleType().isBF16() ? "bf16"
-                                                        : "f32";
-        src = {attr("kind", "gptq"),
-               attr("bits", int64_t(q.getBits())),
-               attr("group_size", q.getGroupSize()),
-               attr("sym", b.getBoolAttr(q.isSymmetric())),
-               attr("packing", q.getPacking()),
-               attr("scale_type", scale)};
-      } else {
-        src = {attr("kind", "dense")};
+        StringRef scale = q.getScaleType().isF16()    ? "f16"
+                          : q.getScaleType().isBF16() ? "bf16"
+                                                      : "f32";
+        gptq = pim::GptqSourceAttr::get(b.getContext(), q.getBits(),
+                                        q.getGroupSize(), q.isSymmetric(),
+                                        q.getPacking(), scale);
       }
       pim::WeightOp::create(
           top, loc, top.getStringAttr(p.weight.getName()),
           FlatSymbolRefAttr::get(top.getContext(), "weights"),
           top.getStringAttr(m.fmt), top.getDenseI64ArrayAttr({pn, pk}),
-          top.getStringAttr("gemv_rows"),
-          top.getDictionaryAttr(
-              {attr("n0", n0), attr("ch0", ch0), attr("nch", nch),
-               attr("row0", row0), attr("k_rows", partRows), attr("k0", k0),
-               attr("k_len", kLen), attr("source", b.getDictionaryAttr(src))}),
+          pim::GemvRowsAttr::get(b.getContext(), n0, ch0, nch, row0, partRows,
+                                 k0, kLen, gptq),
           top.getDenseI64ArrayAttr({row0, I * partRows}),
           top.getI64IntegerAttr(nch * m.B * I * partRows * m.rowBytes));
       if (part == 0)

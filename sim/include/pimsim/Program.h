@@ -138,6 +138,11 @@ struct GemvRows {
   }
 };
 
+/// What is wrong with a gemv_rows layout's values on their own, one message
+/// each ("bits is 3, expected 4 or 8"); empty when every value is in its
+/// domain. checkProgram and the pim dialect's verifier use it.
+std::vector<std::string> gemvRowsProblems(const GemvRows &g);
+
 /// Where a weight tensor lives: the tensor is cut into tiles along `axis`,
 /// one tile per (channel, bank) of the region, consecutive tiles going to
 /// consecutive channels (Interleave::Channel) or banks (Interleave::Bank);

@@ -52,35 +52,28 @@ pim.program attributes {target = "t", target_hash = ""} {
 // -----
 pim.program attributes {target = "t", target_hash = ""} {
   // expected-error@+1 {{region 'nowhere' is not defined}}
-  pim.weight "w" {region = @nowhere, format = "fp16", shape = array<i64: 2, 2>, layout = "gemv_rows", params = {}, rows = array<i64: 0, 1>, bytes = 1 : i64}
+  pim.weight "w" {region = @nowhere, format = "fp16", shape = array<i64: 2, 2>, layout = #pim.gemv_rows<n0 = 0, ch0 = 0, nch = 1, row0 = 0, k_rows = 1, k0 = 0, k_len = 2>, rows = array<i64: 0, 1>, bytes = 1 : i64}
 }
 
 // -----
 pim.program attributes {target = "t", target_hash = ""} {
   pim.region @r {kind = "weights", channels = array<i64: 0, 1>, banks = array<i64: 0, 1>, rows = array<i64: 0, 1>, bytes = 1 : i64}
   // expected-error@+1 {{shape must be [N, K]}}
-  pim.weight "w" {region = @r, format = "fp16", shape = array<i64: 2>, layout = "gemv_rows", params = {}, rows = array<i64: 0, 1>, bytes = 1 : i64}
+  pim.weight "w" {region = @r, format = "fp16", shape = array<i64: 2>, layout = #pim.gemv_rows<n0 = 0, ch0 = 0, nch = 1, row0 = 0, k_rows = 1, k0 = 0, k_len = 2>, rows = array<i64: 0, 1>, bytes = 1 : i64}
 }
 
 // -----
 pim.program attributes {target = "t", target_hash = ""} {
   pim.region @r {kind = "weights", channels = array<i64: 0, 1>, banks = array<i64: 0, 1>, rows = array<i64: 0, 1>, bytes = 1 : i64}
-  // expected-error@+1 {{unknown layout 'tiles'}}
-  pim.weight "w" {region = @r, format = "fp16", shape = array<i64: 2, 2>, layout = "tiles", params = {}, rows = array<i64: 0, 1>, bytes = 1 : i64}
+  // expected-error@+1 {{layout elements [1, 1 + 2) are outside the rows' K = 2}}
+  pim.weight "w" {region = @r, format = "fp16", shape = array<i64: 2, 2>, layout = #pim.gemv_rows<n0 = 0, ch0 = 0, nch = 1, row0 = 0, k_rows = 1, k0 = 1, k_len = 2>, rows = array<i64: 0, 1>, bytes = 1 : i64}
 }
 
 // -----
 pim.program attributes {target = "t", target_hash = ""} {
   pim.region @r {kind = "weights", channels = array<i64: 0, 1>, banks = array<i64: 0, 1>, rows = array<i64: 0, 1>, bytes = 1 : i64}
-  // expected-error@+1 {{layout gemv_rows needs integer param 'row0'}}
-  pim.weight "w" {region = @r, format = "fp16", shape = array<i64: 2, 2>, layout = "gemv_rows", params = {n0 = 0 : i64, ch0 = 0 : i64, nch = 1 : i64, k_rows = 1 : i64}, rows = array<i64: 0, 1>, bytes = 1 : i64}
-}
-
-// -----
-pim.program attributes {target = "t", target_hash = ""} {
-  pim.region @r {kind = "weights", channels = array<i64: 0, 1>, banks = array<i64: 0, 1>, rows = array<i64: 0, 1>, bytes = 1 : i64}
-  // expected-error@+1 {{params need a 'source' dictionary}}
-  pim.weight "w" {region = @r, format = "fp16", shape = array<i64: 2, 2>, layout = "gemv_rows", params = {n0 = 0 : i64, ch0 = 0 : i64, nch = 1 : i64, row0 = 0 : i64, k_rows = 1 : i64}, rows = array<i64: 0, 1>, bytes = 1 : i64}
+  // expected-error@+1 {{#pim.gemv_rows: nch is 0, must be at least 1; bits is 3, expected 4 or 8; packing 'awq' is not gptq or gptq_v2}}
+  pim.weight "w" {region = @r, format = "fp16", shape = array<i64: 2, 2>, layout = #pim.gemv_rows<n0 = 0, ch0 = 0, nch = 0, row0 = 0, k_rows = 1, k0 = 0, k_len = 2, gptq = #pim.gptq<bits = 3, group_size = 32, sym = false, packing = "awq">>, rows = array<i64: 0, 1>, bytes = 1 : i64}
 }
 
 // -----

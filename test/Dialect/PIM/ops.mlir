@@ -6,7 +6,7 @@
 // CHECK: pim.param @pos {max = 2047 : i64, min = 0 : i64}
 // CHECK: pim.param @kv_len {add = 1 : i64, max = 2048 : i64, min = 1 : i64, src = @pos}
 // CHECK: pim.region @weights
-// CHECK: pim.weight "w" {{.*}}layout = "gemv_rows"
+// CHECK: pim.weight "w" {{.*}}layout = #pim.gemv_rows<n0 = 0, ch0 = 0, nch = 4, row0 = 4, k_rows = 2, k0 = 0, k_len = 1024>
 // CHECK: pim.kernel @norm
 // CHECK-NEXT: pim.host_op "rms_norm"
 // CHECK: pim.stream @gemv
@@ -22,7 +22,7 @@ pim.program attributes {target = "hbm3-pim", target_hash = "sha256:0"} {
   pim.param @kv_len {src = @pos, add = 1 : i64, min = 1 : i64, max = 2048 : i64}
   pim.region @weights {kind = "weights", channels = array<i64: 0, 4>, banks = array<i64: 0, 64>, rows = array<i64: 4, 4>, bytes = 1048576 : i64}
   pim.region @act {kind = "activations", channels = array<i64: 0, 4>, banks = array<i64: 0, 64>, rows = array<i64: 8, 1>, bytes = 4096 : i64}
-  pim.weight "w" {region = @weights, format = "fp16", shape = array<i64: 512, 1024>, layout = "gemv_rows", params = {n0 = 0 : i64, ch0 = 0 : i64, nch = 4 : i64, row0 = 4 : i64, k_rows = 2 : i64, source = {kind = "dense"}}, rows = array<i64: 4, 4>, bytes = 1048576 : i64}
+  pim.weight "w" {region = @weights, format = "fp16", shape = array<i64: 512, 1024>, layout = #pim.gemv_rows<n0 = 0, ch0 = 0, nch = 4, row0 = 4, k_rows = 2, k0 = 0, k_len = 1024>, rows = array<i64: 4, 4>, bytes = 1048576 : i64}
   pim.kernel @norm attributes {kind = "rmsnorm", flops = 10 : i64, bytes = 10 : i64} {
     pim.host_op "rms_norm" {in = {off = 0 : i64, n = 8 : i64, fmt = "f32"}, out = {off = 64 : i64, n = 8 : i64, fmt = "f32"}, weight = {tensor = "n", shape = [8]}, eps = 1.0e-5 : f64}
   }

@@ -91,15 +91,13 @@ LogicalResult WeightOp::verify() {
     return emitOpError() << "region '" << getRegion() << "' is not defined";
   if (getShape().size() != 2 || getShape()[0] < 1 || getShape()[1] < 1)
     return emitOpError("shape must be [N, K] with positive sizes");
-  if (getLayout() != "gemv_rows")
-    return emitOpError() << "unknown layout '" << getLayout()
-                         << "' (known: gemv_rows)";
-  for (StringRef key : {"n0", "ch0", "nch", "row0", "k_rows"})
-    if (!getParams().getAs<IntegerAttr>(key))
-      return emitOpError() << "layout gemv_rows needs integer param '" << key
-                           << "'";
-  if (!getParams().getAs<DictionaryAttr>("source"))
-    return emitOpError("params need a 'source' dictionary");
+  // The layout's K range lies in the tensor's rows.
+  GemvRowsAttr layout = getLayout();
+  if (layout.getK0() >= getShape()[1] ||
+      layout.getKLen() > getShape()[1] - layout.getK0())
+    return emitOpError() << "layout elements [" << layout.getK0() << ", "
+                         << layout.getK0() << " + " << layout.getKLen()
+                         << ") are outside the rows' K = " << getShape()[1];
   if (failed(checkRange(*this, "rows", getRows())))
     return failure();
   return success();

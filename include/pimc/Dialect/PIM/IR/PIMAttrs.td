@@ -87,4 +87,45 @@ def PIM_DataAttr : AttrDef<PIM_Dialect, "Data"> {
   let assemblyFormat = "`<` $region `,` $offset `>`";
 }
 
+def PIM_GptqSourceAttr : AttrDef<PIM_Dialect, "GptqSource"> {
+  let mnemonic = "gptq";
+  let summary = "a weight read from a GPTQ-packed checkpoint tensor";
+  let description = [{
+    The checkpoint holds `<tensor>.qweight`, `.qzeros` and `.scales`; the
+    runtime dequantizes them into the device format when it places the
+    weight (docs/backend-abi.md). `group_size` -1: one group over K;
+    `packing` `gptq` (zeros stored minus one) or `gptq_v2`; `scale_type`,
+    when given, the dtype the checkpoint's scales must have.
+  }];
+  let parameters = (ins "int64_t":$bits, "int64_t":$group_size, "bool":$sym,
+                        StringRefParameter<"gptq or gptq_v2">:$packing,
+                        StringRefParameter<"f16, bf16 or f32", "\"\"">:$scale_type);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def PIM_GemvRowsAttr : AttrDef<PIM_Dialect, "GemvRows"> {
+  let mnemonic = "gemv_rows";
+  let summary = "the gemv_rows weight layout (docs/backend-abi.md)";
+  let description = [{
+    Output rows n0.. of a fused GEMV group over channels [ch0, ch0 + nch) x
+    all banks; each output row's elements [k0, k0 + k_len) of K in k_rows
+    DRAM rows from row0. Without `gptq` the checkpoint tensor is dense. The
+    program's `GemvRows` table is this attribute (pimsim checks the same
+    domains: pimsim::gemvRowsProblems).
+
+    Example: `#pim.gemv_rows<n0 = 0, ch0 = 0, nch = 6, row0 = 12, k_rows = 1,
+    k0 = 0, k_len = 256>`
+  }];
+  let parameters = (ins "int64_t":$n0, "int64_t":$ch0, "int64_t":$nch,
+                        "int64_t":$row0, "int64_t":$k_rows, "int64_t":$k0,
+                        "int64_t":$k_len,
+                        OptionalParameter<"GptqSourceAttr">:$gptq);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The program format's form of this layout.
+    ::pimsim::GemvRows toABI() const;
+  }];
+}
+
 #endif // PIMC_PIM_ATTRS

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "pimsim/Program.h"
 #include "pimsim/Target.h"
 
 #include "pimc/Dialect/PIM/IR/PIMDialect.h.inc"

@@ -79,12 +79,12 @@ def PIM_RegionOp : PIM_Op<"region", [Symbol, HasParent<"ProgramOp">]> {
 def PIM_WeightOp : PIM_Op<"weight", [HasParent<"ProgramOp">]> {
   let summary = "where a weight tensor is placed";
   let description = [{
-    `tensor` is the llm IR's weight name; `layout` (e.g. `gemv_rows`) with
-    its `params` is documented in docs/backend-abi.md.
+    `tensor` is the llm IR's weight name; `layout` (today always a
+    `#pim.gemv_rows`) says how the runtime places it (docs/backend-abi.md).
   }];
   let arguments = (ins StrAttr:$tensor, FlatSymbolRefAttr:$region,
-                   StrAttr:$format, DenseI64ArrayAttr:$shape, StrAttr:$layout,
-                   DictionaryAttr:$params, DenseI64ArrayAttr:$rows,
+                   StrAttr:$format, DenseI64ArrayAttr:$shape,
+                   PIM_GemvRowsAttr:$layout, DenseI64ArrayAttr:$rows,
                    PIM_I64:$bytes);
   let assemblyFormat = "$tensor attr-dict";
   let hasVerifier = 1;
