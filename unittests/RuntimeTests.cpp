@@ -765,6 +765,14 @@ TEST(MismatchTest, BadLayoutParams) {
   EXPECT_EQ(sessionError(t, modelText(t, spec), nullptr, false),
             "weight 'lm_head.weight': 'source': group_size 48 does not divide "
             "K = 64");
+  // A K of INT64_MAX: no arithmetic on it overflows, the rows do not fit.
+  ModelSpec huge;
+  huge.lmShape = {V, INT64_MAX};
+  EXPECT_CONTAINS(sessionError(t, modelText(t, huge), nullptr, false),
+                  "weight 'lm_head.weight': k_rows 1 is less than the");
+  huge.source = "source=gptq bits=4 group_size=-1 sym=false packing=gptq";
+  EXPECT_CONTAINS(sessionError(t, modelText(t, huge), nullptr, false),
+                  "does not fill int32 words");
 }
 
 TEST(MismatchTest, TokenOutsideVocabulary) {

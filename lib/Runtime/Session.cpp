@@ -96,7 +96,8 @@ Expected<GemvRowsLayout> parseGemvRows(const pimsim::WeightBinding &w,
     g.sym = t.sym;
     g.zeroMinusOne = t.packing == "gptq";
     g.scaleType = t.scaleType;
-    if (K * g.bits % 32 || N * g.bits % 32)
+    // (K * bits) % 32, without the product (the shape comes from the file).
+    if (K % 32 * g.bits % 32 || N % 32 * g.bits % 32)
       return createStringError(
           formatv("GPTQ [{0}, {1}] at {2} bits does not fill int32 words", N, K,
                   g.bits));
@@ -107,7 +108,7 @@ Expected<GemvRowsLayout> parseGemvRows(const pimsim::WeightBinding &w,
   int64_t B = org.banksPerChannel();
   int64_t lanes = target.pim.lanes;
   int64_t E = org.columns * lanes;
-  int64_t kChunks = (g.kLen + E - 1) / E;
+  int64_t kChunks = g.kLen / E + (g.kLen % E != 0);
   if (g.kRows < kChunks)
     return createStringError(
         formatv("k_rows {0} is less than the {1} DRAM rows {2} elements of a "
