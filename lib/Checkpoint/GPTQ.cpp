@@ -29,7 +29,7 @@ std::string gptqShapeProblem(int64_t N, int64_t K, const GptqScheme &scheme) {
   if (N <= 0 || K <= 0)
     return formatv("GPTQ weight shape [{0}, {1}] is not positive", N, K).str();
   if (scheme.groupSize <= 0 || K % scheme.groupSize != 0 ||
-      (K * scheme.bits) % 32 != 0 || (N * scheme.bits) % 32 != 0)
+      K % 32 * scheme.bits % 32 != 0 || N % 32 * scheme.bits % 32 != 0)
     return formatv("GPTQ needs group_size ({0}) to divide in_features ({1}) "
                    "and both dimensions to fill 32-bit words at {2} bits",
                    scheme.groupSize, K, scheme.bits)

@@ -1,6 +1,5 @@
 //===- Report.cpp - performance report of a model run ---------------------===//
 #include "pimc/Runtime/Report.h"
-#include "pimc/Support/JSON.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"

@@ -67,15 +67,8 @@ Expected<GemvRowsLayout> parseGemvRows(const pimsim::WeightBinding &w,
     return createStringError(
         "the gemv_rows binding has no typed parameters (a program before "
         "format 1.6 wrote them as JSON): recompile it");
-  const pimsim::GemvRows &t = *w.gemvRows;
   GemvRowsLayout g;
-  g.n0 = t.n0;
-  g.ch0 = t.ch0;
-  g.nch = t.nch;
-  g.row0 = t.row0;
-  g.kRows = t.kRows;
-  g.k0 = t.k0;
-  g.kLen = t.kLen;
+  static_cast<pimsim::GemvRows &>(g) = *w.gemvRows;
   // The values' domains are pimsim::checkProgram's; what depends on the
   // shape, the target and the region is checked here.
   int64_t N = w.shape[0], K = w.shape[1];
@@ -86,21 +79,25 @@ Expected<GemvRowsLayout> parseGemvRows(const pimsim::WeightBinding &w,
     return createStringError(
         formatv("'k0' {0} + 'k_len' {1} is past the rows' K = {2} elements",
                 g.k0, g.kLen, K));
-  if (t.source == pimsim::GemvRows::Source::Gptq) {
-    g.gptq = true;
-    g.bits = int(t.bits);
-    g.groupSize = t.groupSize == -1 ? K : t.groupSize;
-    if (g.groupSize < 1 || K % g.groupSize)
+  if (g.source == pimsim::GemvRows::Source::Gptq) {
+    ckpt::GptqScheme scheme;
+    scheme.bits = unsigned(g.bits);
+    scheme.groupSize = g.groupSize == -1 ? K : g.groupSize;
+    if (scheme.groupSize < 1 || K % scheme.groupSize)
       return createStringError(formatv(
-          "'source': group_size {0} does not divide K = {1}", t.groupSize, K));
-    g.sym = t.sym;
-    g.zeroMinusOne = t.packing == "gptq";
-    g.scaleType = t.scaleType;
+          "'source': group_size {0} does not divide K = {1}", g.groupSize, K));
+    scheme.symmetric = g.sym;
+    scheme.zeroMinusOne = g.packing == "gptq";
+    if (!g.scaleType.empty())
+      scheme.scaleDType = g.scaleType == "f16"    ? ckpt::DType::F16
+                          : g.scaleType == "bf16" ? ckpt::DType::BF16
+                                                  : ckpt::DType::F32;
     // (K * bits) % 32, without the product (the shape comes from the file).
     if (K % 32 * g.bits % 32 || N % 32 * g.bits % 32)
       return createStringError(
           formatv("GPTQ [{0}, {1}] at {2} bits does not fill int32 words", N, K,
                   g.bits));
+    g.gptq = scheme;
   }
 
   // Placement against the device and the binding's region.
@@ -152,20 +149,6 @@ Expected<GemvRowsLayout> parseGemvRows(const pimsim::WeightBinding &w,
 
 namespace {
 
-/// The checkpoint layout of a gemv_rows binding's GPTQ source.
-ckpt::GptqScheme gptqScheme(const GemvRowsLayout &g) {
-  ckpt::GptqScheme scheme;
-  scheme.bits = unsigned(g.bits);
-  scheme.groupSize = g.groupSize;
-  scheme.symmetric = g.sym;
-  scheme.zeroMinusOne = g.zeroMinusOne;
-  if (!g.scaleType.empty())
-    scheme.scaleDType = g.scaleType == "f16"    ? ckpt::DType::F16
-                        : g.scaleType == "bf16" ? ckpt::DType::BF16
-                                                : ckpt::DType::F32;
-  return scheme;
-}
-
 /// A weight's checkpoint tensors, checked against the binding.
 struct WeightSource {
   const ckpt::TensorView *dense = nullptr;
@@ -195,7 +178,7 @@ Expected<WeightSource> checkSource(const pimsim::WeightBinding &w,
     return s;
   }
   int64_t N = w.shape[0], K = w.shape[1];
-  auto parts = ckpt::findGptqTensors(store, w.tensor, N, K, gptqScheme(g));
+  auto parts = ckpt::findGptqTensors(store, w.tensor, N, K, *g.gptq);
   if (!parts)
     return createStringError("checkpoint does not match the program: " +
                              toString(parts.takeError()));
@@ -212,7 +195,7 @@ public:
     r.src = s;
     r.K = K;
     if (s.gptq) {
-      auto q = ckpt::unpackGptq(*s.gptq, N, K, gptqScheme(g));
+      auto q = ckpt::unpackGptq(*s.gptq, N, K, *g.gptq);
       if (!q)
         return q.takeError();
       r.quant = std::make_shared<ref::QuantMatrix>(std::move(*q));

@@ -14,6 +14,7 @@
 #ifndef PIMC_RUNTIME_SESSION_H
 #define PIMC_RUNTIME_SESSION_H
 
+#include "pimc/Checkpoint/GPTQ.h"
 #include "pimc/Runtime/Device.h"
 #include "pimc/Runtime/HostOps.h"
 
@@ -44,21 +45,16 @@ llvm::Error checkTargetIdentity(const pimsim::Program &program,
 /// "5 stacks x 16 channels x 64 banks, 16384 rows x 32 columns of 32 B".
 std::string describeOrganization(const pimsim::Organization &org);
 
-/// A weight binding's `gemv_rows` params (docs/backend-abi.md): output row
-/// n is group row n0 + n over channels ch0 .. ch0 + nch - 1; elements
-/// k0 .. k0 + kLen - 1 of each row (a K split over channel sets; default
-/// the whole row) fill k_rows DRAM rows from row0.
-struct GemvRowsLayout {
-  int64_t n0 = 0, ch0 = 0, nch = 1, row0 = 0, kRows = 1;
-  int64_t k0 = 0, kLen = 0;
-  bool gptq = false; // source.kind: dense or gptq
-  int bits = 4;
-  int64_t groupSize = 128;
-  bool sym = true, zeroMinusOne = true;
-  std::string scaleType; // optional: "f16" | "bf16" | "f32"
+/// A weight binding's `gemv_rows` layout (docs/backend-abi.md), checked: the
+/// placement the program records (output row n is group row n0 + n over
+/// channels ch0 .. ch0 + nch - 1; elements k0 .. k0 + kLen - 1 of each row
+/// fill k_rows DRAM rows from row0) and, for a GPTQ source, the checkpoint
+/// scheme it reads (group size -1 resolved to K).
+struct GemvRowsLayout : pimsim::GemvRows {
+  std::optional<ckpt::GptqScheme> gptq;
 };
-/// Parses a binding's layout and params and checks them against the target
-/// and the binding's region.
+/// A binding's layout, checked against its tensor's shape, the target and
+/// the binding's region.
 llvm::Expected<GemvRowsLayout> parseGemvRows(const pimsim::WeightBinding &w,
                                              const pimsim::Program &program,
                                              const pimsim::Target &target);
@@ -144,7 +140,8 @@ public:
   /// but not placed.
   static llvm::Expected<std::unique_ptr<ModelSession>>
   create(Device &device, pimsim::Program program,
-         std::unique_ptr<ckpt::WeightStore> weights, SessionOptions options = {});
+         std::unique_ptr<ckpt::WeightStore> weights,
+         SessionOptions options = {});
   /// Same, opening the checkpoint directory (empty: no weights).
   static llvm::Expected<std::unique_ptr<ModelSession>>
   open(Device &device, pimsim::Program program, llvm::StringRef checkpointDir,

@@ -98,7 +98,6 @@ private:
                             b.getContext(), actRef,
                             pim::buildIndex(cst(off) + terms, paramRefs)));
   }
-  NamedAttribute data(int64_t off) { return data(off, cst(0)); }
   AffineExpr cst(int64_t v) { return b.getAffineConstantExpr(v); }
   /// `ch`: the executing channel's position in its stream.
   AffineExpr ch() { return b.getAffineDimExpr(0); }
@@ -143,14 +142,9 @@ private:
     OpBuilder body;
     AffineExpr iv;
   };
-  Loop loop(OpBuilder &sb, int64_t count) {
-    return loop(sb, b.getI64IntegerAttr(count));
-  }
+  Loop loop(OpBuilder &sb, int64_t count) { return loop(sb, cst(count)); }
   Loop loop(OpBuilder &sb, AffineExpr count) {
-    return loop(sb, pim::buildIndex(count, paramRefs));
-  }
-  Loop loop(OpBuilder &sb, Attribute count) {
-    auto l = pim::LoopOp::create(sb, loc, count);
+    auto l = pim::LoopOp::create(sb, loc, pim::buildIndex(count, paramRefs));
     l.getBody().push_back(new Block);
     return {OpBuilder::atBlockEnd(&l.getBody().front()),
             b.getAffineDimExpr(pim::loopDepth(l) + 1)};
