@@ -194,14 +194,15 @@ def seeds_sim(build):
         subprocess.run([pimsim, "asm", src, "-o", out], check=True)
         with open(out, "rb") as f:
             put("program", base, f.read())
-    for name in ("llama", "llama_gptq4"):
-        out = os.path.join(tmp, name + ".pimb")
+    # Checkpoints, and a decoder graph whose host calls carry MLIR functions.
+    for name in ("llama", "llama_gptq4", "decoders/gpt2_lm/graph.json"):
+        out = os.path.join(tmp, name.split("/")[-2 if "/" in name else 0] + ".pimb")
         subprocess.run([pimc, "compile", os.path.join(build, "testdata", name), "--target",
                         os.path.join(ROOT, "targets", "hbm3-pim.json"), "-o", out], check=True)
         with open(out, "rb") as f:
-            put("program", "compiled-" + name, f.read())
+            put("program", "compiled-" + os.path.basename(out)[:-5], f.read())
         text = subprocess.run([pimsim, "disasm", out], check=True, capture_output=True).stdout
-        put("program-text", "compiled-" + name, text)
+        put("program-text", "compiled-" + os.path.basename(out)[:-5], text)
     shutil.rmtree(tmp)
     for t in sorted(os.listdir(os.path.join(ROOT, "targets"))):
         with open(os.path.join(ROOT, "targets", t), "rb") as f:

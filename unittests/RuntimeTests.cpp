@@ -1193,7 +1193,7 @@ TEST(HostOpParseTest, ErrorsNameKernelAndOp) {
                   json::Object{{"op", "softmax"}}}),
       "host kernel 'k' (0), op 1: unknown op 'softmax' (ops: embedding, "
       "rms_norm, add, rope, gated_act, pack, v_stage, sum, linear, logits, "
-      "attn_combine)");
+      "attn_combine, call)");
   EXPECT_EQ(parseError({json::Object{{"op", "rms_norm"},
                                      {"in", buf(0, 4, "f32")},
                                      {"out", buf(0, 4, "f32")},
@@ -1404,7 +1404,7 @@ TEST(RunCommandTest, RunsAndFailsCleanly) {
               x.mode = "functional";
               x.weights = dir.path("nope");
             }),
-            "is not a directory");
+            "is neither a checkpoint directory nor a .safetensors file");
   // No --target: targets/<program target>.json, here one that never exists.
   std::string unnamed = dir.path("unnamed.pimb");
   ASSERT_FALSE(bool(pimsim::writeProgram(

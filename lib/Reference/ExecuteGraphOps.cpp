@@ -443,6 +443,17 @@ Expected<GenerationResult> pimc::ref::generateGreedy(Interpreter &interp,
   interp.resetCaches();
   int64_t offset = 0;
   std::vector<int64_t> step(prompt.begin(), prompt.end());
+  // A one-token step (a synthesized decode step) takes the prompt a token
+  // at a time; only the last token's logits are kept.
+  if (interp.tokensPerStep() == 1) {
+    auto start = Clock::now();
+    for (size_t p = 0; p + 1 < prompt.size(); ++p)
+      if (auto logits = interp.forward(prompt[p], offset++); !logits)
+        return logits.takeError();
+    result.prefillSeconds =
+        std::chrono::duration<double>(Clock::now() - start).count();
+    step.assign(1, prompt.back());
+  }
   for (int64_t i = 0; i < maxNewTokens; ++i) {
     auto start = Clock::now();
     auto logits = interp.forward(step, offset);

@@ -177,7 +177,7 @@ Interpreter::~Interpreter() = default;
 
 Expected<std::unique_ptr<Interpreter>>
 Interpreter::create(ModuleOp module, const ckpt::WeightStore &weights,
-                    StringRef entryName) {
+                    StringRef entryName, bool plain) {
   auto impl = std::make_unique<Impl>();
   impl->module = module;
   impl->weights = &weights;
@@ -188,13 +188,20 @@ Interpreter::create(ModuleOp module, const ckpt::WeightStore &weights,
   FunctionType type = impl->entry.getFunctionType();
   impl->plainTensors =
       llvm::all_of(type.getInputs(),
-                   [](Type t) { return isa<RankedTensorType>(t); }) &&
+                   [&](Type t) {
+                     return isa<RankedTensorType>(t) || (plain && t.isIndex());
+                   }) &&
       llvm::all_of(type.getResults(),
                    [](Type t) { return isa<RankedTensorType>(t); });
+  if (plain && !impl->plainTensors)
+    return llvm::createStringError(llvm::formatv(
+        "@{0} must take tensors and indices and return tensors", entryName));
   // A one-argument tensor<?xi64> function is run the language-model way
   // only through forward(); call() works on it too.
   if (impl->plainTensors) {
     for (auto [i, t] : llvm::enumerate(type.getInputs())) {
+      if (t.isIndex())
+        continue;
       Type elem = cast<RankedTensorType>(t).getElementType();
       if (!elem.isF32() && !isa<IntegerType>(elem))
         return llvm::createStringError(llvm::formatv(
@@ -222,6 +229,12 @@ Interpreter::create(ModuleOp module, const ckpt::WeightStore &weights,
       impl->caches.push_back(std::move(state));
     }
   }
+  // A step without caches (no attention) is bounded by the module's
+  // context, if it states one.
+  if (!impl->plainTensors && impl->caches.empty()) {
+    auto ctx = module->getAttrOfType<IntegerAttr>("llm.max_context");
+    impl->maxContext = ctx ? ctx.getInt() : int64_t(1) << 40;
+  }
   if (type.getNumResults() > 0)
     if (auto logits = dyn_cast<RankedTensorType>(type.getResult(0));
         logits && logits.getRank() > 0)
@@ -234,6 +247,12 @@ Interpreter::create(ModuleOp module, const ckpt::WeightStore &weights,
 }
 
 int64_t Interpreter::vocabSize() const { return impl->vocab; }
+int64_t Interpreter::tokensPerStep() const {
+  if (impl->plainTensors)
+    return 0;
+  auto ids = cast<RankedTensorType>(impl->entry.getArgument(0).getType());
+  return ids.getRank() == 1 && !ids.isDynamicDim(0) ? ids.getDimSize(0) : 0;
+}
 int64_t Interpreter::maxContext() const { return impl->maxContext; }
 
 void Interpreter::resetCaches() {
@@ -366,6 +385,14 @@ Interpreter::Impl::call(ArrayRef<HostTensor> inputs) {
   Env env;
   Block &body = entry.front();
   for (auto [i, in] : llvm::enumerate(inputs)) {
+    if (type.getInput(i).isIndex()) {
+      if (in.dtype != HostTensor::DType::I64 || !in.shape.empty() ||
+          in.i64.size() != 1)
+        return llvm::createStringError(llvm::formatv(
+            "input {0}: an index argument takes one i64 of shape []", i));
+      env[body.getArgument(i)].index = in.i64[0];
+      continue;
+    }
     auto argType = cast<RankedTensorType>(type.getInput(i));
     Type elem = argType.getElementType();
     HostTensor::DType want = elem.isF32()        ? HostTensor::DType::F32
@@ -504,6 +531,17 @@ Error Interpreter::Impl::execute(Operation *op, Env &env) {
                                       out->f.data()))
               return opError(op, llvm::toString(std::move(err)));
             setTensor(e.getResult(), out);
+            return Error::success();
+          })
+          .Case([&](llm::PositionsOp p) -> Error {
+            int64_t n = p.getType().getDimSize(0);
+            int64_t offset = env[p.getOffset()].index;
+            auto t = std::make_shared<Tensor>();
+            t->shape = {n};
+            t->isInt = true;
+            for (int64_t i = 0; i < n; ++i)
+              t->i.push_back(offset + i);
+            setTensor(p.getResult(), t);
             return Error::success();
           })
           .Case<llm::LinearOp, llm::LMHeadOp>([&](auto lin) -> Error {

@@ -118,6 +118,8 @@ StringRef hostOpName(HostOpKind kind) {
     return "logits";
   case HostOpKind::AttnCombine:
     return "attn_combine";
+  case HostOpKind::Call:
+    return "call";
   }
   return "?";
 }
@@ -129,7 +131,7 @@ std::optional<HostOpKind> parseHostOpKind(StringRef name) {
        {HostOpKind::Embedding, HostOpKind::RmsNorm, HostOpKind::Add,
         HostOpKind::Rope, HostOpKind::GatedAct, HostOpKind::Pack,
         HostOpKind::VStage, HostOpKind::Sum, HostOpKind::Linear,
-        HostOpKind::Logits, HostOpKind::AttnCombine})
+        HostOpKind::Logits, HostOpKind::AttnCombine, HostOpKind::Call})
     if (hostOpName(k) == name)
       return k;
   return std::nullopt;
@@ -280,6 +282,9 @@ private:
   int64_t tensor(FieldReader &r, StringRef key);
   int64_t tensorValue(FieldReader &r, StringRef key, const json::Object &o);
   void rope(FieldReader &r, HostOp &op);
+  void call(FieldReader &r, HostOp &op);
+  std::vector<HostCallValue> callValues(FieldReader &r, StringRef key,
+                                        bool args);
 
   const pimsim::Program &program;
   HostOps &out;
@@ -487,7 +492,7 @@ Error HostOpsParser::parseOp(const json::Object &obj, const std::string &where,
     return createStringError(
         where + ": unknown op '" + *kindName +
         "' (ops: embedding, rms_norm, add, rope, gated_act, pack, v_stage, "
-        "sum, linear, logits, attn_combine)");
+        "sum, linear, logits, attn_combine, call)");
   op.kind = *kind;
   FieldReader r(obj, where + " (" + kindName->str() + ")");
   r.get("op", true);
@@ -714,8 +719,86 @@ Error HostOpsParser::parseOp(const json::Object &obj, const std::string &where,
     op.in = buffer(r, "in");
     needFormat("in", op.in, ElemFormat::F32);
     break;
+  case HostOpKind::Call:
+    call(r, op);
+    break;
   }
   return r.finish();
+}
+
+std::vector<HostCallValue> HostOpsParser::callValues(FieldReader &r,
+                                                     StringRef key, bool args) {
+  std::vector<HostCallValue> values;
+  const json::Value *v = r.get(key, true);
+  const json::Array *list = v ? v->getAsArray() : nullptr;
+  if (v && !list)
+    r.fail("'" + key + "' must be an array");
+  for (size_t i = 0; list && i < list->size() && !r.failed(); ++i) {
+    std::string where = formatv("{0}[{1}]", key, i).str();
+    const json::Object *o = (*list)[i].getAsObject();
+    if (!o) {
+      r.fail("'" + where + "' must be an object");
+      break;
+    }
+    FieldReader vr(*o, "");
+    HostCallValue value;
+    if (const json::Value *shape = vr.get("shape", true)) {
+      const json::Array *dims = shape->getAsArray();
+      for (size_t d = 0; dims && d < dims->size(); ++d) {
+        std::optional<int64_t> n = (*dims)[d].getAsInteger();
+        if (!n || *n < 1 || *n > (int64_t(1) << 40)) {
+          vr.fail("'shape' must list positive sizes");
+          break;
+        }
+        value.shape.push_back(*n);
+      }
+      if (!dims)
+        vr.fail("'shape' must be an array");
+    }
+    if (o->get("buffer") || !args) {
+      const json::Object *b = vr.object("buffer");
+      if (b && !vr.failed()) {
+        value.buffer = bufferValue(vr, "buffer", *b);
+        int64_t n = 1;
+        for (int64_t d : value.shape)
+          n = d > INT64_MAX / n ? INT64_MAX : n * d;
+        if (!vr.failed() && n != value.buffer.elements)
+          vr.fail(formatv("'shape' {0} does not have the buffer's {1} "
+                          "elements",
+                          shapeString(value.shape), value.buffer.elements));
+      }
+    } else {
+      std::string param = vr.string("param");
+      if (param == "pos")
+        value.kind = HostCallValue::Kind::Position;
+      else if (param == "token")
+        value.kind = HostCallValue::Kind::Token;
+      else if (!vr.failed())
+        vr.fail("'param' is '" + param + "', expected pos or token");
+    }
+    if (Error e = vr.finish())
+      r.fail("'" + where + "'" + toString(std::move(e)));
+    values.push_back(std::move(value));
+  }
+  return values;
+}
+
+void HostOpsParser::call(FieldReader &r, HostOp &op) {
+  r.string("source");
+  std::string text = r.string("mlir");
+  r.integer("weight_bytes", std::nullopt, 0);
+  r.integer("flops", std::nullopt, 0);
+  op.callArgs = callValues(r, "args", true);
+  op.callResults = callValues(r, "results", false);
+  for (const HostCallValue &v : op.callArgs)
+    if (!r.failed() &&
+        ((v.kind == HostCallValue::Kind::Position && out.posIndex < 0) ||
+         (v.kind == HostCallValue::Kind::Token && out.tokenIndex < 0)))
+      r.fail("an argument names a parameter the program does not have");
+  if (r.failed())
+    return;
+  op.function = int64_t(out.functionTexts.size());
+  out.functionTexts.push_back(std::move(text));
 }
 
 Expected<HostOps> HostOps::parse(const pimsim::Program &program) {
@@ -731,6 +814,16 @@ Expected<HostOps> HostOps::parse(const pimsim::Program &program) {
 //===----------------------------------------------------------------------===//
 
 Error HostOps::bindTensors(const ckpt::WeightStore &store) {
+  if (!functionTexts.empty()) {
+    if (!runner)
+      return createStringError(formatv(
+          "the program has {0} host call(s) (llm ops without a device "
+          "lowering, run on the reference interpreter) and this runtime was "
+          "given no host-function runner",
+          functionTexts.size()));
+    if (Error e = runner->load(functionTexts, store))
+      return e;
+  }
   std::vector<BoundTensor> result(tensorRefs.size());
   for (size_t i = 0; i < tensorRefs.size(); ++i) {
     const HostTensorRef &t = tensorRefs[i];
@@ -1045,6 +1138,51 @@ Error HostOps::runOp(Device &device, const HostOp &op,
   }
   case HostOpKind::Logits:
     return Error::success();
+  case HostOpKind::Call:
+    return runCall(device, op, params);
+  }
+  return Error::success();
+}
+
+Error HostOps::runCall(Device &device, const HostOp &op,
+                       ArrayRef<int64_t> params) const {
+  if (!runner)
+    return createStringError("no host-function runner");
+  std::vector<HostValue> args;
+  for (const HostCallValue &a : op.callArgs) {
+    HostValue v;
+    v.shape = a.shape;
+    if (a.kind == HostCallValue::Kind::Buffer) {
+      auto values = readBuffer(device, actRegion, a.buffer);
+      if (!values)
+        return values.takeError();
+      v.f32 = std::move(*values);
+    } else {
+      int64_t index =
+          a.kind == HostCallValue::Kind::Position ? posIndex : tokenIndex;
+      if (index < 0 || index >= int64_t(params.size()))
+        return createStringError("a call argument's parameter has no value");
+      v.integer = true;
+      v.i64.assign(size_t(std::max<int64_t>(1, v.elements())), params[index]);
+    }
+    args.push_back(std::move(v));
+  }
+  auto results = runner->call(op.function, args);
+  if (!results)
+    return results.takeError();
+  if (results->size() != op.callResults.size())
+    return createStringError(formatv("the function returned {0} values, the "
+                                     "program expects {1}",
+                                     results->size(), op.callResults.size()));
+  for (auto [r, want] : llvm::zip(*results, op.callResults)) {
+    if (r.integer || r.shape != want.shape)
+      return createStringError(
+          formatv("the function returned a {0} {1} value where the program "
+                  "expects f32 {2}",
+                  r.integer ? "integer" : "f32", shapeString(r.shape),
+                  shapeString(want.shape)));
+    if (Error e = writeBuffer(device, actRegion, want.buffer, r.f32))
+      return e;
   }
   return Error::success();
 }

@@ -31,15 +31,19 @@ Error checkRequest(const RunRequest &r) {
   if (r.prompt.empty())
     return fail("--prompt-ids is required");
   if (r.functional && r.weights.empty())
-    return fail("functional mode needs --weights <checkpoint-dir> (or use "
+    return fail("functional mode needs --weights <checkpoint-dir | "
+                "file.safetensors> (or use "
                 "--mode timing)");
   if (r.functional && r.startPos != 0)
     return fail("--start-pos needs --mode timing (in functional mode the "
                 "positions before it would attend to an empty KV cache)");
   if (Error e = r.sampling.validate())
     return fail("sampling: " + toString(std::move(e)));
-  if (!r.weights.empty() && !sys::fs::is_directory(r.weights))
-    return fail(formatv("--weights: '{0}' is not a directory", r.weights));
+  if (!r.weights.empty() && !sys::fs::is_directory(r.weights) &&
+      !sys::fs::is_regular_file(r.weights))
+    return fail(formatv("--weights: '{0}' is neither a checkpoint directory "
+                        "nor a .safetensors file",
+                        r.weights));
   if (r.keepLogits && !r.functional)
     return fail("--logits-out needs functional mode (timing computes no "
                 "logits)");
@@ -94,6 +98,7 @@ Expected<RunOutcome> pimc::rt::runCompiledModel(const RunRequest &r) {
   out.device = std::make_unique<SimDevice>(std::move(*target), r.functional);
   SessionOptions sessionOptions;
   sessionOptions.allowTargetNameMismatch = r.allowTargetMismatch;
+  sessionOptions.hostFunctions = r.hostFunctions;
   auto session = ModelSession::open(*out.device, std::move(*program), r.weights,
                                     sessionOptions);
   if (!session)

@@ -1,6 +1,8 @@
 //===- Session.cpp - running a compiled model on a Device -----------------===//
 #include "pimc/Runtime/Session.h"
+
 #include "pimc/Support/JSON.h"
+#include "llvm/Support/FileSystem.h"
 
 #include "pimc/Checkpoint/Safetensors.h"
 
@@ -429,7 +431,16 @@ ModelSession::open(Device &device, pimsim::Program program,
                    StringRef checkpointDir, SessionOptions options) {
   std::unique_ptr<ckpt::WeightStore> store;
   if (!checkpointDir.empty()) {
-    auto s = ckpt::WeightStore::openDirectory(checkpointDir);
+    // A checkpoint directory, or the one safetensors file of a graph
+    // import (graph.safetensors, no config.json).
+    bool file = sys::fs::is_regular_file(checkpointDir);
+    if (file && !program.model.config.empty())
+      return createStringError(formatv(
+          "'{0}': the program was compiled from a {1} checkpoint; give its "
+          "directory (with config.json)",
+          checkpointDir, program.model.modelType));
+    auto s = file ? ckpt::WeightStore::openFiles({checkpointDir.str()})
+                  : ckpt::WeightStore::openDirectory(checkpointDir);
     if (!s)
       return s.takeError();
     store = std::move(*s);
@@ -483,6 +494,8 @@ ModelSession::create(Device &device, pimsim::Program program,
   auto ops = HostOps::parse(program);
   if (!ops)
     return ops.takeError();
+  if (!ops->functions().empty() && options.hostFunctions)
+    ops->setFunctionRunner(options.hostFunctions());
 
   // Weight bindings: layout, placement and (with a checkpoint) tensors.
   std::vector<std::string> problems;

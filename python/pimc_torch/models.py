@@ -501,3 +501,225 @@ class GPT2Stack(nn.Module):
             x = block(x)
         x = self.ln_f(x)
         return self.lm_head(x)
+
+    def forward_cached(self, input_ids, past=None):
+        """Eager decoding with a KV cache, on the same parameters as forward: input_ids [B, T]
+        are the tokens at positions past_len .. past_len + T - 1, past a per-layer list of
+        (k, v) [B, n_head, past_len, head_dim] (None at the start). Returns (logits [B, T, V],
+        the per-layer (k, v) extended by these tokens). Not traced: the golden side of
+        make_decoders.py."""
+        return _gpt2_forward_cached(self, input_ids, past)
+
+
+# ---------------------------------------------------------------------------------------------
+# Decoder language models (python/pimc_torch/make_decoders.py, docs/torch-bridge.md "Decoder
+# fixtures"). Appended after the models above so that their stack-trace line numbers, and so
+# the torch fixture's graph.json files, stay as they were.
+#
+#   DecoderLM         ids [B, T] int64 -> logits [B, T, vocab]: nn.Embedding, a LlamaStack or
+#                     MixtralStack (ends with its final RMSNorm), lm_head (untied)
+#   LlamaStaticStep   one decode step of a DecoderLM over a static KV cache, as a pure function:
+#                     (input_ids [1, 1], cache_position [1], k_0, v_0, ...) -> (logits, k_0', ...)
+#
+# forward_cached (DecoderLM, GPT2Stack) is an eager KV-cache path written apart from forward but
+# on the same parameters: make_decoders.py takes its greedy tokens as the goldens and checks it
+# against the cache-less forward at every step.
+
+import inspect    # noqa: E402  (here, not at the top: see above)
+
+_STACKS = {"LlamaStack": LlamaStack, "MixtralStack": MixtralStack}
+
+
+def _positions_mask(q_pos, k_pos, sliding_window, dtype):
+    """Additive mask [Tq, Tk] from absolute positions, the rule of make_attention_mask: a query
+    at position p sees a key at position j iff j <= p (and p - j < window)."""
+    allowed = k_pos[None, :] <= q_pos[:, None]
+    if sliding_window is not None:
+        allowed = allowed & (q_pos[:, None] - k_pos[None, :] < sliding_window)
+    return torch.zeros(allowed.shape, dtype=dtype).masked_fill(~allowed, float("-inf"))
+
+
+def _masked_attention(q, k, v, mask):
+    """softmax(q k^T / sqrt(d) + mask) v, written out (q [B, H, Tq, D], k and v [B, H, Tk, D])."""
+    scores = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(q.shape[-1])
+    weights = F.softmax(scores + mask, dim=-1, dtype=torch.float32).to(q.dtype)
+    return torch.matmul(weights, v)
+
+
+def _llama_attention_cached(attn, hidden_states, cos, sin, past_kv, past_len):
+    """LlamaAttention's computation for new tokens over past + new keys. The cache holds keys
+    after RoPE and before repeat_kv, [B, kv_heads, S, head_dim]."""
+    B, T, _ = hidden_states.shape
+    q = attn.q_proj(hidden_states).view(B, T, attn.num_heads, attn.head_dim).transpose(1, 2)
+    k = attn.k_proj(hidden_states).view(B, T, attn.num_key_value_heads, attn.head_dim).transpose(1, 2)
+    v = attn.v_proj(hidden_states).view(B, T, attn.num_key_value_heads, attn.head_dim).transpose(1, 2)
+    if attn.rope_layout == "interleaved":
+        q, k = apply_rotary_pos_emb_interleaved(q, k, cos, sin)
+    else:
+        q, k = apply_rotary_pos_emb(q, k, cos, sin)
+    if past_kv is not None:
+        k = torch.cat([past_kv[0], k], dim=2)
+        v = torch.cat([past_kv[1], v], dim=2)
+    mask = _positions_mask(torch.arange(past_len, past_len + T), torch.arange(k.shape[2]),
+                           attn.sliding_window, q.dtype)
+    out = _masked_attention(q, repeat_kv(k, attn.num_key_value_groups),
+                            repeat_kv(v, attn.num_key_value_groups), mask)
+    out = out.transpose(1, 2).contiguous().reshape(B, T, -1)
+    return attn.o_proj(out), (k, v)
+
+
+def _run_decoder_cached(stack, x, past):
+    """_run_decoder for new tokens at positions past_len.. with a per-layer (k, v) cache."""
+    B, T, _ = x.shape
+    past_len = 0 if past is None else past[0][0].shape[2]
+    position_ids = torch.arange(past_len, past_len + T).unsqueeze(0).expand(B, -1)
+    cos, sin = stack.rotary_emb(x, position_ids)
+    hidden_states = x
+    new_past = []
+    for i, layer in enumerate(stack.layers):
+        residual = hidden_states
+        h = layer.input_layernorm(hidden_states)
+        h, kv = _llama_attention_cached(layer.self_attn, h, cos, sin,
+                                        None if past is None else past[i], past_len)
+        new_past.append(kv)
+        hidden_states = residual + h
+        residual = hidden_states
+        # The MoE block routes each token on its own, so it runs as it is on the new tokens.
+        hidden_states = residual + layer.mlp(layer.post_attention_layernorm(hidden_states))
+    return stack.norm(hidden_states), new_past
+
+
+def _gpt2_forward_cached(gpt2, input_ids, past):
+    B, T = input_ids.shape
+    past_len = 0 if past is None else past[0][0].shape[2]
+    pos = torch.arange(past_len, past_len + T)
+    if past_len + T > gpt2.wpe.num_embeddings:
+        raise ValueError("GPT2Stack: position %d is past the %d learned positions"
+                         % (past_len + T - 1, gpt2.wpe.num_embeddings))
+    x = gpt2.wte(input_ids) + gpt2.wpe(pos)
+    new_past = []
+    for i, block in enumerate(gpt2.h):
+        attn = block.attn
+        C = attn.n_embd
+        q, k, v = attn.c_attn(block.ln_1(x)).split(C, dim=2)
+        q = q.view(B, T, attn.n_head, C // attn.n_head).transpose(1, 2)
+        k = k.view(B, T, attn.n_head, C // attn.n_head).transpose(1, 2)
+        v = v.view(B, T, attn.n_head, C // attn.n_head).transpose(1, 2)
+        if past is not None:
+            k = torch.cat([past[i][0], k], dim=2)
+            v = torch.cat([past[i][1], v], dim=2)
+        new_past.append((k, v))
+        mask = _positions_mask(pos, torch.arange(k.shape[2]), None, q.dtype)
+        y = _masked_attention(q, k, v, mask).transpose(1, 2).contiguous().view(B, T, C)
+        x = x + attn.c_proj(y)
+        x = x + block.mlp(block.ln_2(x))
+    return gpt2.lm_head(gpt2.ln_f(x)), new_past
+
+
+class DecoderLM(nn.Module):
+    """A causal LM around a hidden-state stack: embed_tokens (nn.Embedding(vocab_size, hidden)),
+    `model` (LlamaStack or MixtralStack with stack_kwargs; it ends with the final RMSNorm),
+    lm_head (nn.Linear(hidden, vocab_size, bias=False), not tied). Constructed in that order."""
+
+    def __init__(self, stack="LlamaStack", vocab_size=96, **stack_kwargs):
+        super().__init__()
+        if isinstance(stack, str):
+            if stack not in _STACKS:
+                raise ValueError("stack must be one of %s, not %r" % (", ".join(_STACKS), stack))
+            stack = _STACKS[stack]
+        hidden_size = stack_kwargs.get(
+            "hidden_size", inspect.signature(stack).parameters["hidden_size"].default)
+        self.vocab_size = vocab_size
+        self.embed_tokens = nn.Embedding(vocab_size, hidden_size)
+        self.model = stack(**stack_kwargs)
+        self.lm_head = nn.Linear(hidden_size, vocab_size, bias=False)
+
+    def forward(self, input_ids):
+        return self.lm_head(self.model(self.embed_tokens(input_ids)))
+
+    def forward_cached(self, input_ids, past=None):
+        """Eager decoding with a KV cache on the same parameters: input_ids [B, T] are the
+        tokens at positions past_len .. past_len + T - 1; past is a per-layer list of (k, v)
+        [B, kv_heads, past_len, head_dim] (keys after RoPE), None at the start. Returns
+        (logits [B, T, V], the per-layer (k, v) extended by these tokens)."""
+        hidden_states, new_past = _run_decoder_cached(self.model, self.embed_tokens(input_ids), past)
+        return self.lm_head(hidden_states), new_past
+
+
+def _static_cache_update(cache, cache_position, new):
+    """cache [B, H, L, D] with new [B, H, T, D] written at the positions cache_position [T],
+    out of place: index_copy along the position dim (StaticCache's update, aten.index_copy in
+    the bridge's graph). For torch.onnx.export the same update is a scatter with an explicit
+    index: the TorchScript exporter's index_copy builds its index shape with an int64
+    ScatterElements on Shape(...), which pimc's ONNX importer does not take."""
+    if torch.onnx.is_in_onnx_export():
+        index = cache_position.view(1, 1, -1, 1).expand(new.shape)
+        return cache.scatter(2, index, new)
+    return cache.index_copy(2, cache_position, new)
+
+
+class LlamaStaticStep(nn.Module):
+    """One decode step of a DecoderLM with a static cache, as a pure function of its inputs:
+
+        forward(input_ids [1, 1] int64, cache_position [1] int64, k_0, v_0, k_1, v_1, ...)
+            -> (logits [1, 1, V], k_0', v_0', k_1', v_1', ...)
+
+    Caches are [1, kv_heads, max_cache_len, head_dim] (keys after RoPE). The new key and value
+    are written at cache_position out of place with index_copy along the position dim (what
+    transformers' StaticCache does in place; a scatter under torch.onnx.export, see
+    _static_cache_update), and the query attends over all max_cache_len slots with an additive
+    mask (zeros.masked_fill, as make_attention_mask) that hides slots after cache_position (and,
+    with a sliding window, those at or before cache_position - window). Shares the wrapped
+    model's modules, so its state_dict keys and tensors are the DecoderLM's."""
+
+    def __init__(self, lm, max_cache_len=24):
+        super().__init__()
+        self.embed_tokens = lm.embed_tokens
+        self.model = lm.model
+        self.lm_head = lm.lm_head
+        self.max_cache_len = max_cache_len
+
+    def cache_shapes(self):
+        attn = self.model.layers[0].self_attn
+        shape = [1, attn.num_key_value_heads, self.max_cache_len, attn.head_dim]
+        return [list(shape) for _ in range(2 * len(self.model.layers))]
+
+    def forward(self, input_ids, cache_position, *caches):
+        stack = self.model
+        x = self.embed_tokens(input_ids)
+        B, T, _ = x.shape
+        cos, sin = stack.rotary_emb(x, cache_position.unsqueeze(0))
+        slots = torch.arange(self.max_cache_len)
+        visible = slots[None, :] <= cache_position[:, None]               # [T, L]
+        window = stack.layers[0].self_attn.sliding_window
+        if window is not None:
+            visible = visible & (cache_position[:, None] - slots[None, :] < window)
+        mask = torch.zeros(visible.shape, dtype=x.dtype).masked_fill(~visible, float("-inf"))
+        mask = mask[None, None]                                            # [1, 1, T, L]
+        hidden_states = x
+        new_caches = []
+        for i, layer in enumerate(stack.layers):
+            attn = layer.self_attn
+            residual = hidden_states
+            h = layer.input_layernorm(hidden_states)
+            q = attn.q_proj(h).view(B, T, attn.num_heads, attn.head_dim).transpose(1, 2)
+            k = attn.k_proj(h).view(B, T, attn.num_key_value_heads, attn.head_dim).transpose(1, 2)
+            v = attn.v_proj(h).view(B, T, attn.num_key_value_heads, attn.head_dim).transpose(1, 2)
+            if attn.rope_layout == "interleaved":
+                q, k = apply_rotary_pos_emb_interleaved(q, k, cos, sin)
+            else:
+                q, k = apply_rotary_pos_emb(q, k, cos, sin)
+            k_cache = _static_cache_update(caches[2 * i], cache_position, k)
+            v_cache = _static_cache_update(caches[2 * i + 1], cache_position, v)
+            new_caches += [k_cache, v_cache]
+            k_all = repeat_kv(k_cache, attn.num_key_value_groups)
+            v_all = repeat_kv(v_cache, attn.num_key_value_groups)
+            if attn.attn_implementation == "sdpa":
+                out = F.scaled_dot_product_attention(q, k_all, v_all, attn_mask=mask)
+            else:
+                out = _masked_attention(q, k_all, v_all, mask)
+            out = out.transpose(1, 2).contiguous().reshape(B, T, -1)
+            hidden_states = residual + attn.o_proj(out)
+            residual = hidden_states
+            hidden_states = residual + layer.mlp(layer.post_attention_layernorm(hidden_states))
+        return (self.lm_head(stack.norm(hidden_states)),) + tuple(new_caches)

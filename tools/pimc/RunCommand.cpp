@@ -48,6 +48,7 @@ Expected<rt::RunRequest> requestOf(const RunCommandOptions &o) {
   r.target = o.target;
   r.findTarget = findTarget;
   r.weights = o.weights;
+  r.hostFunctions = o.hostFunctions;
   if (o.mode == "functional")
     r.functional = true;
   else if (o.mode == "timing")

@@ -21,6 +21,9 @@ struct RunCommandOptions {
   int64_t maxNewTokens = 16, startPos = 0, top = 8;
   pimc::rt::SamplingOptions sampling;
   bool json = false, allowMismatch = false, verbose = false;
+  /// The runner of the program's host calls (pimc: the reference
+  /// interpreter's; see rt::SessionOptions::hostFunctions).
+  std::function<std::unique_ptr<pimc::rt::HostFunctionRunner>()> hostFunctions;
 };
 
 /// Runs `pimc run`. Returns the exit code: 0 on success, 1 with a one-line

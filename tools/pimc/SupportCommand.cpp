@@ -72,6 +72,7 @@ struct OpRow {
   int64_t count = 0;
   std::string placement; // "pim" | "host" | "" (not placed)
   std::string reason;    // why it is not supported
+  std::string note;      // how it runs, when not by a lowering of its own
 };
 
 struct Report {
@@ -146,6 +147,9 @@ void analyzeModule(mlir::ModuleOp module, StringRef targetPath,
       row.placement = "weight data";
     else if (row.count == 1 && !pim::isLowerableOp(op))
       row.reason = "no PIM-backend lowering for this op";
+    else if (row.count == 1 && !pim::hasOwnLowering(op))
+      row.note = "host call: no device lowering, runs the op's reference "
+                 "numerics";
   });
 
   // The phases of the pim-backend pipeline that `pimc compile` runs.
@@ -353,6 +357,8 @@ json::Value toJSON(const Report &r) {
                    {"supported", row.reason.empty()}};
     if (!row.placement.empty())
       o["placement"] = row.placement;
+    if (!row.note.empty())
+      o["note"] = row.note;
     if (!row.reason.empty())
       o["reason"] = row.reason;
     ops.push_back(std::move(o));
@@ -420,8 +426,9 @@ void printText(const Report &r, raw_ostream &os) {
     os << formatv("  {0,-24} {1,7}  {2}\n", "op", "count", "placement");
     for (const OpRow &row : r.ops)
       os << formatv("  {0,-24} {1,7}  {2}\n", row.name, row.count,
-                    row.reason.empty() ? row.placement
-                                       : "unsupported: " + row.reason);
+                    !row.reason.empty() ? "unsupported: " + row.reason
+                    : row.note.empty()  ? row.placement
+                                       : row.placement + " (" + row.note + ")");
   }
   if (r.importError.empty()) {
     os << "\nbackend: ";

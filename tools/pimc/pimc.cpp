@@ -5,7 +5,8 @@
 //   pimc run-ref graph.mlir [--weights W] --inputs in.safetensors
 //       [--expect out.safetensors --atol A --rtol R] [--outputs
 //       got.safetensors]
-//   pimc compile <checkpoint-dir | model.mlir> --target t.json -o model.pimb
+//   pimc compile <checkpoint-dir | model.mlir | graph.json> --target t.json -o
+//   model.pimb
 //
 //===----------------------------------------------------------------------===//
 #include "RunCommand.h"
@@ -20,6 +21,7 @@
 #include "pimc/Frontend/HF/HFImporter.h"
 #include "pimc/Frontend/ONNX/ONNXImporter.h"
 #include "pimc/Reference/GraphEquivalence.h"
+#include "pimc/Reference/HostFunctions.h"
 #include "pimc/Reference/HostTensorIO.h"
 #include "pimc/Reference/Interpreter.h"
 #include "pimc/Runtime/Run.h"
@@ -109,10 +111,12 @@ cl::opt<std::string> simTarget(
     cl::desc("Target description (default: targets/<name>.json, <name> "
              "being the program's target, if it exists)"));
 cl::opt<std::string> simWeights(
-    "weights", cl::sub(runCmd), cl::cat(pimcCategory), cl::value_desc("dir"),
+    "weights", cl::sub(runCmd), cl::cat(pimcCategory),
+    cl::value_desc("dir|file"),
     cl::desc("Checkpoint directory (safetensors) with the weights the "
-             "program was compiled for; needed in functional mode, checked "
-             "(not loaded) in timing mode"));
+             "program was compiled for, or the .safetensors file of an "
+             "imported graph; needed in functional mode, checked (not "
+             "loaded) in timing mode"));
 cl::opt<std::string>
     simPromptIds("prompt-ids", cl::sub(runCmd), cl::cat(pimcCategory),
                  cl::value_desc("ids"),
@@ -195,6 +199,7 @@ int runRun() {
   o.json = simJSON;
   o.allowMismatch = simAllowMismatch;
   o.verbose = simVerbose;
+  o.hostFunctions = ref::createInterpreterHostFunctions;
   return pimcRun(o);
 }
 
@@ -332,10 +337,10 @@ cl::opt<bool> jsonOutput("json", cl::sub(runRefCmd), cl::cat(pimcCategory),
                          cl::desc("Print the result as JSON"));
 
 // compile
-cl::opt<std::string> compileInput(cl::Positional, cl::sub(compileCmd),
-                                  cl::cat(pimcCategory),
-                                  cl::desc("<checkpoint-dir | model.mlir>"),
-                                  cl::Required);
+cl::opt<std::string>
+    compileInput(cl::Positional, cl::sub(compileCmd), cl::cat(pimcCategory),
+                 cl::desc("<checkpoint-dir | model.mlir | graph.json>"),
+                 cl::Required);
 cl::opt<std::string> compileTarget(
     "target", cl::sub(compileCmd), cl::cat(pimcCategory),
     cl::desc("Target description (default: hbm3-pim, found in ./targets, "
@@ -946,6 +951,19 @@ int runCompile(mlir::MLIRContext &ctx) {
     if (!model)
       return fail(toString(model.takeError()));
     module = std::move(model->module);
+  } else if (fx::isGraphFile(compileInput)) {
+    // A torch-bridge graph: imported and raised as `pimc import` does; its
+    // weights stay in the graph's safetensors file (`pimc run --weights`).
+    auto graph = fx::importGraphFile(ctx, compileInput, {});
+    if (!graph)
+      return fail(toString(graph.takeError()));
+    std::vector<std::string> weightFiles;
+    if (!graph->parametersPath.empty())
+      weightFiles.push_back(graph->parametersPath);
+    if (failed(llm::raiseGraph(*graph->module, weightFiles)))
+      return fail(
+          formatv("{0}: raising the imported graph failed", compileInput));
+    module = std::move(graph->module);
   } else {
     module = mlir::parseSourceFile<mlir::ModuleOp>(compileInput, sourceMgr,
                                                    mlir::ParserConfig(&ctx));
@@ -1147,7 +1165,8 @@ int main(int argc, char **argv) {
       "  pimc run-ref <checkpoint-dir> --prompt-ids 1,2,3 --max-new-tokens N\n"
       "  pimc run-ref graph.mlir [--weights W] --inputs in.safetensors "
       "[--expect out.safetensors]\n"
-      "  pimc compile <checkpoint-dir | model.mlir> --target t.json -o m.pimb\n"
+      "  pimc compile <checkpoint-dir | model.mlir | graph.json> --target "
+      "t.json -o m.pimb\n"
       "  pimc run m.pimb --weights <checkpoint-dir> --prompt-ids 1,2,3 "
       "--max-new-tokens N\n"
       "  pimc support <checkpoint-dir | model.mlir> [--target t.json] "

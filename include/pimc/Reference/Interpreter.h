@@ -54,9 +54,12 @@ public:
   /// caches...), run with forward(), or a function of plain tensors, run
   /// with call(); a function without llm.weight needs no weights (an empty
   /// store will do).
+  /// `plain` true: the entry is run with call() whatever its signature,
+  /// and may take `index` arguments (a rank-0 I64 input each): the host
+  /// functions of compiled programs.
   static llvm::Expected<std::unique_ptr<Interpreter>>
   create(mlir::ModuleOp module, const ckpt::WeightStore &weights,
-         llvm::StringRef entry = "forward");
+         llvm::StringRef entry = "forward", bool plain = false);
 
   /// Runs the entry function on `tokens` at positions [offset, offset + T);
   /// returns the first result (the logits; row-major, integer results
@@ -78,6 +81,10 @@ public:
 
   /// Forgets all cached keys and values.
   void resetCaches();
+
+  /// Tokens per forward() call when the entry's token type is static (a
+  /// synthesized decode step takes one), 0 when any number goes.
+  int64_t tokensPerStep() const;
 
   int64_t vocabSize() const;
   int64_t maxContext() const;

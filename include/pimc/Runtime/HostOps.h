@@ -20,6 +20,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,11 +66,53 @@ enum class HostOpKind {
   Sum,
   Linear,
   Logits,
-  AttnCombine
+  AttnCombine,
+  Call
 };
 llvm::StringRef hostOpName(HostOpKind kind); // "embedding", "rms_norm", ...
 
 enum class GatedActFn { Silu, Gelu, GeluTanh };
+
+/// A value passed to or returned by a host function: f32 elements, or
+/// integers (token ids; a rank-0 integer is an index argument).
+struct HostValue {
+  std::vector<int64_t> shape;
+  std::vector<float> f32;
+  std::vector<int64_t> i64;
+  bool integer = false;
+  int64_t elements() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+};
+
+/// Runs the functions of a program's `call` host ops: llm ops without a
+/// device lowering, outlined by the compiler (docs/backend.md, "Host
+/// fallback"), as MLIR text. The runtime has no MLIR; the reference
+/// interpreter implements this (pimc/Reference/HostFunctions.h) and the
+/// driver hands it to the session (SessionOptions::hostFunctions).
+class HostFunctionRunner {
+public:
+  virtual ~HostFunctionRunner() = default;
+  /// Parses function i from texts[i] and binds its weights from `store`.
+  /// Errors name the function.
+  virtual llvm::Error load(llvm::ArrayRef<std::string> texts,
+                           const ckpt::WeightStore &store) = 0;
+  /// Runs function `index` on `args` (in its argument order).
+  virtual llvm::Expected<std::vector<HostValue>>
+  call(int64_t index, llvm::ArrayRef<HostValue> args) const = 0;
+};
+
+/// One argument or result of a `call`: a buffer of the act region with the
+/// function's shape for it, or (arguments) the `pos` / `token` parameter.
+struct HostCallValue {
+  enum class Kind { Buffer, Position, Token };
+  Kind kind = Kind::Buffer;
+  BufferRef buffer;
+  std::vector<int64_t> shape;
+};
 
 /// One parsed op. Which fields mean something depends on `kind`:
 ///   embedding  tensor (table [V, H]), out
@@ -85,6 +128,7 @@ enum class GatedActFn { Silu, Gelu, GeluTanh };
 ///              [max, sum] per head, outStride apart per part), out, parts,
 ///              heads, block (elements per head), param (pos), partKeys
 ///   logits     in
+///   call       function, callArgs, callResults
 struct HostOp {
   HostOpKind kind = HostOpKind::Logits;
   BufferRef in, out, a, b;
@@ -100,9 +144,11 @@ struct HostOp {
   int64_t blocks = 0, block = 0, inStride = 0, outStride = 0, replicate = 1;
   float scale = 1;
   int64_t lanes = 0;
-  int64_t param = -1; // v_stage: index into Program::params
-  int64_t parts = 0;  // sum, attn_combine
-  int64_t partKeys = 0; // attn_combine: keys per part of the sequence
+  int64_t param = -1;    // v_stage: index into Program::params
+  int64_t parts = 0;     // sum, attn_combine
+  int64_t partKeys = 0;  // attn_combine: keys per part of the sequence
+  int64_t function = -1; // call: index into HostOps::functions()
+  std::vector<HostCallValue> callArgs, callResults;
 };
 
 class HostOps {
@@ -118,6 +164,14 @@ public:
   /// Errors name the tensor and both shapes when a shape differs.
   llvm::Error bindTensors(const ckpt::WeightStore &store);
   bool tensorsBound() const { return bound; }
+
+  /// The MLIR text of each `call` op's function, in op order.
+  const std::vector<std::string> &functions() const { return functionTexts; }
+  /// The runner of the `call` ops; needed (before bindTensors) when the
+  /// program has any.
+  void setFunctionRunner(std::unique_ptr<HostFunctionRunner> r) {
+    runner = std::move(r);
+  }
 
   /// Runs kernel `kernel`'s ops on `device`'s act region. `params` are the
   /// run's parameter values in Program::params order. Needs bound tensors.
@@ -146,10 +200,14 @@ private:
   void widen(int64_t tensor, int64_t first, int64_t count, float *out) const;
   llvm::Error runOp(Device &device, const HostOp &op,
                     llvm::ArrayRef<int64_t> params) const;
+  llvm::Error runCall(Device &device, const HostOp &op,
+                      llvm::ArrayRef<int64_t> params) const;
 
   std::vector<std::vector<HostOp>> kernelOps; // per kernel
   std::vector<HostTensorRef> tensorRefs;
   std::vector<BoundTensor> boundTensors;
+  std::vector<std::string> functionTexts;
+  std::unique_ptr<HostFunctionRunner> runner;
   bool bound = false;
   std::optional<BufferRef> logitsBuffer;
   int64_t posIndex = -1, tokenIndex = -1, vocabRows = 0;

@@ -32,6 +32,8 @@ struct RunRequest {
   std::function<llvm::Expected<std::string>(llvm::StringRef name)> findTarget;
   /// Checkpoint directory: needed in functional mode, checked in timing.
   std::string weights;
+  /// The runner of host calls (SessionOptions::hostFunctions).
+  std::function<std::unique_ptr<HostFunctionRunner>()> hostFunctions;
   std::vector<int64_t> prompt;
   bool functional = true; // false: timing only, no values
   int64_t maxNewTokens = 16;

@@ -130,6 +130,9 @@ struct SessionOptions {
   /// Accept a target whose name differs from the program's (same
   /// organisation), e.g. a variant with other timings.
   bool allowTargetNameMismatch = false;
+  /// Makes the runner of the program's host calls (HostOps.h); needed to
+  /// run a program that has any, with weights.
+  std::function<std::unique_ptr<HostFunctionRunner>()> hostFunctions;
 };
 
 class ModelSession {

@@ -15,6 +15,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CostModel.h"
+#include "HostFallback.h"
+#include "Patterns.h"
 #include "pimc/Conversion/LLMToPIM/Passes.h"
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
 #include "pimc/Dialect/PIM/IR/PIMDialect.h"
@@ -30,6 +32,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <set>
 
 using namespace mlir;
 using namespace pimc;
@@ -156,6 +159,11 @@ private:
     std::string name = (currentLayer + "." + op).str();
     if (part >= 0)
       name += ".p" + std::to_string(part);
+    // Weight names without a layer number (ONNX initializers) leave the
+    // layer unknown: the stream gets the next free "_n" suffix.
+    std::string base = name;
+    for (int n = 1; !streamNames.insert(name).second; ++n)
+      name = base + "_" + std::to_string(n);
     auto s = pim::StreamOp::create(
         top, loc, top.getStringAttr(name), top.getDenseI64ArrayAttr({ch0, nch}),
         dispatch, top.getStringAttr(currentLayer), top.getStringAttr(op),
@@ -188,6 +196,9 @@ private:
   void emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
                 int64_t P);
   LogicalResult lowerAttention(pim::AttentionOp op);
+  /// An llm op with no lowering of its own: a `call` of its outlined
+  /// function on the host (HostFallback.h).
+  LogicalResult lowerHostCall(Operation *op);
   Geometry &geometry(int64_t hd, int64_t window, int64_t S = 1);
   /// A decision of pim-tile recorded on `op`.
   FailureOr<int64_t> decision(Operation *op, StringRef name);
@@ -219,6 +230,8 @@ private:
   FlatSymbolRefAttr actRef = FlatSymbolRefAttr::get(b.getContext(), "act");
   int64_t weightBindingBytes = 0, kvBytes = 0;
   std::string currentLayer = "embed";
+  Value tokens, offset; // @forward's token ids and position
+  std::set<std::string> streamNames;
 };
 
 void Lowering::broadcast(OpBuilder &sb, int64_t gbOff, int64_t dataOff,
@@ -329,12 +342,18 @@ void Lowering::flush() {
     }
   }
   int64_t bytes = elems * 4, flops = elems * 4;
+  // Host calls: the weights they read and their multiply-adds.
+  for (auto &[op, args] : pending)
+    if (op == "call") {
+      bytes += args.getAs<IntegerAttr>("weight_bytes").getInt();
+      flops += args.getAs<IntegerAttr>("flops").getInt();
+    }
   // A near-memory unit that runs every op of the kernel takes it, unless it
   // exchanges data with the host (the token in, the logits out).
   const pimsim::NearMemoryUnit *unit = nullptr;
   bool hostIO = false;
   for (auto &[op, args] : pending)
-    hostIO |= op == "embedding" || op == "logits";
+    hostIO |= op == "embedding" || op == "logits" || op == "call";
   if (!hostIO && opts.dispatch.count("elementwise") == 0)
     for (const pimsim::NearMemoryUnit &u : m.t.nearMemory) {
       bool all = !u.functions.empty();
@@ -937,6 +956,65 @@ LogicalResult Lowering::lowerAttention(pim::AttentionOp op) {
   return success();
 }
 
+/// The layer a weight belongs to, for stream and kernel names: "L<n>" for
+/// the first numeric component of its name ("model.layers.3.mlp..." and
+/// GPT-2's "h.3.attn..." are L3); other weights are the embedding's before
+/// the first layer and the head's after it.
+static std::string layerOf(StringRef name, StringRef current) {
+  SmallVector<StringRef> parts;
+  name.split(parts, '.');
+  for (StringRef p : parts) {
+    unsigned n;
+    if (!p.getAsInteger(10, n))
+      return "L" + std::to_string(n);
+  }
+  return current == "embed" ? "embed" : "head";
+}
+
+/// `v` is @forward's token ids, possibly reshaped.
+static bool isTokenValue(Value v, Value tokens) {
+  while (auto r = v.getDefiningOp<llm::ReshapeOp>())
+    v = r.getInput();
+  return v == tokens;
+}
+
+LogicalResult Lowering::lowerHostCall(Operation *op) {
+  if (isMaterializedLazily(op))
+    return success();
+  FailureOr<HostCall> call = outlineHostCall(
+      op, tokens, offset, [&](Value v) { return slots.count(v) != 0; });
+  if (failed(call))
+    return failure();
+  auto shapeOf = [&](Value v) {
+    auto t = dyn_cast<ShapedType>(v.getType());
+    return b.getI64ArrayAttr(t ? t.getShape() : ArrayRef<int64_t>());
+  };
+  SmallVector<Attribute> args, results;
+  for (auto [v, kind] : llvm::zip(call->args, call->kinds)) {
+    if (kind == HostCall::Arg::Buffer) {
+      Slot in = contiguous(lookup(v));
+      args.push_back(b.getDictionaryAttr(
+          {attr("buffer", buf(in)), attr("shape", shapeOf(v))}));
+    } else {
+      args.push_back(b.getDictionaryAttr(
+          {attr("param", kind == HostCall::Arg::Position ? "pos" : "token"),
+           attr("shape", shapeOf(v))}));
+    }
+  }
+  for (Value r : call->results) {
+    Slot out = alloc(tokenElements(r.getType()));
+    slots[r] = out;
+    results.push_back(b.getDictionaryAttr(
+        {attr("buffer", buf(out)), attr("shape", shapeOf(r))}));
+  }
+  hostOp("call",
+         {attr("source", op->getName().getStringRef()),
+          attr("mlir", call->text), attr("args", b.getArrayAttr(args)),
+          attr("results", b.getArrayAttr(results)),
+          attr("weight_bytes", call->weightBytes), attr("flops", call->flops)});
+  return success();
+}
+
 FailureOr<pim::ProgramOp> Lowering::run() {
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!forward)
@@ -958,11 +1036,14 @@ FailureOr<pim::ProgramOp> Lowering::run() {
   param("pos", 0, maxContext - 1);
   int64_t vocab = 1;
   forward.walk([&](llm::EmbeddingOp e) {
-    vocab = cast<ShapedType>(e.getTable().getType()).getDimSize(0);
+    if (isTokenValue(e.getIds(), forward.getArgument(0)))
+      vocab = cast<ShapedType>(e.getTable().getType()).getDimSize(0);
   });
   param("token", 0, vocab - 1);
 
   Block &body = forward.getBody().front();
+  tokens = forward.getArgument(0);
+  offset = forward.getArgument(1);
 
   // Memory plan, first part: the KV rows of every attention come first in
   // each bank, so the weights are placed after them (rows are final as the
@@ -981,29 +1062,29 @@ FailureOr<pim::ProgramOp> Lowering::run() {
 
   for (Operation &opRef : body) {
     Operation *op = &opRef;
-    if (auto w = dyn_cast<llm::WeightOp>(op)) {
-      StringRef n = w.getName();
-      if (n.consume_front("model.layers.")) {
-        std::string layer = "L" + n.split('.').first.str();
-        if (layer != currentLayer)
-          currentLayer = layer;
-      } else if (!n.starts_with("model.embed")) {
-        currentLayer = "head";
+    // The layer is the one of the op's weights (graph importers declare
+    // every weight up front).
+    for (Value v : op->getOperands())
+      if (auto w = v.getDefiningOp<llm::WeightOp>()) {
+        currentLayer = layerOf(w.getName(), currentLayer);
+        break;
       }
+    if (auto w = dyn_cast<llm::WeightOp>(op)) {
+      currentLayer = layerOf(w.getName(), currentLayer);
       continue;
     }
-    if (auto e = dyn_cast<llm::EmbeddingOp>(op)) {
+    if (auto e = dyn_cast<llm::EmbeddingOp>(op);
+        e && isTokenValue(e.getIds(), tokens) &&
+        e.getTable().getDefiningOp<llm::WeightOp>()) {
       auto table = e.getTable().getDefiningOp<llm::WeightOp>();
-      if (!table)
-        return e.emitError("PIM lowering: embedding table must be a weight"),
-               failure();
       Slot out = alloc(tokenElements(e.getType()));
       hostOp("embedding",
              {attr("table", tensorRef(table)), attr("out", buf(out))});
       slots[e.getResult()] = out;
       continue;
     }
-    if (auto n = dyn_cast<llm::RMSNormOp>(op)) {
+    if (auto n = dyn_cast<llm::RMSNormOp>(op);
+        n && n.getWeight().getDefiningOp<llm::WeightOp>()) {
       Slot in = contiguous(lookup(n.getInput()));
       auto w = n.getWeight().getDefiningOp<llm::WeightOp>();
       int64_t D = cast<ShapedType>(w.getType()).getDimSize(0);
@@ -1032,17 +1113,16 @@ FailureOr<pim::ProgramOp> Lowering::run() {
       slots[g.getResult()] = act;
       continue;
     }
-    if (auto sl = dyn_cast<llm::SliceOp>(op)) {
-      // Decode has one token: taking the last token along axis 0 is a no-op.
-      if (sl.getAxis() != 0 || sl.getSize() != 1 ||
-          (sl.getStart() != -1 && sl.getStart() != 0))
-        return sl.emitError("PIM lowering: only the last-token slice along "
-                            "the sequence axis is supported in decode"),
-               failure();
+    // Decode has one token: taking the last token along axis 0 is a no-op
+    // (other slices are host calls).
+    if (auto sl = dyn_cast<llm::SliceOp>(op);
+        sl && sl.getAxis() == 0 && sl.getSize() == 1 &&
+        (sl.getStart() == -1 || sl.getStart() == 0) &&
+        slots.count(sl.getInput())) {
       slots[sl.getResult()] = lookup(sl.getInput());
       continue;
     }
-    if (auto r = dyn_cast<llm::ReshapeOp>(op)) {
+    if (auto r = dyn_cast<llm::ReshapeOp>(op); r && slots.count(r.getInput())) {
       slots[r.getResult()] = lookup(r.getInput());
       continue;
     }
@@ -1114,6 +1194,16 @@ FailureOr<pim::ProgramOp> Lowering::run() {
     // Index computations: the position is parameter `pos`.
     if (isa<arith::ConstantOp, arith::AddIOp, tensor::DimOp>(op))
       continue;
+    // What convert-llm-to-pim rewrites is not a host call here.
+    bool converted =
+        isa<llm::KVCacheAppendOp, llm::KVCacheReadOp, llm::AttentionOp>(op) ||
+        (isa<llm::LinearOp, llm::GatedMLPOp, llm::LMHeadOp>(op) &&
+         hasCheckpointWeights(op));
+    if (isa<llm::LLMDialect>(op->getDialect()) && !converted) {
+      if (failed(lowerHostCall(op)))
+        return failure();
+      continue;
+    }
     return op->emitError()
                << "pim-build-program: no lowering for '" << op->getName()
                << "' (run pim-check-contract and convert-llm-to-pim first)",

@@ -22,12 +22,17 @@ using namespace mlir;
 using namespace pimc;
 using namespace pimc::pim;
 
-bool pimc::pim::isLowerableOp(Operation *op) {
+bool pimc::pim::hasOwnLowering(Operation *op) {
   return isa<arith::ConstantOp, arith::AddIOp, tensor::DimOp, func::ReturnOp,
              llm::WeightOp, llm::EmbeddingOp, llm::RMSNormOp, llm::LinearOp,
              llm::LMHeadOp, llm::GatedMLPOp, llm::ReshapeOp, llm::RopeOp,
              llm::KVCacheAppendOp, llm::KVCacheReadOp, llm::AttentionOp,
              llm::AddOp, llm::SliceOp>(op);
+}
+
+bool pimc::pim::isLowerableOp(Operation *op) {
+  // Every other llm op runs on the host (HostFallback.h).
+  return hasOwnLowering(op) || isa<llm::LLMDialect>(op->getDialect());
 }
 
 namespace {

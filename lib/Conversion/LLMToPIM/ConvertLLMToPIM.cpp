@@ -26,6 +26,12 @@ void pimc::pim::detail::copyDispatch(Operation *from, Operation *to) {
       to->setAttr(k, a);
 }
 
+bool pimc::pim::detail::hasCheckpointWeights(Operation *op) {
+  return llvm::all_of(op->getOperands().drop_front(), [](Value v) {
+    return v.getDefiningOp<llm::WeightOp>() != nullptr;
+  });
+}
+
 LogicalResult pimc::pim::convertLLMToPIM(ModuleOp module) {
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!forward)
@@ -33,9 +39,12 @@ LogicalResult pimc::pim::convertLLMToPIM(ModuleOp module) {
   MLIRContext *ctx = module.getContext();
   ConversionTarget target(*ctx);
   target.addLegalDialect<PIMDialect, llm::LLMDialect>();
-  target.addIllegalOp<llm::LinearOp, llm::GatedMLPOp, llm::LMHeadOp,
-                      llm::KVCacheAppendOp, llm::KVCacheReadOp,
+  target.addIllegalOp<llm::KVCacheAppendOp, llm::KVCacheReadOp,
                       llm::AttentionOp>();
+  // Projections whose weights are not checkpoint tensors (an ONNX graph's
+  // inlined constants) stay llm ops: host calls.
+  target.addDynamicallyLegalOp<llm::LinearOp, llm::GatedMLPOp, llm::LMHeadOp>(
+      [](Operation *op) { return !detail::hasCheckpointWeights(op); });
   target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
   RewritePatternSet patterns(ctx);
   detail::populateGemvPatterns(patterns);

@@ -54,7 +54,7 @@ struct LinearGroupPattern : OpConversionPattern<llm::LinearOp> {
       if (isa<llm::WeightOp>(p))
         continue;
       auto l = dyn_cast<llm::LinearOp>(p);
-      if (!l || l.getInput() != first.getInput() ||
+      if (!l || l.getInput() != first.getInput() || !hasCheckpointWeights(l) ||
           weightShape(l.getWeight().getType()).second != K)
         break;
       group.push_back(l);

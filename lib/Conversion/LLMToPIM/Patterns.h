@@ -20,6 +20,10 @@ void populateGemvPatterns(mlir::RewritePatternSet &patterns);
 /// pim.attention.
 void populateAttentionPatterns(mlir::RewritePatternSet &patterns);
 
+/// A projection's weights (and bias) are all llm.weight: it can stream
+/// from device memory.
+bool hasCheckpointWeights(mlir::Operation *op);
+
 /// Copies the dispatch decision (pim.dispatch, pim.cost) of `from`.
 void copyDispatch(mlir::Operation *from, mlir::Operation *to);
 

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "pimc/Conversion/LLMToPIM/Passes.h"
+#include "pimc/Dialect/LLM/Transforms/Passes.h"
 #include "pimc/Dialect/PIM/Transforms/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
@@ -15,6 +16,12 @@ void pimc::pim::buildBackendPipeline(OpPassManager &pm,
                                      const BackendPipelineOptions &options,
                                      BackendPhase first, BackendPhase last) {
   if (first <= BackendPhase::Dispatch && last >= BackendPhase::Dispatch) {
+    // A graph traced over a prompt becomes a decode step first (a decode
+    // step from the HF importer passes unchanged).
+    llm::SynthesizeDecodeOptions decode;
+    if (options.maxContext > 0)
+      decode.maxContext = options.maxContext;
+    pm.addPass(llm::createSynthesizeDecode(decode));
     PIMRegisterTargetOptions target;
     target.targetFile = options.target;
     pm.addPass(createPIMRegisterTarget(target));
@@ -46,7 +53,8 @@ void pimc::pim::registerBackendPasses() {
   registerLLMToPIMPasses();
   PassPipelineRegistration<BackendPipelineOptions>(
       "pim-backend",
-      "The backend: register the target, dispatch, check the contract, "
+      "The backend: synthesize a decode step (graphs traced over a prompt), "
+      "register the target, dispatch, check the contract, "
       "convert the device work to pim ops, tile them, build the pim.program "
       "(docs/backend.md)",
       [](OpPassManager &pm, const BackendPipelineOptions &options) {

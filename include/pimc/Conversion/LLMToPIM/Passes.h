@@ -77,9 +77,13 @@ std::map<std::string, std::string> forcedDispatch(mlir::ModuleOp module);
 llvm::Expected<std::map<std::string, std::string>>
 parseDispatchOverrides(llvm::ArrayRef<std::string> entries);
 
-/// Whether the backend has a lowering for `op` (what `pimc support`
-/// reports and the contract checks).
+/// Whether the backend compiles `op`: on the device, with a dedicated host
+/// op, or (any other llm op) as a host call of the op on the reference
+/// interpreter (what the contract checks).
 bool isLowerableOp(mlir::Operation *op);
+/// Whether `op` has a lowering of its own (device or dedicated host op),
+/// not the generic host call (what `pimc support` reports).
+bool hasOwnLowering(mlir::Operation *op);
 
 /// pim-dispatch on `module` for `target`.
 mlir::LogicalResult annotateDispatch(mlir::ModuleOp module,

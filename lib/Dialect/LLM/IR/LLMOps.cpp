@@ -136,6 +136,13 @@ LogicalResult EmbeddingOp::verify() {
   return success();
 }
 
+LogicalResult PositionsOp::verify() {
+  auto t = ranked(getResult());
+  if (!t || t.getRank() != 1 || t.isDynamicDim(0))
+    return emitOpError() << "result must be a static rank-1 tensor";
+  return success();
+}
+
 LogicalResult LinearOp::verify() {
   if (failed(verifyProjection(*this, getInput(), getWeight().getType(),
                               getResult())))

@@ -1,6 +1,6 @@
 //===- Raise.cpp - raising passes and the llm-raise pipeline --------------===//
-#include "pimc/Dialect/LLM/Transforms/Passes.h"
 #include "pimc/Checkpoint/Safetensors.h"
+#include "pimc/Dialect/LLM/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -144,6 +144,7 @@ void registerRaisePasses() {
   registerPass([] { return createRaiseAttention(); });
   registerPass([] { return createRaiseRope(); });
   registerPass([] { return createRaiseMoE(); });
+  registerPass([] { return createSynthesizeDecode(); });
   PassPipelineRegistration<RaisePipelineOptions>(
       "llm-raise",
       "recover fused llm ops (norms, rope, attention, gated MLP, MoE) from "

@@ -138,6 +138,7 @@ static const std::vector<HostOpSpec> &hostOpSpecs() {
       {"attn_combine",
        {"in", "stats", "out", "parts", "stride", "heads", "block", "param",
         "part_keys"}},
+      {"call", {"source", "mlir", "args", "results", "weight_bytes", "flops"}},
   };
   return specs;
 }
@@ -182,6 +183,28 @@ LogicalResult HostOp::verify() {
     if (Attribute a = getArgs().get(key))
       if (failed(checkBuffer(*this, key, a)))
         return failure();
+  // A host call's arguments are buffers or the `pos` / `token` parameter,
+  // its results buffers (HostFallback.h).
+  for (StringRef key : {"args", "results"}) {
+    auto list = getArgs().getAs<ArrayAttr>(key);
+    if (!list && getArgs().get(key))
+      return emitOpError() << "'" << key << "' must be an array";
+    for (Attribute a : list ? list.getValue() : ArrayRef<Attribute>()) {
+      auto d = dyn_cast<DictionaryAttr>(a);
+      if (!d)
+        return emitOpError() << "'" << key << "' entries must be dictionaries";
+      if (Attribute buf = d.get("buffer")) {
+        if (failed(checkBuffer(*this, key, buf)))
+          return failure();
+      } else if (auto p = d.getAs<StringAttr>("param");
+                 !p || key == "results" ||
+                 (p.getValue() != "pos" && p.getValue() != "token")) {
+        return emitOpError() << "'" << key
+                             << "' entries need a buffer (or, for args, "
+                                "param = \"pos\" or \"token\")";
+      }
+    }
+  }
   return success();
 }
 

@@ -68,6 +68,20 @@ def LLM_EmbeddingOp : LLM_Op<"embedding", [Pure]> {
   let hasVerifier = 1;
 }
 
+def LLM_PositionsOp : LLM_Op<"positions", [Pure]> {
+  let summary = "the positions of a step's tokens";
+  let description = [{
+    `result[t] = offset + t` for t in [0, T): the absolute positions of the
+    T tokens a step processes, for learned position embeddings (GPT-2) and
+    position-dependent masks. llm-synthesize-decode writes it where a graph
+    traced at positions 0..T-1 had the constant `arange(T)`.
+  }];
+  let arguments = (ins Index:$offset);
+  let results = (outs RankedTensorOf<[I64]>:$result);
+  let assemblyFormat = "$offset attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 def LLM_LinearOp : LLM_Op<"linear", [Pure]> {
   let summary = "y = x W^T (+ b) with a dense or quantized weight";
   let description = [{

@@ -46,6 +46,14 @@ void buildRaisePipeline(mlir::OpPassManager &pm,
 mlir::LogicalResult raiseGraph(mlir::ModuleOp module,
                                llvm::ArrayRef<std::string> weightFiles = {});
 
+/// llm-synthesize-decode on `module`'s @forward (Passes.td). Returns
+/// success without change when @forward already is a decode step
+/// (token ids, offset, KV caches).
+mlir::LogicalResult synthesizeDecodeStep(mlir::ModuleOp module,
+                                         int64_t maxContext);
+/// True when @forward takes (token ids, index offset, KV caches...).
+bool isDecodeStep(mlir::ModuleOp module);
+
 /// Registers the raising passes and the `llm-raise` pipeline.
 void registerRaisePasses();
 

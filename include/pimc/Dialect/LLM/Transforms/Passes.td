@@ -93,4 +93,30 @@ def RaiseMoE : Pass<"llm-raise-moe"> {
   let dependentDialects = ["::pimc::llm::LLMDialect"];
 }
 
+def SynthesizeDecode : Pass<"llm-synthesize-decode", "::mlir::ModuleOp"> {
+  let summary = "turn a causal LM graph into a decode step with KV caches";
+  let description = [{
+    A graph traced over T tokens at positions 0..T-1 (token ids [T] or
+    [1, T] -> logits), as the FX and ONNX importers write it after raising,
+    becomes the decode step the backend compiles: @forward(tokens, offset,
+    one !llm.kv_cache per attention) -> (logits, caches), for one token at
+    position `offset`. The sequence dimension is tracked through every op;
+    each op must act per position (norms, projections, MLPs, MoE,
+    element-wise ops, reshapes that keep the sequence dimension), except:
+    causal llm.attention, which appends its keys and values to a new cache
+    and attends over [0, offset + 1); llm.rope at offset 0, which moves to
+    `offset`; the constant arange(T) (learned position tables), which
+    becomes llm.positions; and the last-token slice, which becomes the
+    identity. Anything else (an op that mixes positions, a constant laid
+    out along the sequence, extra graph inputs) is an error naming the op.
+    The final projection to the vocabulary becomes llm.lm_head.
+  }];
+  let options = [
+    Option<"maxContext", "max-context", "int64_t", "4096",
+           "KV-cache capacity in positions (lowered to the rows of a learned "
+           "position table)">
+  ];
+  let dependentDialects = ["::pimc::llm::LLMDialect"];
+}
+
 #endif // PIMC_LLM_TRANSFORMS_PASSES

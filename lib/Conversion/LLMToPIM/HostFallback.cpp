@@ -1,0 +1,123 @@
+//===- HostFallback.cpp - outlining llm ops for the host ------------------===//
+#include "HostFallback.h"
+#include "CostModel.h"
+#include "pimc/Dialect/LLM/IR/LLMDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+using namespace pimc;
+using namespace pimc::pim::detail;
+
+namespace {
+
+bool isF32Tensor(Type t) {
+  auto r = dyn_cast<RankedTensorType>(t);
+  return r && r.getElementType().isF32();
+}
+
+/// Multiply-adds of a projection-like op: each weight element once per
+/// token row (an estimate for the host's time; MoE counts every expert).
+int64_t opFlops(Operation *op) {
+  int64_t flops = 0;
+  for (Value r : op->getResults())
+    if (auto t = dyn_cast<RankedTensorType>(r.getType()))
+      flops += 4 * tokenElements(t);
+  int64_t rows = 1;
+  if (op->getNumOperands() > 0)
+    if (auto in = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+        in && in.getRank() > 1)
+      rows = tokenElements(in) / std::max<int64_t>(1, in.getShape().back());
+  for (Value v : op->getOperands())
+    if (auto w = v.getDefiningOp<llm::WeightOp>())
+      if (auto t = dyn_cast<ShapedType>(w.getType()); t && t.getRank() == 2)
+        flops += 2 * rows * t.getNumElements();
+  return flops;
+}
+
+/// The function holds the op as the interpreter runs it: without the
+/// backend's decisions (pim.dispatch, pim.cost).
+void stripBackendAttrs(Operation *op) {
+  SmallVector<StringAttr> names;
+  for (NamedAttribute a : op->getDiscardableAttrs())
+    if (a.getName().getValue().starts_with("pim."))
+      names.push_back(a.getName());
+  for (StringAttr n : names)
+    op->removeDiscardableAttr(n);
+}
+
+} // namespace
+
+bool pimc::pim::detail::isMaterializedLazily(Operation *op) {
+  return llvm::none_of(op->getResultTypes(), isF32Tensor);
+}
+
+FailureOr<HostCall>
+pimc::pim::detail::outlineHostCall(Operation *root, Value tokens, Value offset,
+                                   llvm::function_ref<bool(Value)> inAct) {
+  MLIRContext *ctx = root->getContext();
+  Location loc = root->getLoc();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  OpBuilder b = OpBuilder::atBlockEnd(module->getBody());
+  auto fn =
+      func::FuncOp::create(b, loc, "host", FunctionType::get(ctx, {}, {}));
+  Block *body = fn.addEntryBlock();
+  OpBuilder fb = OpBuilder::atBlockEnd(body);
+  IRMapping map;
+  HostCall call;
+
+  std::function<LogicalResult(Value)> materialize =
+      [&](Value v) -> LogicalResult {
+    if (map.contains(v))
+      return success();
+    auto arg = [&](HostCall::Arg kind) {
+      map.map(v, body->addArgument(v.getType(), loc));
+      call.args.push_back(v);
+      call.kinds.push_back(kind);
+      return success();
+    };
+    if (v == offset)
+      return arg(HostCall::Arg::Position);
+    if (v == tokens)
+      return arg(HostCall::Arg::Token);
+    if (inAct(v) && isF32Tensor(v.getType()))
+      return arg(HostCall::Arg::Buffer);
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getNumRegions() != 0 || !isMemoryEffectFree(def))
+      return root->emitError()
+             << "host fallback: operand of type " << v.getType()
+             << " has no value the host can compute"
+             << (def ? " (it comes from '" +
+                           def->getName().getStringRef().str() + "')"
+                     : std::string());
+    for (Value o : def->getOperands())
+      if (failed(materialize(o)))
+        return failure();
+    if (auto w = dyn_cast<llm::WeightOp>(def))
+      call.weightBytes += weightBytes(w.getType());
+    stripBackendAttrs(fb.clone(*def, map));
+    return success();
+  };
+  for (Value o : root->getOperands())
+    if (failed(materialize(o)))
+      return failure();
+  Operation *clone = fb.clone(*root, map);
+  stripBackendAttrs(clone);
+  SmallVector<Value> results;
+  for (auto [orig, c] : llvm::zip(root->getResults(), clone->getResults()))
+    if (isF32Tensor(orig.getType())) {
+      call.results.push_back(orig);
+      results.push_back(c);
+    }
+  func::ReturnOp::create(fb, loc, results);
+  fn.setFunctionType(FunctionType::get(ctx, body->getArgumentTypes(),
+                                       ValueRange(results).getTypes()));
+  call.flops = opFlops(root);
+  llvm::raw_string_ostream os(call.text);
+  module->print(os);
+  return call;
+}

@@ -1,0 +1,115 @@
+// RUN: pimc-opt %s -split-input-file --llm-synthesize-decode=max-context=64 -verify-diagnostics | FileCheck %s
+
+// A causal LM traced over 4 tokens becomes a one-token step: tokens and
+// offset in, a KV cache per attention, rope at the offset, the head as
+// llm.lm_head, the learned position table indexed by llm.positions (and the
+// cache capacity capped at its 16 rows).
+// CHECK: module attributes {llm.max_context = 16 : i64}
+// CHECK: func.func @forward(%[[TOK:.*]]: tensor<1xi64>, %[[OFF:.*]]: index, %[[C:.*]]: !llm.kv_cache<max_length = 16, kv_heads = 1, head_dim = 8, element_type = f32>)
+// CHECK-SAME: -> (tensor<1x1x32xf32>, !llm.kv_cache<max_length = 16, kv_heads = 1, head_dim = 8, element_type = f32>)
+// CHECK: llm.positions %[[OFF]] : tensor<1xi64>
+// CHECK: llm.rope %{{.*}}, %[[OFF]] {{.*}} : tensor<1x2x8xf32>
+// CHECK: %[[A:.*]] = llm.kv_cache_append %[[C]], %{{.*}}, %{{.*}}, %[[OFF]]
+// CHECK: %[[L:.*]] = arith.addi %[[OFF]], %{{.*}} : index
+// CHECK: %[[K:.*]], %[[V:.*]] = llm.kv_cache_read %[[A]], %[[L]] {{.*}} -> tensor<?x1x8xf32>, tensor<?x1x8xf32>
+// CHECK: llm.attention %{{.*}}, %[[K]], %[[V]] {scale = 0.353553385 : f32} : (tensor<1x2x8xf32>, tensor<?x1x8xf32>, tensor<?x1x8xf32>) -> tensor<1x2x8xf32>
+// CHECK: llm.lm_head {{.*}} -> tensor<1x32xf32>
+// CHECK: llm.reshape {{.*}} -> tensor<1x1x32xf32>
+// CHECK: return %{{.*}}, %[[A]]
+func.func @forward(%ids: tensor<1x4xi64>) -> tensor<1x4x32xf32> {
+  %c0 = arith.constant 0 : index
+  %pos = arith.constant dense<[0, 1, 2, 3]> : tensor<4xi64>
+  %emb = llm.weight "wte" : tensor<32x16xf32>
+  %wpe = llm.weight "wpe" : tensor<16x16xf32>
+  %wq = llm.weight "q" : tensor<16x16xf32>
+  %wk = llm.weight "k" : tensor<8x16xf32>
+  %wv = llm.weight "v" : tensor<8x16xf32>
+  %ids1 = llm.reshape %ids : tensor<1x4xi64> -> tensor<4xi64>
+  %x = llm.embedding %emb, %ids1 : (tensor<32x16xf32>, tensor<4xi64>) -> tensor<4x16xf32>
+  %p = llm.embedding %wpe, %pos : (tensor<16x16xf32>, tensor<4xi64>) -> tensor<4x16xf32>
+  %h = llm.add %x, %p : tensor<4x16xf32>
+  %q = llm.linear %h, %wq : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+  %k = llm.linear %h, %wk : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %v = llm.linear %h, %wv : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %q3 = llm.reshape %q : tensor<4x16xf32> -> tensor<4x2x8xf32>
+  %k3 = llm.reshape %k : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %v3 = llm.reshape %v : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %qr = llm.rope %q3, %c0 {kind = #llm<rope_kind default>, layout = #llm<rope_layout half_split>, rotary_dim = 8 : i64, theta = 1.000000e+04 : f64} : tensor<4x2x8xf32>
+  %kr = llm.rope %k3, %c0 {kind = #llm<rope_kind default>, layout = #llm<rope_layout half_split>, rotary_dim = 8 : i64, theta = 1.000000e+04 : f64} : tensor<4x1x8xf32>
+  %a = llm.attention %qr, %kr, %v3 {scale = 0.353553385 : f32} : (tensor<4x2x8xf32>, tensor<4x1x8xf32>, tensor<4x1x8xf32>) -> tensor<4x2x8xf32>
+  %a2 = llm.reshape %a : tensor<4x2x8xf32> -> tensor<4x16xf32>
+  %logits = llm.linear %a2, %emb : (tensor<4x16xf32>, tensor<32x16xf32>) -> tensor<4x32xf32>
+  %out = llm.reshape %logits : tensor<4x32xf32> -> tensor<1x4x32xf32>
+  return %out : tensor<1x4x32xf32>
+}
+
+// -----
+
+// The last-token slice is the step's only token.
+// CHECK: func.func @forward(%{{.*}}: tensor<1xi64>, %{{.*}}: index) -> tensor<1x32xf32>
+// CHECK-NOT: llm.slice
+// CHECK: llm.lm_head {{.*}} -> tensor<1x32xf32>
+func.func @forward(%ids: tensor<4xi64>) -> tensor<1x32xf32> {
+  %emb = llm.weight "wte" : tensor<32x16xf32>
+  %x = llm.embedding %emb, %ids : (tensor<32x16xf32>, tensor<4xi64>) -> tensor<4x16xf32>
+  %last = llm.slice %x {axis = 0 : i64, start = -1 : i64, size = 1 : i64} : tensor<4x16xf32> -> tensor<1x16xf32>
+  %logits = llm.linear %last, %emb : (tensor<1x16xf32>, tensor<32x16xf32>) -> tensor<1x32xf32>
+  return %logits : tensor<1x32xf32>
+}
+
+// -----
+
+// A reduction over the sequence mixes positions.
+func.func @forward(%ids: tensor<4xi64>) -> tensor<1x16xf32> {
+  %emb = llm.weight "wte" : tensor<32x16xf32>
+  %x = llm.embedding %emb, %ids : (tensor<32x16xf32>, tensor<4xi64>) -> tensor<4x16xf32>
+  // expected-error @+1 {{cannot synthesize a decode step: the reduction runs along the sequence dimension (mixes positions)}}
+  %m = llm.reduce mean %x {axis = 0 : i64, keep_dim = true} : tensor<4x16xf32> -> tensor<1x16xf32>
+  return %m : tensor<1x16xf32>
+}
+
+// -----
+
+// Non-causal attention: a later token changes an earlier one's output.
+func.func @forward(%ids: tensor<4xi64>) -> tensor<4x1x16xf32> {
+  %emb = llm.weight "wte" : tensor<32x16xf32>
+  %x = llm.embedding %emb, %ids : (tensor<32x16xf32>, tensor<4xi64>) -> tensor<4x16xf32>
+  %x3 = llm.reshape %x : tensor<4x16xf32> -> tensor<4x1x16xf32>
+  // expected-error @+1 {{the attention is not causal}}
+  %a = llm.attention %x3, %x3, %x3 {scale = 0.25 : f32, causal = false} : (tensor<4x1x16xf32>, tensor<4x1x16xf32>, tensor<4x1x16xf32>) -> tensor<4x1x16xf32>
+  return %a : tensor<4x1x16xf32>
+}
+
+// -----
+
+// A table laid out along the traced positions (an exporter's folded
+// position embedding) cannot be moved to another position.
+func.func @forward(%ids: tensor<4xi64>) -> tensor<4x16xf32> {
+  %emb = llm.weight "wte" : tensor<32x16xf32>
+  %folded = llm.weight "pos_folded" : tensor<4x16xf32>
+  %x = llm.embedding %emb, %ids : (tensor<32x16xf32>, tensor<4xi64>) -> tensor<4x16xf32>
+  // expected-error @+1 {{an operand that does not depend on the tokens is laid out along the sequence (a constant traced at 4 positions)}}
+  %h = llm.add %x, %folded : tensor<4x16xf32>
+  return %h : tensor<4x16xf32>
+}
+
+// -----
+
+// The prompt slice that is not the last token.
+func.func @forward(%ids: tensor<4xi64>) -> tensor<1x16xf32> {
+  %emb = llm.weight "wte" : tensor<32x16xf32>
+  %x = llm.embedding %emb, %ids : (tensor<32x16xf32>, tensor<4xi64>) -> tensor<4x16xf32>
+  // expected-error @+1 {{only the last token may be sliced along the sequence}}
+  %first = llm.slice %x {axis = 0 : i64, start = 0 : i64, size = 1 : i64} : tensor<4x16xf32> -> tensor<1x16xf32>
+  return %first : tensor<1x16xf32>
+}
+
+// -----
+
+// Extra graph inputs (a mask, position ids) are not synthesized.
+// expected-error @+1 {{@forward must take only the token ids}}
+func.func @forward(%ids: tensor<4xi64>, %mask: tensor<4xf32>) -> tensor<4x16xf32> {
+  %emb = llm.weight "wte" : tensor<32x16xf32>
+  %x = llm.embedding %emb, %ids : (tensor<32x16xf32>, tensor<4xi64>) -> tensor<4x16xf32>
+  return %x : tensor<4x16xf32>
+}
