@@ -46,6 +46,7 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 #include <chrono>
+#include <map>
 
 using namespace llvm;
 using namespace pimc;
@@ -1130,6 +1131,13 @@ int runCompile(mlir::MLIRContext &ctx) {
     if (auto c = k.getCostNsAttr())
       hostNs += c.getValueAsDouble();
   });
+  // Ops without a device lowering, run as host calls (docs/backend.md).
+  std::map<std::string, int64_t> calls;
+  program.walk([&](pim::HostOp h) {
+    if (h.getName() == "call")
+      if (auto src = h.getArgs().getAs<mlir::StringAttr>("source"))
+        ++calls[src.str()];
+  });
   int64_t rowsUsed = 0;
   program.walk([&](pim::RegionOp r) {
     rowsUsed = std::max(rowsUsed, r.getRows()[0] + r.getRows()[1]);
@@ -1139,6 +1147,13 @@ int runCompile(mlir::MLIRContext &ctx) {
   outs() << formatv("  placement: {0} fused GEMVs and {1} attention layers on "
                     "the PIM units, {2} host kernels; max context {3}\n",
                     gemvs, attn, kernels, i64("pim.max_context"));
+  if (!calls.empty()) {
+    std::string list;
+    for (auto &[op, n] : calls)
+      list += formatv("{0}{1} x{2}", list.empty() ? "" : ", ", op, n).str();
+    outs() << "  host calls (no device lowering; reference numerics): " << list
+           << "\n";
+  }
   double devGB = target->org.totalBytes() / 1e9;
   outs() << formatv("  memory:    weights {0:F3} GB, KV cache {1:F3} GB, "
                     "activations {2:F1} KB; {3} of {4} rows per bank "

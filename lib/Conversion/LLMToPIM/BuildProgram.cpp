@@ -232,6 +232,7 @@ private:
   std::string currentLayer = "embed";
   Value tokens, offset; // @forward's token ids and position
   std::set<std::string> streamNames;
+  std::vector<std::pair<unsigned, Slot>> stateSlots; // argument, buffer
 };
 
 void Lowering::broadcast(OpBuilder &sb, int64_t gbOff, int64_t dataOff,
@@ -1044,6 +1045,15 @@ FailureOr<pim::ProgramOp> Lowering::run() {
   Block &body = forward.getBody().front();
   tokens = forward.getArgument(0);
   offset = forward.getArgument(1);
+  // A static-cache step's states live in act buffers across steps (zero
+  // before the first).
+  if (isStateStep(forward))
+    for (unsigned i = 2; i < forward.getNumArguments(); ++i) {
+      Slot s = alloc(
+          cast<ShapedType>(forward.getArgument(i).getType()).getNumElements());
+      slots[forward.getArgument(i)] = s;
+      stateSlots.push_back({i, s});
+    }
 
   // Memory plan, first part: the KV rows of every attention come first in
   // each bank, so the weights are placed after them (rows are final as the
@@ -1187,6 +1197,16 @@ FailureOr<pim::ProgramOp> Lowering::run() {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       Slot logits = contiguous(lookup(ret.getOperand(0)));
       currentLayer = "head";
+      // A static-cache step: each updated state goes back to its buffer.
+      for (auto [arg, state] : stateSlots) {
+        Value updated = ret.getOperand(arg - 1);
+        if (updated == forward.getArgument(arg))
+          continue;
+        Slot in = contiguous(lookup(updated));
+        hostOp("pack", {attr("in", buf(in)), attr("out", buf(state)),
+                        attr("blocks", 1), attr("block", in.n),
+                        attr("in_stride", in.n), attr("out_stride", in.n)});
+      }
       hostOp("logits", {attr("in", buf(logits))});
       flush();
       continue;

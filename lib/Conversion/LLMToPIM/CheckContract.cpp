@@ -35,6 +35,28 @@ bool pimc::pim::isLowerableOp(Operation *op) {
   return hasOwnLowering(op) || isa<llm::LLMDialect>(op->getDialect());
 }
 
+/// One token (an integer tensor of one element).
+static bool isOneInteger(Type t) {
+  auto r = dyn_cast<RankedTensorType>(t);
+  return r && r.hasStaticShape() && r.getNumElements() == 1 &&
+         isa<IntegerType>(r.getElementType());
+}
+
+bool pimc::pim::isStateStep(func::FuncOp forward) {
+  FunctionType type = forward.getFunctionType();
+  if (type.getNumInputs() < 2 || !isOneInteger(type.getInput(0)) ||
+      !(isOneInteger(type.getInput(1)) || type.getInput(1).isIndex()) ||
+      type.getNumResults() != type.getNumInputs() - 1)
+    return false;
+  for (unsigned i = 2; i < type.getNumInputs(); ++i) {
+    auto state = dyn_cast<RankedTensorType>(type.getInput(i));
+    if (!state || !state.hasStaticShape() || !state.getElementType().isF32() ||
+        type.getResult(i - 1) != state)
+      return false;
+  }
+  return true;
+}
+
 namespace {
 
 /// The backend contract: @forward is a language model's step, as the HF
@@ -66,11 +88,14 @@ LogicalResult checkDecodeContract(func::FuncOp forward) {
   });
   if (ok && hasEmbedding && hasHead)
     return success();
+  if (hasEmbedding && isStateStep(forward))
+    return success();
   return forward.emitError()
          << "PIM lowering expects a language model's decode step: "
             "@forward(token ids, offset, one KV cache per layer) with an "
             "llm.embedding and an llm.lm_head (as the Hugging Face importer "
-            "writes it); this @forward takes ("
+            "writes it), or a static-cache step (token, position, state "
+            "tensors) -> (logits, the updated states); this @forward takes ("
          << describe() << ")"
          << (ok ? (hasEmbedding ? " and has no llm.lm_head"
                                 : " and has no llm.embedding")

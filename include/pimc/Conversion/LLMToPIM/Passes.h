@@ -12,6 +12,7 @@
 
 #include "pimsim/Target.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
@@ -84,6 +85,11 @@ bool isLowerableOp(mlir::Operation *op);
 /// Whether `op` has a lowering of its own (device or dedicated host op),
 /// not the generic host call (what `pimc support` reports).
 bool hasOwnLowering(mlir::Operation *op);
+/// A static-cache decode step (transformers' StaticCache exported as a pure
+/// function): @forward(token [1] or [1, 1], position (the same, or index),
+/// states: static f32 tensors) -> (logits, the states updated, in order).
+/// The states stay in device memory between steps.
+bool isStateStep(mlir::func::FuncOp forward);
 
 /// pim-dispatch on `module` for `target`.
 mlir::LogicalResult annotateDispatch(mlir::ModuleOp module,

@@ -521,13 +521,15 @@ LogicalResult pimc::llm::synthesizeDecodeStep(ModuleOp module,
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!forward)
     return module.emitError("no func.func @forward");
-  // Already a decode step, or not a token-id model at all (the backend's
-  // contract check says what it expects).
+  // Already a decode step, not a token-id model at all, or a step with
+  // inputs besides the ids (a static-cache step, or a prompt graph with a
+  // mask): the backend's contract check says what it expects.
   FunctionType type = forward.getFunctionType();
   auto ids = type.getNumInputs() > 0
                  ? dyn_cast<RankedTensorType>(type.getInput(0))
                  : RankedTensorType();
-  if (isDecodeStep(module) || !ids || !isa<IntegerType>(ids.getElementType()))
+  if (isDecodeStep(module) || !ids || !isa<IntegerType>(ids.getElementType()) ||
+      type.getNumInputs() != 1)
     return success();
   if (maxContext < 1)
     return module.emitError("llm-synthesize-decode: max-context must be "
