@@ -24,6 +24,7 @@ exports it): it is compiled as it is and checked on pimsim only.
 A model whose export cannot become a decode step is expected to be refused with the reason
 (EXPECTED_REFUSALS), not to run: GPT-2's ONNX export constant-folds wpe[arange(8)] into an
 initializer laid out along the traced positions, so no position but 0..7 can be recovered.
+Its export without constant folding (model_unfolded.onnx) keeps the arange and runs.
 """
 import argparse
 import json
@@ -44,6 +45,9 @@ MODELS = ["llama_lm", "llama_interleaved_lm", "llama_sliding_lm", "llama_yarn_lm
 # device memory between steps; pimsim only (run-ref generates from LM-form steps).
 STATIC = {"llama_static"}
 SOURCES = ["graph.json", "model.onnx"]
+# GPT-2 also exported without ONNX constant folding (make_decoders.py): the position arange
+# stays in the graph, so its decode step can be made.
+EXTRA_SOURCES = {"gpt2_lm": ["model_unfolded.onnx"]}
 # (name, target file, tolerance): see e2e_pim.py for the tolerances.
 TARGETS = [("hbm3-pim", "hbm3-pim", 4e-3), ("gddr6-aim", "gddr6-aim", 3e-2)]
 REF_TOL = 1e-5
@@ -84,12 +88,14 @@ def main():
         glogits = np.stack([logits["step_%d" % i].float().numpy()
                             for i in range(len(gen["tokens"]))])
         vocab = glogits.shape[1]
-        for source in SOURCES:
+        for source in SOURCES + EXTRA_SOURCES.get(model, []):
             tag = "fx" if source == "graph.json" else "onnx"
-            base = os.path.join(work, f"{model}.{tag}")
+            variant = source[len("model_"):-len(".onnx")] if source.startswith("model_") else ""
+            base = os.path.join(work, f"{model}.{tag}{variant}")
+            name = f"{model}/{variant}" if variant else model
             mlir, weights = base + ".mlir", os.path.join(d, "graph.safetensors")
             cmd = [args.pimc, "import", os.path.join(d, source), "-o", mlir]
-            if tag == "onnx":
+            if source.endswith(".onnx"):
                 weights = base + ".safetensors"
                 cmd += ["--weights-out", weights,
                         "--example-inputs", os.path.join(d, "inputs.safetensors")]
@@ -100,7 +106,7 @@ def main():
                     ok, err = run([args.pimc_opt, mlir, "--llm-synthesize-decode", "-o",
                                    base + ".step.mlir"], expect_fail=refusal)
                     bad += not ok
-                    print(f"{'ok  ' if ok else 'FAIL'} {tag:4s} {model:20s} refused: "
+                    print(f"{'ok  ' if ok else 'FAIL'} {tag:4s} {name:20s} refused: "
                           f"{refusal if ok else err.strip()}", flush=True)
                     continue
                 if model not in STATIC:
@@ -108,10 +114,10 @@ def main():
                          base + ".step.mlir"])
             except RuntimeError as e:
                 bad += 1
-                print(f"FAIL {tag:4s} {model:20s} import: {e}", flush=True)
+                print(f"FAIL {tag:4s} {name:20s} import: {e}", flush=True)
                 continue
 
-            def check(name, tol, generate):
+            def check(where, tol, generate):
                 nonlocal bad
                 try:
                     ok, worst, forced, msg = follow_golden(generate, golden, glogits, tol)
@@ -119,7 +125,7 @@ def main():
                     ok, worst, forced, msg = False, 0.0, [], str(e)
                 bad += not ok
                 n = len(gen["tokens"])
-                line = (f"{'ok  ' if ok else 'FAIL'} {tag:4s} {model:20s} {name:10s} "
+                line = (f"{'ok  ' if ok else 'FAIL'} {tag:4s} {name:20s} {where:10s} "
                         f"{n - len(forced)}/{n} tokens = eager with a KV cache, max |logit diff| "
                         f"/ max |logit| = {worst:.2e} (tolerance {tol:.0e})")
                 if forced:
@@ -143,7 +149,7 @@ def main():
                     run([args.pimc, "compile", mlir, "--target", tfile, "-o", prog, "--quiet"])
                 except RuntimeError as e:
                     bad += 1
-                    print(f"FAIL {tag:4s} {model:20s} {target:10s} compile: {e}", flush=True)
+                    print(f"FAIL {tag:4s} {name:20s} {target:10s} compile: {e}", flush=True)
                     continue
 
                 def sim(prompt, n, prog=prog, tfile=tfile, out_t=out_t):

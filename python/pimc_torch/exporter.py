@@ -918,12 +918,15 @@ def export(module, example_inputs, path, input_names=None, tracer="auto"):
     return graph
 
 
-def export_onnx(module, example_inputs, path, input_names=None, opset=17, files=None):
+def export_onnx(module, example_inputs, path, input_names=None, opset=17, files=None,
+                constant_folding=True):
     """torch.onnx.export at `opset`, checked with onnx.checker, written atomically (staged in
-    `files` when given, committed with them)."""
+    `files` when given, committed with them). `constant_folding` as torch.onnx.export's
+    do_constant_folding (default on, as exporters ship models)."""
     if files is None:
         with gf.AtomicFiles() as own:
-            return export_onnx(module, example_inputs, path, input_names, opset, own)
+            return export_onnx(module, example_inputs, path, input_names, opset, own,
+                               constant_folding)
     import onnx
     inputs = tuple(example_inputs)
     module.eval()
@@ -942,7 +945,7 @@ def export_onnx(module, example_inputs, path, input_names=None, opset=17, files=
             # GatherND/ScatterND, which the ONNX importer does not take yet (docs/torch-bridge.md).
             torch.onnx.export(module, inputs, tmp, opset_version=opset, input_names=names,
                               output_names=["output_%d" % i for i in range(n_out)],
-                              do_constant_folding=True, dynamo=False)
+                              do_constant_folding=constant_folding, dynamo=False)
     except Exception as e:
         raise ExportError("%s: torch.onnx.export (opset %d) failed: %s: %s"
                           % (label, opset, type(e).__name__, e))

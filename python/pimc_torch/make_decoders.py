@@ -183,6 +183,11 @@ def _write_export(d, module, inputs, names, outs, extra, files):
                          os.path.join(d, "graph.safetensors"), files)
     t1 = time.time()
     exporter.export_onnx(module, inputs, os.path.join(d, "model.onnx"), names, files=files)
+    # GPT-2: the default export folds wpe[arange(T)] into a constant laid out along the traced
+    # positions (a decode step cannot be made from it); without folding the arange stays.
+    if isinstance(module, models.GPT2Stack):
+        exporter.export_onnx(module, inputs, os.path.join(d, "model_unfolded.onnx"), names,
+                             files=files, constant_folding=False)
     t2 = time.time()
     files.write(os.path.join(d, "inputs.safetensors"),
                 st.serialize({"input_%d" % i: t.contiguous() for i, t in enumerate(inputs)}))

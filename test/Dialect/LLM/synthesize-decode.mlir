@@ -114,3 +114,24 @@ func.func @forward(%ids: tensor<4xi64>, %mask: tensor<4xf32>) -> tensor<4x16xf32
   %x = llm.embedding %emb, %ids : (tensor<32x16xf32>, tensor<4xi64>) -> tensor<4x16xf32>
   return %x : tensor<4x16xf32>
 }
+
+// -----
+
+// As ONNX exports write it: the position table read with llm.gather, the
+// tied head as x @ transpose(W), which becomes llm.lm_head on W.
+// CHECK: func.func @forward(%{{.*}}: tensor<1xi64>, %[[O:.*]]: index) -> tensor<1x32xf32>
+// CHECK: llm.positions %[[O]]
+// CHECK: llm.gather %{{.*}}, %{{.*}} {axis = 0 : i64} : (tensor<16x16xf32>, tensor<1xi64>) -> tensor<1x16xf32>
+// CHECK-NOT: llm.transpose
+// CHECK: llm.lm_head %{{.*}}, %{{.*}} : (tensor<1x16xf32>, tensor<32x16xf32>) -> tensor<1x32xf32>
+func.func @forward(%ids: tensor<4xi64>) -> tensor<4x32xf32> {
+  %pos = arith.constant dense<[0, 1, 2, 3]> : tensor<4xi64>
+  %emb = llm.weight "wte" : tensor<32x16xf32>
+  %wpe = llm.weight "wpe" : tensor<16x16xf32>
+  %x = llm.embedding %emb, %ids : (tensor<32x16xf32>, tensor<4xi64>) -> tensor<4x16xf32>
+  %p = llm.gather %wpe, %pos {axis = 0 : i64} : (tensor<16x16xf32>, tensor<4xi64>) -> tensor<4x16xf32>
+  %h = llm.add %x, %p : tensor<4x16xf32>
+  %t = llm.transpose %emb {permutation = array<i64: 1, 0>} : tensor<32x16xf32> -> tensor<16x32xf32>
+  %l = llm.matmul %h, %t : (tensor<4x16xf32>, tensor<16x32xf32>) -> tensor<4x32xf32>
+  return %l : tensor<4x32xf32>
+}

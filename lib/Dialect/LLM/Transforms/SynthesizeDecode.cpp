@@ -38,6 +38,21 @@ RankedTensorType rankedOf(Value v) {
   return dyn_cast<RankedTensorType>(v.getType());
 }
 
+/// The (input, weight [V, H]) of a vocabulary projection: a linear without
+/// bias, or x @ transpose(W) (an ONNX export of a tied head).
+FailureOr<std::pair<Value, Value>> headOperands(Operation *def) {
+  if (auto lin = dyn_cast_or_null<LinearOp>(def); lin && !lin.getBias())
+    return std::pair<Value, Value>(lin.getInput(), lin.getWeight());
+  auto mm = dyn_cast_or_null<MatmulOp>(def);
+  auto tr = mm ? mm.getRhs().getDefiningOp<TransposeOp>() : TransposeOp();
+  if (!tr || !tr.getInput().getDefiningOp<WeightOp>() ||
+      rankedOf(tr.getInput()).getRank() != 2 ||
+      tr.getPermutation() != ArrayRef<int64_t>{1, 0} ||
+      !rankedOf(tr.getInput()).getElementType().isF32())
+    return failure();
+  return std::pair<Value, Value>(mm.getLhs(), tr.getInput());
+}
+
 class Synthesizer {
 public:
   Synthesizer(func::FuncOp src, int64_t maxContext)
@@ -259,6 +274,19 @@ FailureOr<int64_t> Synthesizer::resultAxis(Operation *op) {
       return failure();
     return a;
   }
+  if (auto g = dyn_cast<GatherOp>(op)) {
+    // result = input[:axis] + indices.shape + input[axis+1:]
+    int64_t ia = axisOf(g.getInput()), xa = axisOf(g.getIndices());
+    int64_t ax = normAxis(g.getAxis(), rankedOf(g.getInput()).getRank());
+    int64_t irank = rankedOf(g.getIndices()).getRank();
+    if (ia != kNone && xa != kNone)
+      return fail(op, "both the table and the indices depend on the tokens");
+    if (xa != kNone)
+      return ax + xa;
+    if (failed(requireNotAt(ax, ia, "the gather")))
+      return failure();
+    return ia == kNone || ia < ax ? ia : ia - 1 + irank;
+  }
   if (auto r = dyn_cast<ReshapeOp>(op))
     return reshapeAxis(r);
   if (auto t = dyn_cast<TransposeOp>(op)) {
@@ -464,14 +492,21 @@ FailureOr<func::FuncOp> Synthesizer::run() {
       Operation *def = logits.getDefiningOp();
       while (def && isa<ReshapeOp>(def))
         def = def->getOperand(0).getDefiningOp();
-      if (auto lin = dyn_cast_or_null<LinearOp>(def); lin && !lin.getBias()) {
-        b.setInsertionPoint(lin);
-        Value head = LMHeadOp::create(b, lin.getLoc(), lin.getType(),
-                                      lin.getInput(), lin.getWeight());
-        lin.getResult().replaceAllUsesWith(head);
-        if (results[0] == lin.getResult())
-          results[0] = head;
-        lin.erase();
+      if (FailureOr<std::pair<Value, Value>> head = headOperands(def);
+          succeeded(head)) {
+        b.setInsertionPoint(def);
+        Value lm =
+            LMHeadOp::create(b, def->getLoc(), def->getResult(0).getType(),
+                             head->first, head->second);
+        def->getResult(0).replaceAllUsesWith(lm);
+        if (results[0] == def->getResult(0))
+          results[0] = lm;
+        Operation *tr = def->getNumOperands() == 2
+                            ? def->getOperand(1).getDefiningOp<TransposeOp>()
+                            : nullptr;
+        def->erase();
+        if (tr && tr->use_empty())
+          tr->erase();
         b.setInsertionPointToEnd(body);
       }
       llvm::append_range(results, caches);
@@ -493,15 +528,21 @@ FailureOr<func::FuncOp> Synthesizer::run() {
 /// A learned position table bounds the context: the rows of every table
 /// the positions index.
 int64_t positionTableRows(func::FuncOp f, int64_t maxContext) {
-  f.walk([&](EmbeddingOp e) {
-    if (e.getIds().getDefiningOp<PositionsOp>() ||
-        (e.getIds().getDefiningOp<ReshapeOp>() &&
-         e.getIds()
-             .getDefiningOp<ReshapeOp>()
-             .getInput()
-             .getDefiningOp<PositionsOp>()))
-      maxContext = std::min(
-          maxContext, cast<ShapedType>(e.getTable().getType()).getDimSize(0));
+  auto fromPositions = [](Value ids) {
+    while (auto r = ids.getDefiningOp<ReshapeOp>())
+      ids = r.getInput();
+    return ids.getDefiningOp<PositionsOp>() != nullptr;
+  };
+  auto cap = [&](Value table) {
+    maxContext =
+        std::min(maxContext, cast<ShapedType>(table.getType()).getDimSize(0));
+  };
+  f.walk([&](Operation *op) {
+    if (auto e = dyn_cast<EmbeddingOp>(op); e && fromPositions(e.getIds()))
+      cap(e.getTable());
+    if (auto g = dyn_cast<GatherOp>(op);
+        g && g.getAxis() == 0 && fromPositions(g.getIndices()))
+      cap(g.getInput());
   });
   return maxContext;
 }
