@@ -1169,6 +1169,43 @@ TEST_F(HostOpTest, AttnCombineMergesPartialSoftmaxes) {
             "'where', which is not a parameter of the program");
 }
 
+TEST(HostOpParseTest, CallsCheckTheirBindings) {
+  auto call = [](json::Array args, json::Array results) {
+    return json::Object{{"op", "call"},
+                        {"source", "llm.gelu"},
+                        {"mlir", "module {}"},
+                        {"args", std::move(args)},
+                        {"results", std::move(results)},
+                        {"weight_bytes", 0},
+                        {"flops", 0}};
+  };
+  auto value = [](json::Value b, std::vector<int64_t> shape) {
+    return json::Object{{"buffer", std::move(b)},
+                        {"shape", json::Array(shape)}};
+  };
+  EXPECT_EQ(parseError({call(json::Array{value(buf(0, 4, "f32"), {1, 4})},
+                             json::Array{value(buf(64, 4, "f32"), {1, 4})})}),
+            "(no error)");
+  EXPECT_EQ(parseError({call(json::Array{value(buf(0, 4, "f32"), {1, 3})},
+                             json::Array{value(buf(64, 4, "f32"), {1, 4})})}),
+            "host kernel 'k' (0), op 0 (call): 'args[0]': 'shape' [1, 3] does "
+            "not have the buffer's 4 elements");
+  EXPECT_EQ(parseError({call(json::Array{json::Object{
+                                 {"param", "where"}, {"shape", json::Array{}}}},
+                             json::Array{value(buf(64, 4, "f32"), {1, 4})})}),
+            "host kernel 'k' (0), op 0 (call): 'args[0]': 'param' is 'where', "
+            "expected pos or token");
+  EXPECT_EQ(parseError({call(json::Array{}, json::Array{json::Object{
+                                                {"param", "pos"},
+                                                {"shape", json::Array{}}}})}),
+            "host kernel 'k' (0), op 0 (call): 'results[0]': missing field "
+            "'buffer'");
+  json::Object noText = call(json::Array{}, json::Array{});
+  noText.erase("mlir");
+  EXPECT_EQ(parseError({std::move(noText)}),
+            "host kernel 'k' (0), op 0 (call): missing field 'mlir'");
+}
+
 TEST_F(HostOpTest, LogitsMarksTheBuffer) {
   load({json::Object{{"op", "logits"}, {"in", buf(128, 32, "f32")}}});
   ASSERT_TRUE(hostOps->logits().has_value());
