@@ -668,7 +668,8 @@ class PimcBackend:
         if target is not None:
             raise PimcBackendError(
                 "option target=%r: graphs from torch.compile cannot be compiled for a PIM target "
-                "yet (pimc's PIM backend compiles only the Hugging Face importer's decode step); "
+                "yet (pimc's PIM backend compiles decode steps: whole causal LMs from token ids to "
+                "logits, not the partial graphs Dynamo hands over); "
                 "every Dynamo graph runs on pimc's reference interpreter, so leave target unset"
                 % (target,))
         if fallback not in ("error", "eager"):
@@ -771,8 +772,8 @@ class Report:
                   len(self.eager()))]
         for r in self.graphs:
             out.extend(r.lines())
-        out.append("no graph is compiled for a PIM target: pimc's PIM backend compiles only the "
-                   "Hugging Face importer's decode step")
+        out.append("no graph is compiled for a PIM target: pimc's PIM backend compiles decode "
+                   "steps of whole causal LMs (pimc compile graph.json), not Dynamo's graphs")
         if self.max_diff is not None:
             out.append("outputs vs eager: max |diff| %.3g" % self.max_diff)
         return "\n".join(out)
