@@ -21,6 +21,10 @@ token; the golden token is then forced and later steps are still compared).
 llama_static is a decode step already (a static KV cache, as transformers' StaticCache
 exports it): it is compiled as it is and checked on pimsim only.
 
+llama_optimum is transformers' Llama in optimum's decoder-with-past layout (ONNX only): run-ref
+takes `pimc import --prompt-form 8` made a step by llm-synthesize-decode, pimsim takes
+`pimc compile model.onnx` as it is.
+
 A model whose export cannot become a decode step is expected to be refused with the reason
 (EXPECTED_REFUSALS), not to run: GPT-2's ONNX export constant-folds wpe[arange(8)] into an
 initializer laid out along the traced positions, so no position but 0..7 can be recovered.
@@ -39,12 +43,17 @@ from pimc_testgen import safetensors_io as st        # noqa: E402
 from pimc_testgen.e2e_pim import follow_golden, tokens  # noqa: E402
 
 MODELS = ["llama_lm", "llama_interleaved_lm", "llama_sliding_lm", "llama_yarn_lm",
-          "mixtral_dense_lm", "mixtral_sparse_lm", "qwen2_moe_lm", "gpt2_lm", "llama_static"]
+          "mixtral_dense_lm", "mixtral_sparse_lm", "qwen2_moe_lm", "gpt2_lm", "llama_static",
+          "llama_optimum"]
 # Exported as a decode step already (transformers-style static cache: token, position and
 # the caches in, logits and the updated caches out): compiled as it is, its caches kept in
 # device memory between steps; pimsim only (run-ref generates from LM-form steps).
 STATIC = {"llama_static"}
 SOURCES = ["graph.json", "model.onnx"]
+# Decoders with past in optimum's layout (transformers' own model and decoding): ONNX only.
+# run-ref takes `pimc import --prompt-form 8`, the graph made a step by llm-synthesize-decode;
+# pimsim takes `pimc compile model.onnx` as it is (the same prompt form inside).
+OPTIMUM = {"llama_optimum"}
 # GPT-2 also exported without ONNX constant folding (make_decoders.py): the position arange
 # stays in the graph, so its decode step can be made.
 EXTRA_SOURCES = {"gpt2_lm": ["model_unfolded.onnx"]}
@@ -88,7 +97,8 @@ def main():
         glogits = np.stack([logits["step_%d" % i].float().numpy()
                             for i in range(len(gen["tokens"]))])
         vocab = glogits.shape[1]
-        for source in SOURCES + EXTRA_SOURCES.get(model, []):
+        sources = ["model.onnx"] if model in OPTIMUM else SOURCES
+        for source in sources + EXTRA_SOURCES.get(model, []):
             tag = "fx" if source == "graph.json" else "onnx"
             variant = source[len("model_"):-len(".onnx")] if source.startswith("model_") else ""
             base = os.path.join(work, f"{model}.{tag}{variant}")
@@ -97,8 +107,9 @@ def main():
             cmd = [args.pimc, "import", os.path.join(d, source), "-o", mlir]
             if source.endswith(".onnx"):
                 weights = base + ".safetensors"
-                cmd += ["--weights-out", weights,
-                        "--example-inputs", os.path.join(d, "inputs.safetensors")]
+                cmd += ["--weights-out", weights]
+                cmd += (["--prompt-form", "8"] if model in OPTIMUM else
+                        ["--example-inputs", os.path.join(d, "inputs.safetensors")])
             refusal = EXPECTED_REFUSALS.get((model, source))
             try:
                 run(cmd)
@@ -145,14 +156,20 @@ def main():
             for target, tname, tol in TARGETS:
                 tfile = os.path.join(args.targets, tname + ".json")
                 prog, out_t = f"{base}.{target}.pimb", f"{base}.{target}.logits"
+                compile_cmd = [args.pimc, "compile", mlir, "--target", tfile, "-o", prog,
+                               "--quiet"]
+                if model in OPTIMUM:
+                    compile_cmd[2] = os.path.join(d, source)
+                    weights = f"{base}.{target}.safetensors"
+                    compile_cmd += ["--weights-out", weights]
                 try:
-                    run([args.pimc, "compile", mlir, "--target", tfile, "-o", prog, "--quiet"])
+                    run(compile_cmd)
                 except RuntimeError as e:
                     bad += 1
                     print(f"FAIL {tag:4s} {name:20s} {target:10s} compile: {e}", flush=True)
                     continue
 
-                def sim(prompt, n, prog=prog, tfile=tfile, out_t=out_t):
+                def sim(prompt, n, prog=prog, tfile=tfile, out_t=out_t, weights=weights):
                     toks = tokens(run([args.pimc, "run", prog, "--target", tfile, "--weights",
                                        weights, "--prompt-ids", ",".join(map(str, prompt)),
                                        "--max-new-tokens", str(n), "--logits-out", out_t]))

@@ -25,6 +25,13 @@ DIR/llama_static/                    one decode step over a static cache, on lla
     outputs.safetensors              input is the first generated token) and its eager outputs
     generate.json, logits.safetensors   as above, decoded with the static step itself (prompt one
                                      token at a time); the tokens must equal llama_lm's
+DIR/llama_optimum/                   transformers' LlamaForCausalLM (decoder_config.json), exported
+                                     by onnx_decoder.py in optimum's decoder-with-past layout
+                                     (model.onnx plus its onnxruntime-checked input/output sets);
+                                     generate.json and logits.safetensors from transformers' own
+                                     greedy decoding with a DynamicCache; onnxruntime must also
+                                     give transformers' logits with an empty past (the form
+                                     pimc compiles)
 
 Greedy decoding: the prompt is prefilled with forward_cached (positions 0..7), each token is the
 argmax of the last row of logits (the lowest index on ties), then each new token is fed alone with
@@ -98,7 +105,20 @@ STATIC = {
                      "(logits [1,1,96], k_0', v_0', k_1', v_1'); index_copy at cache_position, "
                      "attention over all 24 slots with slots after cache_position masked"),
 }
-ALL = list(MODELS) + list(STATIC)
+# name -> (transformers config fields, what): optimum-layout decoders with past
+# (onnx_decoder.py), decoded by transformers itself.
+OPTIMUM = {
+    "llama_optimum": ({"model_type": "llama", "vocab_size": 96, "hidden_size": 64,
+                       "intermediate_size": 128, "num_hidden_layers": 2,
+                       "num_attention_heads": 4, "num_key_value_heads": 2,
+                       "max_position_embeddings": 64, "rms_norm_eps": 1e-6,
+                       "rope_theta": 10000.0, "tie_word_embeddings": False},
+                      "transformers LlamaForCausalLM (hidden 64, 2 layers, GQA 4q/2kv) exported "
+                      "by onnx_decoder.py in optimum's decoder-with-past layout (dynamic axes, "
+                      "opset 17); goldens from transformers' own greedy decoding with a "
+                      "DynamicCache"),
+}
+ALL = list(MODELS) + list(STATIC) + list(OPTIMUM)
 
 
 class DecodeError(RuntimeError):
@@ -276,6 +296,92 @@ def write_static(out, name, seed):
             "min_margin": min(margins), "what": what}
 
 
+def _transformers_generate(name, model, prompt):
+    """Greedy decoding by transformers with its DynamicCache, each step checked against the
+    cache-less forward: (tokens, margins, [V] logits per step)."""
+    from pimc_torch import onnx_decoder
+    tokens, margins, rows = [], [], []
+    seq = prompt[0].tolist()
+    with torch.no_grad():
+        out = model(input_ids=prompt, use_cache=True)
+        for step in range(NEW_TOKENS):
+            row = out.logits[0, -1].contiguous()
+            full = model(input_ids=torch.tensor([seq], dtype=torch.int64)).logits[0, -1]
+            _check_row(name, step, row, full)
+            token, margin = pick(row)
+            tokens.append(token)
+            margins.append(margin)
+            rows.append(row.clone())
+            seq.append(token)
+            if step + 1 < NEW_TOKENS:
+                out = model(input_ids=torch.tensor([[token]], dtype=torch.int64),
+                            cache=onnx_decoder._forward_cache(out), use_cache=True)
+    return tokens, margins, rows
+
+
+def _check_prompt_form(name, model_path, model, prompt):
+    """onnxruntime runs the export with an empty past, an all-ones mask and positions 0..T-1
+    (the form pimc compiles) and must give transformers' cache-less logits."""
+    import numpy as np
+    import onnxruntime as ort
+    sess = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
+    T = prompt.shape[1]
+    feeds = {}
+    for i in sess.get_inputs():
+        if i.name == "input_ids":
+            feeds[i.name] = prompt.numpy()
+        elif i.name == "attention_mask":
+            feeds[i.name] = np.ones((1, T), np.int64)
+        elif i.name == "position_ids":
+            feeds[i.name] = np.arange(T, dtype=np.int64)[None]
+        else:
+            heads, dim = i.shape[1], i.shape[3]
+            feeds[i.name] = np.zeros((1, heads, 0, dim), np.float32)
+    got = sess.run(["logits"], feeds)[0]
+    with torch.no_grad():
+        want = model(input_ids=prompt).logits.numpy()
+    diff = float(np.abs(got - want).max())
+    if not diff <= 1e-4:
+        raise DecodeError("%s: onnxruntime with an empty past differs from transformers' "
+                          "forward by %.3g" % (name, diff))
+    return diff
+
+
+def write_optimum(out, name, seed):
+    from pimc_torch import onnx_decoder
+    fields, what = OPTIMUM[name]
+    s = model_seed(name, seed)
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    cfg_path = os.path.join(d, "decoder_config.json")
+    with gf.AtomicFiles() as files:
+        files.write(cfg_path, json.dumps(fields, indent=1, sort_keys=True) + "\n")
+    t0 = time.time()
+    try:
+        manifest = onnx_decoder.export(cfg_path, d, seed=s, log=lambda m: None)
+    except onnx_decoder.DecoderExportError as e:
+        raise DecodeError("%s: %s" % (name, e))
+    t_onnx = time.time() - t0
+    model = onnx_decoder.build_model(onnx_decoder.load_config(cfg_path), s)
+    vocab = fields["vocab_size"]
+    prompt = make_inputs([InputSpec("input_ids", "int64", [1, PROMPT_LEN], 0, vocab)], s)[0]
+    t0 = time.time()
+    tokens, margins, rows = _transformers_generate(name, model, prompt)
+    diff = _check_prompt_form(name, os.path.join(d, "model.onnx"), model, prompt)
+    t_gen = time.time() - t0
+    with gf.AtomicFiles() as files:
+        files.write(os.path.join(d, "generate.json"),
+                    _generate_json(prompt[0].tolist(), tokens, vocab, margins, what))
+        files.write(os.path.join(d, "logits.safetensors"), _logits_file(rows))
+    print("  %-22s generate %.1f s, onnx %.1f s; min margin %.4g (step %d), empty-past "
+          "onnxruntime vs transformers %.2g" % (name, t_gen, t_onnx, min(margins),
+                                                margins.index(min(margins)), diff))
+    return {"class": "transformers." + type(model).__name__, "config": fields, "seed": s,
+            "exporter": manifest["exporter"], "opset": manifest["opset"],
+            "inputs": manifest["inputs"], "outputs": manifest["outputs"],
+            "min_margin": min(margins), "prompt_form_max_diff": diff, "what": what}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="output directory")
@@ -294,8 +400,9 @@ def main(argv=None):
     manifest = {}
     try:
         for name in only:
-            manifest[name] = (write_static if name in STATIC else write_lm)(args.out, name,
-                                                                            args.seed)
+            write = (write_static if name in STATIC else
+                     write_optimum if name in OPTIMUM else write_lm)
+            manifest[name] = write(args.out, name, args.seed)
     except (exporter.ExportError, gf.GraphFormatError, DecodeError) as e:
         print("error: %s" % e, file=sys.stderr)
         return 1

@@ -19,6 +19,7 @@
 #include "pimc/Dialect/PIM/IR/PIMDialect.h"
 #include "pimc/Frontend/FX/FXImporter.h"
 #include "pimc/Frontend/HF/HFImporter.h"
+#include "pimc/Frontend/ONNX/DecoderWithPast.h"
 #include "pimc/Frontend/ONNX/ONNXImporter.h"
 #include "pimc/Reference/GraphEquivalence.h"
 #include "pimc/Reference/HostFunctions.h"
@@ -254,6 +255,14 @@ cl::opt<unsigned> importVerifyRaising(
              "fail (writing nothing) if raising changed any result (default "
              "0: off; docs/raising.md)"),
     cl::value_desc("N"), cl::init(0));
+cl::opt<int64_t> importPromptForm(
+    "prompt-form", cl::sub(importCmd), cl::cat(pimcCategory),
+    cl::desc("ONNX decoder with past (optimum's layout): import its "
+             "cache-less form over an N-token prompt (past empty, "
+             "attention_mask ones, position_ids 0..N-1, only logits "
+             "returned), the graph llm-synthesize-decode makes a decode step "
+             "of (docs/onnx-decoder-with-past.md)"),
+    cl::value_desc("N"), cl::init(0));
 cl::opt<bool> importPrintLocations(
     "print-locations", cl::sub(importCmd), cl::cat(pimcCategory),
     cl::desc("ONNX: print the locations (node names) of the imported ops"));
@@ -340,7 +349,8 @@ cl::opt<bool> jsonOutput("json", cl::sub(runRefCmd), cl::cat(pimcCategory),
 // compile
 cl::opt<std::string>
     compileInput(cl::Positional, cl::sub(compileCmd), cl::cat(pimcCategory),
-                 cl::desc("<checkpoint-dir | model.mlir | graph.json>"),
+                 cl::desc("<checkpoint-dir | model.mlir | graph.json | "
+                          "model.onnx>"),
                  cl::Required);
 cl::opt<std::string> compileTarget(
     "target", cl::sub(compileCmd), cl::cat(pimcCategory),
@@ -395,6 +405,12 @@ cl::opt<int64_t> compileAttentionSplit(
              "each on its own channels (default 0: the cost model decides; "
              "1: no split)"),
     cl::init(0));
+cl::opt<std::string> compileWeightsOut(
+    "weights-out", cl::sub(compileCmd), cl::cat(pimcCategory),
+    cl::desc("ONNX input: safetensors file for the model's weights, what "
+             "`pimc run --weights` takes (default: the output path with "
+             ".safetensors)"),
+    cl::value_desc("file"));
 cl::opt<bool> compileQuiet("quiet", cl::sub(compileCmd), cl::cat(pimcCategory),
                            cl::desc("Do not print the compile summary"));
 
@@ -546,6 +562,21 @@ int runONNXImport(mlir::MLIRContext &ctx) {
                           spec));
     options.inputShapes[name.str()] = shape;
   }
+  std::unique_ptr<onnx::PromptForm> prompt;
+  if (importPromptForm.getNumOccurrences()) {
+    auto form = onnx::decoderPromptForm(importInput, importPromptForm);
+    if (!form)
+      return fail(toString(form.takeError()));
+    if (!*form)
+      return fail(formatv("--prompt-form: '{0}' is not a decoder with past "
+                          "(it has no past_key_values.* input)",
+                          importInput));
+    prompt = std::move(*form);
+    for (auto &[name, shape] : prompt->options.inputShapes)
+      options.inputShapes.try_emplace(name, shape);
+    options.constantInputs = prompt->options.constantInputs;
+    options.outputs = prompt->options.outputs;
+  }
   std::map<std::string, onnx::TensorData> examples;
   if (!importExampleInputs.empty()) {
     auto values = onnx::readInputValues(importInput, importExampleInputs);
@@ -627,6 +658,11 @@ int runImport(mlir::MLIRContext &ctx) {
   if (!importDims.empty() && !fx::isGraphFile(importInput))
     return fail(formatv("--dim is for FX graphs (.json) with symbolic dims; "
                         "'{0}' is not one (ONNX: --input-shape)",
+                        importInput));
+  if (importPromptForm.getNumOccurrences() &&
+      !StringRef(importInput).ends_with(".onnx"))
+    return fail(formatv("--prompt-form is for ONNX decoders with past; "
+                        "'{0}' is not an .onnx file",
                         importInput));
   if (StringRef(importInput).ends_with(".onnx"))
     return runONNXImport(ctx);
@@ -897,6 +933,59 @@ Error writeText(StringRef path, function_ref<void(raw_ostream &)> fn) {
   });
 }
 
+/// Prompt length of a decoder with past's prompt form in `pimc compile`: the
+/// synthesized decode step does not depend on it (any length >= 2 traces the
+/// same per-position graph).
+constexpr int64_t kCompilePromptForm = 8;
+/// The compile summary's line on an ONNX model's weights.
+std::string onnxWeightsNote;
+
+/// `pimc compile model.onnx`: imported (a decoder with past in its prompt
+/// form), its weights staged in `outputs` for `pimc run --weights`, and
+/// raised.
+Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+importONNXForCompile(mlir::MLIRContext &ctx, PendingOutputs &outputs) {
+  auto prompt = onnx::decoderPromptForm(compileInput, kCompilePromptForm);
+  if (!prompt)
+    return prompt.takeError();
+  onnx::ImportOptions defaults;
+  const onnx::ImportOptions &options = *prompt ? (*prompt)->options : defaults;
+  auto model = onnx::importModelFile(ctx, compileInput, options);
+  if (!model)
+    return model.takeError();
+  std::string weightsPath = compileWeightsOut;
+  if (weightsPath.empty()) {
+    if (compileOutput == "-")
+      return createStringError(inconvertibleErrorCode(),
+                               "%s: give -o FILE or --weights-out FILE for "
+                               "the model's weights",
+                               compileInput.c_str());
+    SmallString<256> p(compileOutput);
+    sys::path::replace_extension(p, ".safetensors");
+    weightsPath = std::string(p);
+  }
+  auto tmp = outputs.add(weightsPath);
+  if (!tmp)
+    return tmp.takeError();
+  if (Error err = onnx::writeWeights(*tmp, model->weights))
+    return err;
+  if (failed(llm::raiseGraph(*model->module, {*tmp})))
+    return createStringError(inconvertibleErrorCode(),
+                             "%s: raising the imported graph failed",
+                             compileInput.c_str());
+  onnxWeightsNote =
+      formatv("  weights:   {0} tensors -> {1} (pimc run --weights){2}\n",
+              model->weights.size(), weightsPath,
+              *prompt ? formatv("; decoder with past ({0} layers): past and "
+                                "present are the KV caches, attention_mask "
+                                "all ones, position_ids the positions",
+                                (*prompt)->layers)
+                            .str()
+                      : "")
+          .str();
+  return std::move(model->module);
+}
+
 int runCompile(mlir::MLIRContext &ctx) {
   if (compileTo != "llm" && compileTo != "pim" && compileTo != "asm" &&
       compileTo != "program")
@@ -934,6 +1023,7 @@ int runCompile(mlir::MLIRContext &ctx) {
   pipeline.attentionSplit = compileAttentionSplit;
 
   auto start = std::chrono::steady_clock::now();
+  PendingOutputs outputs;
   hf::registerImportDialects(ctx);
   ctx.loadDialect<pim::PIMDialect>();
   // Diagnostics name the op; printing the whole module with them does not help.
@@ -965,6 +1055,11 @@ int runCompile(mlir::MLIRContext &ctx) {
       return fail(
           formatv("{0}: raising the imported graph failed", compileInput));
     module = std::move(graph->module);
+  } else if (StringRef(compileInput).ends_with(".onnx")) {
+    auto imported = importONNXForCompile(ctx, outputs);
+    if (!imported)
+      return fail(toString(imported.takeError()));
+    module = std::move(*imported);
   } else {
     module = mlir::parseSourceFile<mlir::ModuleOp>(compileInput, sourceMgr,
                                                    mlir::ParserConfig(&ctx));
@@ -1053,8 +1148,8 @@ int runCompile(mlir::MLIRContext &ctx) {
     auto a = program->getAttrOfType<mlir::IntegerAttr>(k);
     return a ? a.getInt() : 0;
   };
-  // The program and the report are written together or not at all.
-  PendingOutputs outputs;
+  // The program, the report and an ONNX model's weights are written together
+  // or not at all.
   std::string programPath = compileOutput;
   if (compileOutput != "-") {
     auto tmp = outputs.add(compileOutput);
@@ -1154,6 +1249,7 @@ int runCompile(mlir::MLIRContext &ctx) {
     outs() << "  host calls (no device lowering; reference numerics): " << list
            << "\n";
   }
+  outs() << onnxWeightsNote;
   double devGB = target->org.totalBytes() / 1e9;
   outs() << formatv("  memory:    weights {0:F3} GB, KV cache {1:F3} GB, "
                     "activations {2:F1} KB; {3} of {4} rows per bank "

@@ -972,6 +972,49 @@ static std::string layerOf(StringRef name, StringRef current) {
   return current == "embed" ? "embed" : "head";
 }
 
+/// Whether `name` has a numeric component (a layer number, for layerOf).
+static bool hasLayerNumber(StringRef name) {
+  SmallVector<StringRef> parts;
+  name.split(parts, '.');
+  return llvm::any_of(parts, [](StringRef p) {
+    unsigned n;
+    return !p.getAsInteger(10, n);
+  });
+}
+
+/// Layer starts where no weight name carries a layer number (an ONNX
+/// export's "onnx::MatMul_715"): layer k begins at the earliest op that
+/// feeds attention k without passing a residual add or the token embedding
+/// (its input norm, or its q/k/v projections without one).
+static llvm::DenseMap<Operation *, int64_t> structuralLayerStarts(Block &body) {
+  llvm::DenseMap<Operation *, int64_t> starts;
+  llvm::DenseSet<Operation *> claimed;
+  int64_t layer = 0;
+  for (Operation &at : body) {
+    if (!isa<pim::AttentionOp, llm::AttentionOp>(at))
+      continue;
+    Operation *first = &at;
+    SmallVector<Operation *> work{&at};
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val();
+      for (Value v : op->getOperands()) {
+        Operation *d = v.getDefiningOp();
+        if (!d || d->getNumOperands() == 0 ||
+            isa<arith::ArithDialect>(d->getDialect()) ||
+            isa<llm::AddOp, llm::EmbeddingOp, pim::AttentionOp,
+                llm::AttentionOp>(d) ||
+            !claimed.insert(d).second)
+          continue;
+        if (d->isBeforeInBlock(first))
+          first = d;
+        work.push_back(d);
+      }
+    }
+    starts[first] = layer++;
+  }
+  return starts;
+}
+
 /// `v` is @forward's token ids, possibly reshaped.
 static bool isTokenValue(Value v, Value tokens) {
   while (auto r = v.getDefiningOp<llm::ReshapeOp>())
@@ -1070,17 +1113,27 @@ FailureOr<pim::ProgramOp> Lowering::run() {
     }
   weightRow = kvRowsPlanned;
 
+  // Layers are named after the weights' layer numbers, or found from the
+  // graph's structure where the names have none.
+  bool numbered = false;
+  body.walk([&](llm::WeightOp w) { numbered |= hasLayerNumber(w.getName()); });
+  llvm::DenseMap<Operation *, int64_t> layerStarts;
+  if (!numbered)
+    layerStarts = structuralLayerStarts(body);
   for (Operation &opRef : body) {
     Operation *op = &opRef;
+    if (auto it = layerStarts.find(op); it != layerStarts.end())
+      currentLayer = "L" + std::to_string(it->second);
     // The layer is the one of the op's weights (graph importers declare
     // every weight up front).
     for (Value v : op->getOperands())
-      if (auto w = v.getDefiningOp<llm::WeightOp>()) {
+      if (auto w = v.getDefiningOp<llm::WeightOp>(); w && numbered) {
         currentLayer = layerOf(w.getName(), currentLayer);
         break;
       }
-    if (auto w = dyn_cast<llm::WeightOp>(op)) {
-      currentLayer = layerOf(w.getName(), currentLayer);
+    if (isa<llm::WeightOp>(op)) {
+      if (numbered)
+        currentLayer = layerOf(cast<llm::WeightOp>(op).getName(), currentLayer);
       continue;
     }
     if (auto e = dyn_cast<llm::EmbeddingOp>(op);

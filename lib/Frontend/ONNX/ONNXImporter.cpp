@@ -332,6 +332,7 @@ Expected<ImportedModel> Importer::run() {
   SmallVector<int32_t> argOnnxTypes;
   // Symbolic dimension name -> (size, first input naming it, its dimension).
   std::map<std::string, std::tuple<int64_t, std::string, int64_t>> dimParams;
+  SmallVector<std::string> constantNames; // inputs given as constants
   for (const auto &in : g.input()) {
     if (initNames.contains(in.name()))
       continue;
@@ -379,7 +380,21 @@ Expected<ImportedModel> Importer::run() {
       return true;
     };
     SmallVector<int64_t> shape = declared;
-    if (given != options.inputShapes.end()) {
+    const TensorData *constant = nullptr;
+    if (options.constantInputs) {
+      auto it = options.constantInputs->find(in.name());
+      if (it != options.constantInputs->end())
+        constant = &it->second;
+    }
+    if (constant) {
+      if (constant->kind != *kind || !fits(constant->shape))
+        return makeError(
+            path + ": the constant given for graph input '" + in.name() +
+            "' has shape " + shapeString(constant->shape) +
+            (constant->kind != *kind ? " and another element type" : "") +
+            ", which does not fit its declared shape " + shapeString(declared));
+      shape.assign(constant->shape.begin(), constant->shape.end());
+    } else if (given != options.inputShapes.end()) {
       if (!fits(given->second))
         return makeError(path + ": the shape " + shapeString(given->second) +
                          " given for graph input '" + in.name() +
@@ -432,10 +447,26 @@ Expected<ImportedModel> Importer::run() {
     if (std::string problem = shapeProblem(shape); !problem.empty())
       return makeError(path + ": graph input '" + in.name() + "': shape " +
                        shapeString(shape) + ": " + problem);
+    if (constant) {
+      // Not an argument: ops on it fold where they can.
+      Tensor t;
+      t.kind = constant->kind;
+      t.shape = shape;
+      t.constant = std::make_shared<const TensorData>(*constant);
+      t.onnxType = tt.elem_type();
+      tensors[in.name()] = std::move(t);
+      constantNames.push_back(in.name());
+      continue;
+    }
     argTypes.push_back(tensorType(shape, *kind));
     argNames.push_back(in.name());
     argOnnxTypes.push_back(tt.elem_type());
   }
+  if (options.constantInputs)
+    for (const auto &[name, value] : *options.constantInputs)
+      if (!llvm::is_contained(constantNames, name))
+        return makeError(path + ": a constant is given for '" + name +
+                         "', which is not a graph input");
   for (const auto &[name, shape] : options.inputShapes)
     if (!llvm::is_contained(argNames, name))
       return makeError(path + ": --input-shape names '" + name +
@@ -524,7 +555,8 @@ Expected<ImportedModel> Importer::run() {
     for (const std::string &out : node.output())
       if (!out.empty() &&
           (!produced.insert(out).second || initNames.contains(out) ||
-           llvm::is_contained(argNames, out)))
+           llvm::is_contained(argNames, out) ||
+           llvm::is_contained(constantNames, out)))
         return makeError(formatv("{0}: node '{1}' ({2}): output '{3}' is "
                                  "already defined (ONNX graphs assign each "
                                  "tensor once)",
@@ -545,7 +577,14 @@ Expected<ImportedModel> Importer::run() {
   // Results.
   SmallVector<Value> results;
   SmallVector<Type> resultTypes;
+  for (const std::string &name : options.outputs)
+    if (llvm::none_of(g.output(),
+                      [&](const auto &out) { return out.name() == name; }))
+      return makeError(path + ": '" + name + "' is not a graph output");
   for (const auto &out : g.output()) {
+    if (!options.outputs.empty() &&
+        !llvm::is_contained(options.outputs, out.name()))
+      continue;
     auto it = tensors.find(out.name());
     if (it == tensors.end())
       return makeError(path + ": graph output '" + out.name() +

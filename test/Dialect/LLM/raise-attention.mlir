@@ -336,3 +336,47 @@ func.func @sdpa_onnx_split_scale(%q: tensor<1x4x4x16xf32>, %k: tensor<1x4x4x16xf
   %o = llm.matmul %p, %v : (tensor<1x4x4x4xf32>, tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32>
   return %o : tensor<1x4x4x16xf32>
 }
+
+// -----
+
+// torch.onnx's SDPA: the boolean causal mask as select(m, 0, -inf) added to
+// the scores, and where(isnan(p), 0, p) after the softmax. The mask leaves
+// every query its own key, so no row is fully masked and the guard goes.
+// CHECK-LABEL: func.func @onnx_sdpa_nan_guard
+// CHECK: llm.attention {{.*}}{scale = 5.000000e-01 : f32}
+// CHECK-NOT: llm.compare
+// CHECK-NOT: llm.softmax
+func.func @onnx_sdpa_nan_guard(%q: tensor<1x2x3x4xf32>, %k: tensor<1x2x3x4xf32>, %v: tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32> {
+  %kt = llm.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : tensor<1x2x3x4xf32> -> tensor<1x2x4x3xf32>
+  %s = llm.matmul %q, %kt : (tensor<1x2x3x4xf32>, tensor<1x2x4x3xf32>) -> tensor<1x2x3x3xf32>
+  %ss = llm.scale %s {factor = 0.5 : f32} : tensor<1x2x3x3xf32>
+  %causal = arith.constant dense<[[[[true, false, false], [true, true, false], [true, true, true]]]]> : tensor<1x1x3x3xi1>
+  %zero = arith.constant dense<0.0> : tensor<1x1x3x3xf32>
+  %ninf = arith.constant dense<0xFF800000> : tensor<1x1x3x3xf32>
+  %m = llm.select %causal, %zero, %ninf : tensor<1x1x3x3xi1>, tensor<1x1x3x3xf32>
+  %mb = llm.broadcast %m : tensor<1x1x3x3xf32> -> tensor<1x2x3x3xf32>
+  %sm = llm.add %ss, %mb : tensor<1x2x3x3xf32>
+  %p = llm.softmax %sm {axis = 3 : i64} : tensor<1x2x3x3xf32>
+  %nan = llm.compare ne %p, %p : tensor<1x2x3x3xf32> -> tensor<1x2x3x3xi1>
+  %z = arith.constant dense<0.0> : tensor<1x2x3x3xf32>
+  %pg = llm.select %nan, %z, %p : tensor<1x2x3x3xi1>, tensor<1x2x3x3xf32>
+  %o = llm.matmul %pg, %v : (tensor<1x2x3x3xf32>, tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  return %o : tensor<1x2x3x4xf32>
+}
+
+// -----
+
+// A select that is not the NaN guard (it fills with 1, not 0) stays.
+// CHECK-LABEL: func.func @not_a_nan_guard
+// CHECK-NOT: llm.attention
+// CHECK: llm.softmax
+func.func @not_a_nan_guard(%q: tensor<1x2x3x4xf32>, %k: tensor<1x2x3x4xf32>, %v: tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32> {
+  %kt = llm.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : tensor<1x2x3x4xf32> -> tensor<1x2x4x3xf32>
+  %s = llm.matmul %q, %kt : (tensor<1x2x3x4xf32>, tensor<1x2x4x3xf32>) -> tensor<1x2x3x3xf32>
+  %p = llm.softmax %s {axis = 3 : i64} : tensor<1x2x3x3xf32>
+  %nan = llm.compare ne %p, %p : tensor<1x2x3x3xf32> -> tensor<1x2x3x3xi1>
+  %one = arith.constant dense<1.0> : tensor<1x2x3x3xf32>
+  %pg = llm.select %nan, %one, %p : tensor<1x2x3x3xi1>, tensor<1x2x3x3xf32>
+  %o = llm.matmul %pg, %v : (tensor<1x2x3x3xf32>, tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  return %o : tensor<1x2x3x4xf32>
+}

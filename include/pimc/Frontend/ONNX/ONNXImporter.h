@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,14 @@ struct ImportOptions {
   /// dimensions (dynamic_axes), checked against the fixed ones. Symbolic
   /// dimensions of one name must get one size over all graph inputs.
   std::map<std::string, llvm::SmallVector<int64_t>> inputShapes;
+  /// Graph inputs replaced by import-time constants, by name: such an input
+  /// is no function argument, and the ops it feeds fold where they can (a
+  /// decoder with past's prompt form, DecoderWithPast.h). Each value must
+  /// fit the input's declared shape and element kind.
+  const std::map<std::string, TensorData> *constantInputs = nullptr;
+  /// The graph outputs the function returns, in graph order; empty: all.
+  /// Every name must be a graph output.
+  std::vector<std::string> outputs;
 };
 
 /// A tensor the importer lifted out of the model for `llm.weight` (raw
@@ -112,6 +121,11 @@ struct ModelSummary {
   /// ONNX element types of those inputs and of the graph outputs; 0 for a
   /// value that is not a tensor (sequence, optional, map).
   std::vector<int32_t> inputTypes, outputTypes;
+  /// Declared shapes of those inputs (-1: symbolic; nullopt: no shape) and
+  /// the names of their symbolic dimensions ("" where fixed).
+  std::vector<std::optional<llvm::SmallVector<int64_t>>> inputDims;
+  std::vector<llvm::SmallVector<std::string>> inputDimNames;
+  std::vector<std::string> outputs; // graph output names
 };
 llvm::Expected<ModelSummary> summarizeModelFile(llvm::StringRef path);
 

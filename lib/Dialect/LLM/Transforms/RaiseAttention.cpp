@@ -404,6 +404,28 @@ Value toHeadMajor(PatternRewriter &b, Location loc, Value v, bool batched) {
   return transposeBy(b, loc, v, {1, 0, 2});
 }
 
+/// torch.onnx's SDPA zeroes the softmax rows of fully masked queries:
+/// where(isnan(p), 0, p), imported as select(compare ne p p, 0, p). Returns
+/// p, or `v` itself without the guard. Dropping it is exact once the mask is
+/// known to leave every query a visible key (causal, sliding-window and no
+/// mask all keep the query's own position): no row is fully masked, so the
+/// guard only acts on NaNs from non-finite scores, which llm.attention then
+/// propagates instead of zeroing (docs/raising.md).
+Value stripNaNGuard(Value v) {
+  auto sel = defOp<SelectOp>(v);
+  if (!sel)
+    return v;
+  auto isNaN = defOp<CompareOp>(sel.getCondition());
+  Value p = sel.getFalseValue();
+  if (!isNaN || isNaN.getPredicate() != ComparePredicate::Ne ||
+      isNaN.getLhs() != p || isNaN.getRhs() != p)
+    return v;
+  std::optional<double> zero = matchSplat(sel.getTrueValue());
+  if (!zero || *zero != 0.0)
+    return v;
+  return p;
+}
+
 struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
   RaiseEagerAttention(MLIRContext *ctx, const ckpt::WeightStore *weights)
       : OpRewritePattern(ctx), weights(weights) {}
@@ -411,8 +433,8 @@ struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
 
   LogicalResult matchAndRewrite(MatmulOp pv,
                                 PatternRewriter &rewriter) const override {
-    auto softmax =
-        defOp<SoftmaxOp>(stripUnitReshape(stripWidening(pv.getLhs())));
+    auto softmax = defOp<SoftmaxOp>(
+        stripNaNGuard(stripUnitReshape(stripWidening(pv.getLhs()))));
     if (!softmax)
       return rewriter.notifyMatchFailure(pv, "lhs is not a softmax");
     auto scoresType = rankedType(softmax.getResult());

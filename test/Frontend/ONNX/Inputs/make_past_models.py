@@ -1,5 +1,5 @@
 """Small ONNX models for what decoder-with-past exports need of the importer
-(isnan.test, symbolic-dims.test).
+(isnan.test, symbolic-dims.test, decoder-prompt-form.test).
 
 usage: make_past_models.py NAME OUT_DIR
 
@@ -108,6 +108,57 @@ def symbolic(out):
         "input_2": torch.zeros(1, 3, dtype=torch.int64)})
 
 
+def layout(out, name, extra_input=False, drop_output=None, past_len="past_sequence_length",
+           drop_input=None):
+    """A one-layer decoder with past in optimum's layout (or a variant that breaks it):
+    ids -> table rows [b, T, 8] are the logits; the rows as [b, 2, T, 4] are the new keys and
+    values, appended to the past along dimension 2; the logits add position_ids and the
+    attention mask's sum so both inputs are read."""
+    table = np.arange(40 * 8, dtype=np.float32).reshape(40, 8) / 100
+    nodes = [
+        helper.make_node("Gather", ["table", "input_ids"], ["rows"], name="embed"),
+        helper.make_node("Reshape", ["rows", "kv_shape"], ["kv4"], name="split_heads"),
+        helper.make_node("Transpose", ["kv4"], ["kv"], name="heads_first", perm=[0, 2, 1, 3]),
+        helper.make_node("Concat", ["past_key_values.0.key", "kv"], ["present.0.key"],
+                         name="append_key", axis=2),
+        helper.make_node("Concat", ["past_key_values.0.value", "kv"], ["present.0.value"],
+                         name="append_value", axis=2),
+        helper.make_node("Cast", ["position_ids"], ["posf"], name="pos_float", to=F),
+        helper.make_node("Unsqueeze", ["posf", "last"], ["pos3"], name="pos_col"),
+        helper.make_node("ReduceSum", ["attention_mask"], ["masked"], name="mask_sum",
+                         keepdims=1),
+        helper.make_node("Cast", ["masked"], ["maskf"], name="mask_float", to=F),
+        helper.make_node("Add", ["rows", "pos3"], ["shifted"], name="add_pos"),
+        helper.make_node("Add", ["shifted", "maskf"], ["logits"], name="add_mask"),
+    ]
+    inits = [numpy_helper.from_array(table, "table"),
+             numpy_helper.from_array(np.array([0, -1, 2, 4], np.int64), "kv_shape"),
+             numpy_helper.from_array(np.array([2], np.int64), "last")]
+    total = "past_sequence_length + sequence_length"
+    inputs = [vi("input_ids", I64, ["batch_size", "sequence_length"]),
+              vi("attention_mask", I64, ["batch_size", total]),
+              vi("position_ids", I64, ["batch_size", "sequence_length"]),
+              vi("past_key_values.0.key", F, ["batch_size", 2, past_len, 4]),
+              vi("past_key_values.0.value", F, ["batch_size", 2, past_len, 4])]
+    if extra_input:
+        inputs.append(vi("token_type_ids", I64, ["batch_size", "sequence_length"]))
+    inputs = [i for i in inputs if i.name != drop_input]
+    if drop_input:
+        nodes = [n for n in nodes if drop_input not in n.input]
+        nodes.append(helper.make_node("Identity", ["kv"], [drop_input.replace(
+            "past_key_values", "present")], name="no_past"))
+    outputs = [vi("logits", F, ["batch_size", "sequence_length", 8]),
+               vi("present.0.key", F, ["batch_size", 2, total, 4]),
+               vi("present.0.value", F, ["batch_size", 2, total, 4])]
+    outputs = [o for o in outputs if o.name != drop_output]
+    save(model(nodes, inputs, outputs, inits), os.path.join(out, name + ".onnx"))
+    if name == "layout_ok":
+        # The prompt form over 4 tokens: positions 0..3, a mask of 4 ones.
+        ids = np.array([[3, 1, 4, 1]], np.int64)
+        want = table[ids] + np.arange(4, dtype=np.float32)[None, :, None] + 4.0
+        write_io(out, name, [ids], [want])
+
+
 def main():
     name, out = sys.argv[1], sys.argv[2]
     os.makedirs(out, exist_ok=True)
@@ -117,6 +168,12 @@ def main():
         isnan_int(out)
     elif name == "symbolic":
         symbolic(out)
+    elif name == "layouts":
+        layout(out, "layout_ok")
+        layout(out, "layout_extra_input", extra_input=True)
+        layout(out, "layout_no_present", drop_output="present.0.value")
+        layout(out, "layout_static_past", past_len=3)
+        layout(out, "layout_no_value", drop_input="past_key_values.0.value")
     else:
         sys.exit("unknown model %r" % name)
 
