@@ -52,7 +52,8 @@ using llvm::StringRef;
 using llvm::Twine;
 using Kind = TensorData::Kind;
 
-/// Highest opset the table claims for any op; a model importing a newer
+/// Highest opset the table claims for the ops in general (Attention also
+/// 24, whose nonpad_kv_seqlen input is refused); a model importing a newer
 /// opset is still read, but ops whose rules end earlier are unsupported.
 inline constexpr int64_t kMaxOpset = 23;
 

@@ -54,7 +54,7 @@ const OpRule kRules[] = {
     // Opset 23 LLM functions, decomposed into primitives that the raising
     // passes fuse again (so both spellings reach the same fused ops).
     {"", "RotaryEmbedding", 23, kMaxOpset, &Importer::rotaryEmbedding},
-    {"", "Attention", 23, kMaxOpset, &Importer::attention},
+    {"", "Attention", 23, 24, &Importer::attention},
     {"com.microsoft", "SimplifiedLayerNormalization", 1, 1, &Importer::rmsNorm},
     // Products.
     {"", "MatMul", 1, kMaxOpset, &Importer::matmul},
