@@ -508,6 +508,15 @@ float geluErf(float x) {
   return 0.5f * x * (1.0f + std::erf(x * numbers::inv_sqrt2f));
 }
 
+float floorOrTruncMod(float x, float y, bool fmod) {
+  float r = std::fmod(x, y);
+  if (fmod || std::isnan(r))
+    return r;
+  if (r == 0)
+    return std::copysign(0.0f, y);
+  return std::signbit(r) != std::signbit(y) ? r + y : r;
+}
+
 float geluTanh(float x) {
   const float k = float(std::sqrt(2.0 / numbers::pi));
   return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));

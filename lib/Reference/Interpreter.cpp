@@ -749,6 +749,17 @@ Error Interpreter::Impl::execute(Operation *op, Env &env) {
             setTensor(bin.getResult(), out);
             return Error::success();
           })
+          .Case([&](llm::ModOp mod) -> Error {
+            Tensor &a = tensorOf(mod.getLhs());
+            Tensor &b = tensorOf(mod.getRhs());
+            if (a.shape != b.shape)
+              return opError(op, "operand shapes differ at run time");
+            auto out = makeF32(a.shape);
+            for (size_t i = 0; i < a.f.size(); ++i)
+              out->f[i] = floorOrTruncMod(a.f[i], b.f[i], mod.getFmod());
+            setTensor(mod.getResult(), out);
+            return Error::success();
+          })
           .Case<llm::NegOp, llm::ExpOp, llm::TanhOp, llm::RsqrtOp,
                 llm::SigmoidOp, llm::SiluOp, llm::GeluOp, llm::ScaleOp,
                 llm::SqrtOp, llm::LogOp, llm::CosOp, llm::SinOp, llm::AbsOp,

@@ -128,7 +128,13 @@ const char *const kScopeOps[] = {"MatMul",
                                  "Einsum",
                                  "NonZero",
                                  "QuantizeLinear",
-                                 "DequantizeLinear"};
+                                 "DequantizeLinear",
+                                 "Mod",
+                                 "Size",
+                                 "CastLike",
+                                 "IsNaN",
+                                 "Attention",
+                                 "RotaryEmbedding"};
 
 constexpr double kRtol = 1e-3, kAtol = 1e-7;
 

@@ -87,6 +87,9 @@ float silu(float x); // x * sigmoid(x)
 float sigmoid(float x);
 float geluErf(float x);  // 0.5 x (1 + erf(x / sqrt 2))
 float geluTanh(float x); // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+/// ONNX Mod: with `fmod`, C fmodf (the sign of x); else the floor remainder
+/// x - floor(x / y) y (the sign of y; llm.mod).
+float floorOrTruncMod(float x, float y, bool fmod);
 
 /// Numerically stable softmax over each row of [rows, n], in place. A row
 /// that is entirely -inf (every key masked) becomes all zeros, not NaN.

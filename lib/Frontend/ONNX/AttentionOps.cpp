@@ -1,4 +1,4 @@
-//===- AttentionOps.cpp - opset 23/24 Attention ---------------------------===//
+//===- AttentionOps.cpp - opset 23+ Attention -----------------------------===//
 //
 // ONNX's Attention as the operator specification defines it (the onnx
 // package's reference implementation is the oracle): Q, K, V in 3-D
@@ -8,7 +8,8 @@
 // (Q K^T) * scale, then softcap, then the bias: attn_mask (boolean: true
 // attends; float: added; a shorter last dimension padded with false /
 // -inf) and is_causal, bottom-right aligned (query i sees key j iff
-// j <= i + past length); softmax; rows whose bias hides every key are zero;
+// j <= i + past length); opset 25's left/right windows around each query's
+// position; softmax; rows whose bias hides every key are zero;
 // times V. qk_matmul_output per qk_matmul_output_mode (0: scaled product,
 // 1: after softcap, 2: after the bias, 3: the probabilities).
 //
@@ -54,6 +55,16 @@ LogicalResult Importer::attention(NodeCtx &n) {
   if (rank != (*k)->shape.size() || rank != (*v)->shape.size() ||
       (rank != 3 && rank != 4))
     return fail(n, "Q, K and V must all be 3-D or all 4-D");
+  if (n.opset >= 25 && rank == 4 &&
+      (n.getInt("q_num_heads", 0) || n.getInt("kv_num_heads", 0)))
+    return fail(n, "q_num_heads and kv_num_heads are for 3-D inputs (opset "
+                   "25 forbids them with 4-D ones)");
+  // Opset 25: a window around each query's absolute position (-1: none).
+  int64_t left = n.getInt("left_window_size", -1);
+  int64_t right = n.getInt("right_window_size", -1);
+  if (left < -1 || right < -1)
+    return fail(n, "left_window_size and right_window_size must be -1 or "
+                   "non-negative");
   // To [B, heads, S, D].
   auto heads4 = [&](Tensor &t, int64_t numHeads, Value &out) -> LogicalResult {
     Value val = asF32(t, n.loc);
@@ -140,20 +151,25 @@ LogicalResult Importer::attention(NodeCtx &n) {
   // The bias: the mask (last dimension padded to lk) and the causal part.
   AttentionBias bias;
   bool causal = n.getInt("is_causal", 0) != 0;
-  std::vector<bool> tri;
-  if (causal) {
-    if (failed(checkFoldable(n, {lq, lk}, "the causal mask")))
+  if (causal || left >= 0 || right >= 0) {
+    // Query i sits at position i + past: causal hides keys after it, the
+    // window keys more than `left` before or `right` after it.
+    if (failed(checkFoldable(n, {lq, lk}, "the causal / window mask")))
       return failure();
     TensorData t;
     t.kind = Kind::I1;
     t.shape = {lq, lk};
+    std::vector<bool> rows;
     for (int64_t i = 0; i < lq; ++i)
       for (int64_t j = 0; j < lk; ++j) {
-        t.i64.push_back(j <= i + past);
-        tri.push_back(j <= i + past);
+        int64_t diff = i + past - j;
+        bool seen = (!causal || diff >= 0) && (left < 0 || diff <= left) &&
+                    (right < 0 || -diff <= right);
+        t.i64.push_back(seen);
+        rows.push_back(seen);
       }
     bias.visible = broadcast(constantValue(t, n.loc), sshape, n.loc);
-    bias.constantRows = tri;
+    bias.constantRows = rows;
   }
   if (Tensor *mask = n.in(3)) {
     SmallVector<int64_t> ms = mask->shape;
@@ -200,8 +216,8 @@ LogicalResult Importer::attention(NodeCtx &n) {
   Value probs =
       llm::SoftmaxOp::create(b, n.loc, st, scores, b.getI64IntegerAttr(3));
 
-  // Rows whose bias hides every key are zero (not the softmax's NaN). The
-  // causal part alone always leaves key 0; a mask is checked at run time.
+  // Rows whose bias hides every key are zero (not the softmax's NaN): known
+  // at import for the causal / window part, checked at run time for a mask.
   if (bias.visible || bias.add) {
     bool needGuard = true;
     if (bias.constantRows) {

@@ -30,6 +30,17 @@ LogicalResult Importer::shape(NodeCtx &n) {
   return success();
 }
 
+LogicalResult Importer::size(NodeCtx &n) {
+  auto x = required(n, 0);
+  if (failed(x))
+    return failure();
+  TensorData d;
+  d.kind = Kind::I64;
+  d.i64 = {numElements((*x)->shape)};
+  setConstant(n, 0, std::move(d));
+  return success();
+}
+
 LogicalResult Importer::constantOfShape(NodeCtx &n) {
   auto spec = intsInput(n, 0, "shape");
   if (failed(spec))
@@ -148,6 +159,8 @@ LogicalResult Importer::identity(NodeCtx &n) {
 
 LogicalResult Importer::dequantize(NodeCtx &n) {
   // y = (x - zero_point) * scale, per tensor or along `axis`.
+  if (n.getInt("block_size", 0) != 0)
+    return fail(n, "blocked quantization (block_size) is not supported");
   auto x = required(n, 0);
   auto s = required(n, 1);
   if (failed(x) || failed(s))

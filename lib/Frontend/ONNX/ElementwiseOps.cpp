@@ -97,6 +97,51 @@ LogicalResult Importer::elementwiseBinary(NodeCtx &n) {
   return success();
 }
 
+LogicalResult Importer::mod(NodeCtx &n) {
+  // Integers are computed exactly at import when both are constants;
+  // otherwise llm.mod in f32 (exact below 2^24 for integers).
+  auto a = required(n, 0);
+  auto c = required(n, 1);
+  if (failed(a) || failed(c))
+    return failure();
+  bool fmod = n.getInt("fmod", 0) != 0;
+  if ((*a)->kind == Kind::I1 || (*c)->kind == Kind::I1)
+    return fail(n, "Mod of booleans is not defined");
+  if ((*a)->kind != (*c)->kind)
+    return fail(n, "A and B must have one element type");
+  auto shape = llm::broadcastShapes((*a)->shape, (*c)->shape);
+  if (failed(shape))
+    return fail(n, "operand shapes " + shapeString((*a)->shape) + " and " +
+                       shapeString((*c)->shape) + " do not broadcast");
+  Kind k = (*a)->kind;
+  if (k == Kind::I64 && (*a)->constant && (*c)->constant && foldable(*shape)) {
+    TensorData r;
+    r.kind = Kind::I64;
+    r.shape.assign(shape->begin(), shape->end());
+    for (int64_t i = 0, e = numElements(r.shape); i < e; ++i) {
+      int64_t x = (*a)->constant->i64[broadcastIndex((*a)->shape, *shape, i)];
+      int64_t y = (*c)->constant->i64[broadcastIndex((*c)->shape, *shape, i)];
+      if (y == 0)
+        return fail(n, "integer Mod by zero");
+      int64_t m = y == -1 ? 0 : x % y; // C truncation
+      if (!fmod && m != 0 && ((m < 0) != (y < 0)))
+        m += y;
+      r.i64.push_back(m);
+    }
+    setConstant(n, 0, std::move(r));
+    return success();
+  }
+  if (setIfEmpty(n, 0, *shape, k))
+    return success();
+  Value x = broadcast(asF32(**a, n.loc), *shape, n.loc);
+  Value y = broadcast(asF32(**c, n.loc), *shape, n.loc);
+  if (!x || !y)
+    return failure();
+  Value r = llm::ModOp::create(b, n.loc, x.getType(), x, y, fmod);
+  setValue(n, 0, convertTo(r, k, n.loc));
+  return success();
+}
+
 LogicalResult Importer::variadicMinMax(NodeCtx &n) {
   if (n.numInputs() == 0 || !n.in(0))
     return fail(n, "needs at least one input");
@@ -133,6 +178,19 @@ LogicalResult Importer::unary(NodeCtx &n) {
     return fail(n, "input must be a float tensor");
   if (setIfEmpty(n, 0, (*x)->shape, k))
     return success();
+  // Integer shape arithmetic folds (an expanded LayerNormalization negates
+  // its axis); int64 negation wraps, as onnxruntime's.
+  if (k == Kind::I64 && (*x)->constant && !(*x)->initializer) {
+    TensorData d = *(*x)->constant;
+    for (int64_t &i : d.i64) {
+      uint64_t u = i;
+      i = op == "Neg"   ? int64_t(0 - u)
+          : op == "Abs" ? (i < 0 ? int64_t(0 - u) : i)
+                        : std::max<int64_t>(i, 0);
+    }
+    setConstant(n, 0, std::move(d));
+    return success();
+  }
   Value v = asF32(**x, n.loc);
   Type t = v.getType();
   Value r;

@@ -357,10 +357,31 @@ LogicalResult Importer::logical(NodeCtx &n) {
 }
 
 LogicalResult Importer::castElements(NodeCtx &n) {
+  return castTo(n, int32_t(n.getInt("to", 0)));
+}
+
+LogicalResult Importer::castLike(NodeCtx &n) {
+  // The element type of `target_type`: known for graph inputs,
+  // initializers and Cast results; integers and booleans are one kind each.
+  auto like = required(n, 1);
+  if (failed(like))
+    return failure();
+  int32_t to = (*like)->onnxType;
+  if (to == 0 && (*like)->kind == Kind::I1)
+    to = ::onnx::TensorProto::BOOL;
+  else if (to == 0 && (*like)->kind == Kind::I64)
+    to = ::onnx::TensorProto::INT64;
+  else if (to == 0)
+    return fail(n, "the float type of target_type '" + n.node.input(1) +
+                       "' is not known at import (it is computed; f16, bf16 "
+                       "and f32 round differently)");
+  return castTo(n, to);
+}
+
+LogicalResult Importer::castTo(NodeCtx &n, int32_t to) {
   auto x = required(n, 0);
   if (failed(x))
     return failure();
-  int64_t to = n.getInt("to", 0);
   std::optional<Kind> k = kindOf(int32_t(to));
   if (!k)
     return fail(n, "cast to " + typeName(int32_t(to)) + " is not supported");
@@ -401,8 +422,11 @@ LogicalResult Importer::castElements(NodeCtx &n) {
     v = llm::CastOp::create(b, n.loc, v.getType(), r);
   }
   setValue(n, 0, v);
-  if (bound && n.outputUsed(0))
-    tensors[n.node.output(0)].bound = bound.get();
+  if (n.outputUsed(0)) {
+    tensors[n.node.output(0)].onnxType = to;
+    if (bound)
+      tensors[n.node.output(0)].bound = bound.get();
+  }
   return success();
 }
 

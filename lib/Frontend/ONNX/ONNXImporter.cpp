@@ -28,6 +28,7 @@ const OpRule kRules[] = {
     {"", "Sub", 7, kMaxOpset, &Importer::elementwiseBinary},
     {"", "Mul", 7, kMaxOpset, &Importer::elementwiseBinary},
     {"", "Div", 7, kMaxOpset, &Importer::elementwiseBinary},
+    {"", "Mod", 10, kMaxOpset, &Importer::mod},
     {"", "Pow", 7, kMaxOpset, &Importer::elementwiseBinary},
     {"", "Min", 8, kMaxOpset, &Importer::variadicMinMax},
     {"", "Max", 8, kMaxOpset, &Importer::variadicMinMax},
@@ -54,7 +55,7 @@ const OpRule kRules[] = {
     // Opset 23 LLM functions, decomposed into primitives that the raising
     // passes fuse again (so both spellings reach the same fused ops).
     {"", "RotaryEmbedding", 23, kMaxOpset, &Importer::rotaryEmbedding},
-    {"", "Attention", 23, 24, &Importer::attention},
+    {"", "Attention", 23, kMaxOpset, &Importer::attention},
     {"com.microsoft", "SimplifiedLayerNormalization", 1, 1, &Importer::rmsNorm},
     // Products.
     {"", "MatMul", 1, kMaxOpset, &Importer::matmul},
@@ -88,6 +89,7 @@ const OpRule kRules[] = {
     {"", "And", 7, kMaxOpset, &Importer::logical},
     {"", "Or", 7, kMaxOpset, &Importer::logical},
     {"", "Cast", 6, kMaxOpset, &Importer::castElements},
+    {"", "CastLike", 15, kMaxOpset, &Importer::castLike},
     // Reductions and friends.
     {"", "ReduceMean", 1, kMaxOpset, &Importer::reduce},
     {"", "ReduceSum", 1, kMaxOpset, &Importer::reduce},
@@ -99,6 +101,7 @@ const OpRule kRules[] = {
     {"", "Trilu", 14, kMaxOpset, &Importer::trilu},
     // Shapes and constants (folded at import).
     {"", "Shape", 1, kMaxOpset, &Importer::shape},
+    {"", "Size", 1, kMaxOpset, &Importer::size},
     {"", "ConstantOfShape", 9, kMaxOpset, &Importer::constantOfShape},
     {"", "Range", 11, kMaxOpset, &Importer::range},
     {"", "Constant", 1, kMaxOpset, &Importer::constant},

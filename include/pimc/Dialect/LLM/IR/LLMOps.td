@@ -264,6 +264,23 @@ def LLM_MaximumOp : LLM_BinaryOp<"maximum", "max(lhs, rhs)">;
 def LLM_MinimumOp : LLM_BinaryOp<"minimum", "min(lhs, rhs)">;
 def LLM_PowOp : LLM_BinaryOp<"pow", "powf(lhs, rhs)">;
 
+def LLM_ModOp : LLM_Op<"mod", [Pure, Elementwise, SameOperandsAndResultType]> {
+  let summary = "element-wise remainder (ONNX Mod)";
+  let description = [{
+    With `fmod`, C's `fmodf(lhs, rhs)`: `lhs - trunc(lhs / rhs) * rhs`, exact,
+    the sign of lhs. Without, the floor remainder `lhs - floor(lhs / rhs) *
+    rhs`, the sign of rhs: `fmodf`'s result plus rhs where the two signs
+    differ, a zero taking rhs's sign (Python's `%`, ONNX Mod-28's special
+    cases: NaN for an infinite lhs or a zero rhs; a finite lhs over an
+    infinite rhs gives lhs when their signs agree, else rhs). f32; integer
+    operands converted to f32 are exact below 2^24.
+  }];
+  let arguments = (ins LLM_Activations:$lhs, LLM_Activations:$rhs,
+                       DefaultValuedAttr<BoolAttr, "false">:$fmod);
+  let results = (outs LLM_Activations:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
 class LLM_UnaryOp<string mnemonic, string formula>
     : LLM_Op<mnemonic, [Pure, Elementwise, SameOperandsAndResultType]> {
   let summary = "element-wise " # formula;
