@@ -1207,18 +1207,15 @@ int runCompile(mlir::MLIRContext &ctx) {
   double pimNs = 0, hostNs = 0;
   int64_t gemvs = 0, attn = 0;
   program.walk([&](pim::StreamOp s) {
-    if (auto d = s.getDispatchAttr())
-      if (auto c = d.getAs<mlir::FloatAttr>("pim_ns")) {
-        StringRef n = s.getSymName();
-        // One count per op: K-split parts .p1, .p2, ... share part 0's cost.
-        // A split attention (".attention.p0", ...) likewise.
-        if (n.ends_with("kv_append") || n.contains(".kv_append.p") ||
-            (n.contains(".p") && !n.ends_with(".p0")))
-          return;
-        pimNs += c.getValueAsDouble();
-        (n.ends_with("attention") || n.ends_with("attention.p0") ? attn
-                                                                 : gemvs)++;
-      }
+    // One count per op (the stream metadata): the parts of a K-split GEMV
+    // or a split attention share part 0's cost; the cache appends belong to
+    // their attention.
+    auto d = s.getDispatchAttr();
+    auto c = d ? d.getAs<mlir::FloatAttr>("pim_ns") : mlir::FloatAttr();
+    if (!c || s.getOp() == "kv_append" || s.getPart().value_or(0) != 0)
+      return;
+    pimNs += c.getValueAsDouble();
+    (s.getOp() == "attention" ? attn : gemvs)++;
   });
   int64_t kernels = 0;
   program.walk([&](pim::KernelOp k) {

@@ -233,6 +233,7 @@ private:
   Value tokens, offset; // @forward's token ids and position
   std::set<std::string> streamNames;
   std::vector<std::pair<unsigned, Slot>> stateSlots; // argument, buffer
+  std::set<int64_t> emittedGroups; // pim.host_group runs already called
 };
 
 void Lowering::broadcast(OpBuilder &sb, int64_t gbOff, int64_t dataOff,
@@ -1025,8 +1026,22 @@ static bool isTokenValue(Value v, Value tokens) {
 LogicalResult Lowering::lowerHostCall(Operation *op) {
   if (isMaterializedLazily(op))
     return success();
+  // A pim-fuse-host-calls run is one call, emitted at its first op.
+  SmallVector<Operation *> run{op};
+  SmallVector<StringRef> names{op->getName().getStringRef()};
+  if (auto group = op->getAttrOfType<IntegerAttr>(kHostGroupAttrName)) {
+    if (!emittedGroups.insert(group.getInt()).second)
+      return success();
+    for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
+      if (next->getAttr(kHostGroupAttrName) == group) {
+        run.push_back(next);
+        if (!llvm::is_contained(names, next->getName().getStringRef()))
+          names.push_back(next->getName().getStringRef());
+      }
+  }
+  std::string source = llvm::join(names, "+");
   FailureOr<HostCall> call = outlineHostCall(
-      op, tokens, offset, [&](Value v) { return slots.count(v) != 0; });
+      run, tokens, offset, [&](Value v) { return slots.count(v) != 0; });
   if (failed(call))
     return failure();
   auto shapeOf = [&](Value v) {
@@ -1052,8 +1067,8 @@ LogicalResult Lowering::lowerHostCall(Operation *op) {
         {attr("buffer", buf(out)), attr("shape", shapeOf(r))}));
   }
   hostOp("call",
-         {attr("source", op->getName().getStringRef()),
-          attr("mlir", call->text), attr("args", b.getArrayAttr(args)),
+         {attr("source", source), attr("mlir", call->text),
+          attr("args", b.getArrayAttr(args)),
           attr("results", b.getArrayAttr(results)),
           attr("weight_bytes", call->weightBytes), attr("flops", call->flops)});
   return success();

@@ -57,8 +57,10 @@ bool pimc::pim::detail::isMaterializedLazily(Operation *op) {
 }
 
 FailureOr<HostCall>
-pimc::pim::detail::outlineHostCall(Operation *root, Value tokens, Value offset,
+pimc::pim::detail::outlineHostCall(ArrayRef<Operation *> roots, Value tokens,
+                                   Value offset,
                                    llvm::function_ref<bool(Value)> inAct) {
+  Operation *root = roots.front();
   MLIRContext *ctx = root->getContext();
   Location loc = root->getLoc();
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
@@ -102,21 +104,28 @@ pimc::pim::detail::outlineHostCall(Operation *root, Value tokens, Value offset,
     stripBackendAttrs(fb.clone(*def, map));
     return success();
   };
-  for (Value o : root->getOperands())
-    if (failed(materialize(o)))
-      return failure();
-  Operation *clone = fb.clone(*root, map);
-  stripBackendAttrs(clone);
+  llvm::SmallPtrSet<Operation *, 8> inRun(roots.begin(), roots.end());
   SmallVector<Value> results;
-  for (auto [orig, c] : llvm::zip(root->getResults(), clone->getResults()))
-    if (isF32Tensor(orig.getType())) {
-      call.results.push_back(orig);
-      results.push_back(c);
-    }
+  for (Operation *op : roots) {
+    root = op;
+    for (Value o : op->getOperands())
+      if (failed(materialize(o)))
+        return failure();
+    Operation *clone = fb.clone(*op, map);
+    stripBackendAttrs(clone);
+    // A result only the run reads stays inside the function.
+    for (auto [orig, c] : llvm::zip(op->getResults(), clone->getResults()))
+      if (isF32Tensor(orig.getType()) &&
+          llvm::any_of(orig.getUsers(),
+                       [&](Operation *u) { return !inRun.contains(u); })) {
+        call.results.push_back(orig);
+        results.push_back(c);
+      }
+    call.flops += opFlops(op);
+  }
   func::ReturnOp::create(fb, loc, results);
   fn.setFunctionType(FunctionType::get(ctx, body->getArgumentTypes(),
                                        ValueRange(results).getTypes()));
-  call.flops = opFlops(root);
   llvm::raw_string_ostream os(call.text);
   module->print(os);
   return call;

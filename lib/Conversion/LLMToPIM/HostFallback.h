@@ -15,6 +15,7 @@
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <string>
 
@@ -35,12 +36,22 @@ struct HostCall {
 /// recomputed inside each call that needs it (integer positions, ids).
 bool isMaterializedLazily(mlir::Operation *op);
 
-/// Outlines `op`. `tokens` and `offset` are @forward's token ids and
-/// position; `inAct(v)` tells whether `v` already has an act-region buffer.
-/// Fails (with an error on `op`) when an operand cannot be computed on the
-/// host from those (a KV cache, an op with side effects).
+/// True when pim-build-program makes `op` a `call` host op: an llm op
+/// without a device lowering or a dedicated host op, with an f32 result.
+bool becomesHostCall(mlir::Operation *op);
+
+/// pim-fuse-host-calls' mark: the ops of one run share its value.
+inline constexpr llvm::StringLiteral kHostGroupAttrName = "pim.host_group";
+
+/// Outlines `ops` (one op, or a pim.host_group run in block order) as one
+/// function. `tokens` and `offset` are @forward's token ids and position;
+/// `inAct(v)` tells whether `v` already has an act-region buffer. The
+/// function returns the f32 results used outside `ops`. Fails (with an
+/// error on the op) when an operand cannot be computed on the host from
+/// those (a KV cache, an op with side effects).
 mlir::FailureOr<HostCall>
-outlineHostCall(mlir::Operation *op, mlir::Value tokens, mlir::Value offset,
+outlineHostCall(llvm::ArrayRef<mlir::Operation *> ops, mlir::Value tokens,
+                mlir::Value offset,
                 llvm::function_ref<bool(mlir::Value)> inAct);
 
 } // namespace pimc::pim::detail

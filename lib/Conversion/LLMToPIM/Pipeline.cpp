@@ -39,6 +39,7 @@ void pimc::pim::buildBackendPipeline(OpPassManager &pm,
     pm.addPass(createPIMTile(tile));
   }
   if (first <= BackendPhase::Program && last >= BackendPhase::Program) {
+    pm.addPass(createPIMFuseHostCalls());
     pm.addPass(createPIMBuildProgram());
   }
 }

@@ -77,6 +77,21 @@ def PIMTile : Pass<"pim-tile", "::mlir::ModuleOp"> {
   ];
 }
 
+def PIMFuseHostCalls : Pass<"pim-fuse-host-calls", "::mlir::ModuleOp"> {
+  let summary = "group consecutive host-fallback ops into one host call";
+  let description = [{
+    The llm ops of @forward without a device lowering or a dedicated host op
+    (HostFallback.h) each become a `call` host op running their own
+    function. Consecutive ones (only weights, constants and integer index
+    ops between them) are one computation on the host: this pass marks each
+    maximal run of two or more with `pim.host_group = N`, and
+    pim-build-program outlines the run as one function, one call: values
+    used only inside the run get no act buffer, the interpreter is entered
+    once. Where ops of a run cannot be outlined the call errors as a single
+    op would.
+  }];
+}
+
 def PIMBuildProgram : Pass<"pim-build-program", "::mlir::ModuleOp"> {
   let summary = "place, fuse, schedule and emit @forward as a pim.program";
   let description = [{
