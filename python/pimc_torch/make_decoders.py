@@ -161,26 +161,38 @@ def _check_row(name, step, got, full):
     return diff
 
 
-def generate(name, module, prompt):
-    """Greedy decoding with forward_cached: (tokens, margins, [V] logits per step, largest
-    difference from the cache-less forward)."""
+def _greedy(name, prompt, prefill, step, full):
+    """Greedy decoding: `prefill(prompt)` and `step(token)` give the cached path's [1, T, V]
+    logits, `full(ids)` the cache-less forward's [V] last row, which each step's logits must
+    match. (tokens, margins, [V] logits per step, largest difference from the cache-less
+    forward)."""
     tokens, margins, rows, worst = [], [], [], 0.0
     seq = prompt[0].tolist()
     with torch.no_grad():
-        logits, past = module.forward_cached(prompt)
-        for step in range(NEW_TOKENS):
+        logits = prefill(prompt)
+        for i in range(NEW_TOKENS):
             row = logits[0, -1].contiguous()
-            full = module(torch.tensor([seq], dtype=torch.int64))[0, -1]
-            worst = max(worst, _check_row(name, step, row, full))
+            full_row = full(torch.tensor([seq], dtype=torch.int64))
+            worst = max(worst, _check_row(name, i, row, full_row))
             token, margin = pick(row)
             tokens.append(token)
             margins.append(margin)
             rows.append(row.clone())
             seq.append(token)
-            if step + 1 < NEW_TOKENS:
-                logits, past = module.forward_cached(torch.tensor([[token]], dtype=torch.int64),
-                                                     past)
+            if i + 1 < NEW_TOKENS:
+                logits = step(torch.tensor([[token]], dtype=torch.int64))
     return tokens, margins, rows, worst
+
+
+def generate(name, module, prompt):
+    """Greedy decoding with forward_cached (see _greedy)."""
+    past = None
+
+    def cached(ids):
+        nonlocal past
+        logits, past = module.forward_cached(ids, past)
+        return logits
+    return _greedy(name, prompt, cached, cached, lambda ids: module(ids)[0, -1])
 
 
 def _generate_json(prompt, tokens, vocab, margins, what):
@@ -297,26 +309,17 @@ def write_static(out, name, seed):
 
 
 def _transformers_generate(name, model, prompt):
-    """Greedy decoding by transformers with its DynamicCache, each step checked against the
-    cache-less forward: (tokens, margins, [V] logits per step)."""
+    """Greedy decoding by transformers with its DynamicCache (see _greedy)."""
     from pimc_torch import onnx_decoder
-    tokens, margins, rows = [], [], []
-    seq = prompt[0].tolist()
-    with torch.no_grad():
-        out = model(input_ids=prompt, use_cache=True)
-        for step in range(NEW_TOKENS):
-            row = out.logits[0, -1].contiguous()
-            full = model(input_ids=torch.tensor([seq], dtype=torch.int64)).logits[0, -1]
-            _check_row(name, step, row, full)
-            token, margin = pick(row)
-            tokens.append(token)
-            margins.append(margin)
-            rows.append(row.clone())
-            seq.append(token)
-            if step + 1 < NEW_TOKENS:
-                out = model(input_ids=torch.tensor([[token]], dtype=torch.int64),
-                            cache=onnx_decoder._forward_cache(out), use_cache=True)
-    return tokens, margins, rows
+    cache = None
+
+    def cached(ids):
+        nonlocal cache
+        out = model(input_ids=ids, cache=cache, use_cache=True)
+        cache = onnx_decoder._forward_cache(out)
+        return out.logits
+    return _greedy(name, prompt, cached, cached,
+                   lambda ids: model(input_ids=ids).logits[0, -1])[:3]
 
 
 def _check_prompt_form(name, model_path, model, prompt):

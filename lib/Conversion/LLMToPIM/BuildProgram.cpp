@@ -233,7 +233,9 @@ private:
   Value tokens, offset; // @forward's token ids and position
   std::set<std::string> streamNames;
   std::vector<std::pair<unsigned, Slot>> stateSlots; // argument, buffer
-  std::set<int64_t> emittedGroups; // pim.host_group runs already called
+  /// pim-fuse-host-calls' runs in block order, by pim.host_group; a run is
+  /// removed once its call is emitted (at its first op).
+  llvm::DenseMap<int64_t, SmallVector<Operation *>> hostRuns;
 };
 
 void Lowering::broadcast(OpBuilder &sb, int64_t gbOff, int64_t dataOff,
@@ -1028,17 +1030,17 @@ LogicalResult Lowering::lowerHostCall(Operation *op) {
     return success();
   // A pim-fuse-host-calls run is one call, emitted at its first op.
   SmallVector<Operation *> run{op};
-  SmallVector<StringRef> names{op->getName().getStringRef()};
   if (auto group = op->getAttrOfType<IntegerAttr>(kHostGroupAttrName)) {
-    if (!emittedGroups.insert(group.getInt()).second)
-      return success();
-    for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
-      if (next->getAttr(kHostGroupAttrName) == group) {
-        run.push_back(next);
-        if (!llvm::is_contained(names, next->getName().getStringRef()))
-          names.push_back(next->getName().getStringRef());
-      }
+    auto it = hostRuns.find(group.getInt());
+    if (it == hostRuns.end())
+      return success(); // emitted with the run's first op
+    run = std::move(it->second);
+    hostRuns.erase(it);
   }
+  SmallVector<StringRef> names;
+  for (Operation *r : run)
+    if (!llvm::is_contained(names, r->getName().getStringRef()))
+      names.push_back(r->getName().getStringRef());
   std::string source = llvm::join(names, "+");
   FailureOr<HostCall> call = outlineHostCall(
       run, tokens, offset, [&](Value v) { return slots.count(v) != 0; });
@@ -1135,6 +1137,9 @@ FailureOr<pim::ProgramOp> Lowering::run() {
   llvm::DenseMap<Operation *, int64_t> layerStarts;
   if (!numbered)
     layerStarts = structuralLayerStarts(body);
+  for (Operation &op : body)
+    if (auto group = op.getAttrOfType<IntegerAttr>(kHostGroupAttrName))
+      hostRuns[group.getInt()].push_back(&op);
   for (Operation &opRef : body) {
     Operation *op = &opRef;
     if (auto it = layerStarts.find(op); it != layerStarts.end())

@@ -8,7 +8,6 @@
 //===----------------------------------------------------------------------===//
 #include "HostFallback.h"
 #include "pimc/Conversion/LLMToPIM/Passes.h"
-#include "pimc/Dialect/LLM/IR/LLMDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -22,11 +21,6 @@ using namespace mlir;
 using namespace pimc;
 using namespace pimc::pim;
 using namespace pimc::pim::detail;
-
-bool pimc::pim::detail::becomesHostCall(Operation *op) {
-  return isa<llm::LLMDialect>(op->getDialect()) && !hasOwnLowering(op) &&
-         !isMaterializedLazily(op);
-}
 
 namespace {
 

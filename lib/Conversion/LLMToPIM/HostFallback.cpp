@@ -1,6 +1,7 @@
 //===- HostFallback.cpp - outlining llm ops for the host ------------------===//
 #include "HostFallback.h"
 #include "CostModel.h"
+#include "pimc/Conversion/LLMToPIM/Passes.h"
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -54,6 +55,11 @@ void stripBackendAttrs(Operation *op) {
 
 bool pimc::pim::detail::isMaterializedLazily(Operation *op) {
   return llvm::none_of(op->getResultTypes(), isF32Tensor);
+}
+
+bool pimc::pim::detail::becomesHostCall(Operation *op) {
+  return isa<llm::LLMDialect>(op->getDialect()) && !hasOwnLowering(op) &&
+         !isMaterializedLazily(op);
 }
 
 FailureOr<HostCall>

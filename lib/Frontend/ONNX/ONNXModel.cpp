@@ -409,16 +409,12 @@ Expected<ModelSummary> pimc::onnx::summarizeModelFile(StringRef path) {
       s.inputs.push_back(in.name());
       s.inputTypes.push_back(typeOf(in));
       std::optional<SmallVector<int64_t>> dims;
-      SmallVector<std::string> names;
       if (in.type().has_tensor_type() && in.type().tensor_type().has_shape()) {
         dims.emplace();
-        for (const auto &d : in.type().tensor_type().shape().dim()) {
+        for (const auto &d : in.type().tensor_type().shape().dim())
           dims->push_back(d.has_dim_value() ? d.dim_value() : -1);
-          names.push_back(d.has_dim_value() ? "" : d.dim_param());
-        }
       }
       s.inputDims.push_back(std::move(dims));
-      s.inputDimNames.push_back(std::move(names));
     }
   for (const auto &out : g.output()) {
     s.outputs.push_back(out.name());

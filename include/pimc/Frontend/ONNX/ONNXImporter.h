@@ -121,10 +121,8 @@ struct ModelSummary {
   /// ONNX element types of those inputs and of the graph outputs; 0 for a
   /// value that is not a tensor (sequence, optional, map).
   std::vector<int32_t> inputTypes, outputTypes;
-  /// Declared shapes of those inputs (-1: symbolic; nullopt: no shape) and
-  /// the names of their symbolic dimensions ("" where fixed).
+  /// Declared shapes of those inputs (-1: symbolic; nullopt: no shape).
   std::vector<std::optional<llvm::SmallVector<int64_t>>> inputDims;
-  std::vector<llvm::SmallVector<std::string>> inputDimNames;
   std::vector<std::string> outputs; // graph output names
 };
 llvm::Expected<ModelSummary> summarizeModelFile(llvm::StringRef path);

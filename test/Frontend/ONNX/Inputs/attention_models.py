@@ -11,44 +11,24 @@ import os
 import sys
 
 import numpy as np
-import torch
-from onnx import TensorProto, helper, save
-from onnx.reference import ReferenceEvaluator
+from onnx import TensorProto, helper
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "python"))
-from pimc_testgen import safetensors_io  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reference_goldens  # noqa: E402
 
 F = TensorProto.FLOAT
 B = TensorProto.BOOL
 rng = np.random.RandomState(23)
 
 
-def vi(name, elem, shape):
-    return helper.make_tensor_value_info(name, elem, shape)
-
-
 def write(out, name, inputs, outputs, feeds, opset=23, **attrs):
     """One Attention node over `inputs` ([(name, elem, value)], "" for an
     omitted one) with `outputs` ([(name, shape)] or "" for an omitted one)."""
-    in_names = [i[0] for i in inputs]
-    node = helper.make_node("Attention", in_names, [o[0] if o else "" for o in outputs],
-                            name=name, **attrs)
-    graph_in = [vi(n, e, list(v.shape)) for n, e, v in inputs if n]
-    graph_out = [vi(o[0], F, o[1]) for o in outputs if o]
-    g = helper.make_graph([node], name, graph_in, graph_out)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
-                          producer_name="pimc-test")
-    m.ir_version = 10
-    path = os.path.join(out, name + ".onnx")
-    save(m, path)
-    values = [v for n, _, v in inputs if n]
-    got = ReferenceEvaluator(m).run(None, {n: v for n, _, v in inputs if n})
-    safetensors_io.write_file(os.path.join(out, name + ".inputs.safetensors"),
-                              {"input_%d" % i: torch.from_numpy(np.ascontiguousarray(a))
-                               for i, a in enumerate(values)})
-    safetensors_io.write_file(os.path.join(out, name + ".expect.safetensors"),
-                              {"output_%d" % i: torch.from_numpy(np.ascontiguousarray(a))
-                               for i, a in enumerate(got)})
+    node = helper.make_node("Attention", [i[0] for i in inputs],
+                            [o[0] if o else "" for o in outputs], name=name, **attrs)
+    reference_goldens.write(out, name, [node], [i for i in inputs if i[0]],
+                            [(o[0], F, o[1]) for o in outputs if o], opset=opset,
+                            ir_version=10)
 
 
 def randn(*shape):

@@ -13,45 +13,15 @@ import os
 import sys
 
 import numpy as np
-import torch
 from onnx import TensorProto, helper, numpy_helper, save
-from onnx.reference import ReferenceEvaluator
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "python"))
-from pimc_testgen import safetensors_io  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reference_goldens import vi, write  # noqa: E402
 
 F = TensorProto.FLOAT
 F16 = TensorProto.FLOAT16
 I64 = TensorProto.INT64
 rng = np.random.RandomState(28)
-
-
-def vi(name, elem, shape):
-    return helper.make_tensor_value_info(name, elem, shape)
-
-
-def dense(a):
-    # np.ascontiguousarray makes a 0-d array 1-d (Size's output is 0-d).
-    return np.ascontiguousarray(a).reshape(a.shape)
-
-
-def write(out, name, nodes, inputs, outputs, inits=(), opset=28):
-    """`inputs`: [(name, elem, value)]; `outputs`: [(name, elem, shape)]."""
-    g = helper.make_graph(nodes, name, [vi(n, e, list(v.shape)) for n, e, v in inputs],
-                          [vi(n, e, s) for n, e, s in outputs], list(inits))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
-                          producer_name="pimc-test")
-    m.ir_version = 11
-    save(m, os.path.join(out, name + ".onnx"))
-    feeds = {n: v for n, _, v in inputs}
-    got = ReferenceEvaluator(m).run(None, feeds)
-    safetensors_io.write_file(os.path.join(out, name + ".inputs.safetensors"),
-                              {"input_%d" % i: torch.from_numpy(np.ascontiguousarray(v))
-                               for i, (_, _, v) in enumerate(inputs)})
-    safetensors_io.write_file(os.path.join(out, name + ".expect.safetensors"),
-                              {"output_%d" % i: torch.from_numpy(dense(
-                                  a.astype(np.float32) if a.dtype == np.float16 else a))
-                               for i, a in enumerate(got)})
 
 
 def main():
