@@ -25,6 +25,7 @@
 #include "pimsim/Program.h"
 #include "pimsim/Target.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -154,15 +155,98 @@ private:
 // Programs
 //===----------------------------------------------------------------------===//
 
-/// A JSON value as a quoted text-form string.
-std::string quoted(const json::Value &v) {
-  std::string s = formatv("{0}", v).str(), out = "\"";
-  for (char c : s) {
+/// A string as the text form spells it: bare when it is a word, else quoted.
+std::string textWord(StringRef v, bool forceQuotes = false) {
+  bool bare = !forceQuotes && !v.empty() &&
+              all_of(v, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+  if (bare)
+    return v.str();
+  std::string out = "\"";
+  for (char c : v) {
     if (c == '"' || c == '\\')
       out += '\\';
-    out += c;
+    if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out + "\"";
+}
+
+/// A host-op field value in the text form (a buffer FMT[N]@OFF, a host
+/// tensor's quoted name, a number, a word); host tensors go to `tensors`.
+std::string fieldText(const json::Value &v, std::string &tensors) {
+  if (const json::Object *o = v.getAsObject()) {
+    if (o->get("tensor")) {
+      std::string name = o->getString("tensor")->str(), dims;
+      for (const json::Value &d : *o->getArray("shape"))
+        dims += (dims.empty() ? "" : "x") + std::to_string(*d.getAsInteger());
+      std::string line =
+          ".host_tensor " + textWord(name, true) + " shape=" + dims + "\n";
+      if (tensors.find(line) == std::string::npos)
+        tensors += line;
+      return textWord(name, true);
+    }
+    return formatv("{0}[{1}]@{2}", *o->getString("fmt"), *o->getInteger("n"),
+                   *o->getInteger("off"))
+        .str();
+  }
+  if (std::optional<int64_t> i = v.getAsInteger())
+    return std::to_string(*i);
+  if (std::optional<double> d = v.getAsNumber())
+    return formatv("{0:e16}", *d).str();
+  if (std::optional<bool> b = v.getAsBoolean())
+    return *b ? "true" : "false";
+  return textWord(*v.getAsString());
+}
+
+/// Host ops written as the pim dialect's dictionaries ({"ops": [{"op":
+/// "rms_norm", "in": {off, n, fmt}, ...}]}) in the text form: the lines
+/// that follow a .kernel. Host tensors are declared in `tensors`.
+std::string opsText(const json::Value &params, std::string &tensors) {
+  std::string text;
+  for (const json::Value &op : *params.getAsObject()->getArray("ops")) {
+    const json::Object &o = *op.getAsObject();
+    text += "  " + o.getString("op")->str();
+    for (const auto &kv : o) {
+      StringRef key = kv.first;
+      if (key == "op")
+        continue;
+      if (key == "rope") {
+        for (const auto &r : *kv.second.getAsObject())
+          text += " " +
+                  (r.first == "kind" ? std::string("rope") : r.first.str()) +
+                  "=" + fieldText(r.second, tensors);
+      } else if (key == "args" || key == "results") {
+        for (const json::Value &e : *kv.second.getAsArray()) {
+          const json::Object &c = *e.getAsObject();
+          std::string value = c.get("buffer")
+                                  ? fieldText(*c.get("buffer"), tensors)
+                                  : c.getString("param")->str();
+          std::string dims;
+          for (const json::Value &d : *c.getArray("shape"))
+            dims +=
+                (dims.empty() ? "" : "x") + std::to_string(*d.getAsInteger());
+          text += " " + key.drop_back().str() + "=" + value +
+                  (dims.empty() ? "" : ":" + dims);
+        }
+      } else if (key == "mlir" || key == "source") {
+        text +=
+            " " + key.str() + "=" + textWord(*kv.second.getAsString(), true);
+      } else {
+        text += " " + key.str() + "=" + fieldText(kv.second, tensors);
+      }
+    }
+    text += "\n";
+  }
+  return text;
+}
+
+/// `.kernel HEAD` with `params`' ops, after the host tensors they declare.
+std::string kernelText(StringRef head, const json::Value &params) {
+  std::string tensors;
+  std::string ops = opsText(params, tensors);
+  return tensors + ".kernel " + head.str() + "\n" + ops;
 }
 
 json::Value buf(int64_t off, int64_t n, StringRef fmt) {
@@ -175,7 +259,7 @@ json::Value tensorRef(StringRef name, std::vector<int64_t> shape) {
 
 std::string header(const pimsim::Target &t, StringRef name = "") {
   const pimsim::Organization &o = t.org;
-  return formatv(".version 1.1\n.target {0} hash=sha256:0\n"
+  return formatv(".version 2.0\n.target {0} hash=sha256:0\n"
                  ".org stacks={1} channels={2} pseudo_channels={3} sids={4} "
                  "bank_groups={5} banks={6} rows={7} columns={8} "
                  "access_bytes={9}\n",
@@ -257,12 +341,15 @@ std::string modelText(const pimsim::Target &t, const ModelSpec &m = {},
                   "rows=100 bytes=4096\n",
                   m.nch - 1, B - 1)
               .str();
+  text += formatv(".memory max_context=16 weight_bytes={0} act_bytes=4096\n",
+                  m.lmShape[0] * m.lmShape[1] * 2)
+              .str();
   text += formatv(".weight \"{0}\" region=w format={1} shape={2} rows=0-{3} "
                   "bytes={4} layout=gemv_rows {5}\n",
                   m.lmHead, fmt, shape, groups - 1, wBytes, layout)
               .str();
-  text += ".kernel embed kind=embedding params=" + quoted(embed) + "\n";
-  text += ".kernel head kind=other params=" + quoted(head) + "\n";
+  text += kernelText("embed kind=embedding", embed);
+  text += kernelText("head kind=other", head);
   text += formatv(".stream gemv channels=0-{0}\n"
                   "  wr_gb offset=0 bytes={1} data=act+{2}\n"
                   "  barrier\n"
@@ -470,8 +557,7 @@ TEST_P(ModelTest, LogitsMatchNaiveComputationBitForBit) {
   EXPECT_EQ(tg->tokens, std::vector<int64_t>(4, 0));
 
   // The report over the functional run.
-  PerfReport report = buildReport(*s->device, s->session->program(),
-                                  s->session->hostOps(), g->steps);
+  PerfReport report = buildReport(*s->device, s->session->program(), g->steps);
   EXPECT_EQ(report.prefill.tokens, 2);
   EXPECT_EQ(report.decode.tokens, 3);
   EXPECT_EQ(report.footprint.weightBytes, double(V * H * 2));
@@ -611,27 +697,28 @@ TEST(SessionTest, KSplitBindingsPlaceEachHalf) {
                                        {"out", buf(2048, V, "f32")}},
                           json::Object{{"op", "logits"},
                                        {"in", buf(2048, V, "f32")}}}}};
-  std::string text = header(t) + ".param pos min=0 max=15\n" +
-                     ".param token min=0 max=127\n" +
-                     formatv(".region w kind=weights channels=0-1 banks=0-63 "
-                             "rows=0-1 bytes={0}\n",
-                             2 * 64 * 2 * rowBytes)
-                         .str() +
-                     ".region act kind=activations channels=0-1 banks=0-63 "
-                     "rows=100 bytes=4096\n" +
-                     binding(0, 0) + binding(1, half) +
-                     ".kernel embed kind=embedding params=" + quoted(embed) +
-                     "\n.kernel head kind=other params=" + quoted(head) + "\n" +
-                     ".stream gemv channels=0-1\n"
-                     "  wr_gb offset=0 bytes=64 data=act+512+64*ch\n"
-                     "  barrier\n"
-                     "  loop i 2 {\n"
-                     "    mac_ab row=i col=0 count=2\n"
-                     "    barrier\n"
-                     "    rd_acc count=8 data=act+1024+256*i+512*ch\n"
-                     "    barrier\n"
-                     "  }\n"
-                     ".entry decode = embed, barrier, gemv, barrier, head\n";
+  std::string text =
+      header(t) + ".param pos min=0 max=15\n" + ".param token min=0 max=127\n" +
+      formatv(".region w kind=weights channels=0-1 banks=0-63 "
+              "rows=0-1 bytes={0}\n",
+              2 * 64 * 2 * rowBytes)
+          .str() +
+      ".region act kind=activations channels=0-1 banks=0-63 "
+      "rows=100 bytes=4096\n" +
+      formatv(".memory max_context=16 weight_bytes={0}\n", V * H * 2).str() +
+      binding(0, 0) + binding(1, half) +
+      kernelText("embed kind=embedding", embed) +
+      kernelText("head kind=other", head) +
+      ".stream gemv channels=0-1\n"
+      "  wr_gb offset=0 bytes=64 data=act+512+64*ch\n"
+      "  barrier\n"
+      "  loop i 2 {\n"
+      "    mac_ab row=i col=0 count=2\n"
+      "    barrier\n"
+      "    rd_acc count=8 data=act+1024+256*i+512*ch\n"
+      "    barrier\n"
+      "  }\n"
+      ".entry decode = embed, barrier, gemv, barrier, head\n";
   auto s = makeSession(t, text, &dir, true);
   ASSERT_TRUE(bool(s)) << toString(s.takeError());
   auto r = s->session->step(17, 0, true);
@@ -656,9 +743,8 @@ TEST(SessionTest, KSplitBindingsPlaceEachHalf) {
     ASSERT_EQ(bitsOf(r->logits[n]), bitsOf(part[0] + part[1])) << "logit " << n;
   }
   // The footprint counts each half once.
-  EXPECT_EQ(
-      modelFootprint(s->session->program(), s->session->hostOps()).weightBytes,
-      double(V * H * 2));
+  EXPECT_EQ(modelFootprint(s->session->program()).weightBytes,
+            double(V * H * 2));
 }
 
 TEST(SessionTest, TimingModeStartsAtAPosition) {
@@ -799,9 +885,8 @@ std::string opsProgram(const pimsim::Target &t, json::Array ops) {
          ".param pos min=0 max=63\n.param token min=0 max=127\n"
          ".param slot src=pos mod=4 min=0 max=3\n"
          ".region act kind=activations channels=0 banks=0-63 rows=100 "
-         "bytes=8192\n"
-         ".kernel k kind=other params=" +
-         quoted(params) + "\n.entry decode = k\n";
+         "bytes=8192\n" +
+         kernelText("k kind=other", params) + ".entry decode = k\n";
 }
 
 std::string parseError(std::initializer_list<json::Value> ops);
@@ -1074,8 +1159,8 @@ TEST_F(HostOpTest, SumAddsPartsInOrder) {
                                      {"out", buf(128, 5, "f32")},
                                      {"parts", 3},
                                      {"stride", 8}}}),
-            "host kernel 'k' (0), op 0 (sum): reads 21 elements of 'in', "
-            "which has 20");
+            "t.s: kernel 0 (k), op 0 (sum): reads 21 elements of 'in', which "
+            "has 20");
 }
 
 TEST_F(HostOpTest, AttnCombineMergesPartialSoftmaxes) {
@@ -1093,6 +1178,7 @@ TEST_F(HostOpTest, AttnCombineMergesPartialSoftmaxes) {
                     {"stride", stride},
                     {"heads", heads},
                     {"block", block},
+                    {"stats_stride", 2 * heads},
                     {"part_keys", keys},
                     {"param", "pos"}}});
   std::vector<float> score = random(heads * parts * keys, 40, -6, 6);
@@ -1151,9 +1237,10 @@ TEST_F(HostOpTest, AttnCombineMergesPartialSoftmaxes) {
                                      {"stride", 8},
                                      {"heads", 2},
                                      {"block", 4},
+                                     {"stats_stride", 4},
                                      {"part_keys", 4},
                                      {"param", "pos"}}}),
-            "host kernel 'k' (0), op 0 (attn_combine): reads 24 elements of "
+            "t.s: kernel 0 (k), op 0 (attn_combine): reads 24 elements of "
             "'in', which has 23");
   EXPECT_EQ(parseError({json::Object{{"op", "attn_combine"},
                                      {"in", buf(0, 24, "f32")},
@@ -1163,10 +1250,10 @@ TEST_F(HostOpTest, AttnCombineMergesPartialSoftmaxes) {
                                      {"stride", 8},
                                      {"heads", 2},
                                      {"block", 4},
+                                     {"stats_stride", 4},
                                      {"part_keys", 4},
                                      {"param", "where"}}}),
-            "host kernel 'k' (0), op 0 (attn_combine): 'param' names "
-            "'where', which is not a parameter of the program");
+            "t.s:9:111: 'param': 'where' is not a .param of the program");
 }
 
 TEST(HostOpParseTest, CallsCheckTheirBindings) {
@@ -1188,22 +1275,21 @@ TEST(HostOpParseTest, CallsCheckTheirBindings) {
             "(no error)");
   EXPECT_EQ(parseError({call(json::Array{value(buf(0, 4, "f32"), {1, 3})},
                              json::Array{value(buf(64, 4, "f32"), {1, 4})})}),
-            "host kernel 'k' (0), op 0 (call): 'args[0]': 'shape' [1, 3] does "
+            "t.s: kernel 0 (k), op 0 (call): 'args[0]': shape [1, 3] does "
             "not have the buffer's 4 elements");
   EXPECT_EQ(parseError({call(json::Array{json::Object{
                                  {"param", "where"}, {"shape", json::Array{}}}},
                              json::Array{value(buf(64, 4, "f32"), {1, 4})})}),
-            "host kernel 'k' (0), op 0 (call): 'args[0]': 'param' is 'where', "
-            "expected pos or token");
+            "t.s:9:33: 'arg': expected FORMAT[ELEMENTS]@OFFSET, pos or token, "
+            "optionally with :DIMS, found 'where'");
   EXPECT_EQ(parseError({call(json::Array{}, json::Array{json::Object{
                                                 {"param", "pos"},
                                                 {"shape", json::Array{}}}})}),
-            "host kernel 'k' (0), op 0 (call): 'results[0]': missing field "
-            "'buffer'");
+            "t.s:9:15: 'result': expected FORMAT[ELEMENTS]@OFFSET, optionally "
+            "with :DIMS, found 'pos'");
   json::Object noText = call(json::Array{}, json::Array{});
   noText.erase("mlir");
-  EXPECT_EQ(parseError({std::move(noText)}),
-            "host kernel 'k' (0), op 0 (call): missing field 'mlir'");
+  EXPECT_EQ(parseError({std::move(noText)}), "t.s:9:3: call needs 'mlir='");
 }
 
 TEST_F(HostOpTest, LogitsMarksTheBuffer) {
@@ -1217,42 +1303,45 @@ TEST_F(HostOpTest, LogitsMarksTheBuffer) {
 /// The parse error of a one-kernel program with `ops`.
 std::string parseError(std::initializer_list<json::Value> ops) {
   pimsim::Target t = loadShipped("hbm3-pim.json");
-  pimsim::Program p = assemble(opsProgram(t, json::Array(ops)));
-  auto parsed = HostOps::parse(p);
+  auto p = pimsim::parseProgramText(opsProgram(t, json::Array(ops)), "t.s");
+  if (!p)
+    return toString(p.takeError());
+  auto parsed = HostOps::parse(*p);
   if (parsed)
     return "(no error)";
   return toString(parsed.takeError());
 }
 
-TEST(HostOpParseTest, ErrorsNameKernelAndOp) {
+TEST(HostOpParseTest, ErrorsNameTheLineOrTheKernelAndOp) {
+  // The text form's errors name the line and column; the checks that need
+  // the program (pimsim::hostOpProblems) name the kernel and the op.
   EXPECT_EQ(
       parseError({json::Object{{"op", "logits"}, {"in", buf(0, 4, "f32")}},
                   json::Object{{"op", "softmax"}}}),
-      "host kernel 'k' (0), op 1: unknown op 'softmax' (ops: embedding, "
-      "rms_norm, add, rope, gated_act, pack, v_stage, sum, linear, logits, "
+      "t.s:10:3: unknown host op 'softmax' (host ops: embedding, rms_norm, "
+      "add, rope, gated_act, pack, v_stage, sum, linear, logits, "
       "attn_combine, call)");
   EXPECT_EQ(parseError({json::Object{{"op", "rms_norm"},
                                      {"in", buf(0, 4, "f32")},
                                      {"out", buf(0, 4, "f32")},
                                      {"weight", tensorRef("w", {4})}}}),
-            "host kernel 'k' (0), op 0 (rms_norm): missing field 'eps'");
+            "t.s:10:3: rms_norm needs 'eps='");
   EXPECT_EQ(
       parseError({json::Object{{"op", "logits"}, {"in", buf(0, 4, "f64")}}}),
-      "host kernel 'k' (0), op 0 (logits): 'in': 'fmt' is 'f64', "
-      "expected f32, fp16 or bf16");
+      "t.s:9:13: 'in': expected FORMAT[ELEMENTS]@OFFSET (f32[4096]@0), found "
+      "'f64[4]@0'");
   EXPECT_EQ(
       parseError({json::Object{{"op", "logits"}, {"in", buf(8190, 4, "f32")}}}),
-      "host kernel 'k' (0), op 0 (logits): 'in' covers act bytes [8190, "
-      "8206), outside region 'act' (8192 bytes)");
+      "t.s: kernel 0 (k), op 0 (logits): 'in' covers act bytes [8190, 8206), "
+      "outside region 'act' (8192 bytes)");
   EXPECT_EQ(parseError({json::Object{
                 {"op", "logits"}, {"in", buf(0, 4, "f32")}, {"extra", 1}}}),
-            "host kernel 'k' (0), op 0 (logits): unknown field 'extra' "
-            "(fields: op, in)");
+            "t.s:9:16: unknown key 'extra' for logits (expected in)");
   EXPECT_EQ(parseError({json::Object{{"op", "add"},
                                      {"a", buf(0, 4, "f32")},
                                      {"b", buf(16, 5, "f32")},
                                      {"out", buf(64, 4, "f32")}}}),
-            "host kernel 'k' (0), op 0 (add): 'b' has 5 elements, 'a' is 4");
+            "t.s: kernel 0 (k), op 0 (add): 'b' has 5 elements, 'a' is 4");
   EXPECT_EQ(parseError({json::Object{{"op", "v_stage"},
                                      {"in", buf(0, 4, "f32")},
                                      {"out", buf(64, 16, "fp16")},
@@ -1260,21 +1349,45 @@ TEST(HostOpParseTest, ErrorsNameKernelAndOp) {
                                      {"head_dim", 4},
                                      {"lanes", 4},
                                      {"param", "nope"}}}),
-            "host kernel 'k' (0), op 0 (v_stage): 'param' names 'nope', which "
-            "is not a parameter of the program");
+            "t.s:9:72: 'param': 'nope' is not a .param of the program");
   EXPECT_EQ(parseError({json::Object{{"op", "rope"},
                                      {"in", buf(0, 8, "f32")},
                                      {"out", buf(0, 8, "f32")},
                                      {"heads", 1},
                                      {"head_dim", 8},
                                      {"rope", json::Object{{"kind", "ntk"}}}}}),
-            "host kernel 'k' (0), op 0 (rope): 'rope': 'kind' is 'ntk', "
-            "expected default, linear, dynamic, yarn or llama3");
+            "t.s:9:57: 'rope': 'ntk' is not a rope kind (default, linear, "
+            "dynamic, yarn, llama3)");
+  // The reference's rotary rules are the runtime's to check.
+  EXPECT_EQ(parseError({json::Object{{"op", "rope"},
+                                     {"in", buf(0, 8, "f32")},
+                                     {"out", buf(0, 8, "f32")},
+                                     {"heads", 1},
+                                     {"head_dim", 8},
+                                     {"rope", json::Object{{"kind", "default"},
+                                                           {"rotary_dim", 8},
+                                                           {"theta", -1.0}}}}}),
+            "host kernel 'k' (0), op 0 (rope): 'rope': theta must be positive, "
+            "got -1.00");
   EXPECT_EQ(
       parseError({json::Object{{"op", "logits"}, {"in", buf(0, 4, "f32")}},
                   json::Object{{"op", "logits"}, {"in", buf(0, 4, "f32")}}}),
       "the program has 2 'logits' ops (host kernel 'k' (0), op 0; host "
       "kernel 'k' (0), op 1); expected one");
+}
+
+// A program built in memory is checked again when its ops are loaded.
+TEST(HostOpParseTest, LoadingChecksTheOpsAgain) {
+  pimsim::Target t = loadShipped("hbm3-pim.json");
+  pimsim::Program p = assemble(opsProgram(
+      t,
+      json::Array{json::Object{{"op", "logits"}, {"in", buf(0, 4, "f32")}}}));
+  p.kernels[0].ops[0].in.elements = 4096;
+  auto parsed = HostOps::parse(p);
+  ASSERT_FALSE(bool(parsed));
+  EXPECT_EQ(toString(parsed.takeError()),
+            "host kernel 'k' (0), op 0 (logits): 'in' covers act bytes [0, "
+            "16384), outside region 'act' (8192 bytes)");
 }
 
 //===----------------------------------------------------------------------===//

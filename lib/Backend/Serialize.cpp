@@ -2,61 +2,22 @@
 //
 // The pim dialect mirrors the program format one to one, so serialization
 // builds the pimsim::Program directly: symbols become indices, #pim.index
-// fields become a base plus strides, host-op dictionaries become the JSON
-// `params` of their kernel. The result is validated against the target.
+// fields become a base plus strides, host-op dictionaries become typed host
+// ops (readHostOp, PIMHostOp.h), the program's memory-plan attributes its
+// MemoryPlan. The result is validated against the target.
 //
 //===----------------------------------------------------------------------===//
 #include "pimc/Backend/Backend.h"
 #include "pimc/Dialect/PIM/IR/PIMDialect.h"
+#include "pimc/Dialect/PIM/IR/PIMHostOp.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
-#include "llvm/Support/JSON.h"
 
 using namespace mlir;
 using namespace pimc;
 
 namespace {
-
-llvm::json::Value toJSON(Attribute a) {
-  if (auto i = dyn_cast<IntegerAttr>(a)) {
-    if (i.getType().isInteger(1))
-      return i.getValue().getBoolValue();
-    return i.getInt();
-  }
-  if (auto bo = dyn_cast<BoolAttr>(a))
-    return bo.getValue();
-  if (auto f = dyn_cast<FloatAttr>(a))
-    return f.getValueAsDouble();
-  if (auto s = dyn_cast<StringAttr>(a))
-    return s.getValue().str();
-  if (auto d = dyn_cast<DictionaryAttr>(a)) {
-    llvm::json::Object o;
-    for (NamedAttribute n : d)
-      o[n.getName().getValue()] = toJSON(n.getValue());
-    return o;
-  }
-  if (auto arr = dyn_cast<ArrayAttr>(a)) {
-    llvm::json::Array out;
-    for (Attribute e : arr)
-      out.push_back(toJSON(e));
-    return out;
-  }
-  if (auto arr = dyn_cast<DenseI64ArrayAttr>(a)) {
-    llvm::json::Array out;
-    for (int64_t e : arr.asArrayRef())
-      out.push_back(e);
-    return out;
-  }
-  return nullptr;
-}
-
-std::string jsonText(llvm::json::Value v) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << v;
-  return s;
-}
 
 pimsim::Range range(ArrayRef<int64_t> r) { return {r[0], r[1]}; }
 
@@ -142,6 +103,17 @@ void Serializer::identity() {
   p.target.hash = op.getTargetHash().empty() ? std::string("sha256:0")
                                              : op.getTargetHash().str();
   p.target.org = target.org;
+  auto i64 = [&](StringRef name) {
+    auto a = op->getAttrOfType<IntegerAttr>(name);
+    return a ? a.getInt() : 0;
+  };
+  pimsim::MemoryPlan &m = p.memory;
+  m.maxContext = i64("pim.max_context");
+  m.weightBytes = i64("pim.weight_bytes");
+  m.kvBytes = i64("pim.kv_bytes");
+  m.kvLayers = i64("pim.kv_layers");
+  m.kvBytesPerPosition = i64("pim.kv_bytes_per_position");
+  m.actBytes = i64("pim.act_bytes");
   auto module = op->getParentOfType<ModuleOp>();
   if (!module)
     return;
@@ -230,17 +202,27 @@ llvm::Error Serializer::kernel(pim::KernelOp x) {
     k.unit = unit.getValue().str();
     k.elements = x.getElements();
   }
-  llvm::json::Array ops;
   for (auto h : x.getBody().front().getOps<pim::HostOp>()) {
-    llvm::json::Object o;
-    o["op"] = h.getName().str();
-    for (NamedAttribute n : h.getArgs())
-      o[n.getName().getValue()] = toJSON(n.getValue());
-    ops.push_back(std::move(o));
+    // A tensor read by several ops is listed once, with one shape.
+    std::string clash;
+    auto intern = [&](pimsim::HostTensor t) -> int64_t {
+      int64_t i = p.hostTensorIndex(t.name);
+      if (i < 0) {
+        p.hostTensors.push_back(std::move(t));
+        return int64_t(p.hostTensors.size()) - 1;
+      }
+      if (p.hostTensors[i].shape != t.shape)
+        clash = "host tensor '" + t.name + "' is read with two shapes";
+      return i;
+    };
+    auto param = [&](StringRef name) { return p.paramIndex(name); };
+    pimsim::HostOp op;
+    std::optional<std::string> why =
+        pim::readHostOp(h.getName(), h.getArgs(), intern, param, op);
+    if (why || !clash.empty())
+      return fail(h, why ? *why : clash);
+    k.ops.push_back(std::move(op));
   }
-  llvm::json::Object params;
-  params["ops"] = std::move(ops);
-  k.params = jsonText(std::move(params));
   kernels[k.name] = p.kernels.size();
   p.kernels.push_back(std::move(k));
   return llvm::Error::success();

@@ -37,26 +37,12 @@ std::string humanBytes(double b) {
   return formatv("{0:F0} B", b).str();
 }
 
-ModelFootprint modelFootprint(const pimsim::Program &program,
-                              const HostOps &ops) {
+ModelFootprint modelFootprint(const pimsim::Program &program) {
+  const pimsim::MemoryPlan &m = program.memory;
   ModelFootprint f;
-  for (const pimsim::WeightBinding &w : program.weights) {
-    if (w.shape.size() != 2)
-      continue;
-    // A binding holds elements k0 .. k0 + k_len - 1 of each row (gemv_rows;
-    // a K split gives one binding per part).
-    int64_t kLen = w.gemvRows ? w.gemvRows->kLen : w.shape[1];
-    f.weightBytes += double(w.shape[0]) * double(kLen) * 2; // fp16 / bf16
-  }
-  for (size_t k = 0; k < program.kernels.size(); ++k)
-    for (const HostOp &op : ops.ops(int64_t(k)))
-      if (op.kind == HostOpKind::VStage) {
-        ++f.layers;
-        // What must move: one copy of each KV head (the device may hold
-        // `replicas` copies for GQA).
-        f.kvBytesPerPosition += 2.0 * double(op.heads / op.replicas) *
-                                double(op.headDim) * formatBytes(op.out.format);
-      }
+  f.weightBytes = double(m.weightBytes);
+  f.kvBytesPerPosition = double(m.kvBytesPerPosition);
+  f.layers = m.kvLayers;
   return f;
 }
 
@@ -168,7 +154,7 @@ PartSummary summarize(const pimsim::Program &program,
 } // namespace
 
 PerfReport buildReport(const Device &device, const pimsim::Program &program,
-                       const HostOps &ops, ArrayRef<StepRecord> steps) {
+                       ArrayRef<StepRecord> steps) {
   const pimsim::Target &target = device.target();
   PerfReport r;
   r.device = device.describe();
@@ -177,7 +163,7 @@ PerfReport buildReport(const Device &device, const pimsim::Program &program,
   r.channels = target.org.totalChannels();
   r.internalPeak = target.internalPeakBytesPerSec();
   r.externalPeak = target.externalPeakBytesPerSec();
-  r.footprint = modelFootprint(program, ops);
+  r.footprint = modelFootprint(program);
   std::set<size_t> used;
   std::vector<const StepRecord *> prefill, decode;
   for (const StepRecord &s : steps) {
@@ -235,8 +221,8 @@ void printPart(raw_ostream &os, StringRef name, const PerfReport &r,
                   humanBytes(s.kvBytes), r.footprint.layers,
                   humanBytes(r.footprint.kvBytesPerPosition));
   else
-    os << formatv("  required     {0} = weights (no v_stage ops: KV bytes "
-                  "unknown)\n",
+    os << formatv("  required     {0} = weights (the program's memory plan "
+                  "has no KV cache)\n",
                   humanBytes(s.requiredBytes));
   double effective = s.meanSeconds > 0 ? s.requiredBytes / s.meanSeconds : 0;
   double macBw = s.meanSeconds > 0 ? s.bytesMac / s.meanSeconds : 0;

@@ -117,8 +117,8 @@ Expected<RunOutcome> pimc::rt::runCompiledModel(const RunRequest &r) {
   if (!result)
     return fail(formatv("{0}: {1}", r.program, toString(result.takeError())));
   out.result = std::move(*result);
-  out.report = buildReport(*out.device, out.session->program(),
-                           out.session->hostOps(), out.result.steps);
+  out.report =
+      buildReport(*out.device, out.session->program(), out.result.steps);
   return out;
 }
 

@@ -10,6 +10,7 @@
 
 #include "EnumNames.h"
 
+#include "HostOpCodec.h"
 #include "pimsim/program_generated.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -32,6 +33,8 @@ namespace pimsim {
 //===----------------------------------------------------------------------===//
 
 namespace {
+using detail::load;
+using detail::longs;
 using detail::nameOf;
 using detail::parseName;
 
@@ -502,8 +505,7 @@ bool WeightBinding::operator==(const WeightBinding &b) const {
   return tensor == b.tensor && region == b.region && format == b.format &&
          shape == b.shape && axis == b.axis && tile == b.tile &&
          interleave == b.interleave && rows == b.rows && offset == b.offset &&
-         bytes == b.bytes && layout == b.layout && params == b.params &&
-         gemvRows == b.gemvRows;
+         bytes == b.bytes && layout == b.layout && gemvRows == b.gemvRows;
 }
 bool KernelOperand::operator==(const KernelOperand &b) const {
   return role == b.role && region == b.region && offset == b.offset &&
@@ -512,7 +514,7 @@ bool KernelOperand::operator==(const KernelOperand &b) const {
 bool HostKernel::operator==(const HostKernel &b) const {
   return name == b.name && kind == b.kind && m == b.m && n == b.n && k == b.k &&
          flops == b.flops && bytes == b.bytes && operands == b.operands &&
-         params == b.params && unit == b.unit && elements == b.elements;
+         unit == b.unit && elements == b.elements && ops == b.ops;
 }
 bool Stream::operator==(const Stream &b) const {
   return name == b.name && channels == b.channels && body == b.body &&
@@ -526,7 +528,15 @@ bool Program::operator==(const Program &o) const {
   return version.major == o.version.major && version.minor == o.version.minor &&
          target == o.target && regions == o.regions && weights == o.weights &&
          kernels == o.kernels && streams == o.streams && entries == o.entries &&
-         params == o.params && model == o.model;
+         params == o.params && model == o.model &&
+         hostTensors == o.hostTensors && memory == o.memory;
+}
+
+int64_t Program::hostTensorIndex(StringRef name) const {
+  for (size_t i = 0; i < hostTensors.size(); ++i)
+    if (hostTensors[i].name == name)
+      return static_cast<int64_t>(i);
+  return -1;
 }
 
 int64_t Program::paramIndex(StringRef name) const {
@@ -780,7 +790,12 @@ public:
         if (op.offset < 0 || op.bytes < 0 || op.bytes > INT64_MAX - op.offset)
           problems.add(octx + ": negative offset or byte size");
       }
+      for (auto [j, op] : enumerate(k.ops))
+        for (const std::string &why : hostOpProblems(op, p))
+          problems.add(ctx + ", op " + Twine(j) + " (" +
+                       hostOpKindName(op.kind) + "): " + why);
     }
+    checkHostTensors();
     for (auto [i, s] : enumerate(p.streams)) {
       std::string ctx = ("stream " + Twine(i) + " (" + s.name + ")").str();
       checkName(ctx, s.name, launchNames);
@@ -830,6 +845,19 @@ public:
   }
 
 private:
+  void checkHostTensors() {
+    StringSet<> names;
+    for (auto [i, t] : enumerate(p.hostTensors)) {
+      std::string ctx = ("host tensor " + Twine(i) + " (" + t.name + ")").str();
+      if (t.name.empty())
+        problems.add(ctx + ": no name");
+      else if (!names.insert(t.name).second)
+        problems.add(ctx + ": the name is listed twice");
+      if (t.shape.empty() || any_of(t.shape, [](int64_t d) { return d < 1; }))
+        problems.add(ctx + ": the shape must list positive sizes");
+    }
+  }
+
   /// Parameter names appear in affine expressions next to loop variables,
   /// so they have no dots and are not a canonical loop variable name.
   void checkParamName(const std::string &ctx, StringRef name,
@@ -856,8 +884,6 @@ private:
     std::string at = ctx + ": gemv_rows: ";
     if (w.layout != "gemv_rows")
       problems.add(at + "the layout is '" + w.layout + "', not gemv_rows");
-    if (!w.params.empty())
-      problems.add(at + "a binding has params or gemv_rows, not both");
     for (const std::string &problem : gemvRowsProblems(g))
       problems.add(at + problem);
   }
@@ -1512,7 +1538,6 @@ public:
       auto shape = fbb.CreateVector(w.shape);
       auto tile = fbb.CreateVector(w.tile);
       auto layout = optionalString(w.layout);
-      auto params = optionalString(w.params);
       fb::Range rows = range(w.rows);
       Offset<fb::GemvRows> gemvRows = 0;
       if (const std::optional<GemvRows> &g = w.gemvRows)
@@ -1523,7 +1548,7 @@ public:
       weights.push_back(fb::CreateWeightBinding(
           fbb, tensor, static_cast<uint32_t>(w.region), format, shape, w.axis,
           tile, static_cast<fb::Interleave>(w.interleave), &rows, w.offset,
-          w.bytes, layout, params, gemvRows));
+          w.bytes, layout, gemvRows));
     }
     std::vector<Offset<fb::HostKernel>> kernels;
     for (const HostKernel &k : p.kernels) {
@@ -1533,11 +1558,11 @@ public:
         ops.emplace_back(op.offset, op.bytes, static_cast<uint32_t>(op.region),
                          static_cast<fb::OperandRole>(op.role));
       auto operands = fbb.CreateVectorOfStructs(ops);
-      auto params = optionalString(k.params);
       auto unit = optionalString(k.unit);
+      auto hostOps = detail::encodeHostOps(fbb, k.ops);
       kernels.push_back(fb::CreateHostKernel(
           fbb, name, static_cast<fb::KernelKind>(k.kind), k.m, k.n, k.k,
-          k.flops, k.bytes, operands, params, unit, k.elements));
+          k.flops, k.bytes, operands, unit, k.elements, hostOps));
     }
     std::vector<Offset<fb::Stream>> streams;
     for (const Stream &s : p.streams) {
@@ -1576,11 +1601,14 @@ public:
       model = fb::CreateModelIdentity(fbb, fbb.CreateString(p.model.modelType),
                                       fbb.CreateString(p.model.config),
                                       fbb.CreateString(p.model.tensors));
+    auto hostTensors = detail::encodeHostTensors(fbb, p.hostTensors);
+    auto memory = detail::encodeMemoryPlan(fbb, p.memory);
     fb::Version version(kProgramVersion.major, kProgramVersion.minor);
-    auto root = fb::CreateProgram(
-        fbb, &version, target, fbb.CreateVector(regions),
-        fbb.CreateVector(weights), fbb.CreateVector(kernels),
-        fbb.CreateVector(streams), fbb.CreateVector(entries), params, model);
+    auto root =
+        fb::CreateProgram(fbb, &version, target, fbb.CreateVector(regions),
+                          fbb.CreateVector(weights), fbb.CreateVector(kernels),
+                          fbb.CreateVector(streams), fbb.CreateVector(entries),
+                          params, model, hostTensors, memory);
     fb::FinishProgramBuffer(fbb, root);
     return std::vector<uint8_t>(fbb.GetBufferPointer(),
                                 fbb.GetBufferPointer() + fbb.GetSize());
@@ -1668,13 +1696,6 @@ namespace {
 std::string str(const flatbuffers::String *s) {
   return s ? s->str() : std::string();
 }
-/// The verifier aligns vectors to 4 bytes only, so elements of 8-byte
-/// structs and scalars are copied out rather than read in place.
-template <typename T> T load(const void *p) {
-  T value;
-  std::memcpy(static_cast<void *>(&value), p, sizeof(T));
-  return value;
-}
 
 Range range(const fb::Range *r) {
   if (!r)
@@ -1688,14 +1709,6 @@ ChannelSet channelSet(const flatbuffers::Vector<const fb::Range *> *v) {
     for (const fb::Range *r : *v)
       set.push_back(range(r));
   return set;
-}
-std::vector<int64_t> longs(const flatbuffers::Vector<int64_t> *v) {
-  std::vector<int64_t> out;
-  if (v)
-    for (flatbuffers::uoffset_t i = 0; i < v->size(); ++i)
-      out.push_back(flatbuffers::EndianScalar(
-          load<int64_t>(v->Data() + i * sizeof(int64_t))));
-  return out;
 }
 
 std::vector<Instruction> instructions(
@@ -1773,7 +1786,6 @@ Program convert(const fb::Program &in) {
       b.offset = w->offset();
       b.bytes = w->bytes();
       b.layout = str(w->layout());
-      b.params = str(w->params());
       if (const fb::GemvRows *g = w->gemv_rows())
         b.gemvRows = GemvRows{g->n0(),
                               g->ch0(),
@@ -1800,9 +1812,9 @@ Program convert(const fb::Program &in) {
       h.k = k->k();
       h.flops = k->flops();
       h.bytes = k->bytes();
-      h.params = str(k->params());
       h.unit = str(k->unit());
       h.elements = k->elements();
+      h.ops = detail::decodeHostOps(k->ops());
       if (k->operands())
         for (const fb::KernelOperand *ptr : *k->operands()) {
           fb::KernelOperand op = load<fb::KernelOperand>(ptr);
@@ -1840,6 +1852,8 @@ Program convert(const fb::Program &in) {
                           prm->add(), prm->div(), prm->mod()});
   if (const fb::ModelIdentity *m = in.model())
     p.model = {str(m->model_type()), str(m->config()), str(m->tensors())};
+  p.hostTensors = detail::decodeHostTensors(in.host_tensors());
+  p.memory = detail::decodeMemoryPlan(in.memory());
   return p;
 }
 

@@ -1,7 +1,8 @@
 //===- ProgramText.cpp - pimsim program text form (asm / disasm) ----------===//
 //
 // The text form is line based: directives (.version, .target, .org, .param,
-// .region, .weight, .kernel, .stream, .entry) and, after a .stream, one
+// .region, .weight, .memory, .host_tensor, .kernel, .stream, .entry); after a
+// .kernel, one host op per line (HostOpText.cpp), and after a .stream, one
 // macro-op per line: a mnemonic and key=value fields. Loops nest with braces.
 // Integer fields may add multiples of enclosing loop variables and of runtime
 // parameters (.param, format 1.1): "row=8+i", "length=kv_len". `#`
@@ -9,6 +10,8 @@
 // print -> parse -> print is the identity. Syntax: docs/pimsim-isa.md.
 //
 //===----------------------------------------------------------------------===//
+
+#include "TextForm.h"
 
 #include "pimsim/Program.h"
 
@@ -29,22 +32,15 @@ namespace pimsim {
 // Printer
 //===----------------------------------------------------------------------===//
 
+namespace detail {
 namespace {
-/// Canonical loop variable of nesting depth `depth`.
-std::string loopVarName(unsigned depth) {
-  if (depth == kChannelIndex)
-    return "ch";
-  static const char names[] = "ijkl";
-  return depth < 4 ? std::string(1, names[depth]) : "i" + std::to_string(depth);
-}
-
 bool isBareWordChar(char c) {
   return isPrint(c) && c != ' ' && c != '"' && c != '#' && c != '{' &&
          c != '}' && c != '=' && c != '\\';
 }
 
-/// A string as a bare word when the lexer would read it back unchanged,
-/// otherwise quoted.
+} // namespace
+
 std::string quoted(StringRef s) {
   std::string out = "\"";
   for (unsigned char c : s) {
@@ -71,6 +67,31 @@ std::string word(StringRef s) {
   return quoted(s);
 }
 
+std::string dimsText(ArrayRef<int64_t> dims) {
+  std::string out;
+  for (int64_t d : dims) {
+    if (!out.empty())
+      out += "x";
+    out += std::to_string(d);
+  }
+  return out;
+}
+
+} // namespace detail
+
+namespace {
+using detail::dimsText;
+using detail::quoted;
+using detail::word;
+
+/// Canonical loop variable of nesting depth `depth`.
+std::string loopVarName(unsigned depth) {
+  if (depth == kChannelIndex)
+    return "ch";
+  static const char names[] = "ijkl";
+  return depth < 4 ? std::string(1, names[depth]) : "i" + std::to_string(depth);
+}
+
 std::string rangeText(const Range &r) {
   if (r.count == 1)
     return std::to_string(r.first);
@@ -83,16 +104,6 @@ std::string channelSetText(const ChannelSet &set) {
     if (!out.empty())
       out += ",";
     out += rangeText(r);
-  }
-  return out;
-}
-
-std::string dimsText(ArrayRef<int64_t> dims) {
-  std::string out;
-  for (int64_t d : dims) {
-    if (!out.empty())
-      out += "x";
-    out += std::to_string(d);
   }
   return out;
 }
@@ -194,12 +205,25 @@ public:
          << " bytes=" << w.bytes;
       if (!w.layout.empty())
         os << " layout=" << word(w.layout);
-      if (!w.params.empty())
-        os << " params=" << quoted(w.params);
       if (w.gemvRows)
         printGemvRows(*w.gemvRows);
       os << "\n";
     }
+
+    if (!p.memory.empty()) {
+      const MemoryPlan &m = p.memory;
+      os << "\n.memory max_context=" << m.maxContext
+         << " weight_bytes=" << m.weightBytes << " kv_bytes=" << m.kvBytes
+         << " kv_layers=" << m.kvLayers
+         << " kv_bytes_per_position=" << m.kvBytesPerPosition
+         << " act_bytes=" << m.actBytes << "\n";
+    }
+
+    if (!p.hostTensors.empty())
+      os << "\n";
+    for (const HostTensor &t : p.hostTensors)
+      os << ".host_tensor " << quoted(t.name) << " shape=" << dimsText(t.shape)
+         << "\n";
 
     if (!p.kernels.empty())
       os << "\n";
@@ -211,13 +235,16 @@ public:
         os << (op.role == OperandRole::Input ? " in=" : " out=")
            << regionName(op.region) << "[" << op.offset << ":"
            << op.offset + op.bytes << "]";
-      if (!k.params.empty())
-        os << " params=" << quoted(k.params);
       if (!k.unit.empty())
         os << " unit=" << word(k.unit);
       if (k.elements != 0)
         os << " elements=" << k.elements;
       os << "\n";
+      for (const HostOp &op : k.ops) {
+        os << "  ";
+        detail::printHostOp(op, p, os);
+        os << "\n";
+      }
     }
 
     for (const Stream &s : p.streams) {
@@ -551,6 +578,7 @@ private:
         StringRef(head.value).starts_with(".")) {
       if (Error err = closeStream())
         return err;
+      inKernel = false;
       StringRef d = head.value;
       if (d == ".version")
         return parseVersion(toks);
@@ -568,12 +596,18 @@ private:
         return parseWeight(toks);
       if (d == ".kernel")
         return parseKernel(toks);
+      if (d == ".host_tensor")
+        return parseHostTensor(toks);
+      if (d == ".memory")
+        return parseMemory(toks);
       if (d == ".stream")
         return parseStream(toks);
       if (d == ".entry")
         return parseEntry(line, toks);
       return error(head, "unknown directive '" + d + "'");
     }
+    if (inKernel)
+      return parseHostOpLine(toks);
     if (!inStream)
       return error(head, "instruction outside a .stream");
     return parseInstruction(toks);
@@ -1012,10 +1046,10 @@ private:
     w.tensor = toks[1].value;
     StringMap<const Token *> kv;
     const StringRef keys[] = {
-        "region", "format", "shape", "axis",       "tile",    "interleave",
-        "rows",   "offset", "bytes", "layout",     "params",  "n0",
-        "ch0",    "nch",    "row0",  "k_rows",     "k0",      "k_len",
-        "source", "bits",   "sym",   "group_size", "packing", "scale_type"};
+        "region", "format", "shape",      "axis",    "tile",      "interleave",
+        "rows",   "offset", "bytes",      "layout",  "n0",        "ch0",
+        "nch",    "row0",   "k_rows",     "k0",      "k_len",     "source",
+        "bits",   "sym",    "group_size", "packing", "scale_type"};
     if (Error err = collect(toks, 2, ".weight", keys, kv))
       return err;
     if (Error err = parseGemvRows(toks[0], kv, w))
@@ -1052,8 +1086,6 @@ private:
       return err;
     if (kv.count("layout"))
       w.layout = kv["layout"]->value;
-    if (kv.count("params"))
-      w.params = kv["params"]->value;
     p.weights.push_back(std::move(w));
     return Error::success();
   }
@@ -1097,9 +1129,8 @@ private:
     if (Error err = declareLaunchName(toks[1], k.name))
       return err;
     StringMap<const Token *> kv;
-    const StringRef keys[] = {"kind",   "m",     "n",       "k",
-                              "flops",  "bytes", "in",      "out",
-                              "params", "unit",  "elements"};
+    const StringRef keys[] = {"kind",  "m",  "n",   "k",    "flops",
+                              "bytes", "in", "out", "unit", "elements"};
     if (Error err = collect(toks, 2, ".kernel", keys, kv, {"in", "out"}))
       return err;
     if (Error err = require(toks[0], kv, {"kind"}))
@@ -1125,12 +1156,82 @@ private:
         return err;
       k.operands.push_back(op);
     }
-    if (kv.count("params"))
-      k.params = kv["params"]->value;
     if (kv.count("unit"))
       k.unit = kv["unit"]->value;
     kernelIndex[k.name] = p.kernels.size();
     p.kernels.push_back(std::move(k));
+    inKernel = true;
+    return Error::success();
+  }
+
+  /// A host op of the last .kernel: its kind, then key=value fields.
+  Error parseHostOpLine(std::vector<Token> &toks) {
+    const Token &head = toks[0];
+    std::optional<HostOpKind> kind =
+        head.hasKey || head.quoted ? std::nullopt : parseHostOpKind(head.value);
+    if (!kind && !head.hasKey && !head.quoted &&
+        (parseOpcode(head.value) || head.value == "loop" || head.is("}")))
+      return error(head, "instruction outside a .stream");
+    if (!kind) {
+      std::vector<std::string> known;
+      for (unsigned i = 0; i < kNumHostOpKinds; ++i)
+        known.push_back(hostOpKindName(HostOpKind(i)).str());
+      return error(head, "unknown host op '" + head.value +
+                             "' (host ops: " + join(known, ", ") + ")");
+    }
+    std::vector<detail::TextArg> args;
+    for (size_t i = 1; i < toks.size(); ++i) {
+      if (!toks[i].hasKey)
+        return error(toks[i],
+                     "expected key=value, found '" + toks[i].value + "'");
+      args.push_back(
+          {toks[i].key, toks[i].value, toks[i].quoted, toks[i].valueCol});
+    }
+    HostOp op;
+    if (std::optional<detail::TextProblem> e =
+            detail::parseHostOp(*kind, args, p, op))
+      return error(lineNo, e->col ? e->col : head.col, e->message);
+    p.kernels.back().ops.push_back(std::move(op));
+    return Error::success();
+  }
+
+  Error parseHostTensor(std::vector<Token> &toks) {
+    if (toks.size() < 2 || toks[1].hasKey || !toks[1].quoted)
+      return error(toks[0], ".host_tensor needs a quoted tensor name");
+    HostTensor t;
+    t.name = toks[1].value;
+    StringMap<const Token *> kv;
+    if (Error err = collect(toks, 2, ".host_tensor", {"shape"}, kv))
+      return err;
+    if (Error err = require(toks[0], kv, {"shape"}))
+      return err;
+    if (Error err = parseDims(*kv["shape"], t.shape))
+      return err;
+    if (p.hostTensorIndex(t.name) >= 0)
+      return error(toks[1], "host tensor \"" + t.name + "\" is listed twice");
+    p.hostTensors.push_back(std::move(t));
+    return Error::success();
+  }
+
+  Error parseMemory(std::vector<Token> &toks) {
+    MemoryPlan &m = p.memory;
+    std::pair<StringRef, int64_t *> fields[] = {
+        {"max_context", &m.maxContext},
+        {"weight_bytes", &m.weightBytes},
+        {"kv_bytes", &m.kvBytes},
+        {"kv_layers", &m.kvLayers},
+        {"kv_bytes_per_position", &m.kvBytesPerPosition},
+        {"act_bytes", &m.actBytes}};
+    StringMap<const Token *> kv;
+    SmallVector<StringRef> keys;
+    for (auto &f : fields)
+      keys.push_back(f.first);
+    if (Error err = collect(toks, 1, ".memory", keys, kv))
+      return err;
+    for (auto &f : fields)
+      if (kv.count(f.first))
+        if (Error err = parseInt(*kv[f.first], *f.second))
+          return err;
     return Error::success();
   }
 
@@ -1377,7 +1478,8 @@ private:
   StringRef text, source;
   unsigned lineNo = 0;
   Program p;
-  bool seenTarget = false, seenOrg = false, seenModel = false, inStream = false;
+  bool seenTarget = false, seenOrg = false, seenModel = false, inStream = false,
+       inKernel = false;
   StringMap<int64_t> regionIndex, kernelIndex, streamIndex;
   StringSet<> launchNames, entryNames;
   std::vector<OpenLoop> loops;

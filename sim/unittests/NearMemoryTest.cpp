@@ -137,8 +137,7 @@ TEST(NearMemoryTarget, FunctionsValidation) {
 
 TEST(NearMemoryProgram, TextAndBinaryRoundTrip) {
   Target t = loadShipped("hbm3-pim.json");
-  // A 1.2 text, so that the binary writer's stamping is seen below.
-  auto p = parseProgramText(program(t, "vector", {1, 2}), "nm.pimasm");
+  auto p = parseProgramText(program(t, "vector"), "nm.pimasm");
   ASSERT_TRUE(bool(p)) << toString(p.takeError());
   ASSERT_EQ(p->kernels.size(), 3u);
   EXPECT_EQ(p->kernels[0].unit, "vector");
@@ -166,7 +165,7 @@ TEST(NearMemoryProgram, TextAndBinaryRoundTrip) {
   ASSERT_TRUE(bool(bytes)) << toString(bytes.takeError());
   auto read = parseProgramBuffer(*bytes, "nm.pimb");
   ASSERT_TRUE(bool(read)) << toString(read.takeError());
-  EXPECT_EQ(read->version.major, 1);
+  EXPECT_EQ(read->version.major, kProgramVersion.major);
   EXPECT_EQ(read->version.minor, kProgramVersion.minor); // writers stamp it
   p->version = kProgramVersion;
   EXPECT_TRUE(*read == *p);
@@ -178,26 +177,6 @@ TEST(NearMemoryProgram, TextAndBinaryRoundTrip) {
   Program q = *p;
   q.kernels[0].unit.clear();
   EXPECT_FALSE(q == *p);
-}
-
-// A 1.1 writer's buffer (no unit fields) reads as host kernels.
-TEST(NearMemoryProgram, Version11BufferReads) {
-  flatbuffers::FlatBufferBuilder fbb;
-  auto kname = fbb.CreateString("k");
-  auto params = fbb.CreateString("{}");
-  std::vector<flatbuffers::Offset<fb::HostKernel>> kernels = {
-      fb::CreateHostKernel(fbb, kname, fb::KernelKind::RmsNorm, 1, 2, 3, 12, 24,
-                           0, params)};
-  fb::Version v(1, 1);
-  fb::FinishProgramBuffer(
-      fbb, fb::CreateProgram(fbb, &v, 0, 0, 0, fbb.CreateVector(kernels)));
-  auto p = parseProgramBuffer(
-      ArrayRef<uint8_t>(fbb.GetBufferPointer(), fbb.GetSize()), "old.pimb");
-  ASSERT_TRUE(bool(p)) << toString(p.takeError());
-  EXPECT_EQ(p->version.minor, 1);
-  EXPECT_EQ(p->kernels[0].params, "{}");
-  EXPECT_EQ(p->kernels[0].unit, "");
-  EXPECT_EQ(p->kernels[0].elements, 0);
 }
 
 TEST(NearMemoryProgram, Validation) {

@@ -2,8 +2,8 @@
 //
 // Runtime parameters (text and binary forms, resolveParams, validation at
 // the parameters' extremes), the MAC global-buffer base, masking sfm, the
-// opaque params strings and the host kernel runner. Functional results are
-// compared bit for bit with naive references (docs/pimsim-isa.md).
+// typed host ops in the text form and the host kernel runner. Functional
+// results are compared bit for bit with naive references (docs/pimsim-isa.md).
 //
 //===----------------------------------------------------------------------===//
 #include "TestUtil.h"
@@ -35,8 +35,10 @@ const char *kParamProgram = R"(
 .param vrows src=pos add=511 div=512 mod=9 min=1 max=8
 .region w kind=weights channels=0-15 banks=0-63 rows=0-99 bytes=1048576
 .region act kind=activations channels=0-15 banks=0-63 rows=16000-16383 bytes=1048576
-.weight "layers.0.q.weight" region=w format=fp16 shape=64x512 rows=0-1 bytes=65536 layout=gemv_rows params="{\"n0\":0,\"nch\":4}"
-.kernel embed kind=embedding bytes=8192 out=act[0:8192] params="{\"ops\":[]}"
+.weight "layers.0.q.weight" region=w format=fp16 shape=64x512 rows=0-1 bytes=65536 layout=opaque
+.host_tensor "emb" shape=32001x64
+.kernel embed kind=embedding bytes=8192 out=act[0:8192]
+  embedding table="emb" out=f32[64]@0
 .stream attn channels=0-15
   mac_ab row=40+kgrp col=0 count=32 offset=1024*slot
   loop i kgrp {
@@ -57,14 +59,13 @@ const char *kParamProgram = R"(
 
 TEST(ParamsTest, TextAndBinaryRoundTrip) {
   Target t = loadShipped("hbm3-pim.json");
-  // A 1.1 text, so that the binary writer's stamping is seen below.
-  Program p = assemble(header(t, {1, 1}) + kParamProgram);
+  Program p = assemble(header(t) + kParamProgram);
   ASSERT_EQ(p.params.size(), 6u);
   EXPECT_EQ(p.params[2].src, 0);
   EXPECT_EQ(p.params[5].div, 512);
-  EXPECT_EQ(p.kernels[0].params, "{\"ops\":[]}");
-  EXPECT_EQ(p.weights[0].layout, "gemv_rows");
-  EXPECT_EQ(p.weights[0].params, "{\"n0\":0,\"nch\":4}");
+  ASSERT_EQ(p.kernels[0].ops.size(), 1u);
+  EXPECT_EQ(p.kernels[0].ops[0].tensor, 0);
+  EXPECT_EQ(p.weights[0].layout, "opaque");
   const Instruction &loop = p.streams[0].body[1];
   ASSERT_EQ(loop.op, Opcode::Loop);
   ASSERT_EQ(loop.strides.size(), 1u);
@@ -76,9 +77,9 @@ TEST(ParamsTest, TextAndBinaryRoundTrip) {
            ".param pos min=0 max=4095\n",
            ".param kv_len src=pos add=1 min=1 max=4096\n",
            ".param vrows src=pos add=511 div=512 mod=9 min=1 max=8\n",
-           "bytes=65536 layout=gemv_rows "
-           "params=\"{\\\"n0\\\":0,\\\"nch\\\":4}\"\n",
-           "out=act[0:8192] params=\"{\\\"ops\\\":[]}\"\n",
+           "bytes=65536 layout=opaque\n",
+           ".host_tensor \"emb\" shape=32001x64\n",
+           "out=act[0:8192]\n  embedding table=\"emb\" out=f32[64]@0\n",
            "  mac_ab row=40+kgrp col=0 count=32 offset=1024*slot\n",
            "  loop i kgrp {\n",
            "    mac_sb bank=3 row=40+i col=0 count=-3+4*vrows "
@@ -98,12 +99,11 @@ TEST(ParamsTest, TextAndBinaryRoundTrip) {
   EXPECT_TRUE(*again == p);
   EXPECT_EQ(textOf(*again), text);
 
-  // The writer stamps the current version (1.2) over the text's 1.1.
   auto bytes = serializeProgram(p);
   ASSERT_TRUE(bool(bytes)) << toString(bytes.takeError());
   auto read = parseProgramBuffer(*bytes, "p.pimb");
   ASSERT_TRUE(bool(read)) << toString(read.takeError());
-  EXPECT_EQ(read->version.major, 1);
+  EXPECT_EQ(read->version.major, kProgramVersion.major);
   EXPECT_EQ(read->version.minor, kProgramVersion.minor);
   p.version = kProgramVersion;
   EXPECT_TRUE(*read == p);
@@ -113,38 +113,22 @@ TEST(ParamsTest, TextAndBinaryRoundTrip) {
   EXPECT_FALSE(bool(validateProgram(p, t))) << errorOf(validateProgram(p, t));
 }
 
-// A 1.0 writer's buffer (no params, no params strings) still reads.
-TEST(ParamsTest, Version10BufferReads) {
+// A 1.x buffer (JSON host ops) is refused by name: recompile it.
+TEST(ParamsTest, Version1BuffersAreRefused) {
   flatbuffers::FlatBufferBuilder fbb;
   auto kname = fbb.CreateString("k");
   std::vector<flatbuffers::Offset<fb::HostKernel>> kernels = {
       fb::CreateHostKernel(fbb, kname, fb::KernelKind::Gemm, 1, 2, 3, 12, 24)};
-  auto sname = fbb.CreateString("s");
-  std::vector<flatbuffers::Offset<fb::Instruction>> body = {
-      fb::CreateInstruction(fbb, fb::Opcode::MacAB, 0, 5, 0, 4)};
-  std::vector<fb::Range> channels = {fb::Range(0, 1)};
-  std::vector<flatbuffers::Offset<fb::Stream>> streams = {fb::CreateStream(
-      fbb, sname, fbb.CreateVectorOfStructs(channels), fbb.CreateVector(body))};
-  fb::Version v(1, 0);
-  fb::FinishProgramBuffer(fbb, fb::CreateProgram(fbb, &v, 0, 0, 0,
-                                                 fbb.CreateVector(kernels),
-                                                 fbb.CreateVector(streams)));
+  fb::Version v(1, 6);
+  fb::FinishProgramBuffer(
+      fbb, fb::CreateProgram(fbb, &v, 0, 0, 0, fbb.CreateVector(kernels)));
   auto p = parseProgramBuffer(
       ArrayRef<uint8_t>(fbb.GetBufferPointer(), fbb.GetSize()), "old.pimb");
-  ASSERT_TRUE(bool(p)) << toString(p.takeError());
-  EXPECT_EQ(p->version.minor, 0);
-  EXPECT_TRUE(p->params.empty());
-  EXPECT_EQ(p->kernels[0].params, "");
-  EXPECT_EQ(p->streams[0].body[0].offset, 0);
-  EXPECT_EQ(p->streams[0].body[0].count, 4);
-  // Written back, it is stamped with the current version.
-  auto bytes = serializeProgram(*p);
-  ASSERT_TRUE(bool(bytes));
-  auto q = parseProgramBuffer(*bytes, "new.pimb");
-  ASSERT_TRUE(bool(q));
-  EXPECT_EQ(q->version.minor, kProgramVersion.minor);
-  EXPECT_EQ(q->kernels[0].unit, "");
-  EXPECT_EQ(q->kernels[0].elements, 0);
+  EXPECT_EQ(errorOf(p.takeError()),
+            "old.pimb: program version 1.6, this pimsim reads 2.x");
+  Target t = loadShipped("hbm3-pim.json");
+  EXPECT_EQ(errorOf(parseProgramText(header(t, {1, 6}), "old.pimasm")),
+            "old.pimasm:1:10: program version 1.6, this pimsim reads 2.x");
 }
 
 TEST(ParamsTest, AssemblerAndStructureErrors) {
@@ -498,7 +482,7 @@ const char *kRunnerProgram = R"(
 .param pos min=0 max=9
 .region x kind=activations channels=0 banks=0-63 rows=100 bytes=1024
 .region y kind=activations channels=0 banks=0-63 rows=101 bytes=512
-.kernel ka kind=other flops=1000000 params="a"
+.kernel ka kind=other flops=1000000
 .kernel kb kind=other bytes=1000000
 .kernel kc kind=other
 .kernel kd kind=other
@@ -539,7 +523,6 @@ TEST(ParamsTest, RunnerRunsKernelsAfterTheirPhase) {
     EXPECT_EQ(program.kernels[index].name, k.name);
     EXPECT_EQ(params.vec(), std::vector<int64_t>{3});
     if (k.name == "ka") {
-      EXPECT_EQ(k.params, "a");
       // The phase's streams have completed: y holds W x.
       y1 = floatsOf(*sim.readRegion("y", 0, 256));
       EXPECT_NE(y1[0], 0.0f);

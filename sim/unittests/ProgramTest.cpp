@@ -318,7 +318,7 @@ TEST(ProgramTest, BinaryTextBinaryIsByteIdentical) {
 TEST(ProgramTest, PrintsReadableText) {
   std::string text = textOf(sampleProgram());
   for (StringRef want :
-       {".version 1.6\n",
+       {".version 2.0\n",
         ".target hbm3-pim hash=sha256:",
         ".region kv kind=kv_cache channels=0-15 banks=0-63 rows=8192-16383 "
         "bytes=8589934592\n",
@@ -491,11 +491,11 @@ TEST(ProgramTest, WrongIdentifier) {
 
 TEST(ProgramTest, WrongMajorVersion) {
   flatbuffers::FlatBufferBuilder fbb;
-  fb::Version v2(2, 0);
-  fb::FinishProgramBuffer(fbb, fb::CreateProgram(fbb, &v2));
+  fb::Version v3(3, 0);
+  fb::FinishProgramBuffer(fbb, fb::CreateProgram(fbb, &v3));
   ArrayRef<uint8_t> buf(fbb.GetBufferPointer(), fbb.GetSize());
   EXPECT_EQ(errorOf(parseProgramBuffer(buf, "new.pimb")),
-            "new.pimb: program version 2.0, this pimsim reads 1.x");
+            "new.pimb: program version 3.0, this pimsim reads 2.x");
 
   flatbuffers::FlatBufferBuilder none;
   fb::FinishProgramBuffer(none, fb::CreateProgram(none));
@@ -507,7 +507,7 @@ TEST(ProgramTest, WrongMajorVersion) {
 
 TEST(ProgramTest, NewerMinorVersionIsRead) {
   flatbuffers::FlatBufferBuilder fbb;
-  fb::Version v(1, 7);
+  fb::Version v(2, 7);
   fb::FinishProgramBuffer(fbb, fb::CreateProgram(fbb, &v));
   auto p = parseProgramBuffer(
       ArrayRef<uint8_t>(fbb.GetBufferPointer(), fbb.GetSize()), "m.pimb");
@@ -523,7 +523,7 @@ TEST(ProgramTest, UnknownOpcodeFromANewerWriter) {
   std::vector<fb::Range> channels = {fb::Range(0, 1)};
   auto stream = fb::CreateStream(fbb, name, fbb.CreateVectorOfStructs(channels),
                                  fbb.CreateVector(body));
-  fb::Version v(1, 3);
+  fb::Version v(2, 3);
   std::vector<flatbuffers::Offset<fb::Stream>> streams = {stream};
   fb::FinishProgramBuffer(
       fbb, fb::CreateProgram(fbb, &v, 0, 0, 0, 0, fbb.CreateVector(streams)));
@@ -559,7 +559,7 @@ TEST(ProgramTest, ReadAndWriteErrorsNameTheFile) {
 namespace {
 // Five lines, so test lines start at line 6.
 const char *kAsmHeader =
-    ".version 1.0\n"
+    ".version 2.0\n"
     ".target hbm3-pim hash=x\n"
     ".org stacks=1 channels=16 pseudo_channels=2 sids=2 bank_groups=4 "
     "banks=4 rows=16384 columns=32 access_bytes=32\n"
@@ -617,8 +617,8 @@ TEST(ProgramTest, AssemblerErrorsHaveLineAndColumn) {
                      "bytes=1\n"),
             "t.pimasm:6:33: empty range '3-1' (last < first)");
   EXPECT_EQ(asmError(".frob\n"), "t.pimasm:6:1: unknown directive '.frob'");
-  EXPECT_EQ(errorOf(parseProgramText(".version 2.0\n", "v.pimasm")),
-            "v.pimasm:1:10: program version 2.0, this pimsim reads 1.x");
+  EXPECT_EQ(errorOf(parseProgramText(".version 3.0\n", "v.pimasm")),
+            "v.pimasm:1:10: program version 3.0, this pimsim reads 2.x");
 }
 
 //===----------------------------------------------------------------------===//
@@ -814,7 +814,7 @@ std::optional<Target> shippedTarget(StringRef name, std::string &hash) {
 
 // The AiM GEMV of docs/pimsim-isa.md: y = gelu(W x), W 4096x4096 bf16 over
 // 32 channels x 16 banks (8 output rows per bank, 4 DRAM rows each).
-const char *kAimGemv = R"(.version 1.0
+const char *kAimGemv = R"(.version 2.0
 .target gddr6-aim hash=sha256:0
 .org stacks=1 channels=32 pseudo_channels=1 sids=1 bank_groups=4 banks=4 rows=16384 columns=64 access_bytes=32
 
@@ -883,7 +883,7 @@ TEST(ProgramTest, DocumentedExamplesAreExact) {
     ASSERT_NE(close, StringRef::npos);
     StringRef block = rest.take_front(close);
     rest = rest.drop_front(close + 4);
-    if (block.starts_with(".version 1.0\n.target")) {
+    if (block.starts_with(".version 2.0\n.target")) {
       auto p = parseProgramText(block, "doc.pimasm");
       ASSERT_TRUE(static_cast<bool>(p)) << toString(p.takeError());
       EXPECT_EQ(textOf(*p), "# pimsim program\n" + block.str());

@@ -120,7 +120,6 @@ TEST_F(SerializeTest, GemvRowsLayoutIsTyped) {
   ASSERT_EQ(p.weights.size(), 1u);
   const pimsim::WeightBinding &w = p.weights[0];
   EXPECT_EQ(w.layout, "gemv_rows");
-  EXPECT_EQ(w.params, "");
   ASSERT_TRUE(w.gemvRows.has_value());
   EXPECT_EQ(w.gemvRows->nch, 4);
   EXPECT_EQ(w.gemvRows->row0, 4);

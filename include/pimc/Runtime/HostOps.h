@@ -1,12 +1,13 @@
 //===- HostOps.h - host kernels of compiled models --------------*- C++ -*-===//
 //
-// Every host kernel of a compiled model carries `params` = {"ops": [...]}
-// (docs/backend-abi.md, "Host kernels"): embedding, rms_norm, add, rope,
-// gated_act, pack, v_stage, sum, attn_combine and logits, run in order on the
-// program's `act` region in f32. HostOps parses them once, when a program is
-// loaded, into a compact op list (every field checked; errors name the kernel
-// and the op), binds the checkpoint tensors they read, and executes a kernel's
-// ops through a Device with the reference kernels (pimc/Numerics/Kernels.h).
+// Every host kernel of a compiled model carries typed host ops (program
+// format 2.0, pimsim/HostOp.h; docs/backend-abi.md, "Host kernels"):
+// embedding, rms_norm, add, rope, gated_act, pack, v_stage, sum, linear,
+// attn_combine, logits and call, run in order on the program's `act` region
+// in f32. HostOps loads them once, when a program is loaded (errors name the
+// kernel and the op), binds the checkpoint tensors they read, and executes a
+// kernel's ops through a Device with the reference kernels
+// (pimc/Numerics/Kernels.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIMC_RUNTIME_HOSTOPS_H
@@ -14,6 +15,8 @@
 
 #include "pimc/Numerics/Kernels.h"
 #include "pimc/Runtime/Device.h"
+
+#include "pimsim/HostOp.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -31,47 +34,23 @@ class WeightStore;
 
 namespace pimc::rt {
 
-/// Element formats of act-region buffers.
-enum class ElemFormat { F32, FP16, BF16 };
-llvm::StringRef formatName(ElemFormat format); // "f32", "fp16", "bf16"
-std::optional<ElemFormat> parseFormat(llvm::StringRef name);
-unsigned formatBytes(ElemFormat format);
+/// The host-op ABI (pimsim/HostOp.h), under the runtime's names.
+using ElemFormat = pimsim::ElemFormat;
+using BufferRef = pimsim::ActBuffer;
+using HostTensorRef = pimsim::HostTensor;
+using HostOpKind = pimsim::HostOpKind;
+using GatedActFn = pimsim::GatedActFn;
+using HostCallValue = pimsim::CallValue;
+inline llvm::StringRef formatName(ElemFormat f) {
+  return pimsim::elemFormatName(f);
+}
+inline unsigned formatBytes(ElemFormat f) { return pimsim::elemFormatBytes(f); }
+inline llvm::StringRef hostOpName(HostOpKind k) {
+  return pimsim::hostOpKindName(k);
+}
 /// f32 -> format, round to nearest even (little-endian bytes at `out`).
 void encodeElement(ElemFormat format, float value, uint8_t *out);
 float decodeElement(ElemFormat format, const uint8_t *in);
-
-/// `n` elements of `fmt` at byte offset `off` of the act region.
-struct BufferRef {
-  int64_t offset = 0, elements = 0;
-  ElemFormat format = ElemFormat::F32;
-  int64_t bytes() const { return elements * formatBytes(format); }
-};
-
-/// A checkpoint tensor the host ops read as f32 (embedding tables, norm
-/// weights, biases), with the shape the program was compiled for.
-struct HostTensorRef {
-  std::string name;
-  std::vector<int64_t> shape;
-  int64_t elements() const;
-};
-
-enum class HostOpKind {
-  Embedding,
-  RmsNorm,
-  Add,
-  Rope,
-  GatedAct,
-  Pack,
-  VStage,
-  Sum,
-  Linear,
-  Logits,
-  AttnCombine,
-  Call
-};
-llvm::StringRef hostOpName(HostOpKind kind); // "embedding", "rms_norm", ...
-
-enum class GatedActFn { Silu, Gelu, GeluTanh };
 
 /// A value passed to or returned by a host function: f32 elements, or
 /// integers (token ids; a rank-0 integer is an index argument).
@@ -105,57 +84,21 @@ public:
   call(int64_t index, llvm::ArrayRef<HostValue> args) const = 0;
 };
 
-/// One argument or result of a `call`: a buffer of the act region with the
-/// function's shape for it, or (arguments) the `pos` / `token` parameter.
-struct HostCallValue {
-  enum class Kind { Buffer, Position, Token };
-  Kind kind = Kind::Buffer;
-  BufferRef buffer;
-  std::vector<int64_t> shape;
-};
-
-/// One parsed op. Which fields mean something depends on `kind`:
-///   embedding  tensor (table [V, H]), out
-///   rms_norm   in, out, tensor (weight [D]), eps, groups, gemma
-///   add        a, b (or tensor when b is a host tensor), out
-///   rope       in, out, heads, headDim, rope
-///   gated_act  a (gate), b (up), out, act
-///   pack       in, out, blocks, block, inStride, outStride, replicate,
-///              scale
-///   v_stage    in, out, heads, headDim, lanes, param
-///   sum        in, out, parts, inStride (the stride between parts)
-///   attn_combine in (parts partial outputs, inStride apart), b (stats:
-///              [max, sum] per head, outStride apart per part), out, parts,
-///              heads, block (elements per head), param (pos), partKeys
-///   logits     in
-///   call       function, callArgs, callResults
-struct HostOp {
-  HostOpKind kind = HostOpKind::Logits;
-  BufferRef in, out, a, b;
-  int64_t tensor = -1; // index into HostOps::tensors(), -1: none
-  float eps = 0;
-  int64_t groups = 1; // rms_norm: vectors; v_stage: staging column groups
-  bool gemma = false;
-  bool clear = true; // v_stage: zero the staging when a column starts
-  int64_t heads = 0, headDim = 0;
-  int64_t replicas = 1; // v_stage: device copies of each KV head (GQA)
-  ref::RopeParams rope;
-  GatedActFn act = GatedActFn::Silu;
-  int64_t blocks = 0, block = 0, inStride = 0, outStride = 0, replicate = 1;
-  float scale = 1;
-  int64_t lanes = 0;
-  int64_t param = -1;    // v_stage: index into Program::params
-  int64_t parts = 0;     // sum, attn_combine
-  int64_t partKeys = 0;  // attn_combine: keys per part of the sequence
-  int64_t function = -1; // call: index into HostOps::functions()
-  std::vector<HostCallValue> callArgs, callResults;
+/// One op as the runtime runs it: the program's typed op (pimsim::HostOp,
+/// checked by pimsim::hostOpProblems when the program was read) plus what
+/// loading resolved: the reference's rotary parameters and, for a `call`,
+/// the index of its function.
+struct HostOp : pimsim::HostOp {
+  ref::RopeParams ropeParams; // rope
+  int64_t function = -1;      // call: index into HostOps::functions()
 };
 
 class HostOps {
 public:
-  /// Parses the `params` of every host kernel of `program`. Errors name the
-  /// kernel and the op: "host kernel 'layer0.norm' (1), op 0 (rms_norm):
-  /// 'eps' must be a number".
+  /// Loads the ops of every host kernel of `program`, checking them again
+  /// (pimsim::hostOpProblems; the rotary parameters against the reference's
+  /// rules; at most one `logits`). Errors name the kernel and the op: "host
+  /// kernel 'layer0.norm' (1), op 0 (rms_norm): 'eps' must be ...".
   static llvm::Expected<HostOps> parse(const pimsim::Program &program);
 
   /// The checkpoint tensors the ops read, each once.
@@ -191,7 +134,6 @@ public:
   int64_t embeddingRows() const { return vocabRows; }
 
 private:
-  friend class HostOpsParser;
   struct BoundTensor {
     ref::StorageType storage = ref::StorageType::F32;
     const void *data = nullptr; // a view into the checkpoint mapping

@@ -25,17 +25,14 @@
 
 namespace pimc::rt {
 
-/// What one token must move at least, from the program alone.
+/// What one token must move at least: the compiler's memory plan
+/// (pimsim::MemoryPlan; zero when the program records none).
 struct ModelFootprint {
-  double weightBytes = 0;        // sum over weight bindings of N * k_len * 2
+  double weightBytes = 0;        // device-resident weights, one copy
   double kvBytesPerPosition = 0; // K and V of one position, every layer
-  int64_t layers = 0;            // v_stage ops (one per attention layer)
+  int64_t layers = 0;            // attention layers with a device KV cache
 };
-/// Weight bytes from the bindings; KV bytes from the v_stage ops (each
-/// stages one layer's V, heads * head_dim elements; K is assumed the same
-/// size).
-ModelFootprint modelFootprint(const pimsim::Program &program,
-                              const HostOps &ops);
+ModelFootprint modelFootprint(const pimsim::Program &program);
 
 /// Time attributed to a stream or host kernel over a run part.
 struct NamedTime {
@@ -82,7 +79,7 @@ struct PerfReport {
 };
 
 PerfReport buildReport(const Device &device, const pimsim::Program &program,
-                       const HostOps &ops, llvm::ArrayRef<StepRecord> steps);
+                       llvm::ArrayRef<StepRecord> steps);
 
 /// The readable report (after the token ids). `top`: streams and kernels
 /// listed.

@@ -229,6 +229,7 @@ private:
   SmallVector<FlatSymbolRefAttr> paramRefs;
   FlatSymbolRefAttr actRef = FlatSymbolRefAttr::get(b.getContext(), "act");
   int64_t weightBindingBytes = 0, kvBytes = 0;
+  int64_t kvLayers = 0, kvBytesPerPosition = 0;
   std::string currentLayer = "embed";
   Value tokens, offset; // @forward's token ids and position
   std::set<std::string> streamNames;
@@ -797,6 +798,8 @@ LogicalResult Lowering::lowerAttention(pim::AttentionOp op) {
   int64_t kbase = kvRow, vbase = kvRow + g.KR;
   kvRow += g.KR + g.nd * g.VR;
   kvBytes += 2 * g.maxT * KVH * hd * 2; // what must move (one copy)
+  kvBytesPerPosition += 2 * KVH * hd * 2;
+  ++kvLayers;
   // KV region rows start at 0 (the weights region follows it).
 
   // Host: K in the PIM format, V into the per-layer staging columns, q
@@ -949,7 +952,8 @@ LogicalResult Lowering::lowerAttention(pim::AttentionOp op) {
            {attr("in", buf(ctxAll)), attr("stats", buf(stats)),
             attr("out", buf(ctx)), attr("parts", S), attr("stride", ctxN),
             attr("heads", H), attr("block", g.nd * m.B),
-            attr("part_keys", g.Tp), attr("param", "pos")});
+            attr("stats_stride", 2 * H), attr("part_keys", g.Tp),
+            attr("param", "pos")});
   }
 
   Slot r = ctx;
@@ -1361,6 +1365,9 @@ FailureOr<pim::ProgramOp> Lowering::run() {
   program->setAttr("pim.weight_bytes", b.getI64IntegerAttr(weightBindingBytes));
   program->setAttr("pim.kv_bytes", b.getI64IntegerAttr(kvBytes));
   program->setAttr("pim.act_bytes", b.getI64IntegerAttr(actBytes));
+  program->setAttr("pim.kv_layers", b.getI64IntegerAttr(kvLayers));
+  program->setAttr("pim.kv_bytes_per_position",
+                   b.getI64IntegerAttr(kvBytesPerPosition));
   return program;
 }
 

@@ -13,6 +13,7 @@
 #ifndef PIMSIM_PROGRAM_H
 #define PIMSIM_PROGRAM_H
 
+#include "pimsim/HostOp.h"
 #include "pimsim/Target.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -29,10 +30,10 @@
 namespace pimsim {
 
 struct ProgramVersion {
-  uint16_t major = 1;
+  uint16_t major = 2;
   uint16_t minor = 0;
 };
-/// The version this pimsim reads (any 1.x) and writes. 1.1 added runtime
+/// The version this pimsim reads (any 2.x) and writes. 1.1 added runtime
 /// parameters, `offset` on mac_*, masking sfm and the opaque `params` /
 /// `layout` strings of kernels and weight bindings; 1.2 host kernels that
 /// run on a near-memory unit (HostKernel::unit / elements); 1.3 the
@@ -40,7 +41,10 @@ struct ProgramVersion {
 /// 1.4 `data=` on sfm (the softmax statistics [max, sum] to a region, for
 /// the split-attention combine); 1.5 the model identity; 1.6 stream
 /// metadata (StreamInfo) and the typed gemv_rows weight layout (GemvRows).
-constexpr ProgramVersion kProgramVersion{1, 6};
+/// 2.0: typed host ops (HostKernel::ops, Program::hostTensors) instead of
+/// JSON strings, and the memory plan (Program::memory); 1.x programs are
+/// refused (recompile them).
+constexpr ProgramVersion kProgramVersion{2, 0};
 
 /// Half-open [first, first + count). Printed inclusive: "0-15".
 struct Range {
@@ -158,8 +162,7 @@ struct WeightBinding {
   Range rows;
   int64_t offset = 0, bytes = 0; // byte extent within the region
   std::string layout; // (1.1) opaque to pimsim: the compiler's layout name
-  std::string params; // (1.1) opaque to pimsim: JSON by convention
-  /// (1.6) layout "gemv_rows": its parameters, typed (params stays empty).
+  /// (1.6) layout "gemv_rows": its parameters, typed.
   std::optional<GemvRows> gemvRows;
 
   bool operator==(const WeightBinding &o) const;
@@ -200,6 +203,8 @@ struct KernelOperand {
 /// model times it from flops and bytes) or, when `unit` is set (1.2), on
 /// that near-memory unit of the target (timed as latency_cycles +
 /// ceil(elements / elements_per_cycle) memory cycles, no launch cost).
+/// What it computes is `ops` (2.0; pimsim times kernels, the runtime runs
+/// the ops).
 struct HostKernel {
   std::string name;
   KernelKind kind = KernelKind::Other;
@@ -207,9 +212,9 @@ struct HostKernel {
   int64_t flops = 0;
   int64_t bytes = 0; // host memory traffic
   std::vector<KernelOperand> operands;
-  std::string params;   // (1.1) opaque to pimsim: JSON by convention
   std::string unit;     // (1.2) empty: the host; else a near_memory unit name
   int64_t elements = 0; // (1.2) elements the unit processes (timing)
+  std::vector<HostOp> ops; // (2.0)
 
   bool onNearMemory() const { return !unit.empty(); }
   bool operator==(const HostKernel &o) const;
@@ -457,6 +462,25 @@ struct Entry {
   bool operator==(const Entry &o) const;
 };
 
+/// (2.0) The compiler's memory plan, as reports need it: the bytes a token
+/// must move (one copy of every weight; K and V of every position) and how
+/// much of the regions is in use. Zero: not recorded.
+struct MemoryPlan {
+  int64_t maxContext = 0;         // positions the KV cache holds
+  int64_t weightBytes = 0;        // device-resident weights, one copy
+  int64_t kvBytes = 0;            // the KV cache at maxContext, one copy
+  int64_t kvLayers = 0;           // attention layers with a device KV cache
+  int64_t kvBytesPerPosition = 0; // K and V of one position, all layers
+  int64_t actBytes = 0;           // activation slots in use
+
+  bool empty() const { return *this == MemoryPlan(); }
+  bool operator==(const MemoryPlan &o) const {
+    return maxContext == o.maxContext && weightBytes == o.weightBytes &&
+           kvBytes == o.kvBytes && kvLayers == o.kvLayers &&
+           kvBytesPerPosition == o.kvBytesPerPosition && actBytes == o.actBytes;
+  }
+};
+
 struct Program {
   ProgramVersion version =
       kProgramVersion; // as read; writers stamp kProgramVersion
@@ -466,9 +490,13 @@ struct Program {
   std::vector<HostKernel> kernels;
   std::vector<Stream> streams;
   std::vector<Entry> entries;
-  std::vector<Param> params; // (1.1) at most kMaxParams
-  ModelIdentity model;       // (1.5)
+  std::vector<Param> params;           // (1.1) at most kMaxParams
+  ModelIdentity model;                 // (1.5)
+  std::vector<HostTensor> hostTensors; // (2.0) read by host ops, each once
+  MemoryPlan memory;                   // (2.0)
 
+  /// Index of the host tensor named `name`, or -1.
+  int64_t hostTensorIndex(llvm::StringRef name) const;
   /// Index of the parameter named `name`, or -1.
   int64_t paramIndex(llvm::StringRef name) const;
 

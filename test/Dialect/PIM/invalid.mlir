@@ -102,7 +102,7 @@ pim.program attributes {target = "t", target_hash = ""} {
 // -----
 pim.program attributes {target = "t", target_hash = ""} {
   pim.kernel @k attributes {kind = "other", flops = 0 : i64, bytes = 0 : i64} {
-    // expected-error@+1 {{unknown host op 'fft' (known: embedding, rms_norm, add, rope, gated_act, pack, v_stage, logits, sum, linear}}
+    // expected-error@+1 {{unknown host op 'fft' (known: embedding, rms_norm, add, rope, gated_act, pack, v_stage, sum, linear, logits, attn_combine, call)}}
     pim.host_op "fft" {}
   }
 }
@@ -118,7 +118,7 @@ pim.program attributes {target = "t", target_hash = ""} {
 // -----
 pim.program attributes {target = "t", target_hash = ""} {
   pim.kernel @k attributes {kind = "other", flops = 0 : i64, bytes = 0 : i64} {
-    // expected-error@+1 {{buffer 'in' needs off >= 0, n >= 1 and fmt}}
+    // expected-error@+1 {{'in' needs off, n (integers) and fmt (a string)}}
     pim.host_op "logits" {in = {off = 0 : i64, fmt = "f32"}}
   }
 }
@@ -126,7 +126,7 @@ pim.program attributes {target = "t", target_hash = ""} {
 // -----
 pim.program attributes {target = "t", target_hash = ""} {
   pim.kernel @k attributes {kind = "other", flops = 0 : i64, bytes = 0 : i64} {
-    // expected-error@+1 {{buffer 'in' has unknown format 'int3'}}
+    // expected-error@+1 {{'in' has unknown format 'int3' (f32, fp16, bf16)}}
     pim.host_op "logits" {in = {off = 0 : i64, n = 4 : i64, fmt = "int3"}}
   }
 }

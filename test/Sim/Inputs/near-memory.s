@@ -2,7 +2,7 @@
 # (elements_per_cycle 64, latency_cycles 200, tCK 769 ps) beside a host
 # kernel. norm: 200 + 4096/64 = 264 cycles; add (called from the stream):
 # 200 + ceil(1000/64) = 216 cycles.
-.version 1.2
+.version 2.0
 .target hbm3-pim
 .org stacks=5 channels=16 pseudo_channels=2 sids=2 bank_groups=4 banks=4 rows=16384 columns=32 access_bytes=32
 .region x kind=activations channels=0-15 banks=0-63 rows=16380-16381 bytes=8192

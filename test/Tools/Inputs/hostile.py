@@ -42,15 +42,14 @@ def main(src, program_text, out):
     # FX graph
     write(os.path.join(out, "deep", "graph.json"),
           '{"format": "pimc-fx-graph", "version": 1, "nodes": %s}' % DEEP)
-    # program parameters: the first host kernel's params replaced
+    # host ops: the first op's input buffer starts at INT64_MAX (its end overflows)
     with open(program_text) as f:
         text = f.read()
-    deep_params = '"{\\"ops\\": %s}"' % DEEP
-    text, n = re.subn(r'(\.kernel \S+ kind=\S+(?: \S+=\S+)*? params=)"(?:[^"\\]|\\.)*"',
-                      lambda m: m.group(1) + deep_params, text, count=1)
+    text, n = re.subn(r'(\n  [a-z_]+ in=[a-z0-9]+\[[0-9]+\]@)[0-9]+',
+                      lambda m: m.group(1) + "9223372036854775807", text, count=1)
     if n != 1:
-        raise SystemExit("hostile.py: no host kernel with params in %s" % program_text)
-    write(os.path.join(out, "deep", "program.s"), text)
+        raise SystemExit("hostile.py: no host op with an input buffer in %s" % program_text)
+    write(os.path.join(out, "huge", "program-op.s"), text)
     # weight layout: the first gemv_rows binding's output rows start at INT64_MAX (the
     # placement's row arithmetic would overflow)
     with open(program_text) as f:

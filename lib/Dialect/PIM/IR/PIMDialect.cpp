@@ -1,5 +1,6 @@
 //===- PIMDialect.cpp - the pim dialect: ops and verifiers ----------------===//
 #include "pimc/Dialect/PIM/IR/PIMDialect.h"
+#include "pimc/Dialect/PIM/IR/PIMHostOp.h"
 
 #include "pimsim/Program.h"
 
@@ -116,95 +117,21 @@ LogicalResult KernelOp::verify() {
   return success();
 }
 
-namespace {
-struct HostOpSpec {
-  StringRef name;
-  std::vector<StringRef> required;
-};
-} // namespace
-
-static const std::vector<HostOpSpec> &hostOpSpecs() {
-  static const std::vector<HostOpSpec> specs = {
-      {"embedding", {"table", "out"}},
-      {"rms_norm", {"in", "out", "weight", "eps"}},
-      {"add", {"a", "b", "out"}},
-      {"rope", {"in", "out", "heads", "head_dim", "rope"}},
-      {"gated_act", {"gate", "up", "out", "act"}},
-      {"pack", {"in", "out", "blocks", "block", "in_stride", "out_stride"}},
-      {"v_stage", {"in", "out", "heads", "head_dim", "lanes", "param"}},
-      {"logits", {"in"}},
-      {"sum", {"in", "out", "parts", "stride"}},
-      {"linear", {"in", "out", "weight"}},
-      {"attn_combine",
-       {"in", "stats", "out", "parts", "stride", "heads", "block", "param",
-        "part_keys"}},
-      {"call", {"source", "mlir", "args", "results", "weight_bytes", "flops"}},
-  };
-  return specs;
-}
-
-static LogicalResult checkBuffer(Operation *op, StringRef key, Attribute attr) {
-  auto d = dyn_cast<DictionaryAttr>(attr);
-  if (!d)
-    return op->emitOpError() << "'" << key << "' must be a dictionary";
-  if (d.get("tensor"))
-    return success();
-  auto off = d.getAs<IntegerAttr>("off");
-  auto n = d.getAs<IntegerAttr>("n");
-  auto fmt = d.getAs<StringAttr>("fmt");
-  if (!off || !n || !fmt || off.getInt() < 0 || n.getInt() < 1)
-    return op->emitOpError()
-           << "buffer '" << key
-           << "' needs off >= 0, n >= 1 and fmt (or a tensor)";
-  if (fmt.getValue() != "f32" && fmt.getValue() != "fp16" &&
-      fmt.getValue() != "bf16")
-    return op->emitOpError() << "buffer '" << key << "' has unknown format '"
-                             << fmt.getValue() << "' (f32, fp16, bf16)";
-  return success();
-}
-
 LogicalResult HostOp::verify() {
-  const HostOpSpec *spec = nullptr;
-  for (const HostOpSpec &s : hostOpSpecs())
-    if (s.name == getName())
-      spec = &s;
-  if (!spec) {
-    std::string known;
-    for (const HostOpSpec &s : hostOpSpecs())
-      known += (known.empty() ? "" : ", ") + s.name.str();
-    return emitOpError() << "unknown host op '" << getName()
-                         << "' (known: " << known << ")";
-  }
-  for (StringRef key : spec->required)
-    if (!getArgs().get(key))
-      return emitOpError() << "host op '" << getName() << "' needs '" << key
-                           << "'";
-  for (StringRef key : {"in", "out", "a", "b", "gate", "up"})
-    if (Attribute a = getArgs().get(key))
-      if (failed(checkBuffer(*this, key, a)))
-        return failure();
-  // A host call's arguments are buffers or the `pos` / `token` parameter,
-  // its results buffers (HostFallback.h).
-  for (StringRef key : {"args", "results"}) {
-    auto list = getArgs().getAs<ArrayAttr>(key);
-    if (!list && getArgs().get(key))
-      return emitOpError() << "'" << key << "' must be an array";
-    for (Attribute a : list ? list.getValue() : ArrayRef<Attribute>()) {
-      auto d = dyn_cast<DictionaryAttr>(a);
-      if (!d)
-        return emitOpError() << "'" << key << "' entries must be dictionaries";
-      if (Attribute buf = d.get("buffer")) {
-        if (failed(checkBuffer(*this, key, buf)))
-          return failure();
-      } else if (auto p = d.getAs<StringAttr>("param");
-                 !p || key == "results" ||
-                 (p.getValue() != "pos" && p.getValue() != "token")) {
-        return emitOpError() << "'" << key
-                             << "' entries need a buffer (or, for args, "
-                                "param = \"pos\" or \"token\")";
-      }
-    }
-  }
+  // Field by field, as serialization reads it (PIMHostOp.h); the checks that
+  // need the whole program (buffers inside act, lengths) run when the
+  // program is serialized (pimsim::hostOpProblems).
+  auto program = (*this)->getParentOfType<ProgramOp>();
+  int64_t tensors = 0;
+  pimsim::HostOp op;
+  std::optional<std::string> why = readHostOp(
+      getName(), getArgs(), [&](pimsim::HostTensor) { return tensors++; },
+      [&](StringRef name) -> int64_t {
+        return program && program.lookupSymbol<ParamOp>(name) ? 0 : -1;
+      },
+      op);
+  if (why)
+    return emitOpError() << *why;
   return success();
 }
 

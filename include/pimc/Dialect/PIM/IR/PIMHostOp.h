@@ -1,0 +1,41 @@
+//===- PIMHostOp.h - pim.host_op <-> the typed host-op ABI ------*- C++ -*-===//
+//
+// A `pim.host_op "rms_norm" {in = {off, n, fmt}, weight = {tensor, shape},
+// eps = ...}` carries one host op of the program format (pimsim/HostOp.h)
+// as a dictionary keyed by the ABI's field keys (pimsim::hostOpFields):
+// buffers as {off, n, fmt}, host tensors as {tensor, shape}, `rope` as a
+// dictionary of the rotary fields, the `param` by name, a call's `args` and
+// `results` as [{buffer | param, shape}]. readHostOp is the one reader: the
+// op verifier calls it, and serialization builds the program's typed ops
+// with it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PIMC_DIALECT_PIM_IR_PIMHOSTOP_H
+#define PIMC_DIALECT_PIM_IR_PIMHOSTOP_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include "pimsim/HostOp.h"
+
+#include <optional>
+#include <string>
+
+namespace pimc::pim {
+
+/// Interns a host tensor (the index it gets in Program::hostTensors).
+using InternHostTensor = llvm::function_ref<int64_t(pimsim::HostTensor)>;
+/// The index of the program parameter `name`, or -1.
+using LookupParam = llvm::function_ref<int64_t(llvm::StringRef)>;
+
+/// Reads host op `name` with fields `args` into `out`. Returns what is
+/// wrong ("'eps' must be a number", "unknown field 'x' for rms_norm
+/// (fields: in, out, weight, eps, groups, gemma)"), or nothing.
+std::optional<std::string> readHostOp(llvm::StringRef name,
+                                      mlir::DictionaryAttr args,
+                                      InternHostTensor intern,
+                                      LookupParam param, pimsim::HostOp &out);
+
+} // namespace pimc::pim
+
+#endif // PIMC_DIALECT_PIM_IR_PIMHOSTOP_H

@@ -1,0 +1,718 @@
+//===- HostOp.cpp - typed host ops: names, field tables, checks -----------===//
+
+#include "pimsim/HostOp.h"
+
+#include "EnumNames.h"
+
+#include "pimsim/Program.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+
+using namespace llvm;
+
+namespace pimsim {
+
+//===----------------------------------------------------------------------===//
+// Names
+//===----------------------------------------------------------------------===//
+
+namespace {
+using detail::nameOf;
+using detail::parseName;
+
+const StringRef kElemFormatNames[] = {"f32", "fp16", "bf16"};
+const StringRef kHostOpKindNames[] = {
+    "embedding", "rms_norm", "add",    "rope",   "gated_act",    "pack",
+    "v_stage",   "sum",      "linear", "logits", "attn_combine", "call"};
+const StringRef kGatedActNames[] = {"silu", "gelu", "gelu_tanh"};
+const StringRef kRopeKindNames[] = {"default", "linear", "dynamic", "yarn",
+                                    "llama3"};
+static_assert(std::size(kElemFormatNames) == kNumElemFormats);
+static_assert(std::size(kHostOpKindNames) == kNumHostOpKinds);
+static_assert(std::size(kGatedActNames) == kNumGatedActFns);
+static_assert(std::size(kRopeKindNames) == kNumRopeKinds);
+} // namespace
+
+StringRef elemFormatName(ElemFormat f) { return nameOf(kElemFormatNames, f); }
+std::optional<ElemFormat> parseElemFormat(StringRef name) {
+  return parseName<ElemFormat>(kElemFormatNames, name);
+}
+unsigned elemFormatBytes(ElemFormat f) { return f == ElemFormat::F32 ? 4 : 2; }
+StringRef hostOpKindName(HostOpKind k) { return nameOf(kHostOpKindNames, k); }
+std::optional<HostOpKind> parseHostOpKind(StringRef name) {
+  return parseName<HostOpKind>(kHostOpKindNames, name);
+}
+StringRef gatedActName(GatedActFn fn) { return nameOf(kGatedActNames, fn); }
+std::optional<GatedActFn> parseGatedAct(StringRef name) {
+  return parseName<GatedActFn>(kGatedActNames, name);
+}
+StringRef ropeKindName(RopeKind k) { return nameOf(kRopeKindNames, k); }
+std::optional<RopeKind> parseRopeKind(StringRef name) {
+  return parseName<RopeKind>(kRopeKindNames, name);
+}
+
+int64_t HostTensor::elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    if (d < 0 || MulOverflow(n, d, n))
+      return INT64_MAX;
+  return n;
+}
+
+bool RopeSpec::operator==(const RopeSpec &o) const {
+  return kind == o.kind && interleaved == o.interleaved &&
+         rotaryDim == o.rotaryDim && theta == o.theta && factor == o.factor &&
+         originalMaxPositionEmbeddings == o.originalMaxPositionEmbeddings &&
+         maxPositionEmbeddings == o.maxPositionEmbeddings &&
+         lowFreqFactor == o.lowFreqFactor &&
+         highFreqFactor == o.highFreqFactor && betaFast == o.betaFast &&
+         betaSlow == o.betaSlow && attentionFactor == o.attentionFactor &&
+         mscale == o.mscale && mscaleAllDim == o.mscaleAllDim &&
+         truncate == o.truncate;
+}
+
+bool HostOp::operator==(const HostOp &o) const {
+  return kind == o.kind && in == o.in && out == o.out && a == o.a && b == o.b &&
+         tensor == o.tensor && eps == o.eps && groups == o.groups &&
+         gemma == o.gemma && clear == o.clear && heads == o.heads &&
+         headDim == o.headDim && replicas == o.replicas && rope == o.rope &&
+         act == o.act && blocks == o.blocks && block == o.block &&
+         inStride == o.inStride && outStride == o.outStride &&
+         replicate == o.replicate && scale == o.scale && lanes == o.lanes &&
+         param == o.param && parts == o.parts && partKeys == o.partKeys &&
+         source == o.source && mlir == o.mlir && args == o.args &&
+         results == o.results && weightBytes == o.weightBytes &&
+         flops == o.flops;
+}
+
+//===----------------------------------------------------------------------===//
+// Field tables
+//===----------------------------------------------------------------------===//
+
+HostFieldType hostFieldType(HostField f) {
+  switch (f) {
+  case HostField::In:
+  case HostField::Out:
+  case HostField::A:
+  case HostField::B:
+    return HostFieldType::Buffer;
+  case HostField::Tensor:
+    return HostFieldType::Tensor;
+  case HostField::BOrTensor:
+    return HostFieldType::BufferOrTensor;
+  case HostField::Eps:
+  case HostField::Scale:
+    return HostFieldType::Float;
+  case HostField::Gemma:
+  case HostField::Clear:
+    return HostFieldType::Bool;
+  case HostField::Rope:
+    return HostFieldType::Rope;
+  case HostField::Act:
+    return HostFieldType::Act;
+  case HostField::Param:
+    return HostFieldType::Param;
+  case HostField::Source:
+  case HostField::Mlir:
+    return HostFieldType::String;
+  case HostField::Args:
+  case HostField::Results:
+    return HostFieldType::CallValues;
+  default:
+    return HostFieldType::Int;
+  }
+}
+
+ArrayRef<HostFieldSpec> hostOpFields(HostOpKind kind) {
+  using F = HostField;
+  static const HostFieldSpec embedding[] = {{"table", F::Tensor},
+                                            {"out", F::Out}};
+  static const HostFieldSpec rmsNorm[] = {{"in", F::In},
+                                          {"out", F::Out},
+                                          {"weight", F::Tensor},
+                                          {"eps", F::Eps},
+                                          {"groups", F::Groups, false, 1},
+                                          {"gemma", F::Gemma, false}};
+  static const HostFieldSpec add[] = {
+      {"a", F::A}, {"b", F::BOrTensor}, {"out", F::Out}};
+  static const HostFieldSpec rope[] = {{"in", F::In},
+                                       {"out", F::Out},
+                                       {"heads", F::Heads, true, 1},
+                                       {"head_dim", F::HeadDim, true, 2},
+                                       {"rope", F::Rope}};
+  static const HostFieldSpec gatedAct[] = {
+      {"gate", F::A}, {"up", F::B}, {"out", F::Out}, {"act", F::Act}};
+  static const HostFieldSpec pack[] = {{"in", F::In},
+                                       {"out", F::Out},
+                                       {"blocks", F::Blocks, true, 1},
+                                       {"block", F::Block, true, 1},
+                                       {"in_stride", F::InStride},
+                                       {"out_stride", F::OutStride},
+                                       {"replicate", F::Replicate, false, 1},
+                                       {"scale", F::Scale, false}};
+  static const HostFieldSpec vStage[] = {{"in", F::In},
+                                         {"out", F::Out},
+                                         {"heads", F::Heads, true, 1},
+                                         {"head_dim", F::HeadDim, true, 1},
+                                         {"lanes", F::Lanes, true, 1},
+                                         {"groups", F::Groups, false, 1},
+                                         {"clear", F::Clear, false},
+                                         {"replicas", F::Replicas, false, 1},
+                                         {"param", F::Param}};
+  static const HostFieldSpec sum[] = {{"in", F::In},
+                                      {"out", F::Out},
+                                      {"parts", F::Parts, true, 1},
+                                      {"stride", F::InStride}};
+  static const HostFieldSpec linear[] = {
+      {"in", F::In}, {"out", F::Out}, {"weight", F::Tensor}};
+  static const HostFieldSpec logits[] = {{"in", F::In}};
+  static const HostFieldSpec attnCombine[] = {
+      {"in", F::In},
+      {"stats", F::B},
+      {"out", F::Out},
+      {"parts", F::Parts, true, 1},
+      {"stride", F::InStride},
+      {"heads", F::Heads, true, 1},
+      {"block", F::HeadDim, true, 1},
+      {"stats_stride", F::OutStride},
+      {"part_keys", F::PartKeys, true, 1},
+      {"param", F::Param}};
+  static const HostFieldSpec call[] = {{"source", F::Source},
+                                       {"mlir", F::Mlir},
+                                       {"args", F::Args},
+                                       {"results", F::Results},
+                                       {"weight_bytes", F::WeightBytes},
+                                       {"flops", F::Flops}};
+  switch (kind) {
+  case HostOpKind::Embedding:
+    return embedding;
+  case HostOpKind::RmsNorm:
+    return rmsNorm;
+  case HostOpKind::Add:
+    return add;
+  case HostOpKind::Rope:
+    return rope;
+  case HostOpKind::GatedAct:
+    return gatedAct;
+  case HostOpKind::Pack:
+    return pack;
+  case HostOpKind::VStage:
+    return vStage;
+  case HostOpKind::Sum:
+    return sum;
+  case HostOpKind::Linear:
+    return linear;
+  case HostOpKind::Logits:
+    return logits;
+  case HostOpKind::AttnCombine:
+    return attnCombine;
+  case HostOpKind::Call:
+    return call;
+  }
+  return {};
+}
+
+const HostFieldSpec *findHostField(HostOpKind kind, StringRef key) {
+  for (const HostFieldSpec &s : hostOpFields(kind))
+    if (s.key == key)
+      return &s;
+  return nullptr;
+}
+
+bool hostFieldIsDefault(const HostOp &op, HostField f) {
+  static const HostOp d;
+  switch (f) {
+  case HostField::In:
+    return op.in == d.in;
+  case HostField::Out:
+    return op.out == d.out;
+  case HostField::A:
+    return op.a == d.a;
+  case HostField::B:
+    return op.b == d.b;
+  case HostField::Tensor:
+    return op.tensor == d.tensor;
+  case HostField::BOrTensor:
+    return op.b == d.b && op.tensor == d.tensor;
+  case HostField::Eps:
+    return op.eps == d.eps;
+  case HostField::Groups:
+    return op.groups == d.groups;
+  case HostField::Gemma:
+    return op.gemma == d.gemma;
+  case HostField::Clear:
+    return op.clear == d.clear;
+  case HostField::Heads:
+    return op.heads == d.heads;
+  case HostField::HeadDim:
+    return op.headDim == d.headDim;
+  case HostField::Replicas:
+    return op.replicas == d.replicas;
+  case HostField::Rope:
+    return op.rope == d.rope;
+  case HostField::Act:
+    return op.act == d.act;
+  case HostField::Blocks:
+    return op.blocks == d.blocks;
+  case HostField::Block:
+    return op.block == d.block;
+  case HostField::InStride:
+    return op.inStride == d.inStride;
+  case HostField::OutStride:
+    return op.outStride == d.outStride;
+  case HostField::Replicate:
+    return op.replicate == d.replicate;
+  case HostField::Scale:
+    return op.scale == d.scale;
+  case HostField::Lanes:
+    return op.lanes == d.lanes;
+  case HostField::Param:
+    return op.param == d.param;
+  case HostField::Parts:
+    return op.parts == d.parts;
+  case HostField::PartKeys:
+    return op.partKeys == d.partKeys;
+  case HostField::Source:
+    return op.source == d.source;
+  case HostField::Mlir:
+    return op.mlir == d.mlir;
+  case HostField::Args:
+    return op.args == d.args;
+  case HostField::Results:
+    return op.results == d.results;
+  case HostField::WeightBytes:
+    return op.weightBytes == d.weightBytes;
+  case HostField::Flops:
+    return op.flops == d.flops;
+  }
+  return true;
+}
+
+ActBuffer *hostBufferField(HostOp &op, HostField f) {
+  switch (f) {
+  case HostField::In:
+    return &op.in;
+  case HostField::Out:
+    return &op.out;
+  case HostField::A:
+    return &op.a;
+  case HostField::B:
+  case HostField::BOrTensor:
+    return &op.b;
+  default:
+    return nullptr;
+  }
+}
+
+int64_t *hostIntField(HostOp &op, HostField f) {
+  switch (f) {
+  case HostField::Tensor:
+    return &op.tensor;
+  case HostField::Groups:
+    return &op.groups;
+  case HostField::Heads:
+    return &op.heads;
+  case HostField::HeadDim:
+    return &op.headDim;
+  case HostField::Replicas:
+    return &op.replicas;
+  case HostField::Blocks:
+    return &op.blocks;
+  case HostField::Block:
+    return &op.block;
+  case HostField::InStride:
+    return &op.inStride;
+  case HostField::OutStride:
+    return &op.outStride;
+  case HostField::Replicate:
+    return &op.replicate;
+  case HostField::Lanes:
+    return &op.lanes;
+  case HostField::Param:
+    return &op.param;
+  case HostField::Parts:
+    return &op.parts;
+  case HostField::PartKeys:
+    return &op.partKeys;
+  case HostField::WeightBytes:
+    return &op.weightBytes;
+  case HostField::Flops:
+    return &op.flops;
+  default:
+    return nullptr;
+  }
+}
+
+float *hostFloatField(HostOp &op, HostField f) {
+  return f == HostField::Eps     ? &op.eps
+         : f == HostField::Scale ? &op.scale
+                                 : nullptr;
+}
+
+bool *hostBoolField(HostOp &op, HostField f) {
+  return f == HostField::Gemma   ? &op.gemma
+         : f == HostField::Clear ? &op.clear
+                                 : nullptr;
+}
+
+std::string *hostStringField(HostOp &op, HostField f) {
+  return f == HostField::Source ? &op.source
+         : f == HostField::Mlir ? &op.mlir
+                                : nullptr;
+}
+
+std::vector<CallValue> *hostCallValuesField(HostOp &op, HostField f) {
+  return f == HostField::Args      ? &op.args
+         : f == HostField::Results ? &op.results
+                                   : nullptr;
+}
+
+ArrayRef<RopeField> ropeFields() {
+  using R = RopeSpec;
+  static const RopeField fields[] = {
+      {"kind", true},
+      {"interleaved", false, nullptr, nullptr, nullptr, &R::interleaved},
+      {"rotary_dim", true, &R::rotaryDim},
+      {"theta", false, nullptr, &R::theta},
+      {"factor", false, nullptr, &R::factor},
+      {"original_max_position_embeddings", false,
+       &R::originalMaxPositionEmbeddings},
+      {"max_position_embeddings", false, &R::maxPositionEmbeddings},
+      {"low_freq_factor", false, nullptr, &R::lowFreqFactor},
+      {"high_freq_factor", false, nullptr, &R::highFreqFactor},
+      {"beta_fast", false, nullptr, &R::betaFast},
+      {"beta_slow", false, nullptr, &R::betaSlow},
+      {"attention_factor", false, nullptr, nullptr, &R::attentionFactor},
+      {"mscale", false, nullptr, nullptr, &R::mscale},
+      {"mscale_all_dim", false, nullptr, nullptr, &R::mscaleAllDim},
+      {"truncate", false, nullptr, nullptr, nullptr, &R::truncate}};
+  return fields;
+}
+
+namespace {
+constexpr HostField kAllFields[] = {
+    HostField::In,        HostField::Out,         HostField::A,
+    HostField::B,         HostField::Tensor,      HostField::Eps,
+    HostField::Groups,    HostField::Gemma,       HostField::Clear,
+    HostField::Heads,     HostField::HeadDim,     HostField::Replicas,
+    HostField::Rope,      HostField::Act,         HostField::Blocks,
+    HostField::Block,     HostField::InStride,    HostField::OutStride,
+    HostField::Replicate, HostField::Scale,       HostField::Lanes,
+    HostField::Param,     HostField::Parts,       HostField::PartKeys,
+    HostField::Source,    HostField::Mlir,        HostField::Args,
+    HostField::Results,   HostField::WeightBytes, HostField::Flops};
+
+/// A field's name in messages (the key most kinds give it).
+StringRef fieldName(HostField f) {
+  static const StringRef names[] = {
+      "in",         "out",       "a",     "b",      "tensor",  "b",
+      "eps",        "groups",    "gemma", "clear",  "heads",   "head_dim",
+      "replicas",   "rope",      "act",   "blocks", "block",   "in_stride",
+      "out_stride", "replicate", "scale", "lanes",  "param",   "parts",
+      "part_keys",  "source",    "mlir",  "args",   "results", "weight_bytes",
+      "flops"};
+  static_assert(std::size(names) == unsigned(HostField::Flops) + 1);
+  return names[unsigned(f)];
+}
+
+/// Whether `kind` takes `f` (BOrTensor covers B and Tensor).
+bool takes(HostOpKind kind, HostField f) {
+  for (const HostFieldSpec &s : hostOpFields(kind))
+    if (s.field == f || (s.field == HostField::BOrTensor &&
+                         (f == HostField::B || f == HostField::Tensor)))
+      return true;
+  return false;
+}
+
+/// The key of `f` for `kind`, for messages.
+std::string keyOf(HostOpKind kind, HostField f) {
+  for (const HostFieldSpec &s : hostOpFields(kind))
+    if (s.field == f || (s.field == HostField::BOrTensor &&
+                         (f == HostField::B || f == HostField::Tensor)))
+      return s.key.str();
+  return "?";
+}
+
+int64_t intField(const HostOp &op, HostField f) {
+  const int64_t *v = hostIntField(const_cast<HostOp &>(op), f);
+  return v ? *v : 0;
+}
+
+std::string shapeText(ArrayRef<int64_t> shape) {
+  return "[" +
+         join(map_range(shape, [](int64_t d) { return itostr(d); }), ", ") +
+         "]";
+}
+
+/// The semantic checks of one op; fields were checked for presence.
+class OpChecker {
+public:
+  OpChecker(const HostOp &op, const Program &p, std::vector<std::string> &out)
+      : op(op), p(p), out(out) {
+    for (const Region &r : p.regions)
+      if (r.name == "act")
+        actBytes = r.bytes;
+  }
+
+  void run() {
+    for (HostField f : kAllFields)
+      if (!takes(op.kind, f) && !hostFieldIsDefault(op, f))
+        out.push_back(formatv("{0} takes no field '{1}' (it is set)",
+                              hostOpKindName(op.kind), fieldName(f))
+                          .str());
+    for (const HostFieldSpec &s : hostOpFields(op.kind))
+      if (hostFieldType(s.field) == HostFieldType::Int &&
+          intField(op, s.field) < s.min)
+        out.push_back(formatv("'{0}' is {1}, must be at least {2}", s.key,
+                              intField(op, s.field), s.min));
+    for (HostField f :
+         {HostField::In, HostField::Out, HostField::A, HostField::B})
+      if (takes(op.kind, f) && (f != HostField::B || op.tensor < 0))
+        buffer(keyOf(op.kind, f), bufferOf(f));
+    if (takes(op.kind, HostField::Tensor) &&
+        (op.kind != HostOpKind::Add || op.b == ActBuffer()) &&
+        (op.tensor < 0 || op.tensor >= int64_t(p.hostTensors.size())))
+      fail(formatv("'{0}' is host tensor {1}, the program has {2}",
+                   keyOf(op.kind, HostField::Tensor), op.tensor,
+                   p.hostTensors.size()));
+    if (takes(op.kind, HostField::Param) &&
+        (op.param < 0 || op.param >= int64_t(p.params.size())))
+      fail(formatv("'param' is parameter {0}, the program has {1}", op.param,
+                   p.params.size()));
+    if (out.empty())
+      kindRules();
+  }
+
+private:
+  const ActBuffer &bufferOf(HostField f) const {
+    return f == HostField::In    ? op.in
+           : f == HostField::Out ? op.out
+           : f == HostField::A   ? op.a
+                                 : op.b;
+  }
+  void fail(const Twine &msg) { out.push_back(msg.str()); }
+  void buffer(StringRef key, const ActBuffer &b) {
+    if (unsigned(b.format) >= kNumElemFormats)
+      return fail("'" + key + "' has an unknown format");
+    if (b.offset < 0 || b.elements < 1)
+      return fail(formatv("'{0}' needs an offset >= 0 and elements >= 1 "
+                          "(offset {1}, {2} elements)",
+                          key, b.offset, b.elements));
+    if (actBytes < 0)
+      return fail("the program has no region 'act' for host ops");
+    int64_t bytes = 0, end = 0;
+    if (MulOverflow(b.elements, int64_t(elemFormatBytes(b.format)), bytes) ||
+        AddOverflow(b.offset, bytes, end))
+      fail(formatv("'{0}' ({1} elements at act byte {2}) overflows 64 bits",
+                   key, b.elements, b.offset));
+    else if (end > actBytes)
+      fail(formatv("'{0}' covers act bytes [{1}, {2}), outside region 'act' "
+                   "({3} bytes)",
+                   key, b.offset, end, actBytes));
+  }
+  const HostTensor &tensor() const { return p.hostTensors[op.tensor]; }
+  void sameLength(StringRef a, const ActBuffer &x, StringRef what, int64_t n) {
+    if (x.elements != n)
+      fail(formatv("'{0}' has {1} elements, {2} is {3}", a, x.elements, what,
+                   n));
+  }
+  void needFormat(StringRef key, const ActBuffer &x, ElemFormat f) {
+    if (x.format != f)
+      fail(formatv("'{0}' must be {1}, not {2}", key, elemFormatName(f),
+                   elemFormatName(x.format)));
+  }
+  void reads(StringRef key, int64_t need, const ActBuffer &x) {
+    if (need > x.elements)
+      fail(formatv("reads {0} elements of '{1}', which has {2}", need, key,
+                   x.elements));
+  }
+  void needRank(StringRef key, size_t rank, StringRef form) {
+    if (tensor().shape.size() != rank)
+      fail(formatv("'{0}' must be {1}, not {2}", key, form,
+                   shapeText(tensor().shape)));
+  }
+
+  void kindRules();
+  void rope();
+  void callValues(StringRef key, ArrayRef<CallValue> values, bool args);
+
+  const HostOp &op;
+  const Program &p;
+  std::vector<std::string> &out;
+  int64_t actBytes = -1;
+};
+
+void OpChecker::kindRules() {
+  switch (op.kind) {
+  case HostOpKind::Embedding:
+    needFormat("out", op.out, ElemFormat::F32);
+    needRank("table", 2, "[V, H]");
+    if (out.empty())
+      sameLength("out", op.out, "the table's H", tensor().shape[1]);
+    if (p.paramIndex("token") < 0)
+      fail("the program has no parameter 'token'");
+    break;
+  case HostOpKind::RmsNorm:
+    if (!(op.eps >= 0) || !std::isfinite(op.eps))
+      fail("'eps' must be a finite number >= 0");
+    needRank("weight", 1, "[D]");
+    if (out.empty()) {
+      sameLength("in", op.in, "groups * D", op.groups * tensor().shape[0]);
+      sameLength("out", op.out, "groups * D", op.groups * tensor().shape[0]);
+    }
+    break;
+  case HostOpKind::Add:
+    if (op.tensor >= 0 && op.b != ActBuffer())
+      fail("'b' is a buffer and a host tensor: give one");
+    sameLength("out", op.out, "'a'", op.a.elements);
+    if (op.tensor >= 0)
+      sameLength("a", op.a, "tensor 'b'", tensor().elements());
+    else
+      sameLength("b", op.b, "'a'", op.a.elements);
+    break;
+  case HostOpKind::Rope:
+    needFormat("in", op.in, ElemFormat::F32);
+    needFormat("out", op.out, ElemFormat::F32);
+    sameLength("in", op.in, "heads * head_dim", op.heads * op.headDim);
+    sameLength("out", op.out, "heads * head_dim", op.heads * op.headDim);
+    if (p.paramIndex("pos") < 0)
+      fail("the program has no parameter 'pos'");
+    rope();
+    break;
+  case HostOpKind::GatedAct:
+    if (unsigned(op.act) >= kNumGatedActFns)
+      fail("'act' is unknown");
+    sameLength("up", op.b, "'gate'", op.a.elements);
+    sameLength("out", op.out, "'gate'", op.a.elements);
+    break;
+  case HostOpKind::Pack:
+    if (!std::isfinite(op.scale))
+      fail("'scale' must be finite");
+    reads("in", (op.blocks - 1) * op.inStride + op.block, op.in);
+    if (out.empty() &&
+        (op.blocks - 1) * op.outStride + op.replicate * op.block >
+            op.out.elements)
+      fail(formatv("writes {0} elements of 'out', which has {1}",
+                   (op.blocks - 1) * op.outStride + op.replicate * op.block,
+                   op.out.elements));
+    break;
+  case HostOpKind::VStage:
+    needFormat("in", op.in, ElemFormat::F32);
+    if (op.out.format == ElemFormat::F32)
+      fail("'out' must be fp16 or bf16, not f32");
+    sameLength("in", op.in, "heads * head_dim", op.heads * op.headDim);
+    if (out.empty() &&
+        op.out.elements < op.heads * op.headDim * op.lanes * op.groups)
+      fail(formatv("'out' has {0} elements, heads * head_dim * lanes * "
+                   "groups is {1}",
+                   op.out.elements,
+                   op.heads * op.headDim * op.lanes * op.groups));
+    break;
+  case HostOpKind::Sum:
+    reads("in", (op.parts - 1) * op.inStride + op.out.elements, op.in);
+    break;
+  case HostOpKind::AttnCombine:
+    needFormat("in", op.in, ElemFormat::F32);
+    needFormat("stats", op.b, ElemFormat::F32);
+    needFormat("out", op.out, ElemFormat::F32);
+    sameLength("out", op.out, "heads * block", op.heads * op.headDim);
+    if (out.empty()) {
+      reads("in", (op.parts - 1) * op.inStride + op.heads * op.headDim, op.in);
+      reads("stats", (op.parts - 1) * op.outStride + 2 * op.heads, op.b);
+    }
+    break;
+  case HostOpKind::Linear:
+    needFormat("in", op.in, ElemFormat::F32);
+    needFormat("out", op.out, ElemFormat::F32);
+    needRank("weight", 2, "[N, K]");
+    if (out.empty()) {
+      sameLength("in", op.in, "K", tensor().shape[1]);
+      sameLength("out", op.out, "N", tensor().shape[0]);
+    }
+    break;
+  case HostOpKind::Logits:
+    needFormat("in", op.in, ElemFormat::F32);
+    break;
+  case HostOpKind::Call:
+    if (op.mlir.empty())
+      fail("'mlir' is empty: a call needs its function's text");
+    callValues("args", op.args, true);
+    callValues("results", op.results, false);
+    break;
+  }
+}
+
+void OpChecker::rope() {
+  const RopeSpec &r = op.rope;
+  if (unsigned(r.kind) >= kNumRopeKinds)
+    return fail("'rope' has an unknown kind");
+  if (r.rotaryDim < 2 || r.rotaryDim > op.headDim || r.rotaryDim % 2)
+    fail(formatv("'rotary_dim' is {0}, must be even and in [2, head_dim = "
+                 "{1}]",
+                 r.rotaryDim, op.headDim));
+  for (double v : {r.theta, r.factor, r.lowFreqFactor, r.highFreqFactor,
+                   r.betaFast, r.betaSlow})
+    if (!std::isfinite(v))
+      return fail("'rope' has a value that is not finite");
+  for (const std::optional<double> &v :
+       {r.attentionFactor, r.mscale, r.mscaleAllDim})
+    if (v && !std::isfinite(*v))
+      return fail("'rope' has a value that is not finite");
+  if (r.originalMaxPositionEmbeddings < 0 || r.maxPositionEmbeddings < 0)
+    fail("'rope' context lengths must be >= 0");
+}
+
+void OpChecker::callValues(StringRef key, ArrayRef<CallValue> values,
+                           bool args) {
+  for (auto [i, v] : enumerate(values)) {
+    std::string where = formatv("'{0}[{1}]'", key, i).str();
+    if (any_of(v.shape, [](int64_t d) { return d < 1 || d > (1LL << 40); })) {
+      fail(where + ": the shape must list positive sizes");
+      continue;
+    }
+    int64_t n = 1;
+    for (int64_t d : v.shape)
+      if (MulOverflow(n, d, n))
+        n = INT64_MAX;
+    switch (v.kind) {
+    case CallValue::Kind::Buffer:
+      buffer(where, v.buffer);
+      if (n != v.buffer.elements)
+        fail(formatv("{0}: shape {1} does not have the buffer's {2} elements",
+                     where, shapeText(v.shape), v.buffer.elements));
+      break;
+    case CallValue::Kind::Position:
+    case CallValue::Kind::Token:
+      if (!args) {
+        fail(where + ": a result must be a buffer");
+        break;
+      }
+      if (v.buffer != ActBuffer())
+        fail(where + ": a parameter argument has no buffer");
+      if (p.paramIndex(v.kind == CallValue::Kind::Position ? "pos" : "token") <
+          0)
+        fail(where + ": names a parameter the program does not have");
+      break;
+    default:
+      fail(where + ": unknown kind");
+    }
+  }
+}
+} // namespace
+
+std::vector<std::string> hostOpProblems(const HostOp &op, const Program &p) {
+  std::vector<std::string> out;
+  if (unsigned(op.kind) >= kNumHostOpKinds) {
+    out.push_back("unknown host op kind " + std::to_string(unsigned(op.kind)));
+    return out;
+  }
+  OpChecker(op, p, out).run();
+  return out;
+}
+
+} // namespace pimsim

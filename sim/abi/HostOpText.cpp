@@ -1,0 +1,374 @@
+//===- HostOpText.cpp - host ops in the program text form -----------------===//
+//
+// A .kernel's host ops follow it, one per line (docs/pimsim-isa.md):
+//
+//   .kernel L0.host0 kind=rmsnorm m=0 n=0 k=0 flops=0 bytes=0
+//     rms_norm in=f32[4096]@0 out=fp16[4096]@16384 weight="w.norm" eps=1e-05
+//
+// Floats print in their shortest round-trip spelling, so print -> parse ->
+// print is the identity.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TextForm.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <charconv>
+#include <cmath>
+
+using namespace llvm;
+
+namespace pimsim::detail {
+
+namespace {
+//--- Printing ---------------------------------------------------------------
+
+/// The shortest spelling that reads back exactly; whole numbers as
+/// integers (theta=500000, not 5e+05).
+template <typename T> std::string number(T v) {
+  if (std::isfinite(v) && v == std::trunc(v) && std::fabs(v) < T(1e15))
+    return std::to_string(int64_t(v));
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  return std::string(buf, r.ptr);
+}
+
+std::string bufferText(const ActBuffer &b) {
+  return formatv("{0}[{1}]@{2}", elemFormatName(b.format), b.elements, b.offset)
+      .str();
+}
+
+std::string callValueText(const CallValue &v) {
+  std::string head = v.kind == CallValue::Kind::Position ? "pos"
+                     : v.kind == CallValue::Kind::Token  ? "token"
+                                                         : bufferText(v.buffer);
+  return v.shape.empty() ? head : head + ":" + dimsText(v.shape);
+}
+
+std::string paramText(const Program &p, int64_t i) {
+  return i >= 0 && i < int64_t(p.params.size())
+             ? p.params[i].name
+             : "<param?" + std::to_string(i) + ">";
+}
+
+std::string tensorText(const Program &p, int64_t i) {
+  return i >= 0 && i < int64_t(p.hostTensors.size())
+             ? quoted(p.hostTensors[i].name)
+             : "<tensor?" + std::to_string(i) + ">";
+}
+
+/// The key a list field's entries print under: `arg`, `result`.
+StringRef entryKey(StringRef key) { return key.drop_back(); }
+
+void printRope(const RopeSpec &r, raw_ostream &os) {
+  static const RopeSpec d;
+  for (const RopeField &f : ropeFields()) {
+    if (f.isKind()) {
+      os << " rope=" << ropeKindName(r.kind);
+    } else if (f.integer) {
+      if (f.required || r.*f.integer != d.*f.integer)
+        os << " " << f.key << "=" << r.*f.integer;
+    } else if (f.number) {
+      if (r.*f.number != d.*f.number)
+        os << " " << f.key << "=" << number(r.*f.number);
+    } else if (f.optional) {
+      if (r.*f.optional)
+        os << " " << f.key << "=" << number(*(r.*f.optional));
+    } else if (r.*f.boolean != d.*f.boolean) {
+      os << " " << f.key << "=" << (r.*f.boolean ? "true" : "false");
+    }
+  }
+}
+} // namespace
+
+void printHostOp(const HostOp &op, const Program &p, raw_ostream &os) {
+  os << hostOpKindName(op.kind);
+  HostOp &m = const_cast<HostOp &>(op); // the accessors only read here
+  for (const HostFieldSpec &s : hostOpFields(op.kind)) {
+    if (!s.required && hostFieldIsDefault(op, s.field))
+      continue;
+    switch (hostFieldType(s.field)) {
+    case HostFieldType::Buffer:
+      os << " " << s.key << "=" << bufferText(*hostBufferField(m, s.field));
+      break;
+    case HostFieldType::Tensor:
+      os << " " << s.key << "=" << tensorText(p, op.tensor);
+      break;
+    case HostFieldType::BufferOrTensor:
+      os << " " << s.key << "="
+         << (op.tensor >= 0 ? tensorText(p, op.tensor) : bufferText(op.b));
+      break;
+    case HostFieldType::Int:
+      os << " " << s.key << "=" << *hostIntField(m, s.field);
+      break;
+    case HostFieldType::Float:
+      os << " " << s.key << "=" << number(*hostFloatField(m, s.field));
+      break;
+    case HostFieldType::Bool:
+      os << " " << s.key << "="
+         << (*hostBoolField(m, s.field) ? "true" : "false");
+      break;
+    case HostFieldType::Rope:
+      printRope(op.rope, os);
+      break;
+    case HostFieldType::Act:
+      os << " " << s.key << "=" << gatedActName(op.act);
+      break;
+    case HostFieldType::Param:
+      os << " " << s.key << "=" << paramText(p, op.param);
+      break;
+    case HostFieldType::String:
+      os << " " << s.key << "=" << quoted(*hostStringField(m, s.field));
+      break;
+    case HostFieldType::CallValues:
+      for (const CallValue &v : *hostCallValuesField(m, s.field))
+        os << " " << entryKey(s.key) << "=" << callValueText(v);
+      break;
+    }
+  }
+}
+
+//--- Parsing ----------------------------------------------------------------
+
+namespace {
+class OpParser {
+public:
+  OpParser(HostOpKind kind, const Program &p, HostOp &op)
+      : kind(kind), p(p), op(op) {
+    op.kind = kind;
+  }
+
+  std::optional<TextProblem> run(ArrayRef<TextArg> args);
+
+private:
+  std::optional<TextProblem> fail(const TextArg &a, const Twine &msg) {
+    return TextProblem{a.valueCol, ("'" + a.key + "': " + msg).str()};
+  }
+  std::optional<TextProblem> field(const HostFieldSpec &s, const TextArg &a);
+  std::optional<TextProblem> ropeField(const TextArg &a);
+  bool parseInt(StringRef s, int64_t &out) {
+    return !s.empty() && !s.getAsInteger(10, out);
+  }
+  template <typename T> bool parseFloat(StringRef s, T &out) {
+    auto r = std::from_chars(s.begin(), s.end(), out);
+    return r.ec == std::errc() && r.ptr == s.end();
+  }
+  bool parseBuffer(StringRef s, ActBuffer &b);
+  std::optional<TextProblem> callValue(const TextArg &a, bool arg);
+
+  HostOpKind kind;
+  const Program &p;
+  HostOp &op;
+};
+
+bool OpParser::parseBuffer(StringRef s, ActBuffer &b) {
+  auto [fmt, rest] = s.split('[');
+  auto [n, at] = rest.split("]@");
+  std::optional<ElemFormat> f = parseElemFormat(fmt);
+  if (!f || !parseInt(n, b.elements) || !parseInt(at, b.offset))
+    return false;
+  b.format = *f;
+  return true;
+}
+
+std::optional<TextProblem> OpParser::callValue(const TextArg &a, bool arg) {
+  CallValue v;
+  auto [head, dims] = StringRef(a.value).split(':');
+  if (arg && head == "pos")
+    v.kind = CallValue::Kind::Position;
+  else if (arg && head == "token")
+    v.kind = CallValue::Kind::Token;
+  else if (a.quoted || !parseBuffer(head, v.buffer))
+    return fail(a, "expected FORMAT[ELEMENTS]@OFFSET" +
+                       Twine(arg ? ", pos or token" : "") +
+                       ", optionally with :DIMS, found '" + a.value + "'");
+  if (StringRef(a.value).contains(':')) {
+    SmallVector<StringRef, 4> parts;
+    dims.split(parts, 'x');
+    for (StringRef d : parts) {
+      int64_t n = 0;
+      if (!parseInt(d, n))
+        return fail(a, "expected dimensions like 1x4096 after ':', found '" +
+                           dims + "'");
+      v.shape.push_back(n);
+    }
+  }
+  (arg ? op.args : op.results).push_back(std::move(v));
+  return std::nullopt;
+}
+
+std::optional<TextProblem> OpParser::ropeField(const TextArg &a) {
+  for (const RopeField &f : ropeFields()) {
+    if (a.key != (f.isKind() ? StringRef("rope") : f.key))
+      continue;
+    RopeSpec &r = op.rope;
+    bool ok = true;
+    if (f.isKind()) {
+      std::optional<RopeKind> k = parseRopeKind(a.value);
+      ok = k.has_value();
+      if (k)
+        r.kind = *k;
+    } else if (f.integer) {
+      ok = parseInt(a.value, r.*f.integer);
+    } else if (f.number) {
+      ok = parseFloat(a.value, r.*f.number);
+    } else if (f.optional) {
+      double v = 0;
+      ok = parseFloat(a.value, v);
+      r.*f.optional = v;
+    } else {
+      ok = a.value == "true" || a.value == "false";
+      r.*f.boolean = a.value == "true";
+    }
+    if (ok && !a.quoted)
+      return std::nullopt;
+    if (f.isKind())
+      return fail(a, "'" + a.value +
+                         "' is not a rope kind (default, linear, dynamic, "
+                         "yarn, llama3)");
+    return fail(a, "expected " +
+                       Twine(f.integer   ? "an integer"
+                             : f.boolean ? "true or false"
+                                         : "a number") +
+                       ", found '" + a.value + "'");
+  }
+  return TextProblem{};
+}
+
+std::optional<TextProblem> OpParser::field(const HostFieldSpec &s,
+                                           const TextArg &a) {
+  StringRef v = a.value;
+  auto tensor = [&]() -> std::optional<TextProblem> {
+    op.tensor = p.hostTensorIndex(v);
+    if (op.tensor < 0)
+      return fail(a, "no .host_tensor \"" + v + "\" precedes it");
+    return std::nullopt;
+  };
+  switch (hostFieldType(s.field)) {
+  case HostFieldType::Buffer:
+    if (a.quoted || !parseBuffer(v, *hostBufferField(op, s.field)))
+      return fail(a, "expected FORMAT[ELEMENTS]@OFFSET (f32[4096]@0), found '" +
+                         v + "'");
+    return std::nullopt;
+  case HostFieldType::Tensor:
+    if (!a.quoted)
+      return fail(a, "expected a host tensor's quoted name");
+    return tensor();
+  case HostFieldType::BufferOrTensor:
+    if (a.quoted)
+      return tensor();
+    if (!parseBuffer(v, op.b))
+      return fail(a, "expected FORMAT[ELEMENTS]@OFFSET or a host tensor's "
+                     "quoted name, found '" +
+                         v + "'");
+    return std::nullopt;
+  case HostFieldType::Int:
+    if (a.quoted || !parseInt(v, *hostIntField(op, s.field)))
+      return fail(a, "expected an integer, found '" + v + "'");
+    return std::nullopt;
+  case HostFieldType::Float:
+    if (a.quoted || !parseFloat(v, *hostFloatField(op, s.field)))
+      return fail(a, "expected a number, found '" + v + "'");
+    return std::nullopt;
+  case HostFieldType::Bool:
+    if (a.quoted || (v != "true" && v != "false"))
+      return fail(a, "expected true or false, found '" + v + "'");
+    *hostBoolField(op, s.field) = v == "true";
+    return std::nullopt;
+  case HostFieldType::Rope:
+    return ropeField(a);
+  case HostFieldType::Act:
+    if (std::optional<GatedActFn> f = parseGatedAct(v); f && !a.quoted)
+      op.act = *f;
+    else
+      return fail(a, "expected silu, gelu or gelu_tanh, found '" + v + "'");
+    return std::nullopt;
+  case HostFieldType::Param:
+    op.param = p.paramIndex(v);
+    if (op.param < 0)
+      return fail(a, "'" + v + "' is not a .param of the program");
+    return std::nullopt;
+  case HostFieldType::String:
+    *hostStringField(op, s.field) = v.str();
+    return std::nullopt;
+  case HostFieldType::CallValues:
+    return callValue(a, s.field == HostField::Args);
+  }
+  return std::nullopt;
+}
+
+std::optional<TextProblem> OpParser::run(ArrayRef<TextArg> args) {
+  std::vector<std::string> seen;
+  bool takesRope = false;
+  for (const HostFieldSpec &s : hostOpFields(kind))
+    takesRope |= s.field == HostField::Rope;
+  for (const TextArg &a : args) {
+    // The entries of a list field (arg=, result=) repeat; other keys not.
+    const HostFieldSpec *spec = nullptr;
+    for (const HostFieldSpec &s : hostOpFields(kind))
+      if (hostFieldType(s.field) == HostFieldType::CallValues
+              ? entryKey(s.key) == a.key
+              : s.key == a.key)
+        spec = &s;
+    bool list = spec && hostFieldType(spec->field) == HostFieldType::CallValues;
+    if (!list && is_contained(seen, a.key.str()))
+      return TextProblem{a.valueCol, "'" + a.key.str() + "' given twice"};
+    seen.push_back(a.key.str());
+    if (spec && hostFieldType(spec->field) != HostFieldType::Rope) {
+      if (std::optional<TextProblem> e = field(*spec, a))
+        return e;
+      continue;
+    }
+    if (takesRope) {
+      std::optional<TextProblem> e = ropeField(a);
+      if (!e)
+        continue;
+      if (e->col)
+        return e;
+    }
+    std::vector<std::string> keys;
+    for (const HostFieldSpec &s : hostOpFields(kind))
+      if (hostFieldType(s.field) != HostFieldType::Rope)
+        keys.push_back(hostFieldType(s.field) == HostFieldType::CallValues
+                           ? entryKey(s.key).str()
+                           : s.key.str());
+    if (takesRope)
+      for (const RopeField &f : ropeFields())
+        keys.push_back(f.isKind() ? "rope" : f.key.str());
+    return TextProblem{a.valueCol,
+                       formatv("unknown key '{0}' for {1} "
+                               "(expected {2})",
+                               a.key, hostOpKindName(kind), join(keys, ", "))
+                           .str()};
+  }
+  for (const HostFieldSpec &s : hostOpFields(kind)) {
+    StringRef key = hostFieldType(s.field) == HostFieldType::CallValues
+                        ? entryKey(s.key)
+                        : s.key;
+    if (hostFieldType(s.field) == HostFieldType::Rope) {
+      for (const RopeField &f : ropeFields())
+        if (f.required && !is_contained(seen, f.isKind() ? "rope" : f.key))
+          return TextProblem{0,
+                             formatv("{0} needs '{1}='", hostOpKindName(kind),
+                                     f.isKind() ? "rope" : f.key)
+                                 .str()};
+    } else if (s.required &&
+               hostFieldType(s.field) != HostFieldType::CallValues &&
+               !is_contained(seen, key.str())) {
+      return TextProblem{
+          0, formatv("{0} needs '{1}='", hostOpKindName(kind), key).str()};
+    }
+  }
+  return std::nullopt;
+}
+} // namespace
+
+std::optional<TextProblem> parseHostOp(HostOpKind kind, ArrayRef<TextArg> args,
+                                       const Program &program, HostOp &op) {
+  return OpParser(kind, program, op).run(args);
+}
+
+} // namespace pimsim::detail

@@ -1,0 +1,279 @@
+//===- HostOpTest.cpp - typed host ops (program format 2.0) ---------------===//
+//
+// Every host-op kind round-trips through the text and binary forms with
+// every field it takes set away from its default; the checks name the
+// kernel, the op and the field; the text form's errors name the column.
+//
+//===----------------------------------------------------------------------===//
+#include "TestUtil.h"
+
+#include <gtest/gtest.h>
+
+using namespace llvm;
+using namespace pimsim;
+using namespace pimsim::test;
+
+namespace {
+
+/// A program with parameters pos and token, an 8 KiB act region, two host
+/// tensors, and one kernel holding `ops`.
+Program programWith(std::vector<HostOp> ops) {
+  Program p;
+  p.target.name = "t";
+  p.target.hash = "sha256:0";
+  p.target.org = loadShipped("hbm3-pim.json").org;
+  p.params = {{"pos", 0, 63}, {"token", 0, 15}};
+  p.regions.push_back(
+      {"act", RegionKind::Activations, {0, 1}, {0, 1}, {100, 1}, 8192});
+  p.hostTensors = {{"table", {16, 8}}, {"w", {8}}};
+  HostKernel k;
+  k.name = "k";
+  k.ops = std::move(ops);
+  p.kernels.push_back(std::move(k));
+  p.entries.push_back({"decode", {{StepKind::Kernel, 0}}});
+  return p;
+}
+
+ActBuffer f32(int64_t off, int64_t n) { return {off, n, ElemFormat::F32}; }
+
+/// One op of every kind, each taking every field it has with a value that
+/// is not the default.
+std::vector<HostOp> everyKind() {
+  std::vector<HostOp> ops;
+  HostOp e;
+  e.kind = HostOpKind::Embedding;
+  e.tensor = 0;
+  e.out = f32(0, 8);
+  ops.push_back(e);
+  HostOp n;
+  n.kind = HostOpKind::RmsNorm;
+  n.in = f32(0, 16);
+  n.out = {64, 16, ElemFormat::BF16};
+  n.tensor = 1;
+  n.eps = 1e-6f;
+  n.groups = 2;
+  n.gemma = true;
+  ops.push_back(n);
+  HostOp a;
+  a.kind = HostOpKind::Add;
+  a.a = f32(0, 8);
+  a.tensor = 1;
+  a.out = f32(128, 8);
+  ops.push_back(a);
+  HostOp r;
+  r.kind = HostOpKind::Rope;
+  r.in = f32(0, 16);
+  r.out = f32(128, 16);
+  r.heads = 2;
+  r.headDim = 8;
+  r.rope = {RopeKind::Yarn, true, 6,   500000.0, 4.0,  4096, 8192, 1.5, 3.0,
+            16.0,           2.0,  0.1, 1.25,     0.75, false};
+  ops.push_back(r);
+  HostOp g;
+  g.kind = HostOpKind::GatedAct;
+  g.a = f32(0, 8);
+  g.b = f32(64, 8);
+  g.out = f32(128, 8);
+  g.act = GatedActFn::GeluTanh;
+  ops.push_back(g);
+  HostOp pk;
+  pk.kind = HostOpKind::Pack;
+  pk.in = f32(0, 16);
+  pk.out = {256, 64, ElemFormat::FP16};
+  pk.blocks = 2;
+  pk.block = 4;
+  pk.inStride = 8;
+  pk.outStride = 16;
+  pk.replicate = 3;
+  pk.scale = 0.125f;
+  ops.push_back(pk);
+  HostOp v;
+  v.kind = HostOpKind::VStage;
+  v.in = f32(0, 8);
+  v.out = {512, 256, ElemFormat::FP16};
+  v.heads = 2;
+  v.headDim = 4;
+  v.lanes = 16;
+  v.groups = 2;
+  v.clear = false;
+  v.replicas = 2;
+  v.param = 0;
+  ops.push_back(v);
+  HostOp s;
+  s.kind = HostOpKind::Sum;
+  s.in = f32(0, 24);
+  s.out = f32(128, 8);
+  s.parts = 3;
+  s.inStride = 8;
+  ops.push_back(s);
+  HostOp l;
+  l.kind = HostOpKind::Linear;
+  l.in = f32(0, 8);
+  l.out = f32(64, 16);
+  l.tensor = 0;
+  ops.push_back(l);
+  HostOp c;
+  c.kind = HostOpKind::AttnCombine;
+  c.in = f32(0, 24);
+  c.b = f32(256, 12);
+  c.out = f32(512, 8);
+  c.parts = 3;
+  c.inStride = 8;
+  c.heads = 2;
+  c.headDim = 4;
+  c.outStride = 4;
+  c.partKeys = 16;
+  c.param = 0;
+  ops.push_back(c);
+  HostOp call;
+  call.kind = HostOpKind::Call;
+  call.source = "llm.gelu+llm.matmul";
+  call.mlir = "module {\n  func.func @host() {\"quoted\" \\ }\n}";
+  call.args = {{CallValue::Kind::Buffer, f32(0, 8), {1, 8}},
+               {CallValue::Kind::Position, {}, {}},
+               {CallValue::Kind::Token, {}, {1}}};
+  call.results = {{CallValue::Kind::Buffer, f32(64, 1), {}}};
+  call.weightBytes = 4096;
+  call.flops = 1 << 20;
+  ops.push_back(call);
+  HostOp lg;
+  lg.kind = HostOpKind::Logits;
+  lg.in = f32(0, 16);
+  ops.push_back(lg);
+  return ops;
+}
+
+std::string printed(const Program &p) {
+  std::string s;
+  raw_string_ostream os(s);
+  printProgram(p, os);
+  return s;
+}
+
+} // namespace
+
+TEST(HostOpTest, EveryKindRoundTripsThroughTextAndBinary) {
+  Program p = programWith(everyKind());
+  ASSERT_EQ(p.kernels[0].ops.size(), kNumHostOpKinds);
+  EXPECT_EQ(errorOf(checkProgram(p)), "<success>");
+  // Every field a kind takes is set (the op differs from one without it).
+  for (const HostOp &op : p.kernels[0].ops)
+    for (const HostFieldSpec &s : hostOpFields(op.kind)) {
+      if (s.field != HostField::BOrTensor) {
+        EXPECT_FALSE(hostFieldIsDefault(op, s.field))
+            << hostOpKindName(op.kind).str() << " " << s.key.str();
+      }
+    }
+
+  std::string text = printed(p);
+  auto again = parseProgramText(text, "t.pimasm");
+  ASSERT_TRUE(bool(again)) << toString(again.takeError()) << "\n" << text;
+  EXPECT_TRUE(*again == p) << text;
+  EXPECT_EQ(printed(*again), text);
+
+  auto bytes = serializeProgram(p);
+  ASSERT_TRUE(bool(bytes)) << toString(bytes.takeError());
+  auto read = parseProgramBuffer(*bytes, "t.pimb");
+  ASSERT_TRUE(bool(read)) << toString(read.takeError());
+  EXPECT_TRUE(*read == p);
+
+  for (StringRef want : {
+           ".host_tensor \"table\" shape=16x8\n",
+           "  embedding table=\"table\" out=f32[8]@0\n",
+           "  rms_norm in=f32[16]@0 out=bf16[16]@64 weight=\"w\" eps=1e-06 "
+           "groups=2 gemma=true\n",
+           "  add a=f32[8]@0 b=\"w\" out=f32[8]@128\n",
+           "  rope in=f32[16]@0 out=f32[16]@128 heads=2 head_dim=8 rope=yarn "
+           "interleaved=true rotary_dim=6 theta=500000 factor=4",
+           "  v_stage in=f32[8]@0 out=fp16[256]@512 heads=2 head_dim=4 "
+           "lanes=16 groups=2 clear=false replicas=2 param=pos\n",
+           "  call source=\"llm.gelu+llm.matmul\" mlir=\"module {\\n  "
+           "func.func @host() {\\\"quoted\\\" \\\\ }\\n}\" arg=f32[8]@0:1x8 "
+           "arg=pos arg=token:1 result=f32[1]@64 weight_bytes=4096 "
+           "flops=1048576\n",
+       })
+    EXPECT_NE(text.find(want.str()), std::string::npos) << want.str() << "\n"
+                                                        << text;
+}
+
+TEST(HostOpTest, ChecksNameTheKernelTheOpAndTheField) {
+  auto problem = [](HostOp op) {
+    return errorOf(checkProgram(programWith({op})));
+  };
+  HostOp lg;
+  lg.kind = HostOpKind::Logits;
+  lg.in = f32(8000, 100);
+  EXPECT_EQ(problem(lg), "kernel 0 (k), op 0 (logits): 'in' covers act bytes "
+                         "[8000, 8400), outside region 'act' (8192 bytes)");
+  lg.in = f32(0, 4);
+  lg.heads = 3; // a field logits does not take
+  EXPECT_EQ(problem(lg),
+            "kernel 0 (k), op 0 (logits): logits takes no field 'heads' (it "
+            "is set)");
+  HostOp e;
+  e.kind = HostOpKind::Embedding;
+  e.tensor = 1; // [8], not [V, H]
+  e.out = f32(0, 8);
+  EXPECT_EQ(problem(e),
+            "kernel 0 (k), op 0 (embedding): 'table' must be [V, H], not [8]");
+  e.tensor = 7;
+  EXPECT_EQ(problem(e), "kernel 0 (k), op 0 (embedding): 'table' is host "
+                        "tensor 7, the program has 2");
+  HostOp s;
+  s.kind = HostOpKind::Sum;
+  s.in = f32(0, 8);
+  s.out = f32(64, 8);
+  s.parts = 0;
+  EXPECT_EQ(problem(s),
+            "kernel 0 (k), op 0 (sum): 'parts' is 0, must be at least 1");
+  HostOp a;
+  a.kind = HostOpKind::Add;
+  a.a = f32(0, 8);
+  a.b = f32(64, 8);
+  a.tensor = 1;
+  a.out = f32(128, 8);
+  EXPECT_EQ(problem(a), "kernel 0 (k), op 0 (add): 'b' is a buffer and a "
+                        "host tensor: give one");
+  HostOp c;
+  c.kind = HostOpKind::Call;
+  c.mlir = "module {}";
+  c.results = {{CallValue::Kind::Position, {}, {}}};
+  EXPECT_EQ(problem(c), "kernel 0 (k), op 0 (call): 'results[0]': a result "
+                        "must be a buffer");
+  Program dup = programWith({});
+  dup.hostTensors.push_back({"w", {8}});
+  EXPECT_EQ(errorOf(checkProgram(dup)),
+            "host tensor 2 (w): the name is listed twice");
+}
+
+TEST(HostOpTest, TextErrorsNameTheColumn) {
+  Target t = loadShipped("hbm3-pim.json");
+  std::string h = header(t) +
+                  ".param pos min=0 max=3\n"
+                  ".region act kind=activations channels=0 banks=0 rows=0 "
+                  "bytes=4096\n"
+                  ".kernel k kind=other\n";
+  auto err = [&](const std::string &op) {
+    return errorOf(parseProgramText(h + op, "t.pimasm"));
+  };
+  EXPECT_EQ(err("  logits in=f32[4]@0\n"), "<success>");
+  EXPECT_EQ(err("  logits in=f32[4]\n"),
+            "t.pimasm:7:13: 'in': expected FORMAT[ELEMENTS]@OFFSET "
+            "(f32[4096]@0), found 'f32[4]'");
+  EXPECT_EQ(err("  logits in=f32[4]@0 in=f32[4]@0\n"),
+            "t.pimasm:7:25: 'in' given twice");
+  EXPECT_EQ(err("  linear in=f32[4]@0 out=f32[4]@16 weight=\"w\"\n"),
+            "t.pimasm:7:43: 'weight': no .host_tensor \"w\" precedes it");
+  EXPECT_EQ(err("  gated_act gate=f32[4]@0 up=f32[4]@16 out=f32[4]@32 "
+                "act=relu\n"),
+            "t.pimasm:7:58: 'act': expected silu, gelu or gelu_tanh, found "
+            "'relu'");
+  EXPECT_EQ(err("  rope in=f32[4]@0 out=f32[4]@16 heads=1 head_dim=4 "
+                "rope=default\n"),
+            "t.pimasm:7:3: rope needs 'rotary_dim='");
+  EXPECT_EQ(err("  rope in=f32[4]@0 out=f32[4]@16 heads=1 head_dim=4 "
+                "rope=default rotary_dim=4 theta=x\n"),
+            "t.pimasm:7:85: 'theta': expected a number, found 'x'");
+  EXPECT_EQ(err("  mac_ab row=0 col=0 count=1\n"),
+            "t.pimasm:7:3: instruction outside a .stream");
+}
