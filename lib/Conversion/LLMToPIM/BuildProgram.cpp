@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "CostModel.h"
 #include "HostFallback.h"
+#include "HostKernels.h"
 #include "Patterns.h"
 #include "pimc/Conversion/LLMToPIM/Passes.h"
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
@@ -221,7 +222,6 @@ private:
   int64_t kvChannels = 1;
   int64_t kernelCount = 0, gemvCount = 0;
   std::vector<std::pair<std::string, DictionaryAttr>> pending;
-  std::vector<std::string> pendingKinds;
   SmallVector<Attribute> steps;
   llvm::DenseMap<Value, Slot> slots;
   std::vector<Geometry> geometries;
@@ -305,87 +305,26 @@ Slot Lowering::contiguous(const Slot &s) {
 }
 
 void Lowering::flush() {
-  if (pending.empty())
-    return;
-  std::string name =
-      llvm::formatv("{0}.host{1}", currentLayer, kernelCount++).str();
-  int64_t elems = 0;
-  std::string kind = "elementwise";
-  auto rank = [](StringRef op) {
-    if (op == "rope")
-      return 6;
-    if (op == "rms_norm")
-      return 5;
-    if (op == "embedding")
-      return 4;
-    if (op == "gated_act")
-      return 3;
-    if (op == "logits")
-      return 2;
-    return 1;
-  };
-  int best = 0;
+  // One kernel per op; pim-fuse-host-kernels makes one of each gap's.
   for (auto &[op, args] : pending) {
-    // Elements the op reads and writes (v_stage writes one lane per value
-    // of its staging buffer, not the whole buffer).
-    for (StringRef k : {"in", "out", "a", "b", "gate", "up"})
-      if (auto d = args.getAs<DictionaryAttr>(k))
-        if (auto n = d.getAs<IntegerAttr>("n"))
-          elems += op == "v_stage" && k == "out"
-                       ? args.getAs<DictionaryAttr>("in")
-                             .getAs<IntegerAttr>("n")
-                             .getInt()
-                       : n.getInt();
-    if (rank(op) > best) {
-      best = rank(op);
-      kind = op == "rope"        ? "rope"
-             : op == "rms_norm"  ? "rmsnorm"
-             : op == "embedding" ? "embedding"
-             : op == "gated_act" ? "activation"
-             : op == "logits"    ? "sampling"
-                                 : "elementwise";
-    }
-  }
-  int64_t bytes = elems * 4, flops = elems * 4;
-  // Host calls: the weights they read and their multiply-adds.
-  for (auto &[op, args] : pending)
-    if (op == "call") {
-      bytes += args.getAs<IntegerAttr>("weight_bytes").getInt();
-      flops += args.getAs<IntegerAttr>("flops").getInt();
-    }
-  // A near-memory unit that runs every op of the kernel takes it, unless it
-  // exchanges data with the host (the token in, the logits out).
-  const pimsim::NearMemoryUnit *unit = nullptr;
-  bool hostIO = false;
-  for (auto &[op, args] : pending)
-    hostIO |= op == "embedding" || op == "logits" || op == "call";
-  if (!hostIO && opts.dispatch.count("elementwise") == 0)
-    for (const pimsim::NearMemoryUnit &u : m.t.nearMemory) {
-      bool all = !u.functions.empty();
-      for (auto &[op, args] : pending)
-        all &= llvm::is_contained(u.functions, op);
-      if (all) {
-        unit = &u;
-        break;
-      }
-    }
-  double costNs = m.hostNs(bytes, flops);
-  if (unit)
-    costNs = (unit->latencyCycles + std::ceil(elems / unit->elementsPerCycle)) *
-             m.t.tCKps * 1e-3;
-  auto k = pim::KernelOp::create(
-      top, loc, top.getStringAttr(name), top.getStringAttr(kind),
-      top.getI64IntegerAttr(flops), top.getI64IntegerAttr(bytes),
-      top.getF64FloatAttr(costNs),
-      unit ? top.getStringAttr(unit->name) : StringAttr(),
-      top.getI64IntegerAttr(unit ? elems : 0));
-  k.getBody().push_back(new Block);
-  OpBuilder kb = OpBuilder::atBlockEnd(&k.getBody().front());
-  for (auto &[op, args] : pending)
+    pim::KernelSummary s = pim::summarizeHostOps(
+        {{op, args}}, m, opts.dispatch.count("elementwise") != 0);
+    std::string name =
+        llvm::formatv("{0}.hostop{1}", currentLayer, kernelCount++).str();
+    auto k = pim::KernelOp::create(
+        top, loc, top.getStringAttr(name), top.getStringAttr(s.kind),
+        top.getI64IntegerAttr(s.flops), top.getI64IntegerAttr(s.bytes),
+        top.getF64FloatAttr(s.costNs),
+        s.unit ? top.getStringAttr(s.unit->name) : StringAttr(),
+        top.getI64IntegerAttr(s.unit ? s.elements : 0),
+        top.getStringAttr(currentLayer));
+    k.getBody().push_back(new Block);
+    OpBuilder kb = OpBuilder::atBlockEnd(&k.getBody().front());
     pim::HostOp::create(kb, loc, kb.getStringAttr(op), args);
+    step(name);
+    stepBarrier();
+  }
   pending.clear();
-  step(name);
-  stepBarrier();
 }
 
 DictionaryAttr Lowering::dispatchInfo(Operation *op, StringRef source,

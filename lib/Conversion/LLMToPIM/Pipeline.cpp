@@ -41,6 +41,7 @@ void pimc::pim::buildBackendPipeline(OpPassManager &pm,
   if (first <= BackendPhase::Program && last >= BackendPhase::Program) {
     pm.addPass(createPIMFuseHostCalls());
     pm.addPass(createPIMBuildProgram());
+    pm.addPass(createPIMFuseHostKernels());
   }
 }
 

@@ -99,11 +99,26 @@ def PIMBuildProgram : Pass<"pim-build-program", "::mlir::ModuleOp"> {
     converted and tiled @forward, appended to the module: each pim.gemv in
     the gemv_rows layout with the K parts pim-tile chose, each
     pim.attention over the KV cache on the PIM units with softmax on the
-    near-memory unit, the host ops fused into one kernel per gap between
-    PIM phases; then the memory plan and the entry `decode`. (Host-kernel
-    fusion, memory planning and scheduling are still one walk here.) A
-    model that does not fit says by how much and what takes the space.
-    Strategy: docs/backend.md.
+    near-memory unit, each host op as a kernel of its own followed by a
+    barrier (pim-fuse-host-kernels fuses them); then the memory plan and
+    the entry `decode`. (Memory planning and scheduling are still part of
+    this walk.) A model that does not fit says by how much and what takes
+    the space. Strategy: docs/backend.md.
+  }];
+  let dependentDialects = ["::pimc::pim::PIMDialect"];
+}
+
+def PIMFuseHostKernels : Pass<"pim-fuse-host-kernels", "::mlir::ModuleOp"> {
+  let summary = "one host kernel per gap between PIM phases";
+  let description = [{
+    In each entry of each pim.program, a run of host kernels each followed
+    by a barrier (nothing else runs between them) becomes one kernel: the
+    ops in order, one launch, one barrier. The fused kernel is named
+    `<layer>.host<N>` (N counts fused kernels in entry order), its kind is
+    that of its dominant op, and it runs on a near-memory unit of the
+    target that has every one of its ops, unless it exchanges data with
+    the host (embedding, logits, calls) or the module forces
+    `elementwise=host`; otherwise on the host (HostKernels.h).
   }];
   let dependentDialects = ["::pimc::pim::PIMDialect"];
 }

@@ -97,12 +97,15 @@ def PIM_KernelOp : PIM_Op<"kernel", [Symbol, HasParent<"ProgramOp">,
     `kind` is the pimsim kernel kind; `flops` and `bytes` drive the host
     model; `cost_ns` is the estimate the dispatch recorded. With `unit` the
     kernel runs on that near-memory unit of the target (timed from
-    `elements`), otherwise on the host.
+    `elements`), otherwise on the host. `layer` is the model layer the
+    kernel was emitted in ("L0", "head"; pim-fuse-host-kernels names a
+    fused kernel after it).
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$kind, PIM_I64:$flops,
                    PIM_I64:$bytes, OptionalAttr<F64Attr>:$cost_ns,
                    OptionalAttr<StrAttr>:$unit,
-                   DefaultValuedAttr<PIM_I64, "0">:$elements);
+                   DefaultValuedAttr<PIM_I64, "0">:$elements,
+                   OptionalAttr<StrAttr>:$layer);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
   let hasVerifier = 1;
