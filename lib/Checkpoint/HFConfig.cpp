@@ -10,6 +10,7 @@
 #include "pimc/Checkpoint/HFConfig.h"
 #include "pimc/Numerics/Kernels.h"
 #include "pimc/Support/JSON.h"
+#include "pimc/Support/JSONFields.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
@@ -22,7 +23,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
-#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -122,14 +122,46 @@ std::string show(double d) {
   return buf;
 }
 
-/// Field access with diagnostics of the form `<source>: <field>: <what>`.
+/// Upper bounds on a model's geometry (docs/fuzzing.md): generous for real
+/// models, small enough that loops and allocations over them stay bounded
+/// before any tensor is checked.
+IntRange geometryRange(StringRef key) {
+  return {1,
+          StringSwitch<int64_t>(key)
+              .Case("num_hidden_layers", 4096)
+              .Cases({"hidden_size", "intermediate_size"}, int64_t(1) << 20)
+              .Cases({"num_attention_heads", "num_key_value_heads", "head_dim"},
+                     int64_t(1) << 14)
+              .Case("vocab_size", int64_t(1) << 26)
+              .Case("max_position_embeddings", int64_t(1) << 30)
+              .Default(std::numeric_limits<int64_t>::max())};
+}
+
+/// Diagnostics of the form `<source>: <field>: <what>`, and readers of the
+/// config's objects that report that way.
 class ConfigReader {
 public:
-  explicit ConfigReader(StringRef source) : source(source) {}
+  explicit ConfigReader(StringRef source) : source(source) {
+    style.error = [source](StringRef field, const Twine &what) {
+      return fieldError(source, field, what);
+    };
+    style.nullIsAbsent = true; // HF writes null for "not set"
+    style.showValues = true;
+    style.missing = "required field is missing";
+    style.aboveMax = "{0} exceeds pimc's limit {1} (far above any real model; "
+                     "a larger value would make the importer's work "
+                     "unbounded)";
+  }
+  ConfigReader(const ConfigReader &) = delete; // readers point at `style`
+  ConfigReader &operator=(const ConfigReader &) = delete;
+
+  /// The fields of `obj`, named `<path>.<key>` (`<key>` at the top level).
+  JSONFields fields(const json::Object &obj, StringRef path) const {
+    return JSONFields(obj, path.str(), style);
+  }
 
   Error error(const Twine &field, const Twine &what) const {
-    return make_error<ConfigFieldError>(
-        field.str(), (Twine(source) + ": " + field + ": " + what).str());
+    return fieldError(source, field, what);
   }
   /// An error about `field` whose message does not repeat the field name.
   Error errorAbout(const Twine &field, const Twine &what) const {
@@ -140,104 +172,15 @@ public:
     return createStringError(Twine(source) + ": " + what);
   }
 
-  /// Present and not null.
-  static const json::Value *get(const json::Object &obj, StringRef key) {
-    const json::Value *v = obj.get(key);
-    return v && v->kind() != json::Value::Null ? v : nullptr;
-  }
-
-  Expected<std::optional<int64_t>>
-  optInt(const json::Object &obj, StringRef key, const Twine &field) const {
-    const json::Value *v = get(obj, key);
-    if (!v)
-      return std::nullopt;
-    std::optional<int64_t> i = v->getAsInteger();
-    if (!i)
-      return error(field, "expected an integer, got " + show(*v));
-    return i;
-  }
-
-  Expected<int64_t> positiveInt(const json::Object &obj, StringRef key,
-                                const Twine &field,
-                                std::optional<int64_t> dflt) const {
-    Expected<std::optional<int64_t>> i = optInt(obj, key, field);
-    if (!i)
-      return i.takeError();
-    if (!*i) {
-      if (!dflt)
-        return error(field, "required field is missing");
-      return *dflt;
-    }
-    if (**i <= 0)
-      return error(field, "must be positive, got " + Twine(**i));
-    if (std::optional<int64_t> max = geometryLimit(key); max && **i > *max)
-      return error(field, Twine(**i) + " exceeds pimc's limit " + Twine(*max) +
-                              " (far above any real model; a larger value "
-                              "would make the importer's work unbounded)");
-    return **i;
-  }
-
-  /// Upper bounds on a model's geometry (docs/fuzzing.md): generous for
-  /// real models, small enough that loops and allocations over them stay
-  /// bounded before any tensor is checked.
-  static std::optional<int64_t> geometryLimit(StringRef key) {
-    return StringSwitch<std::optional<int64_t>>(key)
-        .Case("num_hidden_layers", 4096)
-        .Cases({"hidden_size", "intermediate_size"}, int64_t(1) << 20)
-        .Cases({"num_attention_heads", "num_key_value_heads", "head_dim"},
-               int64_t(1) << 14)
-        .Case("vocab_size", int64_t(1) << 26)
-        .Case("max_position_embeddings", int64_t(1) << 30)
-        .Default(std::nullopt);
-  }
-
-  Expected<std::optional<double>>
-  optNumber(const json::Object &obj, StringRef key, const Twine &field) const {
-    const json::Value *v = get(obj, key);
-    if (!v)
-      return std::nullopt;
-    std::optional<double> d = v->getAsNumber();
-    if (!d || !std::isfinite(*d))
-      return error(field, "expected a number, got " + show(*v));
-    return d;
-  }
-
-  Expected<double> positiveNumber(const json::Object &obj, StringRef key,
-                                  const Twine &field, double dflt) const {
-    Expected<std::optional<double>> d = optNumber(obj, key, field);
-    if (!d)
-      return d.takeError();
-    if (!*d)
-      return dflt;
-    if (**d <= 0)
-      return error(field, "must be positive, got " + show(*get(obj, key)));
-    return **d;
-  }
-
-  Expected<bool> boolean(const json::Object &obj, StringRef key,
-                         const Twine &field, bool dflt) const {
-    const json::Value *v = get(obj, key);
-    if (!v)
-      return dflt;
-    std::optional<bool> b = v->getAsBoolean();
-    if (!b)
-      return error(field, "expected true or false, got " + show(*v));
-    return *b;
-  }
-
-  Expected<std::optional<StringRef>>
-  optString(const json::Object &obj, StringRef key, const Twine &field) const {
-    const json::Value *v = get(obj, key);
-    if (!v)
-      return std::nullopt;
-    std::optional<StringRef> s = v->getAsString();
-    if (!s)
-      return error(field, "expected a string, got " + show(*v));
-    return s;
-  }
-
 private:
   StringRef source;
+  JSONFieldStyle style;
+
+  static Error fieldError(StringRef source, const Twine &field,
+                          const Twine &what) {
+    return make_error<ConfigFieldError>(
+        field.str(), (Twine(source) + ": " + field + ": " + what).str());
+  }
 };
 
 // Assigns the value of an Expected to `dst` or returns its error from the
@@ -269,12 +212,11 @@ std::string llama3Problem(const RopeScaling &rope) {
 Error parseRopeDict(const ConfigReader &r, const json::Object &dict,
                     StringRef prefix, bool isRopeParameters,
                     RopeScaling &rope) {
-  auto field = [&](StringRef key) { return (prefix + "." + key).str(); };
+  JSONFields f = r.fields(dict, prefix);
 
   std::optional<StringRef> ropeType, legacyType;
-  PIMC_ASSIGN_OR_RETURN(ropeType,
-                        r.optString(dict, "rope_type", field("rope_type")));
-  PIMC_ASSIGN_OR_RETURN(legacyType, r.optString(dict, "type", field("type")));
+  PIMC_ASSIGN_OR_RETURN(ropeType, f.string("rope_type"));
+  PIMC_ASSIGN_OR_RETURN(legacyType, f.string("type"));
   if (ropeType && legacyType && *ropeType != *legacyType)
     return r.error(prefix, "'rope_type' (" + *ropeType + ") and 'type' (" +
                                *legacyType + ") disagree");
@@ -316,41 +258,32 @@ Error parseRopeDict(const ConfigReader &r, const json::Object &dict,
                     "original_max_position_embeddings"});
     break;
   }
-  std::vector<std::string> keys;
-  for (const auto &kv : dict)
-    keys.push_back(kv.first.str());
-  llvm::sort(keys);
-  for (const std::string &key : keys)
-    if (!llvm::is_contained(allowed, key))
-      return r.error(field(key), "unknown key for rope type '" + type + "'");
+  if (Error e =
+          f.checkKeys(allowed, "unknown key for rope type '" + type + "'"))
+    return e;
 
   auto requiredPositive = [&](StringRef key,
                               std::optional<double> &out) -> Error {
     std::optional<double> d;
-    PIMC_ASSIGN_OR_RETURN(d, r.optNumber(dict, key, field(key)));
+    PIMC_ASSIGN_OR_RETURN(d, f.number(key));
     if (!d)
-      return r.error(field(key), "required for rope type '" + type + "'");
+      return f.fieldError(key, "required for rope type '" + type + "'");
     if (*d <= 0)
-      return r.error(field(key), "must be positive, got " + show(*d));
+      return f.fieldError(key, "must be positive, got " + show(*d));
     out = d;
     return Error::success();
   };
   auto optionalNumber = [&](StringRef key,
                             std::optional<double> &out) -> Error {
-    PIMC_ASSIGN_OR_RETURN(out, r.optNumber(dict, key, field(key)));
+    PIMC_ASSIGN_OR_RETURN(out, f.number(key));
     return Error::success();
   };
-  auto originalMaxPos = [&](bool required) -> Error {
+  auto originalMaxPos = [&](bool isRequired) -> Error {
+    StringRef key = "original_max_position_embeddings";
     std::optional<int64_t> v;
-    PIMC_ASSIGN_OR_RETURN(v,
-                          r.optInt(dict, "original_max_position_embeddings",
-                                   field("original_max_position_embeddings")));
-    if (!v && required)
-      return r.error(field("original_max_position_embeddings"),
-                     "required for rope type '" + type + "'");
-    if (v && *v <= 0)
-      return r.error(field("original_max_position_embeddings"),
-                     "must be positive, got " + Twine(*v));
+    PIMC_ASSIGN_OR_RETURN(v, f.integer(key, IntRange{1}));
+    if (!v && isRequired)
+      return f.fieldError(key, "required for rope type '" + type + "'");
     rope.originalMaxPositionEmbeddings = v;
     return Error::success();
   };
@@ -365,13 +298,13 @@ Error parseRopeDict(const ConfigReader &r, const json::Object &dict,
   case Kind::Dynamic:
     if (Error e = requiredPositive("factor", rope.factor))
       return e;
-    if (Error e = originalMaxPos(/*required=*/false))
+    if (Error e = originalMaxPos(/*isRequired=*/false))
       return e;
     break;
   case Kind::Yarn: {
     if (Error e = requiredPositive("factor", rope.factor))
       return e;
-    if (Error e = originalMaxPos(/*required=*/false))
+    if (Error e = originalMaxPos(/*isRequired=*/false))
       return e;
     std::pair<StringRef, std::optional<double> *> yarnParams[] = {
         {"beta_fast", &rope.betaFast},
@@ -387,8 +320,7 @@ Error parseRopeDict(const ConfigReader &r, const json::Object &dict,
       rope.betaFast = 32.0;
     if (!rope.betaSlow)
       rope.betaSlow = 1.0;
-    PIMC_ASSIGN_OR_RETURN(rope.truncate,
-                          r.boolean(dict, "truncate", field("truncate"), true));
+    PIMC_ASSIGN_OR_RETURN(rope.truncate, f.booleanOr("truncate", true));
     break;
   }
   case Kind::Llama3:
@@ -398,10 +330,10 @@ Error parseRopeDict(const ConfigReader &r, const json::Object &dict,
       return e;
     if (Error e = requiredPositive("high_freq_factor", rope.highFreqFactor))
       return e;
-    if (Error e = originalMaxPos(/*required=*/true))
+    if (Error e = originalMaxPos(/*isRequired=*/true))
       return e;
     if (std::string why = llama3Problem(rope); !why.empty())
-      return r.error(field("low_freq_factor"), why);
+      return f.fieldError("low_freq_factor", why);
     break;
   }
   return Error::success();
@@ -409,21 +341,16 @@ Error parseRopeDict(const ConfigReader &r, const json::Object &dict,
 
 Expected<GptqConfig> parseGptq(const ConfigReader &r,
                                const json::Value &value) {
-  const json::Object *q = value.getAsObject();
-  if (!q)
+  const json::Object *obj = value.getAsObject();
+  if (!obj)
     return r.error("quantization_config", "expected an object");
+  JSONFields q = r.fields(*obj, "quantization_config");
 
-  std::optional<StringRef> method;
-  PIMC_ASSIGN_OR_RETURN(
-      method,
-      r.optString(*q, "quant_method", "quantization_config.quant_method"));
-  if (!method)
-    return r.error("quantization_config.quant_method",
-                   "required field is missing");
-  if (*method != "gptq")
-    return r.error("quantization_config.quant_method",
-                   "unsupported quantization method '" + *method +
-                       "' (supported: gptq)");
+  StringRef method;
+  PIMC_ASSIGN_OR_RETURN(method, q.string("quant_method", required));
+  if (method != "gptq")
+    return q.fieldError("quant_method", "unsupported quantization method '" +
+                                            method + "' (supported: gptq)");
 
   // GPTQ keys that do not change how the stored tensors decode.
   static constexpr StringLiteral harmless[] = {
@@ -464,110 +391,89 @@ Expected<GptqConfig> parseGptq(const ConfigReader &r,
       "dynamic",
       "modules_in_block_to_quantize",
   };
-  std::vector<std::string> keys;
-  for (const auto &kv : *q)
-    keys.push_back(kv.first.str());
-  llvm::sort(keys);
-  for (const std::string &key : keys)
-    if (!llvm::is_contained(harmless, key) &&
-        !llvm::is_contained(interpreted, key))
-      return r.error("quantization_config." + key, "unknown GPTQ field");
+  if (std::optional<StringRef> key = q.firstUnknownKey([](StringRef key) {
+        return llvm::is_contained(harmless, key) ||
+               llvm::is_contained(interpreted, key);
+      }))
+    return q.fieldError(*key, "unknown GPTQ field");
 
   GptqConfig gptq;
-  std::optional<int64_t> bits;
-  PIMC_ASSIGN_OR_RETURN(bits, r.optInt(*q, "bits", "quantization_config.bits"));
-  if (!bits)
-    return r.error("quantization_config.bits", "required field is missing");
-  if (*bits != 4 && *bits != 8)
-    return r.error("quantization_config.bits",
-                   "only 4 or 8 bits are supported, got " + Twine(*bits));
-  gptq.bits = int(*bits);
+  int64_t bits = 0;
+  PIMC_ASSIGN_OR_RETURN(bits, q.integer("bits", required));
+  if (bits != 4 && bits != 8)
+    return q.fieldError("bits",
+                        "only 4 or 8 bits are supported, got " + Twine(bits));
+  gptq.bits = int(bits);
 
   std::optional<int64_t> groupSize;
-  PIMC_ASSIGN_OR_RETURN(
-      groupSize, r.optInt(*q, "group_size", "quantization_config.group_size"));
+  PIMC_ASSIGN_OR_RETURN(groupSize, q.integer("group_size"));
   if (groupSize) {
     // Divisibility of K is checked by the importer, which knows K.
     if (*groupSize != -1 && *groupSize <= 0)
-      return r.error("quantization_config.group_size",
-                     "must be -1 or positive, got " + Twine(*groupSize));
+      return q.fieldError("group_size",
+                          "must be -1 or positive, got " + Twine(*groupSize));
     gptq.groupSize = *groupSize;
   }
 
-  PIMC_ASSIGN_OR_RETURN(gptq.sym,
-                        r.boolean(*q, "sym", "quantization_config.sym", true));
+  PIMC_ASSIGN_OR_RETURN(gptq.sym, q.booleanOr("sym", true));
 
   bool descAct = false;
-  PIMC_ASSIGN_OR_RETURN(
-      descAct,
-      r.boolean(*q, "desc_act", "quantization_config.desc_act", false));
+  PIMC_ASSIGN_OR_RETURN(descAct, q.booleanOr("desc_act", false));
   if (descAct)
-    return r.error("quantization_config.desc_act",
-                   "act-order (desc_act) not supported");
+    return q.fieldError("desc_act", "act-order (desc_act) not supported");
 
   std::optional<StringRef> format;
-  PIMC_ASSIGN_OR_RETURN(format,
-                        r.optString(*q, "checkpoint_format",
-                                    "quantization_config.checkpoint_format"));
+  PIMC_ASSIGN_OR_RETURN(format, q.string("checkpoint_format"));
   if (!format || *format == "gptq")
     gptq.zeroMinusOne = true;
   else if (*format == "gptq_v2")
     gptq.zeroMinusOne = false;
   else
-    return r.error("quantization_config.checkpoint_format",
-                   "unsupported checkpoint format '" + *format +
-                       "' (supported: gptq, gptq_v2)");
+    return q.fieldError("checkpoint_format",
+                        "unsupported checkpoint format '" + *format +
+                            "' (supported: gptq, gptq_v2)");
 
   bool flag = false;
-  PIMC_ASSIGN_OR_RETURN(
-      flag, r.boolean(*q, "lm_head", "quantization_config.lm_head", false));
+  PIMC_ASSIGN_OR_RETURN(flag, q.booleanOr("lm_head", false));
   if (flag)
-    return r.error("quantization_config.lm_head",
-                   "a quantized lm_head is not supported");
-  PIMC_ASSIGN_OR_RETURN(flag, r.boolean(*q, "is_marlin_format",
-                                        "quantization_config.is_marlin_format",
-                                        false));
+    return q.fieldError("lm_head", "a quantized lm_head is not supported");
+  PIMC_ASSIGN_OR_RETURN(flag, q.booleanOr("is_marlin_format", false));
   if (flag)
-    return r.error("quantization_config.is_marlin_format",
-                   "the Marlin packing is not supported");
+    return q.fieldError("is_marlin_format",
+                        "the Marlin packing is not supported");
 
   std::optional<StringRef> packDtype;
-  PIMC_ASSIGN_OR_RETURN(
-      packDtype,
-      r.optString(*q, "pack_dtype", "quantization_config.pack_dtype"));
+  PIMC_ASSIGN_OR_RETURN(packDtype, q.string("pack_dtype"));
   if (packDtype && *packDtype != "int32" && *packDtype != "torch.int32")
-    return r.error("quantization_config.pack_dtype",
-                   "only int32 packing is supported, got '" + *packDtype + "'");
+    return q.fieldError("pack_dtype", "only int32 packing is supported, got '" +
+                                          *packDtype + "'");
 
   // Per-module overrides would make the quantization non-uniform.
   for (StringRef key : {"dynamic", "modules_in_block_to_quantize"}) {
-    const json::Value *v = ConfigReader::get(*q, key);
+    const json::Value *v = q.value(key);
     if (!v)
       continue;
     const json::Object *o = v->getAsObject();
     const json::Array *a = v->getAsArray();
     if ((o && !o->empty()) || (a && !a->empty()) || (!o && !a))
-      return r.error("quantization_config." + key,
-                     "per-module quantization overrides are not supported");
+      return q.fieldError(
+          key, "per-module quantization overrides are not supported");
   }
   return gptq;
 }
 
-Error checkKnownFields(const ConfigReader &r, const json::Object &root,
+Error checkKnownFields(const ConfigReader &r, const JSONFields &root,
                        Family family, StringRef modelType) {
-  std::vector<std::string> keys;
-  for (const auto &kv : root)
-    keys.push_back(kv.first.str());
-  llvm::sort(keys);
-  for (const std::string &key : keys) {
+  std::optional<StringRef> key = root.firstUnknownKey([&](StringRef key) {
     const KnownField *known = llvm::find_if(
         knownFields, [&](const KnownField &f) { return f.name == key; });
-    if (known == std::end(knownFields) || !(known->families & family))
-      return r.errorAbout(key, "unknown config field '" + key +
-                                   "' (not known to the " + modelType +
-                                   " importer)");
-  }
-  return Error::success();
+    return known != std::end(knownFields) && (known->families & family);
+  });
+  if (!key)
+    return Error::success();
+  return r.errorAbout(*key, "unknown config field '" + *key +
+                                "' (not known to the " + modelType +
+                                " importer)");
 }
 
 } // namespace
@@ -695,47 +601,41 @@ Expected<ConfigSupport> analyzeConfigSupport(StringRef configPath) {
 }
 
 namespace {
-Expected<ModelConfig> parseModelConfigObject(const json::Object &root,
+Expected<ModelConfig> parseModelConfigObject(const json::Object &rootObj,
                                              StringRef sourceName) {
   ConfigReader r(sourceName);
+  JSONFields f = r.fields(rootObj, "");
   ModelConfig cfg;
-  std::optional<StringRef> modelType;
-  PIMC_ASSIGN_OR_RETURN(modelType,
-                        r.optString(root, "model_type", "model_type"));
-  if (!modelType)
-    return r.error("model_type", "required field is missing");
-  std::optional<Family> family = parseFamily(*modelType);
+  StringRef modelType;
+  PIMC_ASSIGN_OR_RETURN(modelType, f.string("model_type", required));
+  std::optional<Family> family = parseFamily(modelType);
   if (!family)
     return r.errorAbout("model_type",
-                        "unsupported model_type '" + *modelType +
+                        "unsupported model_type '" + modelType +
                             "' (supported: llama, mistral, qwen2, qwen3)");
-  cfg.modelType = modelType->str();
-  if (Error e = checkKnownFields(r, root, *family, *modelType))
+  cfg.modelType = modelType.str();
+  if (Error e = checkKnownFields(r, f, *family, modelType))
     return e;
 
   // Geometry.
-  PIMC_ASSIGN_OR_RETURN(cfg.hiddenSize,
-                        r.positiveInt(root, "hidden_size", "hidden_size", {}));
-  PIMC_ASSIGN_OR_RETURN(
-      cfg.intermediateSize,
-      r.positiveInt(root, "intermediate_size", "intermediate_size", {}));
-  PIMC_ASSIGN_OR_RETURN(cfg.numLayers, r.positiveInt(root, "num_hidden_layers",
-                                                     "num_hidden_layers", {}));
-  PIMC_ASSIGN_OR_RETURN(cfg.numHeads, r.positiveInt(root, "num_attention_heads",
-                                                    "num_attention_heads", {}));
-  PIMC_ASSIGN_OR_RETURN(cfg.vocabSize,
-                        r.positiveInt(root, "vocab_size", "vocab_size", {}));
+  auto geometry = [&](StringRef key) {
+    return f.integer(key, required, geometryRange(key));
+  };
+  PIMC_ASSIGN_OR_RETURN(cfg.hiddenSize, geometry("hidden_size"));
+  PIMC_ASSIGN_OR_RETURN(cfg.intermediateSize, geometry("intermediate_size"));
+  PIMC_ASSIGN_OR_RETURN(cfg.numLayers, geometry("num_hidden_layers"));
+  PIMC_ASSIGN_OR_RETURN(cfg.numHeads, geometry("num_attention_heads"));
+  PIMC_ASSIGN_OR_RETURN(cfg.vocabSize, geometry("vocab_size"));
   PIMC_ASSIGN_OR_RETURN(cfg.numKvHeads,
-                        r.positiveInt(root, "num_key_value_heads",
-                                      "num_key_value_heads", cfg.numHeads));
+                        f.integerOr("num_key_value_heads", cfg.numHeads,
+                                    geometryRange("num_key_value_heads")));
   if (cfg.numHeads % cfg.numKvHeads != 0)
     return r.error("num_key_value_heads",
                    Twine(cfg.numKvHeads) +
                        " does not divide num_attention_heads (" +
                        Twine(cfg.numHeads) + ")");
-  if (ConfigReader::get(root, "head_dim")) {
-    PIMC_ASSIGN_OR_RETURN(cfg.headDim,
-                          r.positiveInt(root, "head_dim", "head_dim", {}));
+  if (f.value("head_dim")) {
+    PIMC_ASSIGN_OR_RETURN(cfg.headDim, geometry("head_dim"));
   } else {
     if (cfg.hiddenSize % cfg.numHeads != 0)
       return r.error("num_attention_heads",
@@ -745,32 +645,31 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &root,
   }
 
   // Reference defaults of each family's PretrainedConfig.
-  int64_t defaultMaxPos = StringSwitch<int64_t>(*modelType)
+  int64_t defaultMaxPos = StringSwitch<int64_t>(modelType)
                               .Case("llama", 2048)
                               .Case("mistral", 4096 * 32)
                               .Default(32768);
   PIMC_ASSIGN_OR_RETURN(cfg.maxPositionEmbeddings,
-                        r.positiveInt(root, "max_position_embeddings",
-                                      "max_position_embeddings",
-                                      defaultMaxPos));
-  PIMC_ASSIGN_OR_RETURN(cfg.rmsNormEps, r.positiveNumber(root, "rms_norm_eps",
-                                                         "rms_norm_eps", 1e-6));
+                        f.integerOr("max_position_embeddings", defaultMaxPos,
+                                    geometryRange("max_position_embeddings")));
+  PIMC_ASSIGN_OR_RETURN(cfg.rmsNormEps, f.numberOr("rms_norm_eps", 1e-6));
+  if (cfg.rmsNormEps <= 0)
+    return f.fieldError("rms_norm_eps", "must be positive, got " +
+                                            show(*f.value("rms_norm_eps")));
 
   std::optional<StringRef> act;
-  PIMC_ASSIGN_OR_RETURN(act, r.optString(root, "hidden_act", "hidden_act"));
+  PIMC_ASSIGN_OR_RETURN(act, f.string("hidden_act"));
   if (act && *act != "silu")
     return r.error("hidden_act",
                    "unsupported activation '" + *act + "' (supported: silu)");
 
-  PIMC_ASSIGN_OR_RETURN(
-      cfg.tieWordEmbeddings,
-      r.boolean(root, "tie_word_embeddings", "tie_word_embeddings", false));
+  PIMC_ASSIGN_OR_RETURN(cfg.tieWordEmbeddings,
+                        f.booleanOr("tie_word_embeddings", false));
 
   // transformers v5 renamed torch_dtype to dtype.
   std::optional<StringRef> torchDtype, dtype;
-  PIMC_ASSIGN_OR_RETURN(torchDtype,
-                        r.optString(root, "torch_dtype", "torch_dtype"));
-  PIMC_ASSIGN_OR_RETURN(dtype, r.optString(root, "dtype", "dtype"));
+  PIMC_ASSIGN_OR_RETURN(torchDtype, f.string("torch_dtype"));
+  PIMC_ASSIGN_OR_RETURN(dtype, f.string("dtype"));
   if (torchDtype && dtype && *torchDtype != *dtype)
     return r.error("dtype", "'" + *dtype + "' disagrees with torch_dtype '" +
                                 *torchDtype + "'");
@@ -783,7 +682,7 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &root,
   }
 
   std::optional<int64_t> tp;
-  PIMC_ASSIGN_OR_RETURN(tp, r.optInt(root, "pretraining_tp", "pretraining_tp"));
+  PIMC_ASSIGN_OR_RETURN(tp, f.integer("pretraining_tp"));
   if (tp && *tp != 1)
     return r.error("pretraining_tp",
                    "only 1 is supported (sliced projections), got " +
@@ -791,10 +690,8 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &root,
 
   // Biases and q/k norm.
   bool attentionBias = false, mlpBias = false;
-  PIMC_ASSIGN_OR_RETURN(attentionBias, r.boolean(root, "attention_bias",
-                                                 "attention_bias", false));
-  PIMC_ASSIGN_OR_RETURN(mlpBias,
-                        r.boolean(root, "mlp_bias", "mlp_bias", false));
+  PIMC_ASSIGN_OR_RETURN(attentionBias, f.booleanOr("attention_bias", false));
+  PIMC_ASSIGN_OR_RETURN(mlpBias, f.booleanOr("mlp_bias", false));
   cfg.attentionBias = attentionBias;
   cfg.mlpBias = mlpBias;
   switch (*family) {
@@ -812,7 +709,7 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &root,
   }
 
   // Sliding window.
-  const json::Value *window = ConfigReader::get(root, "sliding_window");
+  const json::Value *window = f.value("sliding_window");
   switch (*family) {
   case Llama:
     if (window)
@@ -821,35 +718,29 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &root,
                          show(*window));
     break;
   case Mistral: {
-    std::optional<int64_t> w;
-    PIMC_ASSIGN_OR_RETURN(w,
-                          r.optInt(root, "sliding_window", "sliding_window"));
-    if (w && *w <= 0)
-      return r.error("sliding_window", "must be positive, got " + Twine(*w));
-    cfg.slidingWindow = w;
+    PIMC_ASSIGN_OR_RETURN(cfg.slidingWindow,
+                          f.integer("sliding_window", IntRange{1}));
     break;
   }
   default: {
     // Qwen only applies sliding_window (and max_window_layers) when
     // use_sliding_window is set.
     bool useWindow = false;
-    PIMC_ASSIGN_OR_RETURN(useWindow, r.boolean(root, "use_sliding_window",
-                                               "use_sliding_window", false));
+    PIMC_ASSIGN_OR_RETURN(useWindow, f.booleanOr("use_sliding_window", false));
     if (useWindow)
       return r.error("use_sliding_window",
                      "sliding-window attention on layers >= "
                      "max_window_layers is not supported");
     // Multimodal RoPE (Qwen2-VL) splits rotary dims by section.
     bool mrope = false;
-    PIMC_ASSIGN_OR_RETURN(mrope,
-                          r.boolean(root, "use_mrope", "use_mrope", false));
+    PIMC_ASSIGN_OR_RETURN(mrope, f.booleanOr("use_mrope", false));
     if (mrope)
       return r.error("use_mrope", "multimodal RoPE is not supported");
     break;
   }
   }
 
-  if (const json::Value *v = ConfigReader::get(root, "layer_types")) {
+  if (const json::Value *v = f.value("layer_types")) {
     const json::Array *types = v->getAsArray();
     if (!types)
       return r.error("layer_types", "expected a list, got " + show(*v));
@@ -872,8 +763,8 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &root,
 
   // RoPE: rope_theta/partial_rotary_factor at top level, and/or folded into
   // rope_parameters (transformers v5).
-  const json::Value *scaling = ConfigReader::get(root, "rope_scaling");
-  const json::Value *params = ConfigReader::get(root, "rope_parameters");
+  const json::Value *scaling = f.value("rope_scaling");
+  const json::Value *params = f.value("rope_parameters");
   if (scaling && params)
     return r.error("rope_parameters",
                    "both rope_scaling and rope_parameters are given");
@@ -893,11 +784,10 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &root,
       {"partial_rotary_factor", &cfg.rope.partialRotaryFactor}};
   for (auto [key, out] : ropeScalars) {
     std::optional<double> top, nested;
-    PIMC_ASSIGN_OR_RETURN(top, r.optNumber(root, key, key));
+    PIMC_ASSIGN_OR_RETURN(top, f.number(key));
     if (params)
-      PIMC_ASSIGN_OR_RETURN(
-          nested,
-          r.optNumber(*ropeDict, key, ("rope_parameters." + key).str()));
+      PIMC_ASSIGN_OR_RETURN(nested,
+                            r.fields(*ropeDict, "rope_parameters").number(key));
     if (top && nested && *top != *nested)
       return r.error("rope_parameters." + key,
                      "disagrees with top-level " + key);
@@ -915,7 +805,7 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &root,
                    "= " +
                        Twine(cfg.headDim) + "], got " + show(rotaryDims));
 
-  if (const json::Value *q = ConfigReader::get(root, "quantization_config")) {
+  if (const json::Value *q = f.value("quantization_config")) {
     Expected<GptqConfig> gptq = parseGptq(r, *q);
     if (!gptq)
       return gptq.takeError();

@@ -11,6 +11,7 @@
 
 #include "pimsim/Target.h"
 #include "pimc/Support/JSON.h"
+#include "pimc/Support/JSONFields.h"
 
 #include "EnumNames.h"
 
@@ -26,10 +27,16 @@
 #include "llvm/Support/Regex.h"
 
 #include <algorithm>
-#include <cmath>
 #include <tuple>
 
 using namespace llvm;
+using pimc::IntRange;
+using pimc::jsonFieldPath;
+using pimc::JSONFields;
+using pimc::JSONFieldStyle;
+using pimc::jsonIndexPath;
+using pimc::jsonKindName;
+using pimc::required;
 
 namespace pimsim {
 
@@ -267,24 +274,6 @@ constexpr StringLiteral kActivationFunctions[] = {
     "gelu", "sigmoid", "tanh", "relu", "leaky_relu", "silu", "exp"};
 constexpr StringLiteral kPlacements[] = {"buffer_die", "controller"};
 
-StringRef kindName(const json::Value &v) {
-  switch (v.kind()) {
-  case json::Value::Null:
-    return "null";
-  case json::Value::Boolean:
-    return "a boolean";
-  case json::Value::Number:
-    return "a number";
-  case json::Value::String:
-    return "a string";
-  case json::Value::Array:
-    return "an array";
-  case json::Value::Object:
-    return "an object";
-  }
-  return "a value";
-}
-
 std::string joinNames(ArrayRef<StringLiteral> names) {
   std::string out;
   for (StringRef n : names) {
@@ -299,14 +288,6 @@ bool isIdentifier(StringRef s) {
   if (s.empty() || !(isAlpha(s.front()) || s.front() == '_'))
     return false;
   return llvm::all_of(s, [](char c) { return isAlnum(c) || c == '_'; });
-}
-
-std::string key(StringRef path, StringRef k) {
-  return path.empty() ? k.str() : (path + "." + k).str();
-}
-
-std::string index(StringRef path, size_t i) {
-  return (path + "[" + Twine(i) + "]").str();
 }
 
 /// A derived timing: expr := term (('+' | '-') term)*, term := integer |
@@ -397,202 +378,88 @@ private:
 /// Reads one target file; every error is `<source>: <path>: <what>`.
 class TargetReader {
 public:
-  explicit TargetReader(StringRef source) : source(source) {}
+  explicit TargetReader(StringRef source) : source(source) {
+    style.error = [source](StringRef path, const Twine &what) {
+      return pathError(source, path, what);
+    };
+  }
+  TargetReader(const TargetReader &) = delete; // readers point at `style`
+  TargetReader &operator=(const TargetReader &) = delete;
 
   Expected<Target> read(StringRef text);
 
 private:
   StringRef source;
+  JSONFieldStyle style;
   Target target;
 
-  Error error(const Twine &path, const Twine &what) const {
+  static Error pathError(StringRef source, const Twine &path,
+                         const Twine &what) {
     return createStringError(Twine(source) + ": " + path + ": " + what);
   }
+  Error error(const Twine &path, const Twine &what) const {
+    return pathError(source, path, what);
+  }
 
-  // --- generic field access ---------------------------------------------
-  Error checkKeys(const json::Object &obj, StringRef path,
-                  ArrayRef<StringLiteral> known) const;
-  Expected<const json::Value *> field(const json::Object &obj, StringRef path,
-                                      StringRef k, bool required) const;
-  Expected<const json::Object *> object(const json::Object &obj, StringRef path,
-                                        StringRef k,
-                                        bool required = true) const;
-  Expected<const json::Array *> array(const json::Object &obj, StringRef path,
-                                      StringRef k, bool required = true) const;
-  Expected<std::optional<int64_t>> integer(const json::Object &obj,
-                                           StringRef path, StringRef k,
-                                           bool required = true) const;
-  Expected<std::optional<double>> number(const json::Object &obj,
-                                         StringRef path, StringRef k,
-                                         bool required = true) const;
-  Expected<std::optional<std::string>> string(const json::Object &obj,
-                                              StringRef path, StringRef k,
-                                              bool required = true) const;
-  Expected<int64_t> positiveCount(const json::Object &obj, StringRef path,
-                                  StringRef k, bool required, int64_t fallback,
-                                  bool powerOfTwo,
+  // --- target-specific field rules ----------------------------------------
+  Expected<int64_t> positiveCount(const JSONFields &obj, StringRef k,
+                                  bool isRequired, bool powerOfTwo,
                                   int64_t max = kMaxCount) const;
-  Expected<double> nonNegative(const json::Object &obj, StringRef path,
-                               StringRef k, bool strictlyPositive) const;
+  Expected<double> nonNegative(const JSONFields &obj, StringRef k,
+                               bool strictlyPositive) const;
   Expected<std::vector<std::string>> stringList(const json::Array &arr,
                                                 StringRef path,
                                                 ArrayRef<StringLiteral> allowed,
                                                 StringRef what) const;
 
   // --- sections ------------------------------------------------------------
-  Error readClock(const json::Object &root);
-  Error readOrganization(const json::Object &root);
-  Error readMapping(const json::Object &root);
-  Error readTimings(const json::Object &root);
-  Error readDerivedTimings(const json::Object &root);
-  Error readConstraints(const json::Object &root,
+  Error readClock(const JSONFields &root);
+  Error readOrganization(const JSONFields &root);
+  Error readMapping(const JSONFields &root);
+  Error readTimings(const JSONFields &root);
+  Error readDerivedTimings(const JSONFields &root);
+  Error readConstraints(const JSONFields &root,
                         std::vector<std::string> &minNames);
   Error checkOrganizationSize() const;
   Error checkEngineTimings() const;
   Error checkRefresh() const;
   Error resolveConstraintTimings(const std::vector<std::string> &minNames);
-  Error readPimUnit(const json::Object &root);
-  Error readNearMemory(const json::Object &root);
-  Error readHost(const json::Object &root);
-  Error readEnergy(const json::Object &root);
-  Error readController(const json::Object &root);
+  Error readPimUnit(const JSONFields &root);
+  Error readNearMemory(const JSONFields &root);
+  Error readHost(const JSONFields &root);
+  Error readEnergy(const JSONFields &root);
+  Error readController(const JSONFields &root);
 };
 
-Error TargetReader::checkKeys(const json::Object &obj, StringRef path,
-                              ArrayRef<StringLiteral> known) const {
-  SmallVector<StringRef> unknown;
-  for (const auto &kv : obj)
-    if (!llvm::is_contained(known, StringRef(kv.first)))
-      unknown.push_back(kv.first);
-  if (unknown.empty())
-    return Error::success();
-  // json::Object is unordered; report the same key every time.
-  llvm::sort(unknown);
-  return error(key(path, unknown.front()),
-               "unknown key (expected one of: " + joinNames(known) + ")");
-}
-
-Expected<const json::Value *> TargetReader::field(const json::Object &obj,
-                                                  StringRef path, StringRef k,
-                                                  bool required) const {
-  const json::Value *v = obj.get(k);
-  if (!v && required)
-    return error(key(path, k), "missing");
-  return v;
-}
-
-Expected<const json::Object *> TargetReader::object(const json::Object &obj,
-                                                    StringRef path, StringRef k,
-                                                    bool required) const {
-  auto v = field(obj, path, k, required);
-  if (!v)
-    return v.takeError();
-  if (!*v)
-    return nullptr;
-  const json::Object *o = (*v)->getAsObject();
-  if (!o)
-    return error(key(path, k), "expected an object, got " + kindName(**v));
-  return o;
-}
-
-Expected<const json::Array *> TargetReader::array(const json::Object &obj,
-                                                  StringRef path, StringRef k,
-                                                  bool required) const {
-  auto v = field(obj, path, k, required);
-  if (!v)
-    return v.takeError();
-  if (!*v)
-    return nullptr;
-  const json::Array *a = (*v)->getAsArray();
-  if (!a)
-    return error(key(path, k), "expected an array, got " + kindName(**v));
-  return a;
-}
-
-Expected<std::optional<int64_t>> TargetReader::integer(const json::Object &obj,
-                                                       StringRef path,
-                                                       StringRef k,
-                                                       bool required) const {
-  auto v = field(obj, path, k, required);
-  if (!v)
-    return v.takeError();
-  if (!*v)
-    return std::optional<int64_t>();
-  std::optional<int64_t> i = (*v)->getAsInteger();
-  if (!i) {
-    if ((*v)->kind() == json::Value::Number)
-      return error(key(path, k), formatv("expected an integer, got {0}", **v));
-    return error(key(path, k), "expected an integer, got " + kindName(**v));
-  }
-  return i;
-}
-
-Expected<std::optional<double>> TargetReader::number(const json::Object &obj,
-                                                     StringRef path,
-                                                     StringRef k,
-                                                     bool required) const {
-  auto v = field(obj, path, k, required);
-  if (!v)
-    return v.takeError();
-  if (!*v)
-    return std::optional<double>();
-  std::optional<double> d = (*v)->getAsNumber();
-  if (!d)
-    return error(key(path, k), "expected a number, got " + kindName(**v));
-  if (!std::isfinite(*d))
-    return error(key(path, k), formatv("must be finite, got {0}", *d));
-  return d;
-}
-
-Expected<std::optional<std::string>>
-TargetReader::string(const json::Object &obj, StringRef path, StringRef k,
-                     bool required) const {
-  auto v = field(obj, path, k, required);
-  if (!v)
-    return v.takeError();
-  if (!*v)
-    return std::optional<std::string>();
-  std::optional<StringRef> s = (*v)->getAsString();
-  if (!s)
-    return error(key(path, k), "expected a string, got " + kindName(**v));
-  return std::optional<std::string>(s->str());
-}
-
-Expected<int64_t> TargetReader::positiveCount(const json::Object &obj,
-                                              StringRef path, StringRef k,
-                                              bool required, int64_t fallback,
+/// A count in [1, max]; 1 when absent and not required.
+Expected<int64_t> TargetReader::positiveCount(const JSONFields &obj,
+                                              StringRef k, bool isRequired,
                                               bool powerOfTwo,
                                               int64_t max) const {
-  auto v = integer(obj, path, k, required);
-  if (!v)
-    return v.takeError();
-  if (!*v)
-    return fallback;
-  int64_t n = **v;
-  if (n <= 0)
-    return error(key(path, k), formatv("must be positive, got {0}", n));
-  if (n > max)
-    return error(key(path, k), formatv("{0} is above the limit {1}", n, max));
-  if (powerOfTwo && !isPowerOf2_64(static_cast<uint64_t>(n)))
-    return error(key(path, k), formatv("must be a power of two, got {0}", n));
-  return n;
+  IntRange range{1, max};
+  Expected<int64_t> n =
+      isRequired ? obj.integer(k, required, range) : obj.integerOr(k, 1, range);
+  if (!n)
+    return n.takeError();
+  if (powerOfTwo && !isPowerOf2_64(static_cast<uint64_t>(*n)))
+    return obj.fieldError(k, formatv("must be a power of two, got {0}", *n));
+  return *n;
 }
 
-Expected<double> TargetReader::nonNegative(const json::Object &obj,
-                                           StringRef path, StringRef k,
+Expected<double> TargetReader::nonNegative(const JSONFields &obj, StringRef k,
                                            bool strictlyPositive) const {
-  auto v = number(obj, path, k);
+  Expected<double> v = obj.number(k, required);
   if (!v)
     return v.takeError();
-  double d = **v;
+  double d = *v;
   if (strictlyPositive ? !(d > 0) : !(d >= 0))
-    return error(key(path, k),
-                 formatv("must be {0}, got {1}",
-                         strictlyPositive ? "positive" : "non-negative", d));
+    return obj.fieldError(
+        k, formatv("must be {0}, got {1}",
+                   strictlyPositive ? "positive" : "non-negative", d));
   if (d > kMaxReal || (strictlyPositive && d < kMinPositiveReal))
-    return error(key(path, k),
-                 formatv("{0:e} is outside [{1:e}, {2:e}]", d,
-                         strictlyPositive ? kMinPositiveReal : 0, kMaxReal));
+    return obj.fieldError(k, formatv("{0:e} is outside [{1:e}, {2:e}]", d,
+                                     strictlyPositive ? kMinPositiveReal : 0,
+                                     kMaxReal));
   return d;
 }
 
@@ -604,42 +471,39 @@ TargetReader::stringList(const json::Array &arr, StringRef path,
   for (size_t i = 0; i < arr.size(); ++i) {
     std::optional<StringRef> s = arr[i].getAsString();
     if (!s)
-      return error(index(path, i),
-                   "expected a string, got " + kindName(arr[i]));
+      return error(jsonIndexPath(path, i),
+                   "expected a string, got " + jsonKindName(arr[i]));
     if (!allowed.empty() && !llvm::is_contained(allowed, *s))
-      return error(index(path, i),
+      return error(jsonIndexPath(path, i),
                    "unknown " + what + " '" + *s +
                        "' (expected one of: " + joinNames(allowed) + ")");
     if (llvm::is_contained(out, s->str()))
-      return error(index(path, i), "'" + *s + "' listed twice");
+      return error(jsonIndexPath(path, i), "'" + *s + "' listed twice");
     out.push_back(s->str());
   }
   return out;
 }
 
-Error TargetReader::readClock(const json::Object &root) {
-  auto clock = object(root, "", "clock");
+Error TargetReader::readClock(const JSONFields &root) {
+  auto clock = root.object("clock", required);
   if (!clock)
     return clock.takeError();
-  if (Error e = checkKeys(**clock, "clock", {"tck_ps"}))
+  if (Error e = clock->checkKeys({"tck_ps"}))
     return e;
-  auto tck = nonNegative(**clock, "clock", "tck_ps", /*strictlyPositive=*/true);
+  auto tck = nonNegative(*clock, "tck_ps", /*strictlyPositive=*/true);
   if (!tck)
     return tck.takeError();
   target.tCKps = *tck;
   return Error::success();
 }
 
-Error TargetReader::readOrganization(const json::Object &root) {
-  auto orgObj = object(root, "", "organization");
-  if (!orgObj)
-    return orgObj.takeError();
-  const json::Object &o = **orgObj;
-  constexpr StringRef p = "organization";
-  if (Error e = checkKeys(o, p,
-                          {"stacks", "channels", "pseudo_channels", "sids",
-                           "bank_groups", "banks", "rows", "columns",
-                           "access_bytes"}))
+Error TargetReader::readOrganization(const JSONFields &root) {
+  auto o = root.object("organization", required);
+  if (!o)
+    return o.takeError();
+  if (Error e = o->checkKeys({"stacks", "channels", "pseudo_channels", "sids",
+                              "bank_groups", "banks", "rows", "columns",
+                              "access_bytes"}))
     return e;
   Organization &org = target.org;
   struct Count {
@@ -661,7 +525,7 @@ Error TargetReader::readOrganization(const json::Object &root) {
       {"access_bytes", &org.accessBytes, true, true, 4096},
   };
   for (const Count &c : counts) {
-    auto n = positiveCount(o, p, c.name, c.required, 1, c.powerOfTwo, c.max);
+    auto n = positiveCount(*o, c.name, c.required, c.powerOfTwo, c.max);
     if (!n)
       return n.takeError();
     *c.dest = *n;
@@ -672,14 +536,14 @@ Error TargetReader::readOrganization(const json::Object &root) {
   for (unsigned f = 0; f < kNumAddrFields; ++f)
     bits += fieldBits(org, static_cast<AddrField>(f));
   if (bits > 63)
-    return error(p, formatv("a byte address needs {0} bits; at most 63 are "
+    return o->error(formatv("a byte address needs {0} bits; at most 63 are "
                             "supported",
                             bits));
   return Error::success();
 }
 
-Error TargetReader::readMapping(const json::Object &root) {
-  auto arr = array(root, "", "address_mapping");
+Error TargetReader::readMapping(const JSONFields &root) {
+  auto arr = root.array("address_mapping", required);
   if (!arr)
     return arr.takeError();
   constexpr StringRef p = "address_mapping";
@@ -691,9 +555,11 @@ Error TargetReader::readMapping(const json::Object &root) {
     AddrField f = *parseAddrField((*names)[i]);
     if (f == AddrField::Stack) {
       if (!wantStack)
-        return error(index(p, i), "'stack' given but organization.stacks is 1");
+        return error(jsonIndexPath(p, i),
+                     "'stack' given but organization.stacks is 1");
       if (i != 0)
-        return error(index(p, i), "'stack' must come first (most significant)");
+        return error(jsonIndexPath(p, i),
+                     "'stack' must come first (most significant)");
     }
     target.mapping.push_back(f);
   }
@@ -712,59 +578,51 @@ Error TargetReader::readMapping(const json::Object &root) {
   return Error::success();
 }
 
-Error TargetReader::readTimings(const json::Object &root) {
-  auto obj = object(root, "", "timings");
-  if (!obj)
-    return obj.takeError();
-  SmallVector<StringRef> names;
-  for (const auto &kv : **obj)
-    names.push_back(kv.first);
-  llvm::sort(names); // deterministic error order
-  for (StringRef name : names) {
-    std::string path = key("timings", name);
+Error TargetReader::readTimings(const JSONFields &root) {
+  auto timings = root.object("timings", required);
+  if (!timings)
+    return timings.takeError();
+  for (StringRef name : timings->keys()) { // sorted: deterministic errors
+    std::string path = timings->pathOf(name);
     if (!isIdentifier(name))
       return error(path, "a timing name must be an identifier "
                          "([A-Za-z_][A-Za-z0-9_]*)");
-    auto v = integer(**obj, "timings", name);
-    if (!v)
-      return v.takeError();
-    int64_t cycles = **v;
-    if (cycles < 0 || cycles > kMaxTiming)
+    auto cycles = timings->integer(name, required);
+    if (!cycles)
+      return cycles.takeError();
+    if (*cycles < 0 || *cycles > kMaxTiming)
       return error(path, formatv("must be between 0 and {0} cycles, got {1}",
-                                 kMaxTiming, cycles));
-    target.timings[name] = cycles;
+                                 kMaxTiming, *cycles));
+    target.timings[name] = *cycles;
   }
   return Error::success();
 }
 
-Error TargetReader::readDerivedTimings(const json::Object &root) {
-  auto obj = object(root, "", "derived_timings", /*required=*/false);
+Error TargetReader::readDerivedTimings(const JSONFields &root) {
+  auto obj = root.object("derived_timings");
   if (!obj)
     return obj.takeError();
   if (!*obj)
     return Error::success();
-  SmallVector<StringRef> names;
-  for (const auto &kv : **obj)
-    names.push_back(kv.first);
-  llvm::sort(names);
+  const JSONFields &exprs = **obj;
   llvm::StringMap<int64_t> derived;
-  for (StringRef name : names) {
-    std::string path = key("derived_timings", name);
+  for (StringRef name : exprs.keys()) {
+    std::string path = exprs.pathOf(name);
     if (!isIdentifier(name))
       return error(path, "a timing name must be an identifier "
                          "([A-Za-z_][A-Za-z0-9_]*)");
     if (target.timings.count(name))
       return error(path, "already defined in timings");
-    auto expr = string(**obj, "derived_timings", name);
+    auto expr = exprs.string(name, required);
     if (!expr)
       return expr.takeError();
-    auto v = DerivedExpression(**expr, target.timings).evaluate();
+    auto v = DerivedExpression(*expr, target.timings).evaluate();
     if (!v)
       return error(path, toString(v.takeError()));
     if (*v < 0 || *v > kMaxTiming)
       return error(path, formatv("'{0}' evaluates to {1}; a timing must be "
                                  "between 0 and {2} cycles",
-                                 **expr, *v, kMaxTiming));
+                                 *expr, *v, kMaxTiming));
     derived[name] = *v;
   }
   // Added only now so that derived timings cannot refer to each other.
@@ -773,63 +631,63 @@ Error TargetReader::readDerivedTimings(const json::Object &root) {
   return Error::success();
 }
 
-Error TargetReader::readConstraints(const json::Object &root,
+Error TargetReader::readConstraints(const JSONFields &root,
                                     std::vector<std::string> &minNames) {
-  auto arr = array(root, "", "constraints");
+  auto arr = root.array("constraints", required);
   if (!arr)
     return arr.takeError();
   StringSet<> seen;
   for (size_t i = 0; i < (*arr)->size(); ++i) {
-    std::string p = index("constraints", i);
-    const json::Object *c = (**arr)[i].getAsObject();
+    std::string p = jsonIndexPath("constraints", i);
+    auto c = JSONFields::of((**arr)[i], p, style);
     if (!c)
-      return error(p, "expected an object, got " + kindName((**arr)[i]));
+      return c.takeError();
     if (Error e =
-            checkKeys(*c, p, {"level", "from", "to", "min", "window", "note"}))
+            c->checkKeys({"level", "from", "to", "min", "window", "note"}))
       return e;
     TimingConstraint tc;
-    auto level = string(*c, p, "level");
+    auto level = c->string("level", required);
     if (!level)
       return level.takeError();
-    std::optional<Level> lv = parseLevel(**level);
+    std::optional<Level> lv = parseLevel(*level);
     if (!lv)
-      return error(key(p, "level"),
-                   "unknown level '" + **level +
+      return c->fieldError(
+          "level", "unknown level '" + *level +
                        "' (expected one of: " + joinNames(kLevelNames) + ")");
     tc.level = *lv;
     for (StringRef side : {"from", "to"}) {
-      auto list = array(*c, p, side);
+      auto list = c->array(side, required);
       if (!list)
         return list.takeError();
       if ((*list)->empty())
-        return error(key(p, side), "must name at least one command");
-      auto names =
-          stringList(**list, key(p, side), ArrayRef(kCommandNames), "command");
+        return c->fieldError(side, "must name at least one command");
+      auto names = stringList(**list, c->pathOf(side), ArrayRef(kCommandNames),
+                              "command");
       if (!names)
         return names.takeError();
       std::vector<Command> &cmds = side == "from" ? tc.from : tc.to;
       for (const std::string &n : *names)
         cmds.push_back(*parseCommand(n));
     }
-    auto minName = field(*c, p, "min", /*required=*/true);
+    auto minName = c->value("min", required);
     if (!minName)
       return minName.takeError();
     std::optional<StringRef> m = (*minName)->getAsString();
     if (!m)
-      return error(key(p, "min"), "expected the name of a timing (a string), "
+      return c->fieldError("min", "expected the name of a timing (a string), "
                                   "got " +
-                                      kindName(**minName));
+                                      jsonKindName(**minName));
     tc.param = m->str();
-    auto window = integer(*c, p, "window", /*required=*/false);
+    auto window = c->integer("window");
     if (!window)
       return window.takeError();
     if (*window) {
       if (**window < 1 || **window > 64)
-        return error(key(p, "window"),
-                     formatv("must be between 1 and 64, got {0}", **window));
+        return c->fieldError(
+            "window", formatv("must be between 1 and 64, got {0}", **window));
       tc.window = static_cast<int>(**window);
     }
-    auto note = string(*c, p, "note", /*required=*/false);
+    auto note = c->string("note");
     if (!note)
       return note.takeError();
 
@@ -891,7 +749,7 @@ Error TargetReader::checkRefresh() const {
 Error TargetReader::checkEngineTimings() const {
   for (StringRef name : kEngineTimings)
     if (!target.timings.count(name))
-      return error(key("timings", name), "missing");
+      return error(jsonFieldPath("timings", name), "missing");
   bool usesMacAB = llvm::any_of(target.constraints, [](const auto &c) {
     return llvm::is_contained(c.from, Command::MACAB) ||
            llvm::is_contained(c.to, Command::MACAB);
@@ -902,7 +760,7 @@ Error TargetReader::checkEngineTimings() const {
   for (StringRef name : kPositiveTimings) {
     auto it = target.timings.find(name);
     if (it != target.timings.end() && it->second < 1)
-      return error(key("timings", name),
+      return error(jsonFieldPath("timings", name),
                    formatv("must be at least 1, got {0}", it->second));
   }
   return checkRefresh();
@@ -913,38 +771,35 @@ Error TargetReader::resolveConstraintTimings(
   for (size_t i = 0; i < minNames.size(); ++i) {
     auto it = target.timings.find(minNames[i]);
     if (it == target.timings.end())
-      return error(key(index("constraints", i), "min"),
+      return error(jsonFieldPath(jsonIndexPath("constraints", i), "min"),
                    "timing '" + minNames[i] + "' is not defined in timings");
     target.constraints[i].cycles = it->second;
   }
   return Error::success();
 }
 
-Error TargetReader::readPimUnit(const json::Object &root) {
-  auto obj = object(root, "", "pim_unit");
-  if (!obj)
-    return obj.takeError();
-  const json::Object &o = **obj;
-  constexpr StringRef p = "pim_unit";
-  if (Error e = checkKeys(o, p,
-                          {"banks_per_unit", "lanes", "input_format",
-                           "accumulate_format", "native_formats",
-                           "accumulators", "global_buffer_bytes",
-                           "activation_functions", "reduction"}))
+Error TargetReader::readPimUnit(const JSONFields &root) {
+  auto o = root.object("pim_unit", required);
+  if (!o)
+    return o.takeError();
+  if (Error e = o->checkKeys({"banks_per_unit", "lanes", "input_format",
+                              "accumulate_format", "native_formats",
+                              "accumulators", "global_buffer_bytes",
+                              "activation_functions", "reduction"}))
     return e;
   PimUnit &pim = target.pim;
   const Organization &org = target.org;
 
-  auto banksPerUnit = positiveCount(o, p, "banks_per_unit", true, 1, true);
+  auto banksPerUnit = positiveCount(*o, "banks_per_unit", true, true);
   if (!banksPerUnit)
     return banksPerUnit.takeError();
   if (*banksPerUnit > org.banksPerChannel())
-    return error(key(p, "banks_per_unit"),
-                 formatv("{0} is more than the {1} banks of a channel",
-                         *banksPerUnit, org.banksPerChannel()));
+    return o->fieldError("banks_per_unit",
+                         formatv("{0} is more than the {1} banks of a channel",
+                                 *banksPerUnit, org.banksPerChannel()));
   pim.banksPerUnit = *banksPerUnit;
 
-  auto lanes = positiveCount(o, p, "lanes", true, 1, false, 4096);
+  auto lanes = positiveCount(*o, "lanes", true, false, 4096);
   if (!lanes)
     return lanes.takeError();
   pim.lanes = *lanes;
@@ -954,65 +809,64 @@ Error TargetReader::readPimUnit(const json::Object &root) {
                    &pim.inputFormat),
         std::tuple(StringRef("accumulate_format"), ArrayRef(kAccumulateFormats),
                    &pim.accumulateFormat)}) {
-    auto s = string(o, p, k);
+    auto s = o->string(k, required);
     if (!s)
       return s.takeError();
-    if (!llvm::is_contained(allowed, StringRef(**s)))
-      return error(key(p, k), "unknown format '" + **s +
-                                  "' (expected one of: " + joinNames(allowed) +
-                                  ")");
-    *dest = **s;
+    if (!llvm::is_contained(allowed, *s))
+      return o->fieldError(k, "unknown format '" + *s + "' (expected one of: " +
+                                  joinNames(allowed) + ")");
+    *dest = s->str();
   }
   // fp16 and bf16 are both 2 bytes: one column command feeds every lane.
   if (pim.lanes * 2 != org.accessBytes)
-    return error(key(p, "lanes"),
-                 formatv("{0} lanes of {1} read {2} bytes per MAC, but one "
-                         "column access (organization.access_bytes) is {3}",
-                         pim.lanes, pim.inputFormat, pim.lanes * 2,
-                         org.accessBytes));
+    return o->fieldError(
+        "lanes",
+        formatv("{0} lanes of {1} read {2} bytes per MAC, but one "
+                "column access (organization.access_bytes) is {3}",
+                pim.lanes, pim.inputFormat, pim.lanes * 2, org.accessBytes));
 
   {
-    auto s = string(o, p, "reduction");
+    auto s = o->string("reduction", required);
     if (!s)
       return s.takeError();
-    if (**s != "lanes" && **s != "tree")
-      return error(key(p, "reduction"), "unknown reduction '" + **s +
+    if (*s != "lanes" && *s != "tree")
+      return o->fieldError("reduction", "unknown reduction '" + *s +
                                             "' (expected one of: lanes, tree)");
-    pim.reduction = **s;
+    pim.reduction = s->str();
   }
 
-  auto native = array(o, p, "native_formats");
+  auto native = o->array("native_formats", required);
   if (!native)
     return native.takeError();
   if ((*native)->empty())
-    return error(key(p, "native_formats"), "must name at least one format");
+    return o->fieldError("native_formats", "must name at least one format");
   auto formats =
-      stringList(**native, key(p, "native_formats"), kFormats, "format");
+      stringList(**native, o->pathOf("native_formats"), kFormats, "format");
   if (!formats)
     return formats.takeError();
   pim.nativeFormats = std::move(*formats);
 
-  auto accumulators = positiveCount(o, p, "accumulators", true, 1, false, 1024);
+  auto accumulators = positiveCount(*o, "accumulators", true, false, 1024);
   if (!accumulators)
     return accumulators.takeError();
   pim.accumulators = *accumulators;
 
-  auto buffer = positiveCount(o, p, "global_buffer_bytes", true, 1, false,
-                              int64_t(1) << 24);
+  auto buffer =
+      positiveCount(*o, "global_buffer_bytes", true, false, int64_t(1) << 24);
   if (!buffer)
     return buffer.takeError();
   if (*buffer % org.accessBytes != 0)
-    return error(key(p, "global_buffer_bytes"),
-                 formatv("{0} is not a multiple of organization.access_bytes "
-                         "({1})",
-                         *buffer, org.accessBytes));
+    return o->fieldError(
+        "global_buffer_bytes",
+        formatv("{0} is not a multiple of organization.access_bytes ({1})",
+                *buffer, org.accessBytes));
   pim.globalBufferBytes = *buffer;
 
-  auto afs = array(o, p, "activation_functions", /*required=*/false);
+  auto afs = o->array("activation_functions");
   if (!afs)
     return afs.takeError();
   if (*afs) {
-    auto names = stringList(**afs, key(p, "activation_functions"),
+    auto names = stringList(**afs, o->pathOf("activation_functions"),
                             kActivationFunctions, "activation function");
     if (!names)
       return names.takeError();
@@ -1021,60 +875,56 @@ Error TargetReader::readPimUnit(const json::Object &root) {
   return Error::success();
 }
 
-Error TargetReader::readNearMemory(const json::Object &root) {
-  auto arr = array(root, "", "near_memory", /*required=*/false);
+Error TargetReader::readNearMemory(const JSONFields &root) {
+  auto arr = root.array("near_memory");
   if (!arr)
     return arr.takeError();
   if (!*arr)
     return Error::success();
   for (size_t i = 0; i < (*arr)->size(); ++i) {
-    std::string p = index("near_memory", i);
-    const json::Object *u = (**arr)[i].getAsObject();
+    auto u = JSONFields::of((**arr)[i], jsonIndexPath("near_memory", i), style);
     if (!u)
-      return error(p, "expected an object, got " + kindName((**arr)[i]));
-    if (Error e = checkKeys(*u, p,
-                            {"name", "placement", "elements_per_cycle",
-                             "latency_cycles", "functions"}))
+      return u.takeError();
+    if (Error e = u->checkKeys({"name", "placement", "elements_per_cycle",
+                                "latency_cycles", "functions"}))
       return e;
     NearMemoryUnit unit;
-    auto name = string(*u, p, "name");
+    auto name = u->string("name", required);
     if (!name)
       return name.takeError();
-    if (!isIdentifier(**name))
-      return error(key(p, "name"), "'" + **name + "' is not an identifier");
+    if (!isIdentifier(*name))
+      return u->fieldError("name", "'" + *name + "' is not an identifier");
     if (llvm::any_of(target.nearMemory,
-                     [&](const auto &n) { return n.name == **name; }))
-      return error(key(p, "name"), "'" + **name + "' listed twice");
-    unit.name = **name;
-    auto placement = string(*u, p, "placement");
+                     [&](const auto &n) { return n.name == *name; }))
+      return u->fieldError("name", "'" + *name + "' listed twice");
+    unit.name = name->str();
+    auto placement = u->string("placement", required);
     if (!placement)
       return placement.takeError();
-    if (!llvm::is_contained(kPlacements, StringRef(**placement)))
-      return error(key(p, "placement"),
-                   "unknown placement '" + **placement +
-                       "' (expected one of: " + joinNames(kPlacements) + ")");
-    unit.placement = **placement;
-    auto rate = nonNegative(*u, p, "elements_per_cycle", true);
+    if (!llvm::is_contained(kPlacements, *placement))
+      return u->fieldError("placement", "unknown placement '" + *placement +
+                                            "' (expected one of: " +
+                                            joinNames(kPlacements) + ")");
+    unit.placement = placement->str();
+    auto rate = nonNegative(*u, "elements_per_cycle", true);
     if (!rate)
       return rate.takeError();
     unit.elementsPerCycle = *rate;
-    auto latency = integer(*u, p, "latency_cycles");
+    auto latency = u->integer("latency_cycles", required, IntRange{0});
     if (!latency)
       return latency.takeError();
-    if (**latency < 0)
-      return error(key(p, "latency_cycles"),
-                   formatv("must be non-negative, got {0}", **latency));
-    unit.latencyCycles = **latency;
-    auto fns = array(*u, p, "functions", /*required=*/false);
+    unit.latencyCycles = *latency;
+    auto fns = u->array("functions");
     if (!fns)
       return fns.takeError();
     if (*fns) {
-      auto names = stringList(**fns, key(p, "functions"), {}, "function");
+      std::string path = u->pathOf("functions");
+      auto names = stringList(**fns, path, {}, "function");
       if (!names)
         return names.takeError();
       for (size_t j = 0; j < names->size(); ++j)
         if ((*names)[j].empty())
-          return error(index(key(p, "functions"), j), "empty function name");
+          return error(jsonIndexPath(path, j), "empty function name");
       unit.functions = std::move(*names);
     }
     target.nearMemory.push_back(std::move(unit));
@@ -1082,22 +932,21 @@ Error TargetReader::readNearMemory(const json::Object &root) {
   return Error::success();
 }
 
-Error TargetReader::readHost(const json::Object &root) {
-  auto obj = object(root, "", "host");
-  if (!obj)
-    return obj.takeError();
-  constexpr StringRef p = "host";
-  if (Error e = checkKeys(
-          **obj, p,
+Error TargetReader::readHost(const JSONFields &root) {
+  auto h = root.object("host", required);
+  if (!h)
+    return h.takeError();
+  if (Error e = h->checkKeys(
           {"flops", "bandwidth_bytes_per_s", "link_bytes_per_s", "launch_ns"}))
     return e;
-  HostModel &h = target.host;
+  HostModel &host = target.host;
   for (auto [k, dest, positive] :
-       {std::tuple(StringRef("flops"), &h.flops, true),
-        std::tuple(StringRef("bandwidth_bytes_per_s"), &h.bandwidthBytes, true),
-        std::tuple(StringRef("link_bytes_per_s"), &h.linkBytes, true),
-        std::tuple(StringRef("launch_ns"), &h.launchNs, false)}) {
-    auto v = nonNegative(**obj, p, k, positive);
+       {std::tuple(StringRef("flops"), &host.flops, true),
+        std::tuple(StringRef("bandwidth_bytes_per_s"), &host.bandwidthBytes,
+                   true),
+        std::tuple(StringRef("link_bytes_per_s"), &host.linkBytes, true),
+        std::tuple(StringRef("launch_ns"), &host.launchNs, false)}) {
+    auto v = nonNegative(*h, k, positive);
     if (!v)
       return v.takeError();
     *dest = *v;
@@ -1105,14 +954,12 @@ Error TargetReader::readHost(const json::Object &root) {
   return Error::success();
 }
 
-Error TargetReader::readEnergy(const json::Object &root) {
-  auto obj = object(root, "", "energy");
+Error TargetReader::readEnergy(const JSONFields &root) {
+  auto obj = root.object("energy", required);
   if (!obj)
     return obj.takeError();
-  constexpr StringRef p = "energy";
-  if (Error e = checkKeys(**obj, p,
-                          {"act_pj", "read_pj_per_bit", "io_pj_per_bit",
-                           "mac_pj_per_byte", "refresh_pj"}))
+  if (Error e = obj->checkKeys({"act_pj", "read_pj_per_bit", "io_pj_per_bit",
+                                "mac_pj_per_byte", "refresh_pj"}))
     return e;
   Energy &en = target.energy;
   for (auto [k, dest] :
@@ -1121,7 +968,7 @@ Error TargetReader::readEnergy(const json::Object &root) {
         std::pair(StringRef("io_pj_per_bit"), &en.ioPjPerBit),
         std::pair(StringRef("mac_pj_per_byte"), &en.macPjPerByte),
         std::pair(StringRef("refresh_pj"), &en.refreshPj)}) {
-    auto v = nonNegative(**obj, p, k, /*strictlyPositive=*/false);
+    auto v = nonNegative(*obj, k, /*strictlyPositive=*/false);
     if (!v)
       return v.takeError();
     *dest = *v;
@@ -1129,14 +976,13 @@ Error TargetReader::readEnergy(const json::Object &root) {
   return Error::success();
 }
 
-Error TargetReader::readController(const json::Object &root) {
-  auto obj = object(root, "", "controller");
+Error TargetReader::readController(const JSONFields &root) {
+  auto obj = root.object("controller", required);
   if (!obj)
     return obj.takeError();
-  if (Error e = checkKeys(**obj, "controller", {"queue_depth"}))
+  if (Error e = obj->checkKeys({"queue_depth"}))
     return e;
-  auto depth =
-      positiveCount(**obj, "controller", "queue_depth", true, 1, false, 4096);
+  auto depth = positiveCount(*obj, "queue_depth", true, false, 4096);
   if (!depth)
     return depth.takeError();
   target.queueDepth = *depth;
@@ -1154,50 +1000,51 @@ Expected<Target> TargetReader::read(StringRef text) {
                                ": invalid JSON: " + m[3]);
     return createStringError(Twine(source) + ": invalid JSON: " + msg);
   }
-  const json::Object *root = parsed->getAsObject();
-  if (!root)
+  const json::Object *rootObj = parsed->getAsObject();
+  if (!rootObj)
     return createStringError(Twine(source) +
                              ": expected a JSON object at the top level, got " +
-                             kindName(*parsed));
+                             jsonKindName(*parsed));
+  JSONFields root(*rootObj, "", style);
 
   // The version first: a newer file may have any shape.
-  auto version = integer(*root, "", "schema_version");
+  auto version = root.integer("schema_version", required);
   if (!version)
     return version.takeError();
-  if (**version != kSchemaVersion)
-    return error("schema_version", formatv("got {0}, this pimsim reads {1}",
-                                           **version, kSchemaVersion));
-  if (Error e = checkKeys(*root, "",
-                          {"schema_version", "name", "description", "clock",
-                           "organization", "address_mapping", "timings",
-                           "derived_timings", "constraints", "pim_unit",
-                           "near_memory", "host", "energy", "controller"}))
+  if (*version != kSchemaVersion)
+    return root.fieldError(
+        "schema_version",
+        formatv("got {0}, this pimsim reads {1}", *version, kSchemaVersion));
+  if (Error e = root.checkKeys(
+          {"schema_version", "name", "description", "clock", "organization",
+           "address_mapping", "timings", "derived_timings", "constraints",
+           "pim_unit", "near_memory", "host", "energy", "controller"}))
     return e;
 
-  auto name = string(*root, "", "name");
+  auto name = root.string("name", required);
   if (!name)
     return name.takeError();
-  if ((*name)->empty())
-    return error("name", "must not be empty");
-  target.name = **name;
-  auto description = string(*root, "", "description", /*required=*/false);
+  if (name->empty())
+    return root.fieldError("name", "must not be empty");
+  target.name = name->str();
+  auto description = root.string("description");
   if (!description)
     return description.takeError();
   if (*description)
-    target.description = **description;
+    target.description = (*description)->str();
 
   std::vector<std::string> minNames;
-  if (Error e = readClock(*root))
+  if (Error e = readClock(root))
     return e;
-  if (Error e = readOrganization(*root))
+  if (Error e = readOrganization(root))
     return e;
-  if (Error e = readMapping(*root))
+  if (Error e = readMapping(root))
     return e;
-  if (Error e = readTimings(*root))
+  if (Error e = readTimings(root))
     return e;
-  if (Error e = readDerivedTimings(*root))
+  if (Error e = readDerivedTimings(root))
     return e;
-  if (Error e = readConstraints(*root, minNames))
+  if (Error e = readConstraints(root, minNames))
     return e;
   // Missing engine timings are reported before dangling constraint names so
   // that a target without nCCDAB says so instead of pointing at a MACAB rule.
@@ -1205,15 +1052,15 @@ Expected<Target> TargetReader::read(StringRef text) {
     return e;
   if (Error e = resolveConstraintTimings(minNames))
     return e;
-  if (Error e = readPimUnit(*root))
+  if (Error e = readPimUnit(root))
     return e;
-  if (Error e = readNearMemory(*root))
+  if (Error e = readNearMemory(root))
     return e;
-  if (Error e = readHost(*root))
+  if (Error e = readHost(root))
     return e;
-  if (Error e = readEnergy(*root))
+  if (Error e = readEnergy(root))
     return e;
-  if (Error e = readController(*root))
+  if (Error e = readController(root))
     return e;
   return std::move(target);
 }
