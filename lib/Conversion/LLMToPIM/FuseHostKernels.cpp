@@ -12,6 +12,7 @@
 #include "pimc/Dialect/PIM/IR/PIMDialect.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -96,7 +97,8 @@ using Run = SmallVector<KernelOp>;
 class Fuser {
 public:
   Fuser(ProgramOp program, const detail::Machine &m, bool elementwiseOnHost)
-      : program(program), m(m), elementwiseOnHost(elementwiseOnHost) {}
+      : program(program), symbols(program), m(m),
+        elementwiseOnHost(elementwiseOnHost) {}
 
   void run() {
     for (auto entry : program.getBody().front().getOps<EntryOp>())
@@ -108,7 +110,7 @@ public:
 private:
   KernelOp kernel(Attribute step) {
     auto ref = dyn_cast<FlatSymbolRefAttr>(step);
-    return ref ? program.lookupSymbol<KernelOp>(ref.getValue()) : KernelOp();
+    return ref ? symbols.lookup<KernelOp>(ref.getValue()) : KernelOp();
   }
   static bool isBarrier(Attribute step) { return isa<StringAttr>(step); }
 
@@ -163,6 +165,7 @@ private:
   }
 
   ProgramOp program;
+  SymbolTable symbols; // lookups in O(1): programs have thousands of steps
   const detail::Machine &m;
   bool elementwiseOnHost;
   int64_t count = 0;

@@ -47,6 +47,23 @@ static LogicalResult checkRange(Operation *op, StringRef what,
 LogicalResult ProgramOp::verify() {
   if (getTarget().empty())
     return emitOpError("needs a target name");
+  // The parameters host ops name exist (one pass over the program: a
+  // symbol lookup per host op would make verification quadratic).
+  llvm::StringSet<> params;
+  for (auto p : getBody().front().getOps<ParamOp>())
+    params.insert(p.getSymName());
+  for (auto k : getBody().front().getOps<KernelOp>())
+    for (auto h : k.getBody().front().getOps<HostOp>()) {
+      pimsim::HostOp op;
+      std::optional<std::string> why = readHostOp(
+          h.getName(), h.getArgs(), [](pimsim::HostTensor) { return 0; },
+          [&](StringRef name) -> int64_t {
+            return params.contains(name) ? 0 : -1;
+          },
+          op);
+      if (why)
+        return h.emitOpError() << *why;
+    }
   return success();
 }
 
@@ -118,18 +135,14 @@ LogicalResult KernelOp::verify() {
 }
 
 LogicalResult HostOp::verify() {
-  // Field by field, as serialization reads it (PIMHostOp.h); the checks that
-  // need the whole program (buffers inside act, lengths) run when the
-  // program is serialized (pimsim::hostOpProblems).
-  auto program = (*this)->getParentOfType<ProgramOp>();
-  int64_t tensors = 0;
+  // Field by field, as serialization reads it (PIMHostOp.h). That the
+  // parameters it names exist is pim.program's check; the checks that need
+  // the whole program (buffers inside act, lengths) run when the program is
+  // serialized (pimsim::hostOpProblems).
   pimsim::HostOp op;
   std::optional<std::string> why = readHostOp(
-      getName(), getArgs(), [&](pimsim::HostTensor) { return tensors++; },
-      [&](StringRef name) -> int64_t {
-        return program && program.lookupSymbol<ParamOp>(name) ? 0 : -1;
-      },
-      op);
+      getName(), getArgs(), [](pimsim::HostTensor) { return 0; },
+      [](StringRef) -> int64_t { return 0; }, op);
   if (why)
     return emitOpError() << *why;
   return success();
@@ -223,7 +236,13 @@ LogicalResult MacroOp::verify() {
 LogicalResult EntryOp::verify() {
   if (getSteps().empty())
     return emitOpError("has no steps");
-  auto program = (*this)->getParentOfType<ProgramOp>();
+  // The launchable symbols, once (a lookup per step would scan the whole
+  // program for each of its thousands of steps).
+  llvm::StringSet<> launchable;
+  if (auto program = (*this)->getParentOfType<ProgramOp>())
+    for (Operation &op : program.getBody().front())
+      if (isa<StreamOp, KernelOp>(op))
+        launchable.insert(SymbolTable::getSymbolName(&op).getValue());
   for (Attribute step : getSteps()) {
     if (auto s = dyn_cast<StringAttr>(step)) {
       if (s.getValue() != "barrier")
@@ -234,8 +253,7 @@ LogicalResult EntryOp::verify() {
     auto ref = dyn_cast<FlatSymbolRefAttr>(step);
     if (!ref)
       return emitOpError("steps are symbols or \"barrier\"");
-    Operation *target = SymbolTable::lookupSymbolIn(program, ref.getAttr());
-    if (!isa_and_nonnull<StreamOp, KernelOp>(target))
+    if (!launchable.contains(ref.getValue()))
       return emitOpError() << "step @" << ref.getValue()
                            << " is not a stream or kernel";
   }
