@@ -224,75 +224,6 @@ const HostFieldSpec *findHostField(HostOpKind kind, StringRef key) {
   return nullptr;
 }
 
-bool hostFieldIsDefault(const HostOp &op, HostField f) {
-  static const HostOp d;
-  switch (f) {
-  case HostField::In:
-    return op.in == d.in;
-  case HostField::Out:
-    return op.out == d.out;
-  case HostField::A:
-    return op.a == d.a;
-  case HostField::B:
-    return op.b == d.b;
-  case HostField::Tensor:
-    return op.tensor == d.tensor;
-  case HostField::BOrTensor:
-    return op.b == d.b && op.tensor == d.tensor;
-  case HostField::Eps:
-    return op.eps == d.eps;
-  case HostField::Groups:
-    return op.groups == d.groups;
-  case HostField::Gemma:
-    return op.gemma == d.gemma;
-  case HostField::Clear:
-    return op.clear == d.clear;
-  case HostField::Heads:
-    return op.heads == d.heads;
-  case HostField::HeadDim:
-    return op.headDim == d.headDim;
-  case HostField::Replicas:
-    return op.replicas == d.replicas;
-  case HostField::Rope:
-    return op.rope == d.rope;
-  case HostField::Act:
-    return op.act == d.act;
-  case HostField::Blocks:
-    return op.blocks == d.blocks;
-  case HostField::Block:
-    return op.block == d.block;
-  case HostField::InStride:
-    return op.inStride == d.inStride;
-  case HostField::OutStride:
-    return op.outStride == d.outStride;
-  case HostField::Replicate:
-    return op.replicate == d.replicate;
-  case HostField::Scale:
-    return op.scale == d.scale;
-  case HostField::Lanes:
-    return op.lanes == d.lanes;
-  case HostField::Param:
-    return op.param == d.param;
-  case HostField::Parts:
-    return op.parts == d.parts;
-  case HostField::PartKeys:
-    return op.partKeys == d.partKeys;
-  case HostField::Source:
-    return op.source == d.source;
-  case HostField::Mlir:
-    return op.mlir == d.mlir;
-  case HostField::Args:
-    return op.args == d.args;
-  case HostField::Results:
-    return op.results == d.results;
-  case HostField::WeightBytes:
-    return op.weightBytes == d.weightBytes;
-  case HostField::Flops:
-    return op.flops == d.flops;
-  }
-  return true;
-}
-
 ActBuffer *hostBufferField(HostOp &op, HostField f) {
   switch (f) {
   case HostField::In:
@@ -372,6 +303,53 @@ std::vector<CallValue> *hostCallValuesField(HostOp &op, HostField f) {
                                    : nullptr;
 }
 
+const ActBuffer *hostBufferField(const HostOp &op, HostField f) {
+  return hostBufferField(const_cast<HostOp &>(op), f);
+}
+const int64_t *hostIntField(const HostOp &op, HostField f) {
+  return hostIntField(const_cast<HostOp &>(op), f);
+}
+const float *hostFloatField(const HostOp &op, HostField f) {
+  return hostFloatField(const_cast<HostOp &>(op), f);
+}
+const bool *hostBoolField(const HostOp &op, HostField f) {
+  return hostBoolField(const_cast<HostOp &>(op), f);
+}
+const std::string *hostStringField(const HostOp &op, HostField f) {
+  return hostStringField(const_cast<HostOp &>(op), f);
+}
+const std::vector<CallValue> *hostCallValuesField(const HostOp &op,
+                                                  HostField f) {
+  return hostCallValuesField(const_cast<HostOp &>(op), f);
+}
+
+bool hostFieldIsDefault(const HostOp &op, HostField f) {
+  static const HostOp d;
+  switch (f) {
+  case HostField::BOrTensor:
+    return op.b == d.b && op.tensor == d.tensor;
+  case HostField::Rope:
+    return op.rope == d.rope;
+  case HostField::Act:
+    return op.act == d.act;
+  default:
+    break;
+  }
+  if (const ActBuffer *v = hostBufferField(op, f))
+    return *v == *hostBufferField(d, f);
+  if (const int64_t *v = hostIntField(op, f))
+    return *v == *hostIntField(d, f);
+  if (const float *v = hostFloatField(op, f))
+    return *v == *hostFloatField(d, f);
+  if (const bool *v = hostBoolField(op, f))
+    return *v == *hostBoolField(d, f);
+  if (const std::string *v = hostStringField(op, f))
+    return *v == *hostStringField(d, f);
+  if (const std::vector<CallValue> *v = hostCallValuesField(op, f))
+    return *v == *hostCallValuesField(d, f);
+  return true;
+}
+
 ArrayRef<RopeField> ropeFields() {
   using R = RopeSpec;
   static const RopeField fields[] = {
@@ -439,7 +417,7 @@ std::string keyOf(HostOpKind kind, HostField f) {
 }
 
 int64_t intField(const HostOp &op, HostField f) {
-  const int64_t *v = hostIntField(const_cast<HostOp &>(op), f);
+  const int64_t *v = hostIntField(op, f);
   return v ? *v : 0;
 }
 

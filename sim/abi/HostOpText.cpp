@@ -60,14 +60,21 @@ std::string tensorText(const Program &p, int64_t i) {
              : "<tensor?" + std::to_string(i) + ">";
 }
 
-/// The key a list field's entries print under: `arg`, `result`.
-StringRef entryKey(StringRef key) { return key.drop_back(); }
+/// A field's key in the text form: a list field's entries go under the
+/// singular (`arg=`, `result=`); the rope kind is `rope=`.
+StringRef textKey(const HostFieldSpec &s) {
+  return hostFieldType(s.field) == HostFieldType::CallValues ? s.key.drop_back()
+                                                             : s.key;
+}
+StringRef textKey(const RopeField &f) {
+  return f.isKind() ? StringRef("rope") : f.key;
+}
 
 void printRope(const RopeSpec &r, raw_ostream &os) {
   static const RopeSpec d;
   for (const RopeField &f : ropeFields()) {
     if (f.isKind()) {
-      os << " rope=" << ropeKindName(r.kind);
+      os << " " << textKey(f) << "=" << ropeKindName(r.kind);
     } else if (f.integer) {
       if (f.required || r.*f.integer != d.*f.integer)
         os << " " << f.key << "=" << r.*f.integer;
@@ -86,13 +93,12 @@ void printRope(const RopeSpec &r, raw_ostream &os) {
 
 void printHostOp(const HostOp &op, const Program &p, raw_ostream &os) {
   os << hostOpKindName(op.kind);
-  HostOp &m = const_cast<HostOp &>(op); // the accessors only read here
   for (const HostFieldSpec &s : hostOpFields(op.kind)) {
     if (!s.required && hostFieldIsDefault(op, s.field))
       continue;
     switch (hostFieldType(s.field)) {
     case HostFieldType::Buffer:
-      os << " " << s.key << "=" << bufferText(*hostBufferField(m, s.field));
+      os << " " << s.key << "=" << bufferText(*hostBufferField(op, s.field));
       break;
     case HostFieldType::Tensor:
       os << " " << s.key << "=" << tensorText(p, op.tensor);
@@ -102,14 +108,14 @@ void printHostOp(const HostOp &op, const Program &p, raw_ostream &os) {
          << (op.tensor >= 0 ? tensorText(p, op.tensor) : bufferText(op.b));
       break;
     case HostFieldType::Int:
-      os << " " << s.key << "=" << *hostIntField(m, s.field);
+      os << " " << s.key << "=" << *hostIntField(op, s.field);
       break;
     case HostFieldType::Float:
-      os << " " << s.key << "=" << number(*hostFloatField(m, s.field));
+      os << " " << s.key << "=" << number(*hostFloatField(op, s.field));
       break;
     case HostFieldType::Bool:
       os << " " << s.key << "="
-         << (*hostBoolField(m, s.field) ? "true" : "false");
+         << (*hostBoolField(op, s.field) ? "true" : "false");
       break;
     case HostFieldType::Rope:
       printRope(op.rope, os);
@@ -121,11 +127,11 @@ void printHostOp(const HostOp &op, const Program &p, raw_ostream &os) {
       os << " " << s.key << "=" << paramText(p, op.param);
       break;
     case HostFieldType::String:
-      os << " " << s.key << "=" << quoted(*hostStringField(m, s.field));
+      os << " " << s.key << "=" << quoted(*hostStringField(op, s.field));
       break;
     case HostFieldType::CallValues:
-      for (const CallValue &v : *hostCallValuesField(m, s.field))
-        os << " " << entryKey(s.key) << "=" << callValueText(v);
+      for (const CallValue &v : *hostCallValuesField(op, s.field))
+        os << " " << textKey(s) << "=" << callValueText(v);
       break;
     }
   }
@@ -148,7 +154,7 @@ private:
     return TextProblem{a.valueCol, ("'" + a.key + "': " + msg).str()};
   }
   std::optional<TextProblem> field(const HostFieldSpec &s, const TextArg &a);
-  std::optional<TextProblem> ropeField(const TextArg &a);
+  std::optional<TextProblem> ropeField(const RopeField &f, const TextArg &a);
   bool parseInt(StringRef s, int64_t &out) {
     return !s.empty() && !s.getAsInteger(10, out);
   }
@@ -200,42 +206,38 @@ std::optional<TextProblem> OpParser::callValue(const TextArg &a, bool arg) {
   return std::nullopt;
 }
 
-std::optional<TextProblem> OpParser::ropeField(const TextArg &a) {
-  for (const RopeField &f : ropeFields()) {
-    if (a.key != (f.isKind() ? StringRef("rope") : f.key))
-      continue;
-    RopeSpec &r = op.rope;
-    bool ok = true;
-    if (f.isKind()) {
-      std::optional<RopeKind> k = parseRopeKind(a.value);
-      ok = k.has_value();
-      if (k)
-        r.kind = *k;
-    } else if (f.integer) {
-      ok = parseInt(a.value, r.*f.integer);
-    } else if (f.number) {
-      ok = parseFloat(a.value, r.*f.number);
-    } else if (f.optional) {
-      double v = 0;
-      ok = parseFloat(a.value, v);
-      r.*f.optional = v;
-    } else {
-      ok = a.value == "true" || a.value == "false";
-      r.*f.boolean = a.value == "true";
-    }
-    if (ok && !a.quoted)
-      return std::nullopt;
-    if (f.isKind())
-      return fail(a, "'" + a.value +
-                         "' is not a rope kind (default, linear, dynamic, "
-                         "yarn, llama3)");
-    return fail(a, "expected " +
-                       Twine(f.integer   ? "an integer"
-                             : f.boolean ? "true or false"
-                                         : "a number") +
-                       ", found '" + a.value + "'");
+std::optional<TextProblem> OpParser::ropeField(const RopeField &f,
+                                               const TextArg &a) {
+  RopeSpec &r = op.rope;
+  bool ok = true;
+  if (f.isKind()) {
+    std::optional<RopeKind> k = parseRopeKind(a.value);
+    ok = k.has_value();
+    if (k)
+      r.kind = *k;
+  } else if (f.integer) {
+    ok = parseInt(a.value, r.*f.integer);
+  } else if (f.number) {
+    ok = parseFloat(a.value, r.*f.number);
+  } else if (f.optional) {
+    double v = 0;
+    ok = parseFloat(a.value, v);
+    r.*f.optional = v;
+  } else {
+    ok = a.value == "true" || a.value == "false";
+    r.*f.boolean = a.value == "true";
   }
-  return TextProblem{};
+  if (ok && !a.quoted)
+    return std::nullopt;
+  if (f.isKind())
+    return fail(a, "'" + a.value +
+                       "' is not a rope kind (default, linear, dynamic, "
+                       "yarn, llama3)");
+  return fail(a, "expected " +
+                     Twine(f.integer   ? "an integer"
+                           : f.boolean ? "true or false"
+                                       : "a number") +
+                     ", found '" + a.value + "'");
 }
 
 std::optional<TextProblem> OpParser::field(const HostFieldSpec &s,
@@ -278,8 +280,8 @@ std::optional<TextProblem> OpParser::field(const HostFieldSpec &s,
       return fail(a, "expected true or false, found '" + v + "'");
     *hostBoolField(op, s.field) = v == "true";
     return std::nullopt;
-  case HostFieldType::Rope:
-    return ropeField(a);
+  case HostFieldType::Rope: // read key by key (ropeField)
+    return std::nullopt;
   case HostFieldType::Act:
     if (std::optional<GatedActFn> f = parseGatedAct(v); f && !a.quoted)
       op.act = *f;
@@ -301,65 +303,62 @@ std::optional<TextProblem> OpParser::field(const HostFieldSpec &s,
 }
 
 std::optional<TextProblem> OpParser::run(ArrayRef<TextArg> args) {
+  // The fields by text key; a rope's fields are keys of the op's line.
+  const HostFieldSpec *ropeSpec = nullptr;
+  std::vector<std::pair<StringRef, const HostFieldSpec *>> fields;
+  for (const HostFieldSpec &s : hostOpFields(kind)) {
+    if (hostFieldType(s.field) == HostFieldType::Rope)
+      ropeSpec = &s;
+    else
+      fields.push_back({textKey(s), &s});
+  }
+  std::vector<StringRef> keys;
+  for (auto [key, spec] : fields)
+    keys.push_back(key);
+  if (ropeSpec)
+    for (const RopeField &f : ropeFields())
+      keys.push_back(textKey(f));
+
   std::vector<std::string> seen;
-  bool takesRope = false;
-  for (const HostFieldSpec &s : hostOpFields(kind))
-    takesRope |= s.field == HostField::Rope;
   for (const TextArg &a : args) {
-    // The entries of a list field (arg=, result=) repeat; other keys not.
     const HostFieldSpec *spec = nullptr;
-    for (const HostFieldSpec &s : hostOpFields(kind))
-      if (hostFieldType(s.field) == HostFieldType::CallValues
-              ? entryKey(s.key) == a.key
-              : s.key == a.key)
-        spec = &s;
+    for (auto [key, s] : fields)
+      if (key == a.key)
+        spec = s;
+    const RopeField *rope = nullptr;
+    for (const RopeField &f : ropeFields())
+      if (ropeSpec && textKey(f) == a.key)
+        rope = &f;
+    if (!spec && !rope)
+      return TextProblem{a.valueCol,
+                         formatv("unknown key '{0}' for {1} (expected {2})",
+                                 a.key, hostOpKindName(kind), join(keys, ", "))
+                             .str()};
+    // The entries of a list field (arg=, result=) repeat; other keys not.
     bool list = spec && hostFieldType(spec->field) == HostFieldType::CallValues;
     if (!list && is_contained(seen, a.key.str()))
       return TextProblem{a.valueCol, "'" + a.key.str() + "' given twice"};
     seen.push_back(a.key.str());
-    if (spec && hostFieldType(spec->field) != HostFieldType::Rope) {
-      if (std::optional<TextProblem> e = field(*spec, a))
-        return e;
-      continue;
-    }
-    if (takesRope) {
-      std::optional<TextProblem> e = ropeField(a);
-      if (!e)
-        continue;
-      if (e->col)
-        return e;
-    }
-    std::vector<std::string> keys;
-    for (const HostFieldSpec &s : hostOpFields(kind))
-      if (hostFieldType(s.field) != HostFieldType::Rope)
-        keys.push_back(hostFieldType(s.field) == HostFieldType::CallValues
-                           ? entryKey(s.key).str()
-                           : s.key.str());
-    if (takesRope)
-      for (const RopeField &f : ropeFields())
-        keys.push_back(f.isKind() ? "rope" : f.key.str());
-    return TextProblem{a.valueCol,
-                       formatv("unknown key '{0}' for {1} "
-                               "(expected {2})",
-                               a.key, hostOpKindName(kind), join(keys, ", "))
-                           .str()};
+    if (std::optional<TextProblem> e =
+            rope ? ropeField(*rope, a) : field(*spec, a))
+      return e;
   }
+  auto needs = [&](StringRef key) -> std::optional<TextProblem> {
+    if (is_contained(seen, key.str()))
+      return std::nullopt;
+    return TextProblem{
+        0, formatv("{0} needs '{1}='", hostOpKindName(kind), key).str()};
+  };
   for (const HostFieldSpec &s : hostOpFields(kind)) {
-    StringRef key = hostFieldType(s.field) == HostFieldType::CallValues
-                        ? entryKey(s.key)
-                        : s.key;
-    if (hostFieldType(s.field) == HostFieldType::Rope) {
+    if (&s == ropeSpec) {
       for (const RopeField &f : ropeFields())
-        if (f.required && !is_contained(seen, f.isKind() ? "rope" : f.key))
-          return TextProblem{0,
-                             formatv("{0} needs '{1}='", hostOpKindName(kind),
-                                     f.isKind() ? "rope" : f.key)
-                                 .str()};
+        if (f.required)
+          if (std::optional<TextProblem> e = needs(textKey(f)))
+            return e;
     } else if (s.required &&
-               hostFieldType(s.field) != HostFieldType::CallValues &&
-               !is_contained(seen, key.str())) {
-      return TextProblem{
-          0, formatv("{0} needs '{1}='", hostOpKindName(kind), key).str()};
+               hostFieldType(s.field) != HostFieldType::CallValues) {
+      if (std::optional<TextProblem> e = needs(textKey(s)))
+        return e;
     }
   }
   return std::nullopt;

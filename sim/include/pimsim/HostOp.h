@@ -227,6 +227,13 @@ float *hostFloatField(HostOp &op, HostField field);
 bool *hostBoolField(HostOp &op, HostField field);
 std::string *hostStringField(HostOp &op, HostField field);
 std::vector<CallValue> *hostCallValuesField(HostOp &op, HostField field);
+const ActBuffer *hostBufferField(const HostOp &op, HostField field);
+const int64_t *hostIntField(const HostOp &op, HostField field);
+const float *hostFloatField(const HostOp &op, HostField field);
+const bool *hostBoolField(const HostOp &op, HostField field);
+const std::string *hostStringField(const HostOp &op, HostField field);
+const std::vector<CallValue> *hostCallValuesField(const HostOp &op,
+                                                  HostField field);
 
 /// The fields of a RopeSpec by key ("kind", "interleaved", "rotary_dim",
 /// "theta", ..., as in Hugging Face's rope_scaling), each with its member:

@@ -113,9 +113,12 @@ def PIM_KernelOp : PIM_Op<"kernel", [Symbol, HasParent<"ProgramOp">,
 
 def PIM_HostOp : PIM_Op<"host_op", [HasParent<"KernelOp">]> {
   let summary = "one host op (docs/backend-abi.md)";
+  let description = [{
+    `name` is a pimsim::HostOpKind, `args` its fields (PIMHostOp.h); the
+    enclosing pim.program verifies them.
+  }];
   let arguments = (ins StrAttr:$name, DictionaryAttr:$args);
   let assemblyFormat = "$name $args attr-dict";
-  let hasVerifier = 1;
 }
 
 def PIM_StreamOp : PIM_Op<"stream", [Symbol, HasParent<"ProgramOp">,
