@@ -69,6 +69,10 @@ llvm::Expected<pimsim::Program> Serializer::run() {
             .Case([&](pim::RegionOp x) { return region(x); })
             .Case([&](pim::WeightOp x) { return weight(x); })
             .Case([&](pim::KernelOp x) { return kernel(x); })
+            .Case([&](pim::BufferOp x) {
+              return fail(x, "buffer @" + x.getSymName() +
+                                 " is not placed (run pim-plan-memory)");
+            })
             .Default([](Operation *) { return llvm::Error::success(); });
     if (err)
       return err;
@@ -217,8 +221,9 @@ llvm::Error Serializer::kernel(pim::KernelOp x) {
     };
     auto param = [&](StringRef name) { return p.paramIndex(name); };
     pimsim::HostOp op;
+    auto unplaced = [](StringRef) { return std::optional<int64_t>(); };
     std::optional<std::string> why =
-        pim::readHostOp(h.getName(), h.getArgs(), intern, param, op);
+        pim::readHostOp(h.getName(), h.getArgs(), intern, param, unplaced, op);
     if (why || !clash.empty())
       return fail(h, why ? *why : clash);
     k.ops.push_back(std::move(op));

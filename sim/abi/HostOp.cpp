@@ -350,6 +350,24 @@ bool hostFieldIsDefault(const HostOp &op, HostField f) {
   return true;
 }
 
+void forEachHostBuffer(const HostOp &op,
+                       function_ref<void(const ActBuffer &, bool)> fn) {
+  for (const HostFieldSpec &spec : hostOpFields(op.kind)) {
+    bool written =
+        spec.field == HostField::Out || spec.field == HostField::Results;
+    if (const std::vector<CallValue> *values =
+            hostCallValuesField(op, spec.field)) {
+      for (const CallValue &v : *values)
+        if (v.kind == CallValue::Kind::Buffer && v.buffer.elements > 0)
+          fn(v.buffer, written);
+      continue;
+    }
+    const ActBuffer *buffer = hostBufferField(op, spec.field);
+    if (buffer && buffer->elements > 0)
+      fn(*buffer, written);
+  }
+}
+
 ArrayRef<RopeField> ropeFields() {
   using R = RopeSpec;
   static const RopeField fields[] = {

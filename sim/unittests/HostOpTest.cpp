@@ -277,3 +277,29 @@ TEST(HostOpTest, TextErrorsNameTheColumn) {
   EXPECT_EQ(err("  mac_ab row=0 col=0 count=1\n"),
             "t.pimasm:7:3: instruction outside a .stream");
 }
+
+// The buffers a schedule orders kernels by: every act buffer each kind
+// takes, `out` and a call's results as written, host tensors not at all.
+TEST(HostOpTest, BuffersAndWhetherTheOpWritesThem) {
+  auto visits = [](const HostOp &op) {
+    std::vector<std::string> seen;
+    forEachHostBuffer(op, [&](const ActBuffer &b, bool written) {
+      seen.push_back((written ? "w" : "r") + std::to_string(b.offset));
+    });
+    return seen;
+  };
+  std::vector<HostOp> ops = everyKind();
+  using V = std::vector<std::string>;
+  EXPECT_EQ(visits(ops[0]), V({"w0"}));                 // embedding
+  EXPECT_EQ(visits(ops[1]), V({"r0", "w64"}));          // rms_norm
+  EXPECT_EQ(visits(ops[2]), V({"r0", "w128"}));         // add, b a tensor
+  EXPECT_EQ(visits(ops[4]), V({"r0", "r64", "w128"}));  // gated_act
+  EXPECT_EQ(visits(ops[6]), V({"r0", "w512"}));         // v_stage
+  EXPECT_EQ(visits(ops[9]), V({"r0", "r256", "w512"})); // attn_combine
+  EXPECT_EQ(visits(ops[10]), V({"r0", "w64"}));         // call
+  EXPECT_EQ(visits(ops[11]), V({"r0"}));                // logits
+  HostOp add = ops[2];
+  add.tensor = -1;
+  add.b = f32(64, 8);
+  EXPECT_EQ(visits(add), V({"r0", "r64", "w128"}));
+}

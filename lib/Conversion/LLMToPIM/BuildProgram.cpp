@@ -10,7 +10,9 @@
 //     part of the sequence when split, merged by attn_combine);
 //   * everything else (embedding, norms, RoPE, residual adds, the gate
 //     activation, format conversion) is host ops, fused into one host
-//     kernel per gap between PIM phases.
+//     kernel per gap between PIM phases (pim-fuse-host-kernels).
+// Activations are pim.buffers (pim-plan-memory places them in act); the
+// entry lists its steps in model order (pim-schedule adds the barriers).
 // Strategy, layouts and limits: docs/backend.md; ABI: docs/backend-abi.md.
 //
 //===----------------------------------------------------------------------===//
@@ -46,9 +48,11 @@ using namespace pimc::pim::detail;
 
 namespace {
 
-/// An activation buffer in the `act` region. Logical element i of a strided
+/// Elements in an activation buffer (a pim.buffer, placed in `act` by
+/// pim-plan-memory), from byte `off` of it. Logical element i of a strided
 /// slot is at element (i / block) * stride + i % block.
 struct Slot {
+  FlatSymbolRefAttr base; // the pim.buffer
   int64_t off = 0, n = 0;
   std::string fmt = "f32";
   int64_t block = 0, stride = 0; // 0: contiguous
@@ -96,11 +100,12 @@ private:
   NamedAttribute attr(StringRef k, AffineExpr e) {
     return attr(k, pim::buildIndex(e, paramRefs));
   }
-  /// The `data` field: byte `off` + `terms` of the act region.
-  NamedAttribute data(int64_t off, AffineExpr terms) {
-    return attr("data", pim::DataAttr::get(
-                            b.getContext(), actRef,
-                            pim::buildIndex(cst(off) + terms, paramRefs)));
+  /// The `data` field: byte `off` + `terms` of slot `s`.
+  NamedAttribute data(const Slot &s, int64_t off, AffineExpr terms) {
+    return attr("data",
+                pim::DataAttr::get(
+                    b.getContext(), s.base,
+                    pim::buildIndex(cst(s.off + off) + terms, paramRefs)));
   }
   AffineExpr cst(int64_t v) { return b.getAffineConstantExpr(v); }
   /// `ch`: the executing channel's position in its stream.
@@ -110,8 +115,8 @@ private:
     return b.getAffineSymbolExpr(params.at(name.str()));
   }
   DictionaryAttr buf(const Slot &s) {
-    return b.getDictionaryAttr(
-        {attr("off", s.off), attr("n", s.n), attr("fmt", s.fmt)});
+    return b.getDictionaryAttr({attr("buf", s.base), attr("off", s.off),
+                                attr("n", s.n), attr("fmt", s.fmt)});
   }
   DictionaryAttr tensorRef(llm::WeightOp w) {
     auto t = cast<ShapedType>(w.getType());
@@ -119,13 +124,19 @@ private:
         {attr("tensor", w.getName()),
          attr("shape", b.getI64ArrayAttr(t.getShape()))});
   }
-  Slot alloc(int64_t n, StringRef fmt = "f32") {
+  /// A new buffer of `n` elements of `fmt`, or `copies` of them, each
+  /// starting on a 64-byte boundary (the slot is the first).
+  Slot alloc(int64_t n, StringRef fmt = "f32", int64_t copies = 1) {
+    std::string name = "a" + std::to_string(bufferCount++);
+    int64_t bytes = n * (fmt == "f32" ? 4 : 2);
+    if (copies > 1)
+      bytes = copies * ceilDiv(bytes, 64) * 64;
+    pim::BufferOp::create(top, loc, top.getStringAttr(name),
+                          top.getI64IntegerAttr(bytes));
     Slot s;
-    s.off = actBytes;
+    s.base = FlatSymbolRefAttr::get(b.getContext(), name);
     s.n = n;
     s.fmt = fmt.str();
-    int64_t bytes = n * (fmt == "f32" ? 4 : 2);
-    actBytes += ceilDiv(bytes, 64) * 64;
     return s;
   }
   void hostOp(StringRef name, ArrayRef<NamedAttribute> args) {
@@ -136,11 +147,12 @@ private:
                          sb.getDictionaryAttr(fields));
   }
   void barrier(OpBuilder &sb) { macro(sb, "barrier", {}); }
-  /// wr_gb of `bytes` from act+dataOff to global-buffer byte gbOff, spread
-  /// over the pseudo-channel x bank-group data paths so the bursts are not
-  /// serialized on one bank group's column spacing.
-  void broadcast(OpBuilder &sb, int64_t gbOff, int64_t dataOff, int64_t bytes,
-                 AffineExpr dataTerms = {});
+  /// wr_gb of `bytes` from byte dataOff (+ dataTerms) of `src` to
+  /// global-buffer byte gbOff, spread over the pseudo-channel x bank-group
+  /// data paths so the bursts are not serialized on one bank group's
+  /// column spacing.
+  void broadcast(OpBuilder &sb, int64_t gbOff, const Slot &src, int64_t dataOff,
+                 int64_t bytes, AffineExpr dataTerms = {});
   /// A pim.loop: a builder positioned in its body and its iteration number.
   struct Loop {
     OpBuilder body;
@@ -176,12 +188,12 @@ private:
   void step(StringRef sym) {
     steps.push_back(FlatSymbolRefAttr::get(b.getContext(), sym));
   }
-  void stepBarrier() { steps.push_back(b.getStringAttr("barrier")); }
   std::string param(StringRef name, int64_t min, int64_t max,
                     StringRef src = "", int64_t add = 0, int64_t div = 1,
                     int64_t mod = 0);
 
-  /// Emits the pending host ops as one kernel followed by a barrier.
+  /// Emits the pending host ops, one kernel each (pim-fuse-host-kernels
+  /// fuses them, pim-schedule puts the barriers between steps).
   void flush();
   /// A contiguous f32 view of a slot (packing strided slots).
   Slot contiguous(const Slot &s);
@@ -215,7 +227,7 @@ private:
   pim::ProgramOp program;
 
   int64_t maxContext = 0;
-  int64_t actBytes = 0;
+  int64_t bufferCount = 0;
   int64_t weightRow = 0; // next free row (absolute) in the weights region
   int64_t kvRowsPlanned = 0;
   int64_t kvRow = 0; // next free row of the kv region
@@ -227,7 +239,6 @@ private:
   std::vector<Geometry> geometries;
   std::map<std::string, unsigned> params; // name -> index in paramRefs
   SmallVector<FlatSymbolRefAttr> paramRefs;
-  FlatSymbolRefAttr actRef = FlatSymbolRefAttr::get(b.getContext(), "act");
   int64_t weightBindingBytes = 0, kvBytes = 0;
   int64_t kvLayers = 0, kvBytesPerPosition = 0;
   std::string currentLayer = "embed";
@@ -239,8 +250,8 @@ private:
   llvm::DenseMap<int64_t, SmallVector<Operation *>> hostRuns;
 };
 
-void Lowering::broadcast(OpBuilder &sb, int64_t gbOff, int64_t dataOff,
-                         int64_t bytes, AffineExpr dataTerms) {
+void Lowering::broadcast(OpBuilder &sb, int64_t gbOff, const Slot &src,
+                         int64_t dataOff, int64_t bytes, AffineExpr dataTerms) {
   if (!dataTerms)
     dataTerms = cst(0);
   const pimsim::Organization &o = m.t.org;
@@ -253,7 +264,7 @@ void Lowering::broadcast(OpBuilder &sb, int64_t gbOff, int64_t dataOff,
   if (pch * bgs == 1) {
     macro(sb, "wr_gb",
           {attr("offset", gbOff), attr("bytes", bytes),
-           data(dataOff, dataTerms)});
+           data(src, dataOff, dataTerms)});
     return;
   }
   // p: the pseudo-channel, g: the bank group (0 when not looped over).
@@ -263,7 +274,7 @@ void Lowering::broadcast(OpBuilder &sb, int64_t gbOff, int64_t dataOff,
   macro(gl.body, "wr_gb",
         {attr("offset", cst(gbOff) + p * (chunk * bgs) + g * chunk),
          attr("bytes", chunk), attr("bank", p * pchStride + g * bgStride),
-         data(dataOff, p * (chunk * bgs) + g * chunk + dataTerms)});
+         data(src, dataOff, p * (chunk * bgs) + g * chunk + dataTerms)});
 }
 
 std::string Lowering::param(StringRef name, int64_t min, int64_t max,
@@ -322,7 +333,6 @@ void Lowering::flush() {
     OpBuilder kb = OpBuilder::atBlockEnd(&k.getBody().front());
     pim::HostOp::create(kb, loc, kb.getStringAttr(op), args);
     step(name);
-    stepBarrier();
   }
   pending.clear();
 }
@@ -423,7 +433,8 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
       llvm::all_of(input.getUsers(),
                    [&](Operation *u) { return u == anchor; })) {
     auto out = pending.back().second.getAs<DictionaryAttr>("out");
-    if (out && out.getAs<IntegerAttr>("off").getInt() == in.off) {
+    if (out && out.get("buf") == in.base &&
+        out.getAs<IntegerAttr>("off").getInt() == in.off) {
       Slot dst = xin;
       dst.n = in.n;
       NamedAttrList args(pending.back().second);
@@ -449,7 +460,10 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
   }
   flush();
 
-  // Weight bindings.
+  // Weight bindings. The parts' outputs are P slots of one buffer, 64-byte
+  // aligned (the partial-sum `sum` reads them as one strided input).
+  int64_t outN = I * nch * m.B, outStride = ceilDiv(outN * 4, 64) * 64;
+  Slot outs = alloc(outN, "f32", P);
   std::vector<Slot> partOut;
   for (int64_t part = 0; part < P; ++part) {
     int64_t ch0 = part * Cp;
@@ -485,12 +499,13 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
     // The stream: per output group i, MACs over the K rows (reloading the
     // global buffer per buffer-sized chunk of x when K does not fit), then the
     // accumulators out to the host.
-    Slot out = alloc(I * nch * m.B);
+    Slot out = outs;
+    out.off = part * outStride;
     partOut.push_back(out);
     auto s =
         stream(name, P == 1 ? -1 : part, ch0, nch,
                dispatchInfo(anchor, anchor.getSource(), "linear"), partBytes);
-    int64_t xoff = xin.off + k0 * 2;
+    int64_t xoff = k0 * 2; // in xin
     int64_t K = kLen, kRows = pRows;
     OpBuilder sb = OpBuilder::atBlockEnd(&s.getBody().front());
     // Output groups run in batches of A (the target's accumulator registers):
@@ -511,8 +526,8 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
       for (int64_t a = 0; a < nb; ++a) {
         SmallVector<NamedAttribute> f{
             attr("count", m.units / m.perBurst),
-            data(0, groupExpr(base, a, i, 4 * m.B * nch, out.off) +
-                        ch() * (4 * m.B))};
+            data(out, 0,
+                 groupExpr(base, a, i, 4 * m.B * nch, 0) + ch() * (4 * m.B))};
         if (a > 0)
           f.push_back(attr("reg", a));
         macro(ob, "rd_acc", f);
@@ -534,7 +549,7 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
     int64_t halfRows = m.gbEl / 2 / m.E;
     bool fits = kRows * m.E <= m.gbEl;
     if (fits) {
-      broadcast(sb, 0, xoff, kRows * m.E * 2);
+      broadcast(sb, 0, xin, xoff, kRows * m.E * 2);
       barrier(sb);
     }
     // One batch of nb groups starting at group base + A*i.
@@ -550,7 +565,7 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
         auto segBytes = [&](int64_t sIdx) {
           return std::min(halfRows, kRows - sIdx * halfRows) * m.E * 2;
         };
-        broadcast(lb, 0, xoff, segBytes(0));
+        broadcast(lb, 0, xin, xoff, segBytes(0));
         barrier(lb);
         for (int64_t sIdx = 0; sIdx < segs; ++sIdx) {
           int64_t half = sIdx % 2;
@@ -560,7 +575,7 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
               mac(lb, sIdx * halfRows + j, half * halfBytes + j * m.E * 2, base,
                   a, i);
           if (sIdx + 1 < segs)
-            broadcast(lb, (1 - half) * halfBytes,
+            broadcast(lb, (1 - half) * halfBytes, xin,
                       xoff + (sIdx + 1) * halfRows * m.E * 2,
                       segBytes(sIdx + 1));
           barrier(lb);
@@ -572,7 +587,7 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
         int64_t chunks = ceilDiv(kRows, rowsPerChunk);
         for (int64_t c = 0; c < chunks; ++c) {
           int64_t rowsHere = std::min(rowsPerChunk, kRows - c * rowsPerChunk);
-          broadcast(lb, 0, xoff + c * m.gbBytes, rowsHere * m.E * 2);
+          broadcast(lb, 0, xin, xoff + c * m.gbBytes, rowsHere * m.E * 2);
           barrier(lb);
           for (int64_t a = 0; a < nb; ++a)
             for (int64_t j = 0; j < rowsHere; ++j)
@@ -592,7 +607,6 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
       batch(sb, fullBatches * A, rem, cst(0));
     step(s.getSymName());
   } // parts: their streams run concurrently on disjoint channels
-  stepBarrier();
 
   // Results: slices of the output (partial sums added); biases are host
   // adds.
@@ -600,7 +614,7 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
   if (P > 1) {
     // The parts' outputs are consecutive equal-sized slots.
     Slot all = partOut[0];
-    int64_t stride = partOut[1].off - partOut[0].off;
+    int64_t stride = outStride;
     all.n = (P - 1) * stride / 4 + partOut[0].n;
     Slot sum = alloc(out.n);
     hostOp("sum", {attr("in", buf(all)), attr("out", buf(sum)),
@@ -610,8 +624,8 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
   int64_t n0 = 0;
   for (const GemvPart &p : parts) {
     int64_t pn = weightShape(p.weight.getType()).first;
-    Slot r;
-    r.off = out.off + 4 * n0;
+    Slot r = out;
+    r.off += 4 * n0;
     r.n = pn;
     if (p.bias) {
       auto bw = p.bias.getDefiningOp<llm::WeightOp>();
@@ -789,7 +803,7 @@ LogicalResult Lowering::lowerAttention(pim::AttentionOp op) {
     macro(sb, "st",
           {attr("bank", sym(pp.kbank)), attr("row", kbase + sym(pp.krow)),
            attr("col", sym(pp.kgrp) * g.cpk), attr("count", g.cpk),
-           data(kslot.off, ch() * (hd * 2))});
+           data(kslot, 0, ch() * (hd * 2))});
     for (int64_t dh = 0; dh < g.nd; ++dh) {
       int64_t dims = std::min(m.B, hd - dh * m.B);
       Loop d = loop(sb, dims); // dim d of this bank-sized slice of the head
@@ -797,12 +811,11 @@ LogicalResult Lowering::lowerAttention(pim::AttentionOp op) {
       macro(d.body, "st",
             {attr("bank", d.iv), attr("row", vbase + dh * g.VR + sym(pp.vrow)),
              attr("col", sym(pp.vcol)), attr("count", int64_t(1)),
-             data(stage.off + 32 * groups * dh * m.B,
+             data(stage, 32 * groups * dh * m.B,
                   ch() * (32 * hd * groups) + d.iv * (32 * groups) + vgroup)});
     }
     step(kvs.getSymName());
   }
-  stepBarrier();
 
   // Stream 2: per q head of the channel's KV head: scores K q (all banks,
   // 64-key groups) into the softmax buffer, softmax over kv_len keys,
@@ -816,7 +829,7 @@ LogicalResult Lowering::lowerAttention(pim::AttentionOp op) {
   G = G / R; // q heads per channel
   for (int64_t p = 0; p < S; ++p) {
     const PartParams &pp = g.parts[p];
-    int64_t ctxOff = ctxAll.off + 4 * p * ctxN;
+    int64_t ctxOff = 4 * p * ctxN; // in ctxAll
     auto ats = stream("attention", S == 1 ? -1 : p, p * NC, NC,
                       dispatchInfo(op, "llm.attention", "attention"),
                       kvBytesPerKey * (S == 1 ? g.maxT : g.Tp));
@@ -825,7 +838,7 @@ LogicalResult Lowering::lowerAttention(pim::AttentionOp op) {
     Loop ql = G > 1 ? loop(sb, G) : Loop{sb, cst(0)};
     OpBuilder &qb = ql.body;
     AffineExpr q = ql.iv;
-    broadcast(qb, 0, qimg.off, 2 * m.E, ch() * (2 * m.E * G) + q * (2 * m.E));
+    broadcast(qb, 0, qimg, 0, 2 * m.E, ch() * (2 * m.E * G) + q * (2 * m.E));
     barrier(qb);
     Loop rl = loop(qb, sym(pp.kvRows)); // r: the row of keys
     OpBuilder &rb = rl.body;
@@ -860,7 +873,7 @@ LogicalResult Lowering::lowerAttention(pim::AttentionOp op) {
     barrier(cb);
     SmallVector<NamedAttribute> sf{attr("length", sym(pp.kvLen))};
     if (S > 1) // [max, sum] of head ch * G + q of part p
-      sf.push_back(data(stats.off + 8 * p * H, ch() * (8 * G) + q * 8));
+      sf.push_back(data(stats, 8 * p * H, ch() * (8 * G) + q * 8));
     macro(qb, "sfm", sf);
     barrier(qb);
     macro(qb, "mv_gb", {attr("count", sym(pp.vrows) * m.cols)});
@@ -873,13 +886,12 @@ LogicalResult Lowering::lowerAttention(pim::AttentionOp op) {
       barrier(qb);
       macro(qb, "rd_acc",
             {attr("count", m.units / m.perBurst),
-             data(ctxOff + 4 * dh * m.B,
+             data(ctxAll, ctxOff + 4 * dh * m.B,
                   ch() * (4 * g.nd * m.B * G) + q * (4 * g.nd * m.B))});
       barrier(qb);
     }
     step(ats.getSymName());
   }
-  stepBarrier();
 
   // Split: merge the parts' normalised outputs with their statistics (on
   // the vector unit when it runs attn_combine; pending, so it joins the
@@ -1247,28 +1259,11 @@ FailureOr<pim::ProgramOp> Lowering::run() {
   }
 
   // Memory plan: kv rows [0, kvRow) on the KV-head channels, weights after
-  // them on every channel, then the activations.
-  int64_t rows = m.t.org.rows;
+  // them on every channel; pim-plan-memory places the activation buffers
+  // after those and checks that the model fits.
   int64_t kvRows = kvRow;
   assert(kvRows == kvRowsPlanned && "KV rows differ from the plan");
   int64_t wRows = std::max<int64_t>(1, weightRow - kvRows);
-  int64_t actRowBytes = m.C * m.B * m.rowBytes;
-  int64_t aRows = ceilDiv(std::max<int64_t>(actBytes, 64), actRowBytes);
-  int64_t need = kvRows + wRows + aRows;
-  if (need > rows) {
-    double perRow = double(m.C * m.B * m.rowBytes);
-    return module.emitError()
-               << "model does not fit target '" << m.t.name << "': it needs "
-               << need << " DRAM rows per bank, the target has " << rows
-               << " (short by " << need - rows << " rows = "
-               << llvm::formatv("{0:F1}", (need - rows) * perRow / 1e6)
-               << " MB); weights take " << wRows << " rows ("
-               << llvm::formatv("{0:F1}", wRows * perRow / 1e6)
-               << " MB placed), the KV cache " << kvRows << " rows ("
-               << maxContext << " positions; --max-context lowers it), "
-               << "activations " << aRows << " rows",
-           failure();
-  }
   OpBuilder rb(program.getContext());
   rb.setInsertionPointToStart(&program.getBody().front());
   // Parameters first (in creation order), then the regions.
@@ -1292,18 +1287,12 @@ FailureOr<pim::ProgramOp> Lowering::run() {
       rb.getDenseI64ArrayAttr({0, m.C}), rb.getDenseI64ArrayAttr({0, m.B}),
       rb.getDenseI64ArrayAttr({kvRows, wRows}),
       rb.getI64IntegerAttr(m.C * m.B * wRows * m.rowBytes));
-  pim::RegionOp::create(
-      rb, loc, rb.getStringAttr("act"), rb.getStringAttr("activations"),
-      rb.getDenseI64ArrayAttr({0, m.C}), rb.getDenseI64ArrayAttr({0, m.B}),
-      rb.getDenseI64ArrayAttr({kvRows + wRows, aRows}),
-      rb.getI64IntegerAttr(ceilDiv(actBytes, 64) * 64));
   top.setInsertionPointToEnd(&program.getBody().front());
   pim::EntryOp::create(top, loc, top.getStringAttr("decode"),
                        top.getArrayAttr(steps));
   program->setAttr("pim.max_context", b.getI64IntegerAttr(maxContext));
   program->setAttr("pim.weight_bytes", b.getI64IntegerAttr(weightBindingBytes));
   program->setAttr("pim.kv_bytes", b.getI64IntegerAttr(kvBytes));
-  program->setAttr("pim.act_bytes", b.getI64IntegerAttr(actBytes));
   program->setAttr("pim.kv_layers", b.getI64IntegerAttr(kvLayers));
   program->setAttr("pim.kv_bytes_per_position",
                    b.getI64IntegerAttr(kvBytesPerPosition));

@@ -1,9 +1,9 @@
 //===- FuseHostKernels.cpp - one host kernel per gap between PIM phases ---===//
 //
-// pim-build-program emits every host op as a kernel of its own, each
-// followed by a barrier. Between two PIM phases nothing else runs, so the
-// kernels of a gap become one: one launch, one barrier, the ops in order,
-// on the near-memory unit when it can run all of them (HostKernels.h).
+// pim-build-program emits every host op as a kernel of its own. The
+// kernels of a gap between PIM phases become one: one launch, the ops in
+// order, on the near-memory unit when it can run all of them
+// (HostKernels.h). pim-schedule puts the barriers after.
 //
 //===----------------------------------------------------------------------===//
 #include "HostKernels.h"
@@ -91,7 +91,7 @@ KernelSummary summarizeHostOps(ArrayRef<HostOpFields> ops,
 
 namespace {
 
-/// Kernels of one gap, each followed by a barrier in the entry.
+/// Consecutive kernels of an entry (barriers between them aside).
 using Run = SmallVector<KernelOp>;
 
 class Fuser {
@@ -114,22 +114,28 @@ private:
   }
   static bool isBarrier(Attribute step) { return isa<StringAttr>(step); }
 
+  /// Fuses each maximal run of kernel steps, with or without barriers
+  /// between them. The run's ops then run in order; the fused kernel is
+  /// followed by a barrier when any kernel of the run was (a step after the
+  /// run may depend on any of them).
   void fuseEntry(EntryOp entry) {
     ArrayRef<Attribute> steps = entry.getSteps().getValue();
     SmallVector<Attribute> out;
     for (size_t i = 0; i < steps.size();) {
       Run run;
-      while (i + 1 < steps.size() && kernel(steps[i]) &&
-             isBarrier(steps[i + 1])) {
-        run.push_back(kernel(steps[i]));
-        i += 2;
+      bool barrier = false;
+      while (i < steps.size() && kernel(steps[i])) {
+        run.push_back(kernel(steps[i++]));
+        for (; i < steps.size() && isBarrier(steps[i]); ++i)
+          barrier = true;
       }
       if (run.empty()) {
         out.push_back(steps[i++]);
         continue;
       }
       out.push_back(FlatSymbolRefAttr::get(fuse(run)));
-      out.push_back(StringAttr::get(program.getContext(), "barrier"));
+      if (barrier)
+        out.push_back(StringAttr::get(program.getContext(), "barrier"));
     }
     entry.setStepsAttr(ArrayAttr::get(program.getContext(), out));
   }

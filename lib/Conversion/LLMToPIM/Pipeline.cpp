@@ -42,6 +42,8 @@ void pimc::pim::buildBackendPipeline(OpPassManager &pm,
     pm.addPass(createPIMFuseHostCalls());
     pm.addPass(createPIMBuildProgram());
     pm.addPass(createPIMFuseHostKernels());
+    pm.addPass(createPIMPlanMemory());
+    pm.addPass(createPIMSchedule());
   }
 }
 

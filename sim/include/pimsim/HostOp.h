@@ -21,6 +21,7 @@
 #define PIMSIM_HOSTOP_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -234,6 +235,14 @@ const bool *hostBoolField(const HostOp &op, HostField field);
 const std::string *hostStringField(const HostOp &op, HostField field);
 const std::vector<CallValue> *hostCallValuesField(const HostOp &op,
                                                   HostField field);
+
+/// Calls `fn` with each act buffer of `op` (the fields its kind takes, a
+/// call's buffer arguments and results) and whether the op writes it (`out`
+/// and a call's results) or only reads it. Empty buffers and host tensors
+/// are not visited. A schedule orders kernels by these (pim-schedule).
+void forEachHostBuffer(
+    const HostOp &op,
+    llvm::function_ref<void(const ActBuffer &buffer, bool written)> fn);
 
 /// The fields of a RopeSpec by key ("kind", "interleaved", "rotary_dim",
 /// "theta", ..., as in Hugging Face's rope_scaling), each with its member:

@@ -173,7 +173,7 @@ pim.program attributes {target = "t", target_hash = ""} {
 // -----
 pim.program attributes {target = "t", target_hash = ""} {
   pim.stream @s attributes {channels = array<i64: 0, 1>} {
-    // expected-error@+1 {{field 'data' names unknown region @act}}
+    // expected-error@+1 {{field 'data' names unknown region or buffer @act}}
     pim.macro "rd_acc" {count = 1 : i64, data = #pim.data<@act, 0 : i64>}
   }
 }

@@ -2,7 +2,9 @@
 //
 // The backend pipeline `pim-backend` (docs/backend.md): pim-register-target,
 // pim-dispatch, pim-check-contract, convert-llm-to-pim, pim-tile,
-// pim-build-program.
+// pim-fuse-host-calls, pim-build-program, pim-fuse-host-kernels, then
+// pim-plan-memory and pim-schedule (include/pimc/Dialect/PIM/Transforms/
+// Passes.td).
 // Each reads the device from the module's #pim.target.
 //
 //===----------------------------------------------------------------------===//
@@ -93,17 +95,17 @@ def PIMFuseHostCalls : Pass<"pim-fuse-host-calls", "::mlir::ModuleOp"> {
 }
 
 def PIMBuildProgram : Pass<"pim-build-program", "::mlir::ModuleOp"> {
-  let summary = "place, fuse, schedule and emit @forward as a pim.program";
+  let summary = "place @forward's device work and emit it as a pim.program";
   let description = [{
     Builds the `pim.program` for the module's #pim.target from the
     converted and tiled @forward, appended to the module: each pim.gemv in
     the gemv_rows layout with the K parts pim-tile chose, each
     pim.attention over the KV cache on the PIM units with softmax on the
-    near-memory unit, each host op as a kernel of its own followed by a
-    barrier (pim-fuse-host-kernels fuses them); then the memory plan and
-    the entry `decode`. (Memory planning and scheduling are still part of
-    this walk.) A model that does not fit says by how much and what takes
-    the space. Strategy: docs/backend.md.
+    near-memory unit (their rows and the kv and weights regions), each
+    activation a `pim.buffer` (pim-plan-memory places them), each host op a
+    kernel of its own (pim-fuse-host-kernels fuses them), and the entry
+    `decode` with its steps in model order without barriers (pim-schedule
+    adds them). Strategy: docs/backend.md.
   }];
   let dependentDialects = ["::pimc::pim::PIMDialect"];
 }
@@ -111,9 +113,10 @@ def PIMBuildProgram : Pass<"pim-build-program", "::mlir::ModuleOp"> {
 def PIMFuseHostKernels : Pass<"pim-fuse-host-kernels", "::mlir::ModuleOp"> {
   let summary = "one host kernel per gap between PIM phases";
   let description = [{
-    In each entry of each pim.program, a run of host kernels each followed
-    by a barrier (nothing else runs between them) becomes one kernel: the
-    ops in order, one launch, one barrier. The fused kernel is named
+    In each entry of each pim.program, a run of consecutive host kernels
+    (barriers between them aside) becomes one kernel: the ops in order, one
+    launch, followed by a barrier when any kernel of the run was. The fused
+    kernel is named
     `<layer>.host<N>` (N counts fused kernels in entry order), its kind is
     that of its dominant op, and it runs on a near-memory unit of the
     target that has every one of its ops, unless it exchanges data with

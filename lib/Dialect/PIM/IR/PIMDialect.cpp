@@ -53,9 +53,11 @@ LogicalResult ProgramOp::verify() {
   // verification quadratic). The checks that need the whole program (buffers
   // inside act, lengths) run when the program is serialized
   // (pimsim::hostOpProblems).
-  llvm::StringSet<> params;
+  llvm::StringSet<> params, buffers;
   for (auto p : getBody().front().getOps<ParamOp>())
     params.insert(p.getSymName());
+  for (auto b : getBody().front().getOps<BufferOp>())
+    buffers.insert(b.getSymName());
   for (auto k : getBody().front().getOps<KernelOp>())
     for (auto h : k.getBody().front().getOps<HostOp>()) {
       pimsim::HostOp op;
@@ -63,6 +65,11 @@ LogicalResult ProgramOp::verify() {
           h.getName(), h.getArgs(), [](pimsim::HostTensor) { return 0; },
           [&](StringRef name) -> int64_t {
             return params.contains(name) ? 0 : -1;
+          },
+          [&](StringRef name) -> std::optional<int64_t> {
+            if (buffers.contains(name))
+              return 0;
+            return std::nullopt;
           },
           op);
       if (why)
@@ -100,6 +107,12 @@ LogicalResult RegionOp::verify() {
       failed(checkRange(*this, "banks", getBanks())) ||
       failed(checkRange(*this, "rows", getRows())))
     return failure();
+  if (getBytes() < 1)
+    return emitOpError("bytes must be positive");
+  return success();
+}
+
+LogicalResult BufferOp::verify() {
   if (getBytes() < 1)
     return emitOpError("bytes must be positive");
   return success();
@@ -209,10 +222,11 @@ LogicalResult MacroOp::verify() {
       if (!data)
         return emitOpError("field 'data' must be a #pim.data");
       auto program = (*this)->getParentOfType<ProgramOp>();
-      if (!program || !isa_and_nonnull<RegionOp>(SymbolTable::lookupSymbolIn(
-                          program, data.getRegion().getAttr())))
-        return emitOpError()
-               << "field 'data' names unknown region " << data.getRegion();
+      if (!program ||
+          !isa_and_nonnull<RegionOp, BufferOp>(
+              SymbolTable::lookupSymbolIn(program, data.getRegion().getAttr())))
+        return emitOpError() << "field 'data' names unknown region or buffer "
+                             << data.getRegion();
       if (failed(checkIndexField(*this, "data", data.getOffset(), depth)))
         return failure();
       continue;

@@ -77,11 +77,14 @@ Problem onlyKeys(StringRef key, DictionaryAttr d,
   return std::nullopt;
 }
 
-Problem readBuffer(StringRef key, Attribute a, pimsim::ActBuffer &out) {
+/// `{off, n, fmt}` in act, or `{buf = @b, off, n, fmt}` in a pim.buffer
+/// (`off` relative to it; `buffer` gives its offset in act).
+Problem readBuffer(StringRef key, Attribute a, LookupBuffer buffer,
+                   pimsim::ActBuffer &out) {
   auto d = dyn_cast<DictionaryAttr>(a);
   if (!d)
     return fail(key, "must be a buffer {off, n, fmt}");
-  if (Problem p = onlyKeys(key, d, {"off", "n", "fmt"}))
+  if (Problem p = onlyKeys(key, d, {"buf", "off", "n", "fmt"}))
     return p;
   std::string fmt;
   if (readInt(key, d.get("off"), out.offset) ||
@@ -92,6 +95,17 @@ Problem readBuffer(StringRef key, Attribute a, pimsim::ActBuffer &out) {
   if (!f)
     return fail(key, "has unknown format '" + fmt + "' (f32, fp16, bf16)");
   out.format = *f;
+  if (Attribute b = d.get("buf")) {
+    auto ref = dyn_cast<FlatSymbolRefAttr>(b);
+    if (!ref)
+      return fail(key, "'buf' must name a pim.buffer");
+    std::optional<int64_t> base = buffer(ref.getValue());
+    if (!base)
+      return fail(key, "names buffer @" + ref.getValue() +
+                           ", which is not a placed pim.buffer of the "
+                           "program (run pim-plan-memory)");
+    out.offset += *base;
+  }
   return std::nullopt;
 }
 
@@ -156,6 +170,7 @@ Problem readRope(Attribute a, pimsim::RopeSpec &r) {
 }
 
 Problem readCallValues(StringRef key, Attribute a, bool args, LookupParam param,
+                       LookupBuffer buffer,
                        std::vector<pimsim::CallValue> &out) {
   auto list = dyn_cast<ArrayAttr>(a);
   if (!list)
@@ -171,7 +186,7 @@ Problem readCallValues(StringRef key, Attribute a, bool args, LookupParam param,
     if (Attribute b = d.get("buffer")) {
       if (Problem p = onlyKeys(where, d, {"buffer", "shape"}))
         return p;
-      if (Problem p = readBuffer(where, b, v.buffer))
+      if (Problem p = readBuffer(where, b, buffer, v.buffer))
         return p;
     } else {
       std::string name;
@@ -192,18 +207,18 @@ Problem readCallValues(StringRef key, Attribute a, bool args, LookupParam param,
 
 Problem readField(const pimsim::HostFieldSpec &s, Attribute a,
                   InternHostTensor intern, LookupParam param,
-                  pimsim::HostOp &op) {
+                  LookupBuffer buffer, pimsim::HostOp &op) {
   using T = pimsim::HostFieldType;
   switch (pimsim::hostFieldType(s.field)) {
   case T::Buffer:
-    return readBuffer(s.key, a, *pimsim::hostBufferField(op, s.field));
+    return readBuffer(s.key, a, buffer, *pimsim::hostBufferField(op, s.field));
   case T::Tensor:
     return readTensor(s.key, a, intern, op.tensor);
   case T::BufferOrTensor: {
     auto d = dyn_cast<DictionaryAttr>(a);
     if (d && d.get("tensor"))
       return readTensor(s.key, a, intern, op.tensor);
-    return readBuffer(s.key, a, op.b);
+    return readBuffer(s.key, a, buffer, op.b);
   }
   case T::Int:
     return readInt(s.key, a, *pimsim::hostIntField(op, s.field));
@@ -237,7 +252,7 @@ Problem readField(const pimsim::HostFieldSpec &s, Attribute a,
     return readString(s.key, a, *pimsim::hostStringField(op, s.field));
   case T::CallValues:
     return readCallValues(s.key, a, s.field == pimsim::HostField::Args, param,
-                          *pimsim::hostCallValuesField(op, s.field));
+                          buffer, *pimsim::hostCallValuesField(op, s.field));
   }
   return std::nullopt;
 }
@@ -245,7 +260,8 @@ Problem readField(const pimsim::HostFieldSpec &s, Attribute a,
 
 std::optional<std::string> readHostOp(StringRef name, DictionaryAttr args,
                                       InternHostTensor intern,
-                                      LookupParam param, pimsim::HostOp &out) {
+                                      LookupParam param, LookupBuffer buffer,
+                                      pimsim::HostOp &out) {
   std::optional<pimsim::HostOpKind> kind = pimsim::parseHostOpKind(name);
   if (!kind) {
     llvm::SmallVector<StringRef> known;
@@ -272,7 +288,7 @@ std::optional<std::string> readHostOp(StringRef name, DictionaryAttr args,
         return formatv("host op '{0}' needs '{1}'", name, s.key).str();
       continue;
     }
-    if (Problem p = readField(s, a, intern, param, out))
+    if (Problem p = readField(s, a, intern, param, buffer, out))
       return p;
   }
   return std::nullopt;

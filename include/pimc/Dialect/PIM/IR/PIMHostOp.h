@@ -3,11 +3,12 @@
 // A `pim.host_op "rms_norm" {in = {off, n, fmt}, weight = {tensor, shape},
 // eps = ...}` carries one host op of the program format (pimsim/HostOp.h)
 // as a dictionary keyed by the ABI's field keys (pimsim::hostOpFields):
-// buffers as {off, n, fmt}, host tensors as {tensor, shape}, `rope` as a
-// dictionary of the rotary fields, the `param` by name, a call's `args` and
-// `results` as [{buffer | param, shape}]. readHostOp is the one reader: the
-// op verifier calls it, and serialization builds the program's typed ops
-// with it.
+// buffers as {off, n, fmt} (or {buf = @b, off, n, fmt}, `off` relative to a
+// pim.buffer that pim-plan-memory has not placed yet), host tensors as {tensor,
+// shape}, `rope` as a dictionary of the rotary fields, the `param` by name, a
+// call's `args` and `results` as [{buffer | param, shape}]. readHostOp is the
+// one reader: the op verifier calls it, and serialization builds the program's
+// typed ops with it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PIMC_DIALECT_PIM_IR_PIMHOSTOP_H
@@ -27,6 +28,10 @@ namespace pimc::pim {
 using InternHostTensor = llvm::function_ref<int64_t(pimsim::HostTensor)>;
 /// The index of the program parameter `name`, or -1.
 using LookupParam = llvm::function_ref<int64_t(llvm::StringRef)>;
+/// The byte offset in act of the pim.buffer `name`, or nothing when it is
+/// not a buffer of the program or not placed yet.
+using LookupBuffer =
+    llvm::function_ref<std::optional<int64_t>(llvm::StringRef)>;
 
 /// Reads host op `name` with fields `args` into `out`. Returns what is
 /// wrong ("'eps' must be a number", "unknown field 'x' for rms_norm
@@ -34,7 +39,8 @@ using LookupParam = llvm::function_ref<int64_t(llvm::StringRef)>;
 std::optional<std::string> readHostOp(llvm::StringRef name,
                                       mlir::DictionaryAttr args,
                                       InternHostTensor intern,
-                                      LookupParam param, pimsim::HostOp &out);
+                                      LookupParam param, LookupBuffer buffer,
+                                      pimsim::HostOp &out);
 
 } // namespace pimc::pim
 

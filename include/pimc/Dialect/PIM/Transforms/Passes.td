@@ -26,4 +26,35 @@ def PIMRegisterTarget : Pass<"pim-register-target", "::mlir::ModuleOp"> {
   let dependentDialects = ["::pimc::pim::PIMDialect"];
 }
 
+def PIMPlanMemory : Pass<"pim-plan-memory", "::mlir::ModuleOp"> {
+  let summary = "place the activation buffers in the act region";
+  let description = [{
+    Gives each `pim.buffer` of each `pim.program` its byte offset in the
+    `act` region (its own 64-byte aligned range, in program order), rewrites
+    the host ops' `{buf = @b, off, ...}` and the macro ops'
+    `#pim.data<@b, offset>` to `act`, and erases the buffers. Then places
+    `act` after the rows the other regions (KV cache, weights) use, on the
+    weights' channels, and checks that the model fits the target: a model
+    that does not says by how much and what takes the rows. Records the act
+    bytes as `pim.act_bytes` (the program's memory plan). A program that
+    has its `act` region already is left as it is.
+  }];
+}
+
+def PIMSchedule : Pass<"pim-schedule", "::mlir::ModuleOp"> {
+  let summary = "insert the barriers each entry needs between its steps";
+  let description = [{
+    The steps of a `pim.entry` between two barriers run concurrently. For
+    each entry of each `pim.program`, in order, a barrier goes before every
+    step that reads what a step since the last barrier writes, or writes
+    what such a step reads or writes, and one at the end of the entry.
+    Footprints: the act-region bytes a kernel's host ops read and write
+    (pimsim::forEachHostBuffer), the `data` bytes and the DRAM rows (on the
+    stream's channels) of a stream's macro ops, each over every value its
+    loop variables, `ch` and the parameters can take. An op this pass
+    cannot bound touches everything. Barriers already in an entry stay, so
+    the pass is idempotent.
+  }];
+}
+
 #endif // PIMC_PIM_TRANSFORMS_PASSES
