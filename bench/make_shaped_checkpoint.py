@@ -28,6 +28,13 @@ PRESETS = {
                       num_attention_heads=32, num_key_value_heads=8, vocab_size=128256,
                       tie_word_embeddings=False, rope_theta=500000.0,
                       max_position_embeddings=8192, rope_scaling=None),
+    # Not a real model: Llama-3's head dim 128 (2 banks' worth of V^T rows on
+    # hbm3-pim) at a size the functional model runs in seconds
+    # (test/Backend/kernel-library.test).
+    "tiny-hd128": dict(hidden_size=256, intermediate_size=512, num_hidden_layers=2,
+                       num_attention_heads=2, num_key_value_heads=1, vocab_size=512,
+                       tie_word_embeddings=False, rope_theta=500000.0,
+                       max_position_embeddings=2048, rope_scaling=None),
     # meta-llama/Meta-Llama-3-70B
     "llama3-70b": dict(hidden_size=8192, intermediate_size=28672, num_hidden_layers=80,
                        num_attention_heads=64, num_key_value_heads=8, vocab_size=128256,

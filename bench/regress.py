@@ -28,6 +28,9 @@ PY = sys.executable       # the project environment's python (bench/CMakeLists.t
 # checkpoint made here: headers only, timing mode needs no weight values), or
 # "program:<file.s>" (a hand-written pimsim program, e.g. the device model's
 # MAC-stream ceiling; its bound is the bytes it MACs at the capped peak).
+# An optional fourth field is `pimc compile --kernels` (docs/kernel-library.md):
+# the cases without it measure the generated lowering (`generated`), the
+# `-lib` / `-auto` cases the kernel library next to them.
 CASES = {
     "mac-ceiling-hbm3": ("program:bench/programs/mac-stream-hbm3.s", "targets/hbm3-pim.json", 0),
     "llama-tiny-hbm3": ("llama", "targets/hbm3-pim.json", 16),
@@ -40,6 +43,19 @@ CASES = {
     # Beyond one channel's 2048 keys: the attention split over the sequence.
     "llama3-8b-hbm3-4k": ("preset:llama3-8b", "targets/hbm3-pim.json", 4096),
     "llama3-70b-hbm3x10-2k": ("preset:llama3-70b", "targets/hbm3-pim-10stack.json", 2048),
+    # The kernel library against the generated lowering. On 2 channels the
+    # tiny model's GEMVs have 2-8 output groups per bank (gemv_fit's class).
+    "llama-tiny-hbm3-ch2": ("llama", "targets/hbm3-pim.json", 16, "generated", ["--channels", "2"]),
+    "llama-tiny-hbm3-ch2-lib": ("llama", "targets/hbm3-pim.json", 16, "library", ["--channels", "2"]),
+    "llama3.2-1b-hbm3-2k-lib": ("preset:llama3.2-1b", "targets/hbm3-pim.json", 2048, "library"),
+    "llama3.2-1b-hbm3-2k-auto": ("preset:llama3.2-1b", "targets/hbm3-pim.json", 2048, "auto"),
+    "llama3-8b-hbm3-2k-lib": ("preset:llama3-8b", "targets/hbm3-pim.json", 2048, "library"),
+    "llama3-8b-hbm3-2k-auto": ("preset:llama3-8b", "targets/hbm3-pim.json", 2048, "auto"),
+    # One attention part per KV head: the attention kernels' class.
+    "llama3-8b-hbm3-2k-s1": ("preset:llama3-8b", "targets/hbm3-pim.json", 2048, "generated",
+                             ["--attention-split", "1"]),
+    "llama3-8b-hbm3-2k-s1-lib": ("preset:llama3-8b", "targets/hbm3-pim.json", 2048, "library",
+                                 ["--attention-split", "1"]),
 }
 
 
@@ -91,7 +107,9 @@ def measure_program(name, source, target, build, work):
 
 
 def measure(name, build, work):
-    model, target, ctx = CASES[name]
+    model, target, ctx = CASES[name][:3]
+    kernels = CASES[name][3] if len(CASES[name]) > 3 else "generated"
+    extra = CASES[name][4] if len(CASES[name]) > 4 else []
     if model.startswith("program:"):
         return measure_program(name, model.split(":", 1)[1], target, build, work)
     pimc = os.path.join(build, "tools", "pimc", "pimc")
@@ -103,7 +121,7 @@ def measure(name, build, work):
     t0 = time.time()
     run([pimc, "compile", ckpt, "--target", os.path.join(ROOT, target), "-o", prog,
          "--max-context", str(max(ctx, 1)) if model.startswith("preset:") else "0",
-         "--report", rep, "--quiet"], cwd=ROOT)
+         "--kernels", kernels, "--report", rep, "--quiet"] + extra, cwd=ROOT)
     compile_s = time.time() - t0
     report = json.load(open(rep))
     t1 = time.time()
@@ -172,6 +190,10 @@ def main():
             baseline[n] = {"cycles": r["cycles"], "time_ps": r["time_ps"],
                            "model": CASES[n][0], "target": CASES[n][1],
                            "context": CASES[n][2]}
+            if len(CASES[n]) > 3:
+                baseline[n]["kernels"] = CASES[n][3]
+            if len(CASES[n]) > 4:
+                baseline[n]["args"] = CASES[n][4]
         with open(args.baseline + ".tmp", "w") as f:
             json.dump(dict(sorted(baseline.items())), f, indent=2)
             f.write("\n")

@@ -216,6 +216,38 @@ def seeds_sim(build):
         "PIM_MV_SB 0x0\nPIM_MV_GB 0x0\nPIM_MAC_SB 0x0\nPIM_MAC_PB 0x0\n")
 
 
+# Kernel arguments of a Llama-3.2-1B layer on hbm3-pim (the q/k/v GEMV over 2
+# channels and the attention), for the kernel-file seeds.
+KERNEL_ARGS = {
+    "machine": dict(cols=32, lanes=16, elems=512, banks=64, units=64, per_burst=8,
+                    gb_bytes=4096, gb_elems=2048, acc=8, ccdab=4, row_switch=45,
+                    readout=80, segment=30, bc_pch=2, bc_bgs=4, bc_chunk=512,
+                    pch_stride=32, bg_stride=4),
+    "gemv": dict(k_len=2048, k_rows=4, last_cols=32, groups=8, nch=2, parts=1, row0=100),
+    "attention": dict(heads_per_ch=4, kpr=4, cpk=8, ag=4, nd=2, split=1, live_kr=8,
+                      live_vr=4, kbase=0, vbase=8, vr=4),
+}
+
+
+def seeds_kernel_file():
+    kdir = os.path.join(ROOT, "kernels")
+    for k in sorted(os.listdir(kdir)):
+        with open(os.path.join(kdir, k)) as f:
+            text = f.read()
+        op = "gemv" if "op=gemv" in text else "attention"
+        args = dict(KERNEL_ARGS["machine"], **KERNEL_ARGS[op])
+        tail = "".join(f"{n}={v}\n" for n, v in args.items())
+        put("kernel-file", k[:-7], text + "\0" + tail)
+        put("kernel-file", k[:-7] + "-noargs", text)
+        put("kernel-file", k[:-7] + "-zero", text + "\0" + tail.replace("=8\n", "=0\n"))
+    put("kernel-file", "minimal", ".kernel k op=gemv\n.arg n\n.cost n\n.body\n"
+        "loop i ${n} {\n  barrier\n}\n\0n=3\n")
+    put("kernel-file", "bad-expr", ".kernel k op=gemv\n.arg n\n.let m = n / (n - n)\n"
+        ".applies m > 0 && cdiv(n, 2) < max(1, n)\n.cost -n % 3\n.body\nbarrier\n\0n=2\n")
+    put("kernel-file", "directive-in-body", ".kernel k op=attention\n.runtime kv_len\n"
+        ".cost 1\n.body\nsfm length=kv_len\n.stream s channels=0\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default="build", help="build directory (tools, testdata)")
@@ -228,6 +260,7 @@ def main():
     seeds_fx_graph()
     onnx_seeds()
     seeds_sim(args.build)
+    seeds_kernel_file()
     total = 0
     for root, _, files in os.walk(os.path.join(HERE, "corpus")):
         total += sum(os.path.getsize(os.path.join(root, f)) for f in files)

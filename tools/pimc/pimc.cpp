@@ -405,6 +405,13 @@ cl::opt<int64_t> compileAttentionSplit(
              "each on its own channels (default 0: the cost model decides; "
              "1: no split)"),
     cl::init(0));
+cl::opt<std::string> compileKernels(
+    "kernels", cl::sub(compileCmd), cl::cat(pimcCategory),
+    cl::desc("Per GEMV and attention: the generated lowering or a kernel of "
+             "the library (docs/kernel-library.md): generated, library, "
+             "library:NAME,... (only those kernels), or auto (default: the "
+             "cost model decides)"),
+    cl::value_desc("generated|library|auto"), cl::init("auto"));
 cl::opt<std::string> compileWeightsOut(
     "weights-out", cl::sub(compileCmd), cl::cat(pimcCategory),
     cl::desc("ONNX input: safetensors file for the model's weights, what "
@@ -1015,12 +1022,19 @@ int runCompile(mlir::MLIRContext &ctx) {
                         compileChannels, target->org.totalChannels()));
   if (auto overrides = pim::parseDispatchOverrides(dispatchForce); !overrides)
     return fail(toString(overrides.takeError()));
+  if (compileKernels != "generated" && compileKernels != "library" &&
+      compileKernels != "auto" &&
+      !StringRef(compileKernels).starts_with("library:"))
+    return fail(formatv("--kernels {0}: expected generated, library, "
+                        "library:NAME,... or auto",
+                        compileKernels));
   pim::BackendPipelineOptions pipeline;
   pipeline.target = targetPath;
   pipeline.dispatch = std::vector<std::string>(dispatchForce);
   pipeline.maxContext = maxContext;
   pipeline.channels = compileChannels;
   pipeline.attentionSplit = compileAttentionSplit;
+  pipeline.kernels = compileKernels;
 
   auto start = std::chrono::steady_clock::now();
   PendingOutputs outputs;
@@ -1166,6 +1180,13 @@ int runCompile(mlir::MLIRContext &ctx) {
     return fail(formatv("cannot write '{0}': {1}", compileOutput,
                         toString(std::move(e))));
   }
+  // The kernel each GEMV and attention stream came from
+  // (pim-select-kernels): "generated" or "library:<name>", with counts.
+  std::map<std::string, int64_t> streamKernels;
+  program.walk([&](pim::StreamOp s) {
+    if (auto k = s->getAttrOfType<mlir::StringAttr>("pim.kernel"))
+      ++streamKernels[k.str()];
+  });
   if (!compileReport.empty()) {
     json::Object r;
     r["input"] = compileInput.getValue();
@@ -1182,6 +1203,10 @@ int runCompile(mlir::MLIRContext &ctx) {
     r["internal_peak_bytes_per_s"] = target->internalPeakBytesPerSec();
     r["streams"] = int64_t(prog->streams.size());
     r["kernels"] = int64_t(prog->kernels.size());
+    json::Object sk;
+    for (auto &[k, n] : streamKernels)
+      sk[k] = n;
+    r["stream_kernels"] = std::move(sk);
     std::string reportPath = compileReport;
     if (compileReport != "-") {
       auto tmp = outputs.add(compileReport);
@@ -1239,6 +1264,13 @@ int runCompile(mlir::MLIRContext &ctx) {
   outs() << formatv("  placement: {0} fused GEMVs and {1} attention layers on "
                     "the PIM units, {2} host kernels; max context {3}\n",
                     gemvs, attn, kernels, i64("pim.max_context"));
+  if (!streamKernels.empty()) {
+    std::string list;
+    for (auto &[k, n] : streamKernels)
+      list += formatv("{0}{1} x{2}", list.empty() ? "" : ", ", k, n).str();
+    outs() << "  kernels:   " << list << " (streams; --kernels "
+           << compileKernels << ")\n";
+  }
   if (!calls.empty()) {
     std::string list;
     for (auto &[op, n] : calls)

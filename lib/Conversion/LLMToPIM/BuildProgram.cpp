@@ -19,6 +19,7 @@
 #include "CostModel.h"
 #include "HostFallback.h"
 #include "HostKernels.h"
+#include "KernelSites.h"
 #include "Patterns.h"
 #include "pimc/Conversion/LLMToPIM/Passes.h"
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
@@ -209,6 +210,16 @@ private:
   void emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
                 int64_t P);
   LogicalResult lowerAttention(pim::AttentionOp op);
+  /// Stream `s`'s body from the library kernel pim-select-kernels chose for
+  /// `op` (KernelSites.h); `data` binds the kernel's `.data` names to slots
+  /// (plus a byte offset), `runtime` its runtime names to program
+  /// parameters.
+  LogicalResult
+  emitLibraryKernel(Operation *op, pim::StreamOp s,
+                    const kernels::KernelFile &k, const KernelArgs &args,
+                    const std::map<std::string, std::pair<Slot, int64_t>> &data,
+                    const std::map<std::string, std::string> &runtime = {});
+  bool kernelFailed = false; // emitGemv's emitLibraryKernel failed
   /// An llm op with no lowering of its own: a `call` of its outlined
   /// function on the host (HostFallback.h).
   LogicalResult lowerHostCall(Operation *op);
@@ -382,7 +393,7 @@ LogicalResult Lowering::lowerGemv(GemvOp op) {
   if (failed(kParts))
     return failure();
   emitGemv(name, parts, op, *kParts);
-  return success();
+  return failure(kernelFailed);
 }
 
 /// The host GEMV: one host op per weight, in the current host kernel.
@@ -508,6 +519,16 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
     int64_t xoff = k0 * 2; // in xin
     int64_t K = kLen, kRows = pRows;
     OpBuilder sb = OpBuilder::atBlockEnd(&s.getBody().front());
+    if (Attribute choice = anchor->getAttr(kKernelAttrName))
+      s->setAttr(kKernelAttrName, choice);
+    if (const kernels::KernelFile *k = libraryKernel(anchor)) {
+      KernelArgs args = gemvStreamArgs(m, K, I, nch, P);
+      args.insert({"row0", row0});
+      kernelFailed |= failed(emitLibraryKernel(
+          anchor, s, *k, args, {{"x", {xin, xoff}}, {"out", {out, 0}}}));
+      step(s.getSymName());
+      continue;
+    }
     // Output groups run in batches of A (the target's accumulator registers):
     // the A groups of a batch accumulate into registers 0..A-1 from one input
     // broadcast and are read out together, so barriers and broadcasts are paid
@@ -635,6 +656,26 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
     slots[p.result] = r;
     n0 += pn;
   }
+}
+
+LogicalResult Lowering::emitLibraryKernel(
+    Operation *op, pim::StreamOp s, const kernels::KernelFile &k,
+    const KernelArgs &args,
+    const std::map<std::string, std::pair<Slot, int64_t>> &data,
+    const std::map<std::string, std::string> &runtime) {
+  OpBuilder sb = OpBuilder::atBlockEnd(&s.getBody().front());
+  KernelSite site{sb,
+                  loc,
+                  paramRefs,
+                  runtime,
+                  [&](StringRef name) { return sym(name); },
+                  [&](const kernels::DerivedValues &d) {
+                    param(d.name, d.min, d.max, d.src, d.add, d.div, d.mod);
+                  },
+                  {}};
+  for (const auto &[name, at] : data)
+    site.data[name] = {at.first.base, at.first.off + at.second};
+  return emitKernel(op, k, args, site);
 }
 
 Geometry &Lowering::geometry(int64_t hd, int64_t window, int64_t S) {
@@ -833,6 +874,21 @@ LogicalResult Lowering::lowerAttention(pim::AttentionOp op) {
     auto ats = stream("attention", S == 1 ? -1 : p, p * NC, NC,
                       dispatchInfo(op, "llm.attention", "attention"),
                       kvBytesPerKey * (S == 1 ? g.maxT : g.Tp));
+    if (Attribute choice = op->getAttr(kKernelAttrName))
+      ats->setAttr(kKernelAttrName, choice);
+    if (const kernels::KernelFile *k = libraryKernel(op)) {
+      KernelArgs args = attentionArgs(m, H, KVH, hd, S, g.maxT);
+      args.insert({{"kbase", kbase}, {"vbase", vbase}, {"vr", g.VR}});
+      if (failed(emitLibraryKernel(
+              op, ats, *k, args,
+              {{"qimg", {qimg, 0}}, {"ctx", {ctxAll, ctxOff}}},
+              {{"kv_rows", pp.kvRows},
+               {"kv_len", pp.kvLen},
+               {"vrows", pp.vrows}})))
+        return failure();
+      step(ats.getSymName());
+      continue;
+    }
     OpBuilder sb = OpBuilder::atBlockEnd(&ats.getBody().front());
     // q: the query head of the channel's KV head (0 when there is one).
     Loop ql = G > 1 ? loop(sb, G) : Loop{sb, cst(0)};

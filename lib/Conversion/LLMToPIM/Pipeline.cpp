@@ -37,6 +37,9 @@ void pimc::pim::buildBackendPipeline(OpPassManager &pm,
     tile.channels = options.channels;
     tile.attentionSplit = options.attentionSplit;
     pm.addPass(createPIMTile(tile));
+    PIMSelectKernelsOptions select;
+    select.kernels = options.kernels;
+    pm.addPass(createPIMSelectKernels(select));
   }
   if (first <= BackendPhase::Program && last >= BackendPhase::Program) {
     pm.addPass(createPIMFuseHostCalls());

@@ -117,8 +117,8 @@ mlir::FailureOr<ProgramOp> buildProgram(mlir::ModuleOp module,
 /// The phases of `pim-backend`, for drivers that stop in between.
 enum class BackendPhase {
   Dispatch, // pim-register-target, pim-dispatch: annotated llm IR
-  Convert,  // pim-check-contract, convert-llm-to-pim, pim-tile: pim
-            // tensor-level ops with their mapping
+  Convert,  // pim-check-contract, convert-llm-to-pim, pim-tile,
+            // pim-select-kernels: pim tensor-level ops with their mapping
   Program,  // pim-build-program: a pim.program
 };
 
@@ -138,6 +138,12 @@ struct BackendPipelineOptions
       *this, "attention-split",
       llvm::cl::desc("attention parts per KV head (0: auto)"),
       llvm::cl::init(0)};
+  Option<std::string> kernels{
+      *this, "kernels",
+      llvm::cl::desc("generated | library | library:NAME,... | auto: the "
+                     "generated lowering or the kernel library per op (auto: "
+                     "by cost)"),
+      llvm::cl::init("auto")};
 };
 
 /// Adds the passes of phases [first, last] of `pim-backend`.

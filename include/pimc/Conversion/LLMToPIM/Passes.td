@@ -79,6 +79,28 @@ def PIMTile : Pass<"pim-tile", "::mlir::ModuleOp"> {
   ];
 }
 
+def PIMSelectKernels : Pass<"pim-select-kernels", "::mlir::ModuleOp"> {
+  let summary = "choose per pim.gemv / pim.attention: generated lowering or a library kernel";
+  let description = [{
+    For each pim.gemv and pim.attention on the PIM units (after pim-tile),
+    the kernels of the library (kernels/*.pimasm, docs/kernel-library.md)
+    for its op kind that serve its shape class are priced with their
+    `.cost` against the generated lowering's estimate (CostModel.h); the
+    choice is recorded as `pim.kernel = "generated"` or
+    `"library:<name>"`, the estimates as `pim.kernel_cycles`.
+    pim-build-program instantiates the chosen kernel for the op's stream
+    bodies. `kernels=generated|library` overrides the cost: `library` on an
+    op no kernel serves keeps the generated lowering and warns, once per
+    reason, with the count of ops; `library:a,b` does the same with only
+    the kernels a and b.
+  }];
+  let options = [
+    Option<"kernels", "kernels", "std::string", "\"auto\"",
+           "generated | library | library:NAME,... (only those kernels) | "
+           "auto (by cost)">,
+  ];
+}
+
 def PIMFuseHostCalls : Pass<"pim-fuse-host-calls", "::mlir::ModuleOp"> {
   let summary = "group consecutive host-fallback ops into one host call";
   let description = [{

@@ -58,6 +58,20 @@ LogicalResult ProgramOp::verify() {
     params.insert(p.getSymName());
   for (auto b : getBody().front().getOps<BufferOp>())
     buffers.insert(b.getSymName());
+  llvm::StringSet<> regions;
+  for (auto r : getBody().front().getOps<RegionOp>())
+    regions.insert(r.getSymName());
+  WalkResult data = walk([&](MacroOp m) {
+    auto d = m.getFields().getAs<DataAttr>("data");
+    if (!d || regions.contains(d.getRegion().getValue()) ||
+        buffers.contains(d.getRegion().getValue()))
+      return WalkResult::advance();
+    m.emitOpError() << "field 'data' names unknown region or buffer "
+                    << d.getRegion();
+    return WalkResult::interrupt();
+  });
+  if (data.wasInterrupted())
+    return failure();
   for (auto k : getBody().front().getOps<KernelOp>())
     for (auto h : k.getBody().front().getOps<HostOp>()) {
       pimsim::HostOp op;
@@ -218,15 +232,12 @@ LogicalResult MacroOp::verify() {
       continue;
     }
     if (*field == pimsim::Field::Data) {
+      // The region or buffer it names: ProgramOp::verify, with one set of
+      // names (buffers are spread over the program: a lookup per macro op
+      // would make verification quadratic).
       auto data = dyn_cast<DataAttr>(f.getValue());
       if (!data)
         return emitOpError("field 'data' must be a #pim.data");
-      auto program = (*this)->getParentOfType<ProgramOp>();
-      if (!program ||
-          !isa_and_nonnull<RegionOp, BufferOp>(
-              SymbolTable::lookupSymbolIn(program, data.getRegion().getAttr())))
-        return emitOpError() << "field 'data' names unknown region or buffer "
-                             << data.getRegion();
       if (failed(checkIndexField(*this, "data", data.getOffset(), depth)))
         return failure();
       continue;
