@@ -423,12 +423,11 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
   int64_t N = 0;
   for (const GemvPart &p : parts)
     N += weightShape(p.weight.getType()).first;
-  int64_t kRows = ceilDiv(K, m.E);
-  int64_t Cp = m.C / P;
-  int64_t nch = std::min(Cp, ceilDiv(N, m.B));
-  int64_t I = ceilDiv(N, nch * m.B);
-  int64_t partRows = ceilDiv(kRows, P);
-  P = ceilDiv(kRows, partRows); // drop parts that would be empty
+  // The shape pim-select-kernels priced the op with (KernelSites.h).
+  GemvShape shape = gemvShape(m, K, N, P);
+  int64_t kRows = shape.kRows, nch = shape.nch, I = shape.I;
+  int64_t partRows = shape.partRows, Cp = m.C / P;
+  P = shape.P; // parts that would be empty are dropped
   int64_t row0 = weightRow;
   weightRow += I * partRows;
 
