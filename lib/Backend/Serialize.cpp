@@ -47,7 +47,7 @@ private:
   /// Sets `field` of `inst` from an integer or #pim.index (`owner` for
   /// errors).
   llvm::Error field(Operation *owner, pimsim::Instruction &inst,
-                    pimsim::Field field, Attribute value);
+                    pimsim::Field field, Attribute value, int64_t add = 0);
   llvm::Error entry(pim::EntryOp e);
   llvm::Expected<int64_t> lookup(const llvm::StringMap<int64_t> &table,
                                  Operation *owner, StringRef what,
@@ -57,10 +57,14 @@ private:
   const pimsim::Target &target;
   pimsim::Program p;
   llvm::StringMap<int64_t> regions, kernels, streams;
+  llvm::StringMap<int64_t> buffers; // placed pim.buffers: offset in act
+  FlatSymbolRefAttr act;            // the region they are placed in
 };
 
 llvm::Expected<pimsim::Program> Serializer::run() {
   identity();
+  buffers = pim::placedBuffers(op);
+  act = FlatSymbolRefAttr::get(op.getContext(), "act");
   Block &block = op.getBody().front();
   for (Operation &o : block) {
     llvm::Error err =
@@ -70,8 +74,10 @@ llvm::Expected<pimsim::Program> Serializer::run() {
             .Case([&](pim::WeightOp x) { return weight(x); })
             .Case([&](pim::KernelOp x) { return kernel(x); })
             .Case([&](pim::BufferOp x) {
-              return fail(x, "buffer @" + x.getSymName() +
-                                 " is not placed (run pim-plan-memory)");
+              return x.getOffset()
+                         ? llvm::Error::success()
+                         : fail(x, "buffer @" + x.getSymName() +
+                                       " is not placed (run pim-plan-memory)");
             })
             .Default([](Operation *) { return llvm::Error::success(); });
     if (err)
@@ -221,9 +227,14 @@ llvm::Error Serializer::kernel(pim::KernelOp x) {
     };
     auto param = [&](StringRef name) { return p.paramIndex(name); };
     pimsim::HostOp op;
-    auto unplaced = [](StringRef) { return std::optional<int64_t>(); };
+    auto buffer = [&](StringRef name) -> std::optional<int64_t> {
+      auto it = buffers.find(name);
+      if (it == buffers.end())
+        return std::nullopt;
+      return it->second;
+    };
     std::optional<std::string> why =
-        pim::readHostOp(h.getName(), h.getArgs(), intern, param, unplaced, op);
+        pim::readHostOp(h.getName(), h.getArgs(), intern, param, buffer, op);
     if (why || !clash.empty())
       return fail(h, why ? *why : clash);
     k.ops.push_back(std::move(op));
@@ -279,12 +290,18 @@ llvm::Error Serializer::macro(pim::MacroOp m, pimsim::Instruction &inst) {
       auto data = dyn_cast<pim::DataAttr>(f.getValue());
       if (!data)
         return fail(m, "field 'data' must be a #pim.data");
-      llvm::Expected<int64_t> region =
-          lookup(regions, m, "region", data.getRegion());
-      if (!region)
-        return region.takeError();
-      inst.dataRegion = *region;
-      if (llvm::Error err = field(m, inst, *key, data.getOffset()))
+      // A placed pim.buffer: bytes of act from its offset.
+      FlatSymbolRefAttr region = data.getRegion();
+      int64_t base = 0;
+      if (auto it = buffers.find(region.getValue()); it != buffers.end()) {
+        region = act;
+        base = it->second;
+      }
+      llvm::Expected<int64_t> index = lookup(regions, m, "region", region);
+      if (!index)
+        return index.takeError();
+      inst.dataRegion = *index;
+      if (llvm::Error err = field(m, inst, *key, data.getOffset(), base))
         return err;
       continue;
     }
@@ -295,12 +312,12 @@ llvm::Error Serializer::macro(pim::MacroOp m, pimsim::Instruction &inst) {
 }
 
 llvm::Error Serializer::field(Operation *owner, pimsim::Instruction &inst,
-                              pimsim::Field key, Attribute value) {
+                              pimsim::Field key, Attribute value, int64_t add) {
   std::string error;
   FailureOr<pim::LinearIndex> index = pim::decomposeIndex(value, error);
   if (failed(index))
     return fail(owner, "field '" + pimsim::fieldName(key) + "' " + error);
-  inst.set(key, index->base);
+  inst.set(key, index->base + add);
   for (const pim::IndexTerm &t : index->terms) {
     unsigned var = t.loop;
     if (t.var == pim::IndexTerm::Var::Channel)

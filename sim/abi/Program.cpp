@@ -689,14 +689,35 @@ bool checkChannelSet(const ChannelSet &set, std::string &why) {
   return true;
 }
 
-/// "stream 0 (score), instruction 3 (mac_ab)"
-std::string instContext(size_t streamIndex, const Stream &stream,
-                        size_t instIndex, const Instruction &inst) {
-  return ("stream " + Twine(streamIndex) + " (" + stream.name +
-          "), instruction " + Twine(instIndex) + " (" + opcodeName(inst.op) +
-          ")")
-      .str();
-}
+/// Where a problem is: a text, or an instruction, which is formatted
+/// ("stream 0 (score), instruction 3 (mac_ab)") only when a problem is
+/// reported (a program has millions of instructions and few problems).
+class Where {
+public:
+  Where(std::string text) : text(std::move(text)) {}
+  Where(size_t streamIndex, const Stream &stream, size_t instIndex,
+        const Instruction &inst)
+      : streamIndex(streamIndex), instIndex(instIndex), stream(&stream),
+        inst(&inst) {}
+
+  std::string str() const {
+    if (!stream)
+      return text;
+    return ("stream " + Twine(streamIndex) + " (" + stream->name +
+            "), instruction " + Twine(instIndex) + " (" + opcodeName(inst->op) +
+            ")")
+        .str();
+  }
+  friend std::string operator+(const Where &w, const char *s) {
+    return w.str() + s;
+  }
+
+private:
+  std::string text;
+  size_t streamIndex = 0, instIndex = 0;
+  const Stream *stream = nullptr;
+  const Instruction *inst = nullptr;
+};
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -855,8 +876,7 @@ private:
 
   /// Parameter names appear in affine expressions next to loop variables,
   /// so they have no dots and are not a canonical loop variable name.
-  void checkParamName(const std::string &ctx, StringRef name,
-                      StringSet<> &seen) {
+  void checkParamName(const Where &ctx, StringRef name, StringSet<> &seen) {
     if (!isIdentifier(name) || name.contains('.')) {
       problems.add(ctx + ": name '" + name +
                    "' is not a parameter name ([A-Za-z_][A-Za-z0-9_]*)");
@@ -874,7 +894,7 @@ private:
 
   /// The layout belongs to a gemv_rows binding and each of its values is
   /// in its domain (gemvRowsProblems).
-  void checkGemvRows(const std::string &ctx, const WeightBinding &w,
+  void checkGemvRows(const Where &ctx, const WeightBinding &w,
                      const GemvRows &g) {
     std::string at = ctx + ": gemv_rows: ";
     if (w.layout != "gemv_rows")
@@ -885,7 +905,7 @@ private:
 
   /// Names are identifiers (they print as bare words), part >= -1, bytes
   /// >= 0.
-  void checkStreamInfo(const std::string &ctx, const StreamInfo &info) {
+  void checkStreamInfo(const Where &ctx, const StreamInfo &info) {
     for (auto [key, value] :
          {std::pair<StringRef, StringRef>{"layer", info.layer},
           {"op", info.op},
@@ -899,7 +919,7 @@ private:
       problems.add(ctx + ": bytes " + Twine(info.bytes) + " is negative");
   }
 
-  void checkName(const std::string &ctx, StringRef name, StringSet<> &seen) {
+  void checkName(const Where &ctx, StringRef name, StringSet<> &seen) {
     if (!isIdentifier(name)) {
       problems.add(ctx + ": name '" + name +
                    "' is not an identifier ([A-Za-z_][A-Za-z0-9_.]*)");
@@ -910,12 +930,12 @@ private:
     if (!seen.insert(name).second)
       problems.add(ctx + ": name '" + name + "' is used twice");
   }
-  void checkRange(const std::string &ctx, StringRef what, const Range &r) {
+  void checkRange(const Where &ctx, StringRef what, const Range &r) {
     if (r.first < 0 || r.count <= 0 || r.count > INT64_MAX - r.first)
       problems.add(ctx + ": " + what + " range " + Twine(r.first) + "+" +
                    Twine(r.count) + " is empty or negative");
   }
-  void checkRegionIndex(const std::string &ctx, int64_t region) {
+  void checkRegionIndex(const Where &ctx, int64_t region) {
     if (region < 0 || region >= static_cast<int64_t>(p.regions.size()))
       problems.add(ctx + ": refers to region " + Twine(region) +
                    ", but the program has " + Twine(p.regions.size()) +
@@ -925,7 +945,7 @@ private:
   void checkInstruction(size_t streamIndex, const Stream &s,
                         const Instruction &inst, unsigned depth,
                         size_t &counter) {
-    std::string ctx = instContext(streamIndex, s, counter++, inst);
+    Where ctx(streamIndex, s, counter++, inst);
     if (static_cast<size_t>(inst.op) >= kNumOpcodes) {
       problems.add(ctx + ": unknown opcode " +
                    Twine(static_cast<int>(inst.op)));
@@ -1107,7 +1127,7 @@ private:
     return same;
   }
 
-  void checkDeviceRange(const std::string &ctx, StringRef what, const Range &r,
+  void checkDeviceRange(const Where &ctx, StringRef what, const Range &r,
                         int64_t limit, StringRef unit) {
     if (r.end() > limit)
       problems.add(ctx + ": " + what + " " + rangeText(r) +
@@ -1144,8 +1164,8 @@ private:
       }
   }
 
-  void checkExtent(const std::string &ctx, int64_t region, int64_t lo,
-                   int64_t hi, StringRef what) {
+  void checkExtent(const Where &ctx, int64_t region, int64_t lo, int64_t hi,
+                   StringRef what) {
     const Region &r = p.regions[region];
     if (lo < 0 || hi > r.bytes)
       report(ctx + ": " + what + " [" + Twine(lo) + ", " + Twine(hi) +
@@ -1245,7 +1265,7 @@ private:
   }
 
   /// lo..hi within [0, limit).
-  void checkIndex(const std::string &ctx, const Instruction &inst, Field field,
+  void checkIndex(const Where &ctx, const Instruction &inst, Field field,
                   int64_t limit, StringRef unit) {
     Span s = span(inst, field);
     if (s.overflow) {
@@ -1268,7 +1288,7 @@ private:
   }
 
   /// A byte extent [lo, hi + size) within [0, limit), aligned to accesses.
-  void checkBuffer(const std::string &ctx, const Instruction &inst, Field field,
+  void checkBuffer(const Where &ctx, const Instruction &inst, Field field,
                    int64_t size) {
     Span s = span(inst, field);
     if (s.overflow) {
@@ -1290,7 +1310,7 @@ private:
   /// its extremes are at the ends of the parameters' ranges.
   void checkInstruction(size_t streamIndex, const Stream &s,
                         const Instruction &inst, size_t &counter) {
-    std::string ctx = instContext(streamIndex, s, counter++, inst);
+    Where ctx(streamIndex, s, counter++, inst);
     SmallVector<unsigned, 8> used;
     auto collect = [&](const Instruction &in, bool countOnly) {
       for (const Stride &st : in.strides)
@@ -1334,7 +1354,7 @@ private:
   }
 
   void checkAtCorner(const Stream &s, const Instruction &inst,
-                     const std::string &ctx) {
+                     const Where &ctx) {
     for (const Range &r : inst.channels)
       if (int64_t c = firstChannelOutside(r, s.channels); c >= 0)
         report(ctx + ": channel " + Twine(c) +
@@ -1456,7 +1476,7 @@ private:
   /// The expanded work of a stream over all its channels is bounded
   /// (kMaxExpandedWork) so that a small file cannot ask for unbounded
   /// simulation time or memory.
-  void checkStreamWork(const std::string &ctx) {
+  void checkStreamWork(const Where &ctx) {
     int64_t total = 0;
     if (MulOverflow(streamWork, std::max<int64_t>(streamChannels, 1), total))
       total = INT64_MAX;

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "pimc/Backend/Backend.h"
 #include "pimc/Dialect/PIM/IR/PIMDialect.h"
+#include "pimsim/HostOp.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -151,6 +152,57 @@ TEST_F(SerializeTest, InvalidForTheTargetIsAnError) {
   auto p = backend::serialize(program, target);
   ASSERT_FALSE(bool(p));
   EXPECT_NE(llvm::toString(p.takeError()).find("row"), std::string::npos);
+}
+
+// Buffers placed by pim-plan-memory keep their references: serialization
+// resolves `{buf = @b, off}` and `#pim.data<@b, off>` to bytes of act.
+constexpr const char *kPlacedBuffers = R"mlir(
+pim.program attributes {target = "hbm3-pim", target_hash = "sha256:0"} {
+  pim.region @act {kind = "activations", channels = array<i64: 0, 4>, banks = array<i64: 0, 64>, rows = array<i64: 8, 1>, bytes = 4096 : i64}
+  pim.buffer @a0 {bytes = 64 : i64, offset = 0 : i64}
+  pim.buffer @a1 {bytes = 2048 : i64, offset = 1024 : i64}
+  pim.kernel @add attributes {kind = "elementwise", flops = 4 : i64, bytes = 48 : i64} {
+    pim.host_op "add" {a = {buf = @a0, off = 16 : i64, n = 4 : i64, fmt = "f32"}, b = {buf = @a1, off = 16 : i64, n = 4 : i64, fmt = "f32"}, out = {off = 128 : i64, n = 4 : i64, fmt = "f32"}}
+  }
+  pim.stream @s attributes {channels = array<i64: 0, 4>} {
+    pim.macro "wr_gb" {offset = 0 : i64, bytes = 32 : i64, data = #pim.data<@a1, 64 : i64>}
+    pim.macro "barrier" {}
+    pim.macro "rd_acc" {count = 1 : i64, data = #pim.data<@a1, #pim.index<(d0) -> (256 * d0 + 32), []>>}
+  }
+  pim.entry @decode [@add, "barrier", @s]
+}
+)mlir";
+
+TEST_F(SerializeTest, PlacedBuffersAreBytesOfAct) {
+  pimsim::Program p = serialize(kPlacedBuffers);
+  ASSERT_EQ(p.kernels.size(), 1u);
+  ASSERT_EQ(p.kernels[0].ops.size(), 1u);
+  std::vector<int64_t> offsets;
+  pimsim::forEachHostBuffer(
+      p.kernels[0].ops[0],
+      [&](const pimsim::ActBuffer &b, bool) { offsets.push_back(b.offset); });
+  EXPECT_EQ(offsets, (std::vector<int64_t>{16, 1040, 128}));
+  const auto &body = p.streams[0].body;
+  ASSERT_EQ(body.size(), 3u);
+  EXPECT_EQ(body[0].dataRegion, 0); // @act
+  EXPECT_EQ(body[0].dataOffset, 1024 + 64);
+  EXPECT_EQ(body[2].at(pimsim::Field::Data, {}, /*channelIndex=*/3),
+            1024 + 32 + 3 * 256);
+}
+
+TEST_F(SerializeTest, UnplacedBufferIsAnError) {
+  std::string text = kPlacedBuffers;
+  size_t at = text.find(", offset = 1024 : i64");
+  text.erase(at, 21);
+  module = parseSourceString<ModuleOp>(text, &context);
+  ASSERT_TRUE(bool(module));
+  pim::ProgramOp program;
+  module->walk([&](pim::ProgramOp op) { program = op; });
+  auto p = backend::serialize(program, target);
+  ASSERT_FALSE(bool(p));
+  EXPECT_NE(llvm::toString(p.takeError())
+                .find("buffer @a1 is not placed (run pim-plan-memory)"),
+            std::string::npos);
 }
 
 } // namespace

@@ -133,7 +133,7 @@ private:
     if (copies > 1)
       bytes = copies * ceilDiv(bytes, 64) * 64;
     pim::BufferOp::create(top, loc, top.getStringAttr(name),
-                          top.getI64IntegerAttr(bytes));
+                          top.getI64IntegerAttr(bytes), IntegerAttr());
     Slot s;
     s.base = FlatSymbolRefAttr::get(b.getContext(), name);
     s.n = n;

@@ -1,6 +1,7 @@
 // pim-plan-memory: each pim.buffer gets its 64-byte aligned range of act in
-// program order; host ops' {buf, off} and macro ops' #pim.data<@buffer, ..>
-// become offsets in act; act goes after the last row the other regions use.
+// program order (its `offset`; host ops' {buf, off} and macro ops'
+// #pim.data<@buffer, ..> keep naming it, and serialization resolves them);
+// act goes after the last row the other regions use.
 // RUN: pimc-opt %s --split-input-file --pim-register-target=target=%targets/hbm3-pim.json --pim-plan-memory --verify-diagnostics | FileCheck %s
 // Planned programs are left as they are.
 // RUN: pimc-opt %s --split-input-file --pim-register-target=target=%targets/hbm3-pim.json --pim-plan-memory --verify-diagnostics -o %t.once.mlir
@@ -12,13 +13,13 @@
 
 // a0: 40 bytes -> [0, 64); a1: 100 -> [64, 192); a2: 8 -> [192, 256).
 // CHECK-LABEL: pim.program
-// CHECK-NOT: pim.buffer
 // CHECK: pim.region @weights
 // CHECK-NEXT: pim.region @act {banks = array<i64: 0, 64>, bytes = 256 : i64, channels = array<i64: 0, 4>, kind = "activations", rows = array<i64: 12, 1>}
-// CHECK: pim.host_op "add" {a = {fmt = "f32", n = 4 : i64, off = 16 : i64}, b = {fmt = "f32", n = 4 : i64, off = 80 : i64}, out = {fmt = "f32", n = 2 : i64, off = 192 : i64}}
-// CHECK: pim.host_op "call" {args = [{buffer = {fmt = "f32", n = 10 : i64, off = 64 : i64}, shape = [10]}, {param = "pos", shape = []}], {{.*}}results = [{buffer = {fmt = "f32", n = 2 : i64, off = 200 : i64}, shape = [2]}]
-// CHECK: pim.macro "wr_gb" {bytes = 32 : i64, data = #pim.data<@act, 96 : i64>, offset = 0 : i64}
-// CHECK: pim.macro "rd_acc" {count = 1 : i64, data = #pim.data<@act, #pim.index<(d0) -> (d0 * 32 + 192), []>>}
+// CHECK-NEXT: pim.buffer @a0 {bytes = 40 : i64, offset = 0 : i64}
+// CHECK-NEXT: pim.buffer @a1 {bytes = 100 : i64, offset = 64 : i64}
+// CHECK-NEXT: pim.buffer @a2 {bytes = 8 : i64, offset = 192 : i64}
+// CHECK: pim.host_op "add" {a = {buf = @a0, fmt = "f32", n = 4 : i64, off = 16 : i64}
+// CHECK: pim.macro "wr_gb" {bytes = 32 : i64, data = #pim.data<@a1, 32 : i64>, offset = 0 : i64}
 // SCHED: error: pim-schedule: buffer is not placed in act (run pim-plan-memory first)
 module {
 pim.program attributes {target = "hbm3-pim", target_hash = "sha256:0", pim.max_context = 64 : i64} {

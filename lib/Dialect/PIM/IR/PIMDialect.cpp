@@ -129,7 +129,17 @@ LogicalResult RegionOp::verify() {
 LogicalResult BufferOp::verify() {
   if (getBytes() < 1)
     return emitOpError("bytes must be positive");
+  if (getOffset() && *getOffset() < 0)
+    return emitOpError("offset must be >= 0");
   return success();
+}
+
+llvm::StringMap<int64_t> pimc::pim::placedBuffers(ProgramOp program) {
+  llvm::StringMap<int64_t> placed;
+  for (auto b : program.getBody().front().getOps<BufferOp>())
+    if (std::optional<int64_t> off = b.getOffset())
+      placed[b.getSymName()] = *off;
+  return placed;
 }
 
 LogicalResult WeightOp::verify() {

@@ -4,9 +4,11 @@
 // (host ops name it `{buf = @a3, off, n, fmt}`, macro ops
 // `#pim.data<@a3, offset>`, offsets relative to it) and places the device
 // regions (KV cache, weights). This pass gives each buffer its byte offset
-// in the `act` region, rewrites the references to `act`, erases the
-// buffers, places `act` after the rows the other regions use, checks that
-// the model fits the target and records the act bytes (`pim.act_bytes`).
+// in the `act` region (the buffer's `offset`: the references stay, and
+// serialization and pim-schedule resolve them, so planning is linear in
+// the buffers), places `act` after the rows the other regions use, checks
+// that the model fits the target and records the act bytes
+// (`pim.act_bytes`).
 //
 // Offsets: each buffer its own 64-byte aligned range, in program order
 // (no reuse, so no aliasing between phases; docs/backend.md "Memory plan").
@@ -15,7 +17,6 @@
 #include "pimc/Dialect/PIM/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -29,51 +30,10 @@ using namespace pimc::pim;
 
 namespace {
 
-/// Byte offsets in act of a program's buffers.
-using Placement = llvm::StringMap<int64_t>;
-
-/// `value` (an integer or #pim.index) plus `add`.
-Attribute offsetBy(Attribute value, int64_t add) {
-  if (auto i = dyn_cast<IntegerAttr>(value))
-    return IntegerAttr::get(i.getType(), i.getInt() + add);
-  auto index = cast<IndexAttr>(value);
-  AffineMap map = index.getMap();
-  return IndexAttr::get(value.getContext(),
-                        AffineMap::get(map.getNumDims(), map.getNumSymbols(),
-                                       map.getResult(0) + add),
-                        index.getParams());
-}
-
-/// A host op's argument with every `{buf = @b, off, ...}` made
-/// `{off = off + place(b), ...}` (buffers nest in a call's args/results).
-Attribute placeHostArg(Attribute a, const Placement &place) {
-  if (auto list = dyn_cast<ArrayAttr>(a)) {
-    SmallVector<Attribute> out;
-    for (Attribute e : list)
-      out.push_back(placeHostArg(e, place));
-    return ArrayAttr::get(a.getContext(), out);
-  }
-  auto dict = dyn_cast<DictionaryAttr>(a);
-  if (!dict)
-    return a;
-  NamedAttrList out;
-  auto ref = dict.getAs<FlatSymbolRefAttr>("buf");
-  for (NamedAttribute n : dict) {
-    if (n.getName() == "buf")
-      continue;
-    Attribute v = placeHostArg(n.getValue(), place);
-    if (ref && n.getName() == "off")
-      v = offsetBy(v, place.lookup(ref.getValue()));
-    out.append(n.getName(), v);
-  }
-  return out.getDictionary(a.getContext());
-}
-
 class Planner {
 public:
   Planner(ModuleOp module, ProgramOp program)
-      : module(module), program(program),
-        act(FlatSymbolRefAttr::get(program.getContext(), "act")) {}
+      : module(module), program(program) {}
 
   /// Plans the program for the module's target (looked up only when there
   /// is something to place).
@@ -83,8 +43,10 @@ public:
     bool hasAct = llvm::any_of(body.getOps<RegionOp>(), [](RegionOp r) {
       return r.getSymName() == "act";
     });
-    if (hasAct && !buffers.empty())
-      return buffers.front().emitOpError(
+    auto unplaced = llvm::find_if(
+        buffers, [](BufferOp b) { return !b.getOffset().has_value(); });
+    if (hasAct && unplaced != buffers.end())
+      return unplaced->emitOpError(
           "cannot be placed: the program already has an 'act' region");
     if (hasAct)
       return success(); // planned before
@@ -94,12 +56,11 @@ public:
     target = std::move(*t);
     int64_t bytes = 0;
     for (BufferOp b : buffers) {
-      place[b.getSymName()] = bytes;
+      if (b.getOffset())
+        return b.emitOpError("is placed, but the program has no 'act' region");
+      b.setOffset(bytes);
       bytes += llvm::alignTo(b.getBytes(), 64);
     }
-    rewriteReferences();
-    for (BufferOp b : buffers)
-      b.erase();
     if (failed(placeRegion(bytes)))
       return failure();
     program->setAttr(
@@ -109,24 +70,6 @@ public:
   }
 
 private:
-  void rewriteReferences() {
-    program.walk([&](HostOp h) {
-      h.setArgsAttr(cast<DictionaryAttr>(placeHostArg(h.getArgs(), place)));
-    });
-    program.walk([&](MacroOp m) {
-      auto data = m.getFields().getAs<DataAttr>("data");
-      if (!data || !place.count(data.getRegion().getValue()))
-        return;
-      NamedAttrList fields(m.getFields());
-      fields.set(
-          "data",
-          DataAttr::get(m.getContext(), act,
-                        offsetBy(data.getOffset(),
-                                 place.lookup(data.getRegion().getValue()))));
-      m.setFieldsAttr(fields.getDictionary(m.getContext()));
-    });
-  }
-
   /// `act` after the last row of the other regions, on the weights'
   /// channels; the model must fit the target's rows.
   LogicalResult placeRegion(int64_t bytes) {
@@ -181,8 +124,6 @@ private:
   ModuleOp module;
   ProgramOp program;
   pimsim::Target target;
-  FlatSymbolRefAttr act;
-  Placement place;
 };
 
 struct PlanMemoryPass

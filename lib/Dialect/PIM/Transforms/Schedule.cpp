@@ -12,7 +12,7 @@
 // host-visible regions (a kernel's host-op buffers, a macro op's `data`),
 // and DRAM rows on the stream's channels (`row` of MACs, loads and stores).
 // A macro op whose effect this pass does not know touches everything.
-// It runs after pim-plan-memory: every buffer has its place in act.
+// It runs after pim-plan-memory: every buffer has its offset in act.
 //
 //===----------------------------------------------------------------------===//
 #include "pimc/Dialect/PIM/IR/PIMHostOp.h"
@@ -79,6 +79,7 @@ public:
         act(StringAttr::get(program.getContext(), "act")) {
     for (auto p : program.getBody().front().getOps<ParamOp>())
       params[p.getSymName()] = {p.getMin(), p.getMax() + 1};
+    buffers = placedBuffers(program);
   }
 
   Footprint of(KernelOp kernel) {
@@ -87,8 +88,13 @@ public:
       pimsim::HostOp op;
       auto intern = [](pimsim::HostTensor) -> int64_t { return 0; };
       auto param = [](StringRef) -> int64_t { return 0; };
-      auto unplaced = [](StringRef) { return std::optional<int64_t>(); };
-      if (readHostOp(h.getName(), h.getArgs(), intern, param, unplaced, op)) {
+      auto buffer = [&](StringRef name) -> std::optional<int64_t> {
+        auto it = buffers.find(name);
+        if (it == buffers.end())
+          return std::nullopt;
+        return it->second;
+      };
+      if (readHostOp(h.getName(), h.getArgs(), intern, param, buffer, op)) {
         f.everything = true; // the verifier says what is wrong
         continue;
       }
@@ -246,15 +252,22 @@ private:
       f.everything = true;
       return;
     }
-    f.accesses.push_back(
-        {data.getRegion().getAttr(), {at->lo, at->hi + bytes}, {}, written});
+    // A placed buffer: bytes of act from its offset.
+    StringAttr region = data.getRegion().getAttr();
+    if (auto it = buffers.find(region.getValue()); it != buffers.end()) {
+      region = act;
+      at->lo += it->second;
+      at->hi += it->second;
+    }
+    f.accesses.push_back({region, {at->lo, at->hi + bytes}, {}, written});
   }
 
   int64_t accessBytes;
   StringAttr act;
-  llvm::StringMap<Range> params; // values [min, max + 1)
-  Range channels;                // of the current stream
-  SmallVector<int64_t> loops;    // trip counts (maximum) of enclosing loops
+  llvm::StringMap<Range> params;    // values [min, max + 1)
+  llvm::StringMap<int64_t> buffers; // placed pim.buffers: offset in act
+  Range channels;                   // of the current stream
+  SmallVector<int64_t> loops;       // trip counts (maximum) of enclosing loops
 };
 
 /// Inserts the barriers of one entry.
@@ -299,13 +312,12 @@ struct SchedulePass : public pimc::pim::impl::PIMScheduleBase<SchedulePass> {
       return signalPassFailure();
     for (auto program : module.getOps<ProgramOp>()) {
       // Footprints are in act: buffers must have their place there.
-      auto buffers = program.getBody().front().getOps<BufferOp>();
-      if (!buffers.empty()) {
-        (*buffers.begin())
-            .emitError("pim-schedule: buffer is not placed in act "
-                       "(run pim-plan-memory first)");
-        return signalPassFailure();
-      }
+      for (auto b : program.getBody().front().getOps<BufferOp>())
+        if (!b.getOffset()) {
+          b.emitError("pim-schedule: buffer is not placed in act "
+                      "(run pim-plan-memory first)");
+          return signalPassFailure();
+        }
       SymbolTable symbols(program);
       FootprintBuilder fp(program, target->org.accessBytes);
       for (auto entry : program.getBody().front().getOps<EntryOp>())

@@ -13,6 +13,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <string>
 #include <utility>
@@ -58,6 +59,8 @@ mlir::Attribute buildIndex(mlir::AffineExpr expr,
                            llvm::ArrayRef<mlir::FlatSymbolRefAttr> params);
 /// The number of pim.loop ops enclosing `op`.
 unsigned loopDepth(mlir::Operation *op);
+/// The byte offset in `act` of each pim.buffer pim-plan-memory placed.
+llvm::StringMap<int64_t> placedBuffers(ProgramOp program);
 
 } // namespace pimc::pim
 

@@ -77,17 +77,17 @@ def PIM_RegionOp : PIM_Op<"region", [Symbol, HasParent<"ProgramOp">]> {
 }
 
 def PIM_BufferOp : PIM_Op<"buffer", [Symbol, HasParent<"ProgramOp">]> {
-  let summary = "an activation buffer, before pim-plan-memory places it";
+  let summary = "an activation buffer: `bytes` of the `act` region";
   let description = [{
-    `bytes` of the `act` region whose offset is not decided yet.
     pim-build-program allocates one per value it keeps in act; host ops
     name it as `{buf = @b3, off = 16, n, fmt}` and macro ops as
     `#pim.data<@b3, offset>` (offsets relative to the buffer).
-    pim-plan-memory gives each buffer its offset in `act`, rewrites those
-    references to `act` and erases the buffers; a program with a
-    pim.buffer left cannot be serialized.
+    pim-plan-memory places it: `offset` is its first byte in `act`.
+    Serialization resolves the references with it; a buffer without an
+    offset cannot be serialized.
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, PIM_I64:$bytes);
+  let arguments = (ins SymbolNameAttr:$sym_name, PIM_I64:$bytes,
+                   OptionalAttr<PIM_I64>:$offset);
   let assemblyFormat = "$sym_name attr-dict";
   let hasVerifier = 1;
 }
