@@ -350,22 +350,39 @@ bool hostFieldIsDefault(const HostOp &op, HostField f) {
   return true;
 }
 
+/// Whether `op` writes only part of `out` and keeps the rest: v_stage
+/// (one lane per position), and a pack whose blocks leave gaps or end
+/// before `out` does.
+static bool keepsPartOfOut(const HostOp &op) {
+  if (op.kind == HostOpKind::VStage)
+    return true;
+  if (op.kind != HostOpKind::Pack)
+    return false;
+  int64_t row = op.replicate * op.block;
+  return op.outStride != row || op.blocks * row < op.out.elements;
+}
+
 void forEachHostBuffer(const HostOp &op,
                        function_ref<void(const ActBuffer &, bool)> fn) {
-  for (const HostFieldSpec &spec : hostOpFields(op.kind)) {
-    bool written =
-        spec.field == HostField::Out || spec.field == HostField::Results;
-    if (const std::vector<CallValue> *values =
-            hostCallValuesField(op, spec.field)) {
-      for (const CallValue &v : *values)
-        if (v.kind == CallValue::Kind::Buffer && v.buffer.elements > 0)
-          fn(v.buffer, written);
-      continue;
+  // Reads first, then writes: the order the op touches its buffers in.
+  bool updatesOut = keepsPartOfOut(op);
+  for (bool writes : {false, true})
+    for (const HostFieldSpec &spec : hostOpFields(op.kind)) {
+      bool out = spec.field == HostField::Out;
+      bool written = out || spec.field == HostField::Results;
+      if (written != writes && !(out && updatesOut && !writes))
+        continue;
+      if (const std::vector<CallValue> *values =
+              hostCallValuesField(op, spec.field)) {
+        for (const CallValue &v : *values)
+          if (v.kind == CallValue::Kind::Buffer && v.buffer.elements > 0)
+            fn(v.buffer, writes);
+        continue;
+      }
+      const ActBuffer *buffer = hostBufferField(op, spec.field);
+      if (buffer && buffer->elements > 0)
+        fn(*buffer, writes);
     }
-    const ActBuffer *buffer = hostBufferField(op, spec.field);
-    if (buffer && buffer->elements > 0)
-      fn(*buffer, written);
-  }
 }
 
 ArrayRef<RopeField> ropeFields() {

@@ -290,11 +290,19 @@ TEST(HostOpTest, BuffersAndWhetherTheOpWritesThem) {
   };
   std::vector<HostOp> ops = everyKind();
   using V = std::vector<std::string>;
-  EXPECT_EQ(visits(ops[0]), V({"w0"}));                 // embedding
-  EXPECT_EQ(visits(ops[1]), V({"r0", "w64"}));          // rms_norm
-  EXPECT_EQ(visits(ops[2]), V({"r0", "w128"}));         // add, b a tensor
-  EXPECT_EQ(visits(ops[4]), V({"r0", "r64", "w128"}));  // gated_act
-  EXPECT_EQ(visits(ops[6]), V({"r0", "w512"}));         // v_stage
+  EXPECT_EQ(visits(ops[0]), V({"w0"}));                // embedding
+  EXPECT_EQ(visits(ops[1]), V({"r0", "w64"}));         // rms_norm
+  EXPECT_EQ(visits(ops[2]), V({"r0", "w128"}));        // add, b a tensor
+  EXPECT_EQ(visits(ops[4]), V({"r0", "r64", "w128"})); // gated_act
+  // A pack with gaps and v_stage keep the elements of `out` they do not
+  // write: read, then written. A pack that covers `out` only writes it.
+  EXPECT_EQ(visits(ops[5]), V({"r0", "r256", "w256"})); // pack, gaps
+  HostOp pack = ops[5];
+  pack.outStride = pack.replicate * pack.block;
+  EXPECT_EQ(visits(pack), V({"r0", "r256", "w256"})); // ends before out
+  pack.out.elements = pack.blocks * pack.outStride;
+  EXPECT_EQ(visits(pack), V({"r0", "w256"}));
+  EXPECT_EQ(visits(ops[6]), V({"r0", "r512", "w512"})); // v_stage
   EXPECT_EQ(visits(ops[9]), V({"r0", "r256", "w512"})); // attn_combine
   EXPECT_EQ(visits(ops[10]), V({"r0", "w64"}));         // call
   EXPECT_EQ(visits(ops[11]), V({"r0"}));                // logits

@@ -45,8 +45,8 @@ void pimc::pim::buildBackendPipeline(OpPassManager &pm,
     pm.addPass(createPIMFuseHostCalls());
     pm.addPass(createPIMBuildProgram());
     pm.addPass(createPIMFuseHostKernels());
-    pm.addPass(createPIMPlanMemory());
     pm.addPass(createPIMSchedule());
+    pm.addPass(createPIMPlanMemory());
   }
 }
 

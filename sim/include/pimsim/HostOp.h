@@ -238,8 +238,12 @@ const std::vector<CallValue> *hostCallValuesField(const HostOp &op,
 
 /// Calls `fn` with each act buffer of `op` (the fields its kind takes, a
 /// call's buffer arguments and results) and whether the op writes it (`out`
-/// and a call's results) or only reads it. Empty buffers and host tensors
-/// are not visited. A schedule orders kernels by these (pim-schedule).
+/// and a call's results: every element) or only reads it, in the order the
+/// op touches them. An op that keeps the elements of `out` it does not
+/// write (read-modify-write: `v_stage`, and a `pack` that leaves gaps) has
+/// its `out` visited as read, then as written. Empty buffers and host tensors are not visited. A schedule
+/// orders kernels by these (pim-schedule), and a memory plan finds which
+/// buffers hold a value from an earlier run (pim-plan-memory).
 void forEachHostBuffer(
     const HostOp &op,
     llvm::function_ref<void(const ActBuffer &buffer, bool written)> fn);

@@ -8,8 +8,8 @@
 // RUN: pimc-opt %t.once.mlir --split-input-file --pim-plan-memory --verify-diagnostics -o %t.twice.mlir
 // RUN: pimc-opt %t.once.mlir --split-input-file -o %t.once.printed.mlir
 // RUN: diff %t.once.printed.mlir %t.twice.mlir
-// pim-schedule needs the plan.
-// RUN: not pimc-opt %s --split-input-file --pim-register-target=target=%targets/hbm3-pim.json --pim-schedule 2>&1 | FileCheck %s --check-prefix=SCHED
+// Reuse by lifetime, after pim-schedule (the second and third programs).
+// RUN: pimc-opt %S/Inputs/plan-memory-reuse.mlir --split-input-file --pim-register-target=target=%targets/hbm3-pim.json --pim-schedule --pim-plan-memory | FileCheck %S/Inputs/plan-memory-reuse.mlir --check-prefix=REUSE
 
 // a0: 40 bytes -> [0, 64); a1: 100 -> [64, 192); a2: 8 -> [192, 256).
 // CHECK-LABEL: pim.program
@@ -20,7 +20,6 @@
 // CHECK-NEXT: pim.buffer @a2 {bytes = 8 : i64, offset = 192 : i64}
 // CHECK: pim.host_op "add" {a = {buf = @a0, fmt = "f32", n = 4 : i64, off = 16 : i64}
 // CHECK: pim.macro "wr_gb" {bytes = 32 : i64, data = #pim.data<@a1, 32 : i64>, offset = 0 : i64}
-// SCHED: error: pim-schedule: buffer is not placed in act (run pim-plan-memory first)
 module {
 pim.program attributes {target = "hbm3-pim", target_hash = "sha256:0", pim.max_context = 64 : i64} {
   pim.param @pos {min = 0 : i64, max = 63 : i64}

@@ -30,14 +30,19 @@ def PIMPlanMemory : Pass<"pim-plan-memory", "::mlir::ModuleOp"> {
   let summary = "place the activation buffers in the act region";
   let description = [{
     Gives each `pim.buffer` of each `pim.program` its byte offset in the
-    `act` region (its own 64-byte aligned range, in program order), rewrites
-    the host ops' `{buf = @b, off, ...}` and the macro ops'
-    `#pim.data<@b, offset>` to `act`, and erases the buffers. Then places
-    `act` after the rows the other regions (KV cache, weights) use, on the
-    weights' channels, and checks that the model fits the target: a model
-    that does not says by how much and what takes the rows. Records the act
-    bytes as `pim.act_bytes` (the program's memory plan). A program that
-    has its `act` region already is left as it is.
+    `act` region (the buffer's `offset`; host ops and macro ops keep naming
+    the buffer, and serialization resolves the references). Runs after
+    pim-schedule: buffers whose lifetimes (the runs of steps between
+    barriers from the first that touches the buffer to the last) do not
+    overlap share bytes. A buffer read before a run of its entry writes
+    it, used by two entries, touched by no step, or read by the runtime
+    after the run (the logits) is live throughout. Offsets are first-fit
+    in order of first use, 64-byte aligned. Then places `act` after the
+    rows the other regions (KV cache, weights) use, on the weights'
+    channels, and checks that the model fits the target: a model that does
+    not says by how much and what takes the rows. Records the act bytes as
+    `pim.act_bytes` (the program's memory plan). A program that has its
+    `act` region already is left as it is.
   }];
 }
 
@@ -52,8 +57,9 @@ def PIMSchedule : Pass<"pim-schedule", "::mlir::ModuleOp"> {
     (pimsim::forEachHostBuffer), the `data` bytes and the DRAM rows (on the
     stream's channels) of a stream's macro ops, each over every value its
     loop variables, `ch` and the parameters can take. An op this pass
-    cannot bound touches everything. Barriers already in an entry stay, so
-    the pass is idempotent.
+    cannot bound touches everything. Unplaced buffers are distinct bytes
+    (pim-plan-memory places them after this pass, by the barriers it
+    leaves). Barriers already in an entry stay, so the pass is idempotent.
   }];
 }
 
