@@ -49,6 +49,9 @@ private:
   llvm::Error field(Operation *owner, pimsim::Instruction &inst,
                     pimsim::Field field, Attribute value, int64_t add = 0);
   llvm::Error entry(pim::EntryOp e);
+  /// (2.1) The library kernel a stream runs, from its `pim.kernel`
+  /// attribute.
+  llvm::Error streamKernel(pim::StreamOp s, std::string &out);
   llvm::Expected<int64_t> lookup(const llvm::StringMap<int64_t> &table,
                                  Operation *owner, StringRef what,
                                  FlatSymbolRefAttr ref);
@@ -95,6 +98,8 @@ llvm::Expected<pimsim::Program> Serializer::run() {
     if (auto dispatch = s.getDispatchAttr())
       if (auto cls = dispatch.getAs<StringAttr>("class"))
         stream.info.workClass = cls.getValue().str();
+    if (llvm::Error err = streamKernel(s, stream.info.kernel))
+      return err;
     if (llvm::Error err = body(s.getBody().front(), stream.body))
       return err;
     streams[stream.name] = p.streams.size();
@@ -106,6 +111,26 @@ llvm::Expected<pimsim::Program> Serializer::run() {
   if (llvm::Error err = pimsim::validateProgram(p, target))
     return err;
   return std::move(p);
+}
+
+/// pim-select-kernels' choice, copied onto the stream by pim-build-program:
+/// "library:<name>" records <name>; "generated" (and no attribute) records
+/// nothing.
+llvm::Error Serializer::streamKernel(pim::StreamOp s, std::string &out) {
+  Attribute attr = s->getAttr("pim.kernel");
+  if (!attr)
+    return llvm::Error::success();
+  auto choice = dyn_cast<StringAttr>(attr);
+  if (!choice)
+    return fail(s, "pim.kernel is not a string");
+  StringRef value = choice.getValue();
+  if (value == "generated")
+    return llvm::Error::success();
+  if (!value.consume_front("library:") || value.empty())
+    return fail(s, "pim.kernel is '" + choice.getValue() +
+                       "', expected \"generated\" or \"library:<name>\"");
+  out = value.str();
+  return llvm::Error::success();
 }
 
 void Serializer::identity() {

@@ -105,6 +105,7 @@ PartSummary summarize(const pimsim::Program &program,
         t.name = stream.name;
         t.layer = stream.info.layer;
         t.op = stream.info.op.empty() ? stream.name : stream.info.op;
+        t.kernel = stream.info.kernel;
         t.seconds += j < p.streamCycles.size() ? p.streamCycles[j] * tck : 0;
         ++t.count;
       }
@@ -187,6 +188,19 @@ std::string percent(double part, double whole) {
   return whole > 0 ? formatv("{0:F1}%", 100 * part / whole).str() : "-";
 }
 
+/// The library kernels an op's streams ran (NamedTime::kernel, "" for
+/// none), for the op list: "gemv_fit", "a, b", or "gemv_fit on some
+/// streams" when others ran none; empty when none ran one.
+std::string kernelNote(const std::set<std::string> &kernels) {
+  std::string note;
+  for (const std::string &k : kernels)
+    if (!k.empty())
+      note += (note.empty() ? "" : ", ") + k;
+  if (!note.empty() && kernels.count(""))
+    note += " on some streams";
+  return note;
+}
+
 void printPart(raw_ostream &os, StringRef name, const PerfReport &r,
                const PartSummary &s, unsigned top, bool lists) {
   os << formatv("\n{0}, per token (mean of {1}, positions {2}..{3}):\n", name,
@@ -252,6 +266,8 @@ void printPart(raw_ostream &os, StringRef name, const PerfReport &r,
                     percent(t.seconds / tokens, s.meanSeconds), t.name);
       if (!t.unit.empty())
         os << " [near-memory " << t.unit << "]";
+      if (!t.kernel.empty())
+        os << " [kernel " << t.kernel << "]";
       if (t.count > s.tokens)
         os << formatv(" (x{0:F0})", double(t.count) / tokens);
       os << "\n";
@@ -268,6 +284,7 @@ void printPart(raw_ostream &os, StringRef name, const PerfReport &r,
   {
     StringMap<NamedTime> byOp;
     StringMap<double> partMax; // per (layer, op): the longest part
+    StringMap<std::set<std::string>> opKernels;
     for (const NamedTime &t : s.streams) {
       std::string key = t.layer + "\n" + t.op;
       double &mx = partMax[key];
@@ -277,10 +294,13 @@ void printPart(raw_ostream &os, StringRef name, const PerfReport &r,
         g.seconds += t.seconds - mx;
         mx = t.seconds;
       }
+      opKernels[t.op].insert(t.kernel);
     }
     std::vector<NamedTime> ops;
-    for (auto &e : byOp)
+    for (auto &e : byOp) {
+      e.second.kernel = kernelNote(opKernels[e.first()]);
       ops.push_back(e.second);
+    }
     llvm::sort(ops, [](const NamedTime &a, const NamedTime &b) {
       return a.seconds != b.seconds ? a.seconds > b.seconds : a.name < b.name;
     });
@@ -328,10 +348,14 @@ namespace {
 
 json::Object namedTimes(const std::vector<NamedTime> &items, double tokens) {
   json::Object o;
-  for (const NamedTime &t : items)
-    o[t.name] = json::Object{{"seconds_per_token", t.seconds / tokens},
-                             {"launches", t.count},
-                             {"unit", t.unit.empty() ? "host" : t.unit}};
+  for (const NamedTime &t : items) {
+    json::Object item{{"seconds_per_token", t.seconds / tokens},
+                      {"launches", t.count},
+                      {"unit", t.unit.empty() ? "host" : t.unit}};
+    if (!t.kernel.empty())
+      item["kernel"] = t.kernel; // streams: the library kernel (2.1)
+    o[t.name] = std::move(item);
+  }
   return o;
 }
 

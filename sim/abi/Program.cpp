@@ -909,7 +909,8 @@ private:
     for (auto [key, value] :
          {std::pair<StringRef, StringRef>{"layer", info.layer},
           {"op", info.op},
-          {"class", info.workClass}})
+          {"class", info.workClass},
+          {"kernel", info.kernel}})
       if (!value.empty() && !isIdentifier(value))
         problems.add(ctx + ": " + key + " '" + value +
                      "' is not a name ([A-Za-z_][A-Za-z0-9_.]*)");

@@ -106,7 +106,8 @@ public:
       if (!s.info.empty())
         info = fb::CreateStreamInfo(
             fbb, optionalString(s.info.layer), optionalString(s.info.op),
-            s.info.part, optionalString(s.info.workClass), s.info.bytes);
+            s.info.part, optionalString(s.info.workClass), s.info.bytes,
+            optionalString(s.info.kernel));
       streams.push_back(fb::CreateStream(fbb, name, channels, body, info));
     }
     std::vector<Offset<fb::Entry>> entries;
@@ -363,8 +364,9 @@ Program convert(const fb::Program &in) {
                     instructions(s->body()),
                     {}};
       if (const fb::StreamInfo *info = s->info())
-        stream.info = {str(info->layer()), str(info->op()), info->part(),
-                       str(info->work_class()), info->bytes()};
+        stream.info = {str(info->layer()), str(info->op()),
+                       info->part(),       str(info->work_class()),
+                       info->bytes(),      str(info->kernel())};
       p.streams.push_back(std::move(stream));
     }
   if (in.entries())

@@ -305,8 +305,8 @@ private:
       os << " scale_type=" << word(g.scaleType);
   }
 
-  /// (1.6) ` layer=L0 op=qkv part=1 class=linear bytes=N`, each key only
-  /// when set.
+  /// (1.6) ` layer=L0 op=qkv part=1 class=linear bytes=N`, (2.1)
+  /// ` kernel=gemv_fit`, each key only when set.
   void printStreamInfo(const StreamInfo &info) {
     if (!info.layer.empty())
       os << " layer=" << word(info.layer);
@@ -318,6 +318,8 @@ private:
       os << " class=" << word(info.workClass);
     if (info.bytes != 0)
       os << " bytes=" << info.bytes;
+    if (!info.kernel.empty())
+      os << " kernel=" << word(info.kernel);
   }
 
   void printInstruction(const Instruction &inst, unsigned depth) {
@@ -1242,18 +1244,18 @@ private:
     if (Error err = declareLaunchName(toks[1], s.name))
       return err;
     StringMap<const Token *> kv;
-    const StringRef keys[] = {"channels", "layer", "op",
-                              "part",     "class", "bytes"};
+    const StringRef keys[] = {"channels", "layer", "op",    "part",
+                              "class",    "bytes", "kernel"};
     if (Error err = collect(toks, 2, ".stream", keys, kv))
       return err;
     if (Error err = require(toks[0], kv, {"channels"}))
       return err;
     if (Error err = parseChannelSet(*kv["channels"], s.channels))
       return err;
-    std::pair<StringRef, std::string *> names[] = {
-        {"layer", &s.info.layer},
-        {"op", &s.info.op},
-        {"class", &s.info.workClass}};
+    std::pair<StringRef, std::string *> names[] = {{"layer", &s.info.layer},
+                                                   {"op", &s.info.op},
+                                                   {"class", &s.info.workClass},
+                                                   {"kernel", &s.info.kernel}};
     for (auto &[key, out] : names)
       if (kv.count(key))
         *out = kv[key]->value;

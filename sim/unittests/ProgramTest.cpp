@@ -154,7 +154,7 @@ Program sampleProgram() {
       strided(withData(Instruction::rdAcc(4), 2, 65536), Field::Data, 0, 128),
       Field::Data, kChannelIndex, 512);
   Stream score;
-  score.info = {"L0", "attention", 1, "attention", 1 << 20};
+  score.info = {"L0", "attention", 1, "attention", 1 << 20, ""};
   score.name = "score";
   score.channels = {{0, 16}};
   score.body = {
@@ -318,7 +318,7 @@ TEST(ProgramTest, BinaryTextBinaryIsByteIdentical) {
 TEST(ProgramTest, PrintsReadableText) {
   std::string text = textOf(sampleProgram());
   for (StringRef want :
-       {".version 2.0\n",
+       {".version 2.1\n",
         ".target hbm3-pim hash=sha256:",
         ".region kv kind=kv_cache channels=0-15 banks=0-63 rows=8192-16383 "
         "bytes=8589934592\n",
@@ -977,13 +977,13 @@ TEST(ProgramTest, ReaderAndAssemblerAcceptTheSamePrograms) {
 
 TEST(ProgramTest, StreamInfoIsChecked) {
   Program p = oneInstruction(Instruction::barrier());
-  p.streams[0].info = {"L 0", "qkv", -2, "linear", -1};
+  p.streams[0].info = {"L 0", "qkv", -2, "linear", -1, ""};
   std::string e = errorOf(checkProgram(p));
   EXPECT_NE(e.find("layer 'L 0' is not a name"), std::string::npos) << e;
   EXPECT_NE(e.find("part -2 is negative"), std::string::npos) << e;
   EXPECT_NE(e.find("bytes -1 is negative"), std::string::npos) << e;
   // The text form refuses the same program.
-  p.streams[0].info = {"L0", "qkv", 0, "linear", 64};
+  p.streams[0].info = {"L0", "qkv", 0, "linear", 64, ""};
   std::string text = textOf(p);
   auto again = parseProgramText(text, "<text>");
   ASSERT_TRUE(bool(again)) << toString(again.takeError());
@@ -995,6 +995,93 @@ TEST(ProgramTest, StreamInfoIsChecked) {
   EXPECT_NE(errorOf(parseProgramText(text, "<text>").takeError())
                 .find("part -5 is negative"),
             std::string::npos);
+}
+
+// (2.1) The library kernel a stream runs: binary and text keep it, it must
+// be a name, and a 2.0 program (no such field) reads with none.
+TEST(ProgramTest, StreamKernelRoundTripsAndIsChecked) {
+  Program p = oneInstruction(Instruction::barrier());
+  p.streams[0].info = {"L0", "qkv", -1, "linear", 64, "gemv_fit"};
+  ASSERT_FALSE(bool(checkProgram(p)));
+  auto bytes = serializeProgram(p);
+  ASSERT_TRUE(bool(bytes)) << toString(bytes.takeError());
+  auto back = parseProgramBuffer(*bytes, "<bytes>");
+  ASSERT_TRUE(bool(back)) << toString(back.takeError());
+  EXPECT_EQ(back->streams[0].info.kernel, "gemv_fit");
+  EXPECT_EQ(*back, p);
+  std::string text = textOf(p);
+  EXPECT_NE(text.find(".stream s channels=0-15 layer=L0 op=qkv class=linear "
+                      "bytes=64 kernel=gemv_fit\n"),
+            std::string::npos)
+      << text;
+  auto again = parseProgramText(text, "<text>");
+  ASSERT_TRUE(bool(again)) << toString(again.takeError());
+  EXPECT_EQ(*again, p);
+  EXPECT_EQ(textOf(*again), text);
+
+  // Only the kernel: the info is not empty, so it is written.
+  Program only = oneInstruction(Instruction::barrier());
+  only.streams[0].info.kernel = "attention_vt_fused";
+  EXPECT_FALSE(only.streams[0].info.empty());
+  bytes = serializeProgram(only);
+  ASSERT_TRUE(bool(bytes)) << toString(bytes.takeError());
+  back = parseProgramBuffer(*bytes, "<bytes>");
+  ASSERT_TRUE(bool(back)) << toString(back.takeError());
+  EXPECT_EQ(back->streams[0].info, only.streams[0].info);
+  EXPECT_FALSE(p.streams[0].info == only.streams[0].info);
+
+  // A name, as the other fields; the text form refuses the same.
+  Program bad = p;
+  bad.streams[0].info.kernel = "gemv fit";
+  EXPECT_NE(errorOf(checkProgram(bad))
+                .find("stream 0 (s): kernel 'gemv fit' is not a name"),
+            std::string::npos);
+  EXPECT_NE(errorOf(serializeProgram(bad)).find("kernel 'gemv fit'"),
+            std::string::npos);
+  std::string quoted = text;
+  quoted.replace(quoted.find("kernel=gemv_fit"), 15, "kernel=\"gemv fit\"");
+  EXPECT_NE(errorOf(parseProgramText(quoted, "<text>"))
+                .find("kernel 'gemv fit' is not a name"),
+            std::string::npos);
+}
+
+TEST(ProgramTest, Version20StreamInfoReadsWithoutKernel) {
+  // A 2.0 writer's flatbuffer: StreamInfo ends at `bytes`.
+  flatbuffers::FlatBufferBuilder fbb;
+  auto org = fb::CreateOrganization(fbb, 1, 16, 2, 2, 4, 4, 16384, 32, 32);
+  auto target = fb::CreateTargetIdentity(fbb, fbb.CreateString("hbm3-pim"),
+                                         fbb.CreateString("sha256:0"), org);
+  std::vector<flatbuffers::Offset<fb::Instruction>> body = {
+      fb::CreateInstruction(fbb, fb::Opcode::Barrier)};
+  std::vector<fb::Range> channels = {fb::Range(0, 16)};
+  fb::StreamInfoBuilder info(fbb);
+  info.add_part(-1);
+  info.add_bytes(64);
+  auto infoOffset = info.Finish();
+  auto stream = fb::CreateStream(fbb, fbb.CreateString("s"),
+                                 fbb.CreateVectorOfStructs(channels),
+                                 fbb.CreateVector(body), infoOffset);
+  std::vector<flatbuffers::Offset<fb::Stream>> streams = {stream};
+  fb::Version v(2, 0);
+  fb::FinishProgramBuffer(fbb, fb::CreateProgram(fbb, &v, target, 0, 0, 0,
+                                                 fbb.CreateVector(streams)));
+  auto p = parseProgramBuffer(
+      ArrayRef<uint8_t>(fbb.GetBufferPointer(), fbb.GetSize()), "old.pimb");
+  ASSERT_TRUE(static_cast<bool>(p)) << toString(p.takeError());
+  EXPECT_EQ(p->version.major, 2);
+  EXPECT_EQ(p->version.minor, 0);
+  ASSERT_EQ(p->streams.size(), 1u);
+  EXPECT_EQ(p->streams[0].info.bytes, 64);
+  EXPECT_EQ(p->streams[0].info.kernel, "");
+  std::string text = textOf(*p);
+  EXPECT_NE(text.find(".version 2.0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(".stream s channels=0-15 bytes=64\n"), std::string::npos)
+      << text;
+  // The text form of a 2.0 program reads too, and prints as it was.
+  auto again = parseProgramText(text, "old.pimasm");
+  ASSERT_TRUE(static_cast<bool>(again)) << toString(again.takeError());
+  EXPECT_EQ(*again, *p);
+  EXPECT_EQ(textOf(*again), text);
 }
 
 TEST(ProgramTest, GemvRowsLayoutRoundTripsAndIsChecked) {

@@ -140,6 +140,49 @@ TEST_F(SerializeTest, PrintsAndReassemblesToItself) {
   EXPECT_EQ(*again, p) << text;
 }
 
+/// kProgram with `attrs` added to the stream's attributes.
+std::string withStreamAttrs(StringRef attrs) {
+  std::string text = kProgram;
+  std::string at = "pim.stream @gemv attributes {channels = array<i64: 0, 4>";
+  text.insert(text.find(at) + at.size(), (", " + attrs).str());
+  return text;
+}
+
+// (2.1) pim-select-kernels' choice on the stream: a library kernel is
+// recorded by name, the generated lowering not at all.
+TEST_F(SerializeTest, StreamRecordsItsLibraryKernel) {
+  std::string lib = withStreamAttrs("pim.kernel = \"library:gemv_fit\"");
+  pimsim::Program p = serialize(lib.c_str());
+  ASSERT_EQ(p.streams.size(), 1u);
+  EXPECT_EQ(p.streams[0].info.kernel, "gemv_fit");
+  std::string gen = withStreamAttrs("pim.kernel = \"generated\"");
+  p = serialize(gen.c_str());
+  ASSERT_EQ(p.streams.size(), 1u);
+  EXPECT_EQ(p.streams[0].info.kernel, "");
+  EXPECT_TRUE(p.streams[0].info.empty());
+
+  for (auto [attrs, message] :
+       {std::pair<StringRef, StringRef>{
+            "pim.kernel = \"gemv_fit\"",
+            "pim.kernel is 'gemv_fit', expected \"generated\" or "
+            "\"library:<name>\""},
+        {"pim.kernel = \"library:\"",
+         "pim.kernel is 'library:', expected \"generated\" or "
+         "\"library:<name>\""},
+        {"pim.kernel = 3 : i64", "pim.kernel is not a string"},
+        {"pim.kernel = \"library:gemv fit\"",
+         "kernel 'gemv fit' is not a name"}}) {
+    module = parseSourceString<ModuleOp>(withStreamAttrs(attrs), &context);
+    ASSERT_TRUE(bool(module)) << attrs.str();
+    pim::ProgramOp program;
+    module->walk([&](pim::ProgramOp op) { program = op; });
+    auto bad = backend::serialize(program, target);
+    ASSERT_FALSE(bool(bad)) << attrs.str();
+    std::string error = llvm::toString(bad.takeError());
+    EXPECT_NE(error.find(message.str()), std::string::npos) << error;
+  }
+}
+
 TEST_F(SerializeTest, InvalidForTheTargetIsAnError) {
   // Row 100000 is past the end of an hbm3-pim bank.
   std::string text = kProgram;

@@ -43,6 +43,9 @@ struct NamedTime {
   // Streams: the layer and op the program records (pimsim::StreamInfo);
   // a program without stream metadata counts each stream as its own op.
   std::string layer, op;
+  // Streams: the library kernel the stream ran (2.1 StreamInfo::kernel),
+  // empty for the generated lowering or when not recorded.
+  std::string kernel;
 };
 
 /// Prefill or decode. Per-token values are means over the part's tokens.

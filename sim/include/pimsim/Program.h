@@ -31,7 +31,7 @@ namespace pimsim {
 
 struct ProgramVersion {
   uint16_t major = 2;
-  uint16_t minor = 0;
+  uint16_t minor = 1;
 };
 /// The version this pimsim reads (any 2.x) and writes. 1.1 added runtime
 /// parameters, `offset` on mac_*, masking sfm and the opaque `params` /
@@ -43,8 +43,9 @@ struct ProgramVersion {
 /// metadata (StreamInfo) and the typed gemv_rows weight layout (GemvRows).
 /// 2.0: typed host ops (HostKernel::ops, Program::hostTensors) instead of
 /// JSON strings, and the memory plan (Program::memory); 1.x programs are
-/// refused (recompile them).
-constexpr ProgramVersion kProgramVersion{2, 0};
+/// refused (recompile them). 2.1: the library kernel a stream runs
+/// (StreamInfo::kernel).
+constexpr ProgramVersion kProgramVersion{2, 1};
 
 /// Half-open [first, first + count). Printed inclusive: "0-15".
 struct Range {
@@ -416,20 +417,23 @@ struct Instruction {
 /// ("qkv", "attention") it belongs to, its part when the op is split over
 /// several streams (-1: not split), the work class ("linear", "attention")
 /// and the device-memory bytes it streams (weights; for attention the KV
-/// cache at full context). Empty: not recorded.
+/// cache at full context). (2.1) `kernel`: the library kernel
+/// (kernels/*.pimasm) the stream's body was instantiated from, "gemv_fit";
+/// empty for the generated lowering. Empty: not recorded.
 struct StreamInfo {
   std::string layer, op;
   int64_t part = -1;
   std::string workClass;
   int64_t bytes = 0;
+  std::string kernel; // (2.1)
 
   bool empty() const {
     return layer.empty() && op.empty() && part == -1 && workClass.empty() &&
-           bytes == 0;
+           bytes == 0 && kernel.empty();
   }
   bool operator==(const StreamInfo &o) const {
     return layer == o.layer && op == o.op && part == o.part &&
-           workClass == o.workClass && bytes == o.bytes;
+           workClass == o.workClass && bytes == o.bytes && kernel == o.kernel;
   }
 };
 
