@@ -123,12 +123,20 @@ public:
 
 private:
   /// Drops the buffers no op names (a value pim-build-program allocated
-  /// and then kept elsewhere): they need no bytes.
+  /// and then kept elsewhere): they need no bytes. A macro op names a
+  /// buffer only in `data` (its other fields are numbers, indices over
+  /// pim.params and strings); other ops are searched whole.
   void eraseUnused(SmallVectorImpl<BufferOp> &buffers) {
     llvm::StringSet<> used;
-    if (auto uses = SymbolTable::getSymbolUses(&program.getBody()))
-      for (const SymbolTable::SymbolUse &u : *uses)
-        used.insert(u.getSymbolRef().getRootReference().getValue());
+    program.getBody().walk([&](Operation *op) {
+      if (auto m = dyn_cast<MacroOp>(op)) {
+        if (auto data = m.getFields().getAs<DataAttr>("data"))
+          used.insert(data.getRegion().getValue());
+        return;
+      }
+      op->getAttrDictionary().walk(
+          [&](FlatSymbolRefAttr ref) { used.insert(ref.getValue()); });
+    });
     llvm::erase_if(buffers, [&](BufferOp b) {
       if (used.contains(b.getSymName()))
         return false;
