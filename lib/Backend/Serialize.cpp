@@ -117,19 +117,17 @@ llvm::Expected<pimsim::Program> Serializer::run() {
 /// "library:<name>" records <name>; "generated" (and no attribute) records
 /// nothing.
 llvm::Error Serializer::streamKernel(pim::StreamOp s, std::string &out) {
-  Attribute attr = s->getAttr("pim.kernel");
+  Attribute attr = s->getAttr(pim::kKernelAttrName);
   if (!attr)
     return llvm::Error::success();
   auto choice = dyn_cast<StringAttr>(attr);
   if (!choice)
     return fail(s, "pim.kernel is not a string");
-  StringRef value = choice.getValue();
-  if (value == "generated")
-    return llvm::Error::success();
-  if (!value.consume_front("library:") || value.empty())
+  std::optional<StringRef> name = pim::libraryKernelName(choice.getValue());
+  if (!name)
     return fail(s, "pim.kernel is '" + choice.getValue() +
                        "', expected \"generated\" or \"library:<name>\"");
-  out = value.str();
+  out = name->str();
   return llvm::Error::success();
 }
 
@@ -252,14 +250,8 @@ llvm::Error Serializer::kernel(pim::KernelOp x) {
     };
     auto param = [&](StringRef name) { return p.paramIndex(name); };
     pimsim::HostOp op;
-    auto buffer = [&](StringRef name) -> std::optional<int64_t> {
-      auto it = buffers.find(name);
-      if (it == buffers.end())
-        return std::nullopt;
-      return it->second;
-    };
-    std::optional<std::string> why =
-        pim::readHostOp(h.getName(), h.getArgs(), intern, param, buffer, op);
+    std::optional<std::string> why = pim::readHostOp(
+        h.getName(), h.getArgs(), intern, param, pim::lookupIn(buffers), op);
     if (why || !clash.empty())
       return fail(h, why ? *why : clash);
     k.ops.push_back(std::move(op));

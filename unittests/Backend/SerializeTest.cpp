@@ -75,6 +75,22 @@ struct SerializeTest : ::testing::Test {
     return std::move(*p);
   }
 
+  /// Why serializing `text` fails, or nothing when it succeeds (or does not
+  /// parse: a test failure of its own).
+  std::optional<std::string> serializeError(StringRef text) {
+    module = parseSourceString<ModuleOp>(text, &context);
+    if (!module) {
+      ADD_FAILURE() << "the test program does not parse";
+      return std::nullopt;
+    }
+    pim::ProgramOp program;
+    module->walk([&](pim::ProgramOp p) { program = p; });
+    auto p = backend::serialize(program, target);
+    if (p)
+      return std::nullopt;
+    return llvm::toString(p.takeError());
+  }
+
   MLIRContext context;
   OwningOpRef<ModuleOp> module;
   pimsim::Target target = hbm3();
@@ -172,14 +188,9 @@ TEST_F(SerializeTest, StreamRecordsItsLibraryKernel) {
         {"pim.kernel = 3 : i64", "pim.kernel is not a string"},
         {"pim.kernel = \"library:gemv fit\"",
          "kernel 'gemv fit' is not a name"}}) {
-    module = parseSourceString<ModuleOp>(withStreamAttrs(attrs), &context);
-    ASSERT_TRUE(bool(module)) << attrs.str();
-    pim::ProgramOp program;
-    module->walk([&](pim::ProgramOp op) { program = op; });
-    auto bad = backend::serialize(program, target);
-    ASSERT_FALSE(bool(bad)) << attrs.str();
-    std::string error = llvm::toString(bad.takeError());
-    EXPECT_NE(error.find(message.str()), std::string::npos) << error;
+    std::optional<std::string> error = serializeError(withStreamAttrs(attrs));
+    ASSERT_TRUE(error) << attrs.str();
+    EXPECT_NE(error->find(message.str()), std::string::npos) << *error;
   }
 }
 
@@ -188,13 +199,9 @@ TEST_F(SerializeTest, InvalidForTheTargetIsAnError) {
   std::string text = kProgram;
   size_t at = text.find("(4 + 2 * d1)");
   text.replace(at, 12, "(100000 + d1)");
-  module = parseSourceString<ModuleOp>(text, &context);
-  ASSERT_TRUE(bool(module));
-  pim::ProgramOp program;
-  module->walk([&](pim::ProgramOp op) { program = op; });
-  auto p = backend::serialize(program, target);
-  ASSERT_FALSE(bool(p));
-  EXPECT_NE(llvm::toString(p.takeError()).find("row"), std::string::npos);
+  std::optional<std::string> error = serializeError(text);
+  ASSERT_TRUE(error);
+  EXPECT_NE(error->find("row"), std::string::npos) << *error;
 }
 
 // Buffers placed by pim-plan-memory keep their references: serialization
@@ -237,15 +244,11 @@ TEST_F(SerializeTest, UnplacedBufferIsAnError) {
   std::string text = kPlacedBuffers;
   size_t at = text.find(", offset = 1024 : i64");
   text.erase(at, 21);
-  module = parseSourceString<ModuleOp>(text, &context);
-  ASSERT_TRUE(bool(module));
-  pim::ProgramOp program;
-  module->walk([&](pim::ProgramOp op) { program = op; });
-  auto p = backend::serialize(program, target);
-  ASSERT_FALSE(bool(p));
-  EXPECT_NE(llvm::toString(p.takeError())
-                .find("buffer @a1 is not placed (run pim-plan-memory)"),
-            std::string::npos);
+  std::optional<std::string> error = serializeError(text);
+  ASSERT_TRUE(error);
+  EXPECT_NE(error->find("buffer @a1 is not placed (run pim-plan-memory)"),
+            std::string::npos)
+      << *error;
 }
 
 } // namespace

@@ -141,9 +141,11 @@ double pimc::pim::detail::attentionGeneratedCycles(const Machine &m,
 
 const kernels::KernelFile *pimc::pim::detail::libraryKernel(Operation *op) {
   auto choice = op->getAttrOfType<StringAttr>(kKernelAttrName);
-  if (!choice || !choice.getValue().starts_with("library:"))
+  std::optional<StringRef> name =
+      choice ? libraryKernelName(choice.getValue()) : std::nullopt;
+  if (!name || name->empty())
     return nullptr;
-  return kernels::findKernel(choice.getValue().drop_front(8));
+  return kernels::findKernel(*name);
 }
 
 //===----------------------------------------------------------------------===//

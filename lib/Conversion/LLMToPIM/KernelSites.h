@@ -13,6 +13,7 @@
 
 #include "CostModel.h"
 #include "pimc/Conversion/LLMToPIM/KernelLibrary.h"
+#include "pimc/Dialect/PIM/IR/PIMDialect.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -21,9 +22,6 @@
 
 namespace pimc::pim::detail {
 
-/// On pim.gemv / pim.attention (pim-select-kernels) and on their streams
-/// (pim-build-program): "generated" or "library:<name>".
-inline constexpr llvm::StringLiteral kKernelAttrName = "pim.kernel";
 /// On the op: the estimated cycles of one stream, {generated = ..,
 /// <kernel> = ..} for each kernel that serves it.
 inline constexpr llvm::StringLiteral kKernelCyclesAttrName =

@@ -142,6 +142,14 @@ llvm::StringMap<int64_t> pimc::pim::placedBuffers(ProgramOp program) {
   return placed;
 }
 
+std::optional<StringRef> pimc::pim::libraryKernelName(StringRef choice) {
+  if (choice == "generated")
+    return StringRef();
+  if (!choice.consume_front("library:") || choice.empty())
+    return std::nullopt;
+  return choice;
+}
+
 LogicalResult WeightOp::verify() {
   auto program = (*this)->getParentOfType<ProgramOp>();
   auto region = dyn_cast_or_null<RegionOp>(

@@ -30,12 +30,12 @@ BufferLayout pimc::pim::bufferLayout(ProgramOp program) {
   auto buffers = program.getBody().front().getOps<BufferOp>();
   layout.placed = llvm::all_of(
       buffers, [](BufferOp b) { return b.getOffset().has_value(); });
+  if (layout.placed) {
+    layout.offsets = placedBuffers(program);
+    return layout;
+  }
   int64_t next = 0;
   for (BufferOp b : buffers) {
-    if (layout.placed) {
-      layout.offsets[b.getSymName()] = *b.getOffset();
-      continue;
-    }
     layout.offsets[b.getSymName()] = next;
     next += llvm::alignTo(b.getBytes(), 64);
   }
@@ -64,12 +64,7 @@ Footprint FootprintBuilder::of(KernelOp kernel) {
   Footprint f;
   auto intern = [](pimsim::HostTensor) -> int64_t { return 0; };
   auto param = [](StringRef) -> int64_t { return 0; };
-  auto buffer = [&](StringRef name) -> std::optional<int64_t> {
-    auto it = buffers.offsets.find(name);
-    if (it == buffers.offsets.end())
-      return std::nullopt;
-    return it->second;
-  };
+  auto buffer = lookupIn(buffers.offsets);
   for (auto h : kernel.getBody().front().getOps<HostOp>()) {
     pimsim::HostOp op;
     if (readHostOp(h.getName(), h.getArgs(), intern, param, buffer, op)) {

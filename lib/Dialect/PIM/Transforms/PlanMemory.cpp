@@ -210,14 +210,15 @@ private:
     for (auto [i, b] : llvm::enumerate(buffers))
       index[b.getSymName()] = i;
     SmallVector<size_t> out;
-    program.walk([&](HostOp h) {
-      if (h.getName() != "logits")
-        return;
-      auto in = h.getArgs().getAs<DictionaryAttr>("in");
-      auto ref = in ? in.getAs<FlatSymbolRefAttr>("buf") : nullptr;
-      if (ref && index.count(ref.getValue()))
-        out.push_back(index.lookup(ref.getValue()));
-    });
+    for (auto k : program.getBody().front().getOps<KernelOp>())
+      for (auto h : k.getBody().front().getOps<HostOp>()) {
+        if (h.getName() != "logits")
+          continue;
+        auto in = h.getArgs().getAs<DictionaryAttr>("in");
+        auto ref = in ? in.getAs<FlatSymbolRefAttr>("buf") : nullptr;
+        if (ref && index.count(ref.getValue()))
+          out.push_back(index.lookup(ref.getValue()));
+      }
     return out;
   }
 

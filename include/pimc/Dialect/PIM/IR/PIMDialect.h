@@ -62,6 +62,13 @@ unsigned loopDepth(mlir::Operation *op);
 /// The byte offset in `act` of each pim.buffer pim-plan-memory placed.
 llvm::StringMap<int64_t> placedBuffers(ProgramOp program);
 
+/// On pim.gemv / pim.attention (pim-select-kernels) and on their streams
+/// (pim-build-program): "generated" or "library:<name>".
+inline constexpr llvm::StringLiteral kKernelAttrName = "pim.kernel";
+/// The library kernel a pim.kernel value names: "" for "generated", nothing
+/// when the value is neither form.
+std::optional<llvm::StringRef> libraryKernelName(llvm::StringRef choice);
+
 } // namespace pimc::pim
 
 #endif // PIMC_DIALECT_PIM_IR_PIMDIALECT_H

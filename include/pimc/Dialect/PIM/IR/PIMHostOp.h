@@ -16,6 +16,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringMap.h"
 
 #include "pimsim/HostOp.h"
 
@@ -32,6 +33,16 @@ using LookupParam = llvm::function_ref<int64_t(llvm::StringRef)>;
 /// not a buffer of the program or not placed yet.
 using LookupBuffer =
     llvm::function_ref<std::optional<int64_t>(llvm::StringRef)>;
+/// A LookupBuffer over buffer offsets by name (placedBuffers); the map must
+/// outlive it.
+inline auto lookupIn(const llvm::StringMap<int64_t> &offsets) {
+  return [&offsets](llvm::StringRef name) -> std::optional<int64_t> {
+    auto it = offsets.find(name);
+    if (it == offsets.end())
+      return std::nullopt;
+    return it->second;
+  };
+}
 
 /// Reads host op `name` with fields `args` into `out`. Returns what is
 /// wrong ("'eps' must be a number", "unknown field 'x' for rms_norm
