@@ -8,6 +8,7 @@
 
 #include "pimc/Checkpoint/Safetensors.h"
 #include "pimc/Support/JSON.h"
+#include "pimc/Support/JSONFields.h"
 #include "pimc/Support/Paths.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -54,6 +55,13 @@ const DTypeInfo &infoFor(DType dtype) {
   llvm_unreachable("DType missing from dtypeTable");
 }
 
+std::string dtypeNames() {
+  std::string names;
+  for (const DTypeInfo &info : dtypeTable)
+    names += (names.empty() ? "" : ", ") + info.name.str();
+  return names;
+}
+
 // Same limit as the reference parser: a larger header is almost certainly a
 // misread length field, and parsing it would only waste memory.
 constexpr uint64_t kMaxHeaderBytes = 100ull * 1000 * 1000;
@@ -71,8 +79,6 @@ std::string formatShape(ArrayRef<int64_t> shape) {
   }
   return s + "]";
 }
-
-std::string formatJson(const json::Value &v) { return formatv("{0}", v).str(); }
 
 /// llvm::json keeps the last of duplicate object keys silently, so the
 /// top-level keys are re-scanned from the (already validated) header text.
@@ -120,92 +126,104 @@ struct ParsedEntry {
   uint64_t begin = 0, end = 0;
 };
 
+/// How a header entry's fields are named in errors: "<file>: tensor
+/// '<name>': shape[1]: must be non-negative, got -1".
+JSONFieldStyle entryStyle(StringRef file, StringRef tensor) {
+  JSONFieldStyle style;
+  style.error = [file = file.str(), tensor = tensor.str()](
+                    StringRef path, const Twine &what) -> Error {
+    std::string where = "tensor '" + tensor + "': ";
+    if (!path.empty())
+      where += path.str() + ": ";
+    return fileError(file, where + what);
+  };
+  style.showValues = true;
+  return style;
+}
+
 Expected<ParsedEntry> parseEntry(StringRef file, StringRef name,
                                  const json::Value &value) {
-  auto err = [&](const Twine &what) {
-    return fileError(file, "tensor '" + name + "': " + what);
-  };
-  const json::Object *obj = value.getAsObject();
+  JSONFieldStyle style = entryStyle(file, name);
+  Expected<JSONFields> obj = JSONFields::of(value, "", style);
   if (!obj)
-    return err("header entry is not an object");
+    return obj.takeError();
+  if (Error e = obj->checkKeys({"dtype", "shape", "data_offsets"}))
+    return e;
 
   ParsedEntry entry;
   entry.view.name = name.str();
   entry.view.file = file.str();
 
-  const json::Value *dtypeValue = obj->get("dtype");
-  if (!dtypeValue)
-    return err("missing 'dtype'");
-  std::optional<StringRef> dtypeStr = dtypeValue->getAsString();
+  Expected<StringRef> dtypeStr = obj->string("dtype", required);
   if (!dtypeStr)
-    return err("'dtype' is not a string");
+    return dtypeStr.takeError();
   std::optional<DType> dtype = parseDType(*dtypeStr);
   if (!dtype)
-    return err("unknown dtype '" + *dtypeStr + "'");
+    return obj->fieldError("dtype", "unknown dtype '" + *dtypeStr +
+                                        "' (expected one of: " + dtypeNames() +
+                                        ")");
   entry.view.dtype = *dtype;
 
-  const json::Value *shapeValue = obj->get("shape");
-  const json::Array *shape = shapeValue ? shapeValue->getAsArray() : nullptr;
+  Expected<std::vector<int64_t>> shape =
+      obj->integers("shape", required, IntRange{0});
   if (!shape)
-    return err("'shape' is missing or not a list");
+    return shape.takeError();
+  entry.view.shape.assign(shape->begin(), shape->end());
   uint64_t numel = 1;
   bool numelOverflow = false;
-  for (const json::Value &dim : *shape) {
-    std::optional<int64_t> d = dim.getAsInteger();
-    if (!d || *d < 0)
-      return err("'shape' must be a list of non-negative integers, got " +
-                 formatJson(*shapeValue));
-    entry.view.shape.push_back(*d);
+  for (int64_t d : entry.view.shape) {
     bool overflow = false;
-    numel = SaturatingMultiply(numel, uint64_t(*d), &overflow);
+    numel = SaturatingMultiply(numel, uint64_t(d), &overflow);
     numelOverflow |= overflow;
   }
   if (numel == 0) // A zero dimension wins over an earlier overflow.
     numelOverflow = false;
 
-  const json::Value *offsetsValue = obj->get("data_offsets");
-  const json::Array *offsets =
-      offsetsValue ? offsetsValue->getAsArray() : nullptr;
-  std::optional<uint64_t> begin, end;
-  if (offsets && offsets->size() == 2) {
-    begin = (*offsets)[0].getAsUINT64();
-    end = (*offsets)[1].getAsUINT64();
-  }
-  if (!begin || !end)
-    return err("'data_offsets' must be two non-negative integers [begin, "
-               "end], got " +
-               (offsetsValue ? formatJson(*offsetsValue) : "nothing"));
-  if (*begin > *end)
-    return err("'data_offsets' begin " + Twine(*begin) + " is after end " +
-               Twine(*end));
-  entry.begin = *begin;
-  entry.end = *end;
-  entry.view.numBytes = *end - *begin;
+  Expected<std::vector<int64_t>> offsets =
+      obj->integers("data_offsets", required, IntRange{0});
+  if (!offsets)
+    return offsets.takeError();
+  if (offsets->size() != 2)
+    return obj->fieldError("data_offsets",
+                           "must be two integers [begin, end], got " +
+                               Twine(offsets->size()));
+  uint64_t begin = (*offsets)[0], end = (*offsets)[1];
+  if (begin > end)
+    return obj->fieldError("data_offsets", "begin " + Twine(begin) +
+                                               " is after end " + Twine(end));
+  entry.begin = begin;
+  entry.end = end;
+  entry.view.numBytes = end - begin;
 
   bool overflow = false;
   uint64_t expected =
       SaturatingMultiply(numel, uint64_t(dtypeSize(*dtype)), &overflow);
   numelOverflow |= overflow;
   if (numelOverflow || expected != entry.view.numBytes)
-    return err("dtype " + *dtypeStr + " with shape " +
-               formatShape(entry.view.shape) + " needs " +
-               (numelOverflow ? std::string("more than 2^64")
-                              : std::to_string(expected)) +
-               " bytes but data_offsets span " + Twine(entry.view.numBytes) +
-               " bytes");
+    return obj->error("dtype " + *dtypeStr + " with shape " +
+                      formatShape(entry.view.shape) + " needs " +
+                      (numelOverflow ? std::string("more than 2^64")
+                                     : std::to_string(expected)) +
+                      " bytes but data_offsets span " +
+                      Twine(entry.view.numBytes) + " bytes");
   return entry;
 }
 
+/// `__metadata__`: an object of strings.
 Error parseMetadata(StringRef file, const json::Value &value,
                     StringMap<std::string> &meta) {
-  const json::Object *obj = value.getAsObject();
+  JSONFieldStyle style;
+  style.error = [&](StringRef path, const Twine &what) {
+    return fileError(file, path + ": " + what);
+  };
+  style.showValues = true;
+  Expected<JSONFields> obj = JSONFields::of(value, "__metadata__", style);
   if (!obj)
-    return fileError(file, "'__metadata__' is not an object");
-  for (const auto &[key, v] : *obj) {
-    std::optional<StringRef> s = v.getAsString();
+    return obj.takeError();
+  for (StringRef key : obj->keys()) {
+    Expected<StringRef> s = obj->string(key, required);
     if (!s)
-      return fileError(file, "'__metadata__' entry '" + StringRef(key) +
-                                 "' is not a string");
+      return s.takeError();
     meta[key] = s->str();
   }
   return Error::success();
@@ -391,25 +409,32 @@ WeightStore::openDirectory(StringRef checkpointDir) {
   if (!index)
     return fileError(indexPath,
                      "not valid JSON: " + toString(index.takeError()));
-  const json::Object *root = index->getAsObject();
-  const json::Object *weightMap =
-      root ? root->getObject("weight_map") : nullptr;
+  JSONFieldStyle style;
+  style.error = [&](StringRef path, const Twine &what) {
+    return fileError(indexPath, path.empty() ? what : path + ": " + what);
+  };
+  style.showValues = true;
+  Expected<JSONFields> root = JSONFields::of(*index, "", style);
+  if (!root)
+    return root.takeError();
+  Expected<JSONFields> weightMap = root->object("weight_map", required);
   if (!weightMap)
-    return fileError(indexPath, "missing 'weight_map' object");
+    return weightMap.takeError();
 
-  // Distinct shards in sorted order, each opened once.
+  // Tensor -> shard in tensor order, so that the first failure reported is
+  // deterministic; distinct shards in sorted order, each opened once.
+  std::vector<std::pair<std::string, std::string>> mapped;
   std::vector<std::string> shardNames;
-  for (const auto &[tensor, shard] : *weightMap) {
-    std::optional<StringRef> s = shard.getAsString();
+  for (StringRef tensor : weightMap->keys()) {
+    Expected<StringRef> s = weightMap->string(tensor, required);
     if (!s)
-      return fileError(indexPath, "weight_map entry for tensor '" +
-                                      StringRef(tensor) +
-                                      "' is not a file name");
+      return s.takeError();
     Expected<std::string> inside =
         resolveInside(checkpointDir, *s,
                       "weight_map entry for tensor '" + tensor.str() + "'");
     if (!inside)
       return fileError(indexPath, toString(inside.takeError()));
+    mapped.emplace_back(tensor.str(), s->str());
     shardNames.push_back(s->str());
   }
   llvm::sort(shardNames);
@@ -429,11 +454,6 @@ WeightStore::openDirectory(StringRef checkpointDir) {
   if (!store)
     return store.takeError();
 
-  // Sorted so that the first failure reported is deterministic.
-  std::vector<std::pair<std::string, std::string>> mapped;
-  for (const auto &[tensor, shard] : *weightMap)
-    mapped.emplace_back(tensor.str(), shard.getAsString()->str());
-  llvm::sort(mapped);
   for (const auto &[tensor, shard] : mapped) {
     const TensorView *view = (*store)->lookup(tensor);
     const std::string &expectedPath = shardPathByName[shard];

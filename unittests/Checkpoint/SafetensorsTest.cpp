@@ -1,7 +1,7 @@
 //===- SafetensorsTest.cpp - safetensors reader tests ---------------------===//
 
-#include "pimc/Checkpoint/GPTQ.h"
 #include "pimc/Checkpoint/Safetensors.h"
+#include "pimc/Checkpoint/GPTQ.h"
 
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FileSystem.h"
@@ -208,18 +208,42 @@ TEST_F(SafetensorsTest, UnknownDType) {
 TEST_F(SafetensorsTest, BadShapeAndOffsets) {
   EXPECT_CONTAINS(
       openError(fileBytes(headerJson({{"neg", "U8", {-1}, 0, 0}}), "")),
-      "'shape' must be a list of non-negative integers");
+      "tensor 'neg': shape[0]: must be non-negative, got -1");
   EXPECT_CONTAINS(
       openError(fileBytes(
           R"({"t":{"dtype":"U8","shape":[2],"data_offsets":[0]}})", "ab")),
-      "'data_offsets' must be two non-negative integers");
+      "tensor 't': data_offsets: must be two integers [begin, end], got 1");
   std::string msg =
       openError(fileBytes(headerJson({{"rev", "U8", {0}, 4, 2}}), "abcd"));
   EXPECT_CONTAINS(msg, "rev");
   EXPECT_CONTAINS(msg, "is after end");
   EXPECT_CONTAINS(
       openError(fileBytes(R"({"m":{"dtype":"U8","shape":[1]}})", "a")),
-      "tensor 'm': 'data_offsets'");
+      "tensor 'm': data_offsets: missing");
+}
+
+TEST_F(SafetensorsTest, EntryFieldsAreTyped) {
+  // One field reader (pimc/Support/JSONFields.h) words every header error:
+  // the tensor, the field's path, what is wrong with it.
+  EXPECT_CONTAINS(
+      openError(fileBytes(
+          R"({"t":{"dtype":"U8","shape":[2,"3"],"data_offsets":[0,6]}})",
+          "abcdef")),
+      "tensor 't': shape[1]: expected an integer, got \"3\"");
+  EXPECT_CONTAINS(
+      openError(fileBytes(
+          R"({"t":{"dtype":8,"shape":[2],"data_offsets":[0,2]}})", "ab")),
+      "tensor 't': dtype: expected a string, got 8");
+  EXPECT_CONTAINS(
+      openError(fileBytes(
+          R"({"t":{"dtype":"U8","shape":[2],"data_offsets":[0,2],"crc":1}})",
+          "ab")),
+      "tensor 't': crc: unknown key (expected one of: dtype, shape, "
+      "data_offsets)");
+  EXPECT_CONTAINS(openError(fileBytes(R"({"t":[1]})", "")),
+                  "tensor 't': expected an object, got [1]");
+  EXPECT_CONTAINS(openError(fileBytes(R"({"__metadata__":{"format":1}})", "")),
+                  "__metadata__.format: expected a string, got 1");
 }
 
 TEST_F(SafetensorsTest, SizeMismatch) {
@@ -387,7 +411,14 @@ TEST_F(ShardedTest, MissingShardFileAndBadIndex) {
   write("model.safetensors.index.json", R"({"metadata":{}})");
   store = WeightStore::openDirectory(dir);
   ASSERT_FALSE(bool(store));
-  EXPECT_CONTAINS(toString(store.takeError()), "missing 'weight_map'");
+  EXPECT_CONTAINS(toString(store.takeError()), "weight_map: missing");
+
+  write("model.safetensors.index.json", R"({"weight_map":{"x":3}})");
+  store = WeightStore::openDirectory(dir);
+  ASSERT_FALSE(bool(store));
+  EXPECT_CONTAINS(toString(store.takeError()),
+                  "model.safetensors.index.json: weight_map.x: expected a "
+                  "string, got 3");
 }
 
 } // namespace
@@ -408,8 +439,8 @@ std::string fileOf(const std::vector<Blob> &blobs) {
   std::vector<Entry> entries;
   std::string data;
   for (const Blob &b : blobs) {
-    entries.push_back({b.name, b.dtype, b.shape, data.size(),
-                       data.size() + b.bytes.size()});
+    entries.push_back(
+        {b.name, b.dtype, b.shape, data.size(), data.size() + b.bytes.size()});
     data += b.bytes;
   }
   return fileBytes(headerJson(entries), data);
@@ -468,9 +499,9 @@ TEST_F(SafetensorsTest, GptqComponentsFoundCheckedAndUnpacked) {
   EXPECT_EQ(sym->zeros[0], 8);
   // The scales' dtype the program was built for must match.
   scheme.scaleDType = DType::F16;
-  EXPECT_CONTAINS(toString(findGptqTensors(**store, "p", 8, 8, scheme)
-                               .takeError()),
-                  "tensor 'p.scales' has dtype F32, expected F16");
+  EXPECT_CONTAINS(
+      toString(findGptqTensors(**store, "p", 8, 8, scheme).takeError()),
+      "tensor 'p.scales' has dtype F32, expected F16");
 }
 
 TEST_F(SafetensorsTest, GptqProblemsNameTheTensor) {

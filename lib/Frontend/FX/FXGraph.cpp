@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "pimc/Frontend/FX/FXImporter.h"
 #include "pimc/Support/JSON.h"
+#include "pimc/Support/JSONFields.h"
 #include "pimc/Support/Paths.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -51,50 +52,65 @@ private:
   StringSet<> broken;   // nodes already reported; references to them are not
 
   void problem(const Twine &msg) { problems.push_back(msg.str()); }
-  bool parseMeta(const json::Value &v, TensorMeta &out, const Twine &where);
+  /// Records a failed read as a problem; true when the read succeeded.
+  template <typename T> bool ok(Expected<T> &read) {
+    if (read)
+      return true;
+    problem(toString(read.takeError()));
+    return false;
+  }
+  bool ok(Error e) {
+    if (!e)
+      return true;
+    problem(toString(std::move(e)));
+    return false;
+  }
+  bool parseMeta(const JSONFields &meta, TensorMeta &out);
   void parseNode(const json::Object &obj, size_t index);
   void checkRefs(const json::Value &v, const Node &node);
   void parseStackTrace(StringRef trace, Node &node);
 };
 
-bool GraphParser::parseMeta(const json::Value &v, TensorMeta &out,
-                            const Twine &where) {
-  const json::Object *o = v.getAsObject();
-  if (!o) {
-    problem(where + ": meta must be an object {\"dtype\", \"shape\"}");
+/// How the fields of a node (`where` is "node 'x'") or of the graph (`where`
+/// is empty) are named in problems: "node 'x': meta.shape[1]: must be
+/// non-negative, got -1".
+JSONFieldStyle fieldStyle(std::string where) {
+  JSONFieldStyle style;
+  style.error = [where = std::move(where)](StringRef path,
+                                           const Twine &what) -> Error {
+    std::string at = where;
+    if (!path.empty())
+      at += (at.empty() ? "" : ": ") + path.str();
+    return createStringError(at.empty() ? what.str() : at + ": " + what);
+  };
+  style.showValues = true;
+  return style;
+}
+
+bool GraphParser::parseMeta(const JSONFields &meta, TensorMeta &out) {
+  if (!ok(meta.checkKeys({"dtype", "shape"})))
     return false;
-  }
-  std::optional<StringRef> dtype = o->getString("dtype");
-  if (!dtype || !knownDtypes().contains(*dtype)) {
-    problem(where + ": meta has " +
-            (dtype ? "unknown dtype '" + *dtype + "'" : Twine("no dtype")) +
-            " (expected float32, float16, bfloat16, float64, int64, int32, "
-            "int16, int8, uint8 or bool)");
+  Expected<StringRef> dtype = meta.string("dtype", required);
+  if (!ok(dtype))
     return false;
-  }
+  if (!knownDtypes().contains(*dtype))
+    return ok(meta.fieldError(
+        "dtype", "unknown dtype '" + *dtype +
+                     "' (expected float32, float16, bfloat16, float64, int64, "
+                     "int32, int16, int8, uint8 or bool)"));
   out.dtype = dtype->str();
-  const json::Array *shape = o->getArray("shape");
-  if (!shape) {
-    problem(where + ": meta has no shape");
+  // Static shapes only: symbolic sizes were specialised before parsing.
+  Expected<std::vector<int64_t>> shape =
+      meta.integers("shape", required, IntRange{0});
+  if (!ok(shape))
     return false;
-  }
-  for (const json::Value &d : *shape) {
-    std::optional<int64_t> n = d.getAsInteger();
-    if (!n || *n < 0) {
-      problem(where + ": meta shape must be a list of non-negative integers "
-                      "(static shapes only)");
-      return false;
-    }
-    out.shape.push_back(*n);
-  }
+  out.shape.assign(shape->begin(), shape->end());
   // Element counts stay far from int64 overflow (2^40 is 4 TB of f32).
   double count = 1;
   for (int64_t d : out.shape)
     count *= static_cast<double>(d);
-  if (count > static_cast<double>(int64_t(1) << 40)) {
-    problem(where + ": meta shape has too many elements");
-    return false;
-  }
+  if (count > static_cast<double>(int64_t(1) << 40))
+    return ok(meta.fieldError("shape", "has more than 2^40 elements"));
   return true;
 }
 
@@ -173,116 +189,125 @@ void GraphParser::checkRefs(const json::Value &v, const Node &node) {
 
 void GraphParser::parseNode(const json::Object &obj, size_t index) {
   Node node;
-  std::optional<StringRef> name = obj.getString("name");
-  if (!name || name->empty()) {
-    problem(formatv("nodes[{0}]: missing \"name\"", index));
+  JSONFieldStyle entryStyle = fieldStyle(formatv("nodes[{0}]", index));
+  JSONFields entry(obj, "", entryStyle);
+  Expected<StringRef> name = entry.string("name", required);
+  if (!ok(name))
     return;
-  }
+  if (name->empty())
+    return problem(formatv("nodes[{0}]: \"name\" is empty", index));
   node.name = name->str();
-  if (g.byName.count(node.name)) {
-    problem(formatv("node '{0}': duplicate node name (also nodes[{1}])",
-                    node.name, g.byName.lookup(node.name)));
-    return;
-  }
-  std::optional<StringRef> op = obj.getString("op");
-  if (op == "placeholder") {
-    node.op = Node::Op::Placeholder;
-  } else if (op == "call_function") {
-    node.op = Node::Op::CallFunction;
-  } else if (op == "output") {
-    node.op = Node::Op::Output;
-  } else {
-    problem(formatv("node '{0}': \"op\" is {1}; expected placeholder, "
-                    "call_function or output",
-                    node.name, op ? "'" + op->str() + "'" : "missing"));
-    return;
-  }
-  if (std::optional<StringRef> trace = obj.getString("stack_trace"))
-    parseStackTrace(*trace, node);
-
+  if (g.byName.count(node.name))
+    return problem(formatv("node '{0}': duplicate node name (also nodes[{1}])",
+                           node.name, g.byName.lookup(node.name)));
   std::string where = formatv("node '{0}'", node.name);
+  JSONFieldStyle style = fieldStyle(where);
+  JSONFields fields(obj, "", style);
+  Expected<StringRef> op = fields.string("op", required);
+  if (!ok(op))
+    return;
+  if (*op == "placeholder")
+    node.op = Node::Op::Placeholder;
+  else if (*op == "call_function")
+    node.op = Node::Op::CallFunction;
+  else if (*op == "output")
+    node.op = Node::Op::Output;
+  else
+    return problem(where + ": op: '" + *op +
+                   "' is not placeholder, call_function or output");
+  Expected<std::optional<StringRef>> trace = fields.string("stack_trace");
+  if (!ok(trace))
+    return;
+  if (*trace)
+    parseStackTrace(**trace, node);
+
   if (node.op != Node::Op::Output) {
-    const json::Value *meta = obj.get("meta");
-    if (!meta) {
-      problem(where + ": missing \"meta\" (dtype and shape of its output)");
-      return;
-    }
+    const json::Value *meta = fields.value("meta");
+    if (!meta)
+      return problem(where +
+                     ": missing \"meta\" (dtype and shape of its output)");
     if (const json::Array *list = meta->getAsArray()) {
       node.tupleMeta = true;
-      for (const json::Value &m : *list) {
+      for (size_t i = 0; i < list->size(); ++i) {
+        Expected<JSONFields> m =
+            JSONFields::of((*list)[i], jsonIndexPath("meta", i), style);
         TensorMeta tm;
-        if (!parseMeta(m, tm, where))
+        if (!ok(m) || !parseMeta(*m, tm))
           return;
         node.meta.push_back(std::move(tm));
       }
     } else {
+      Expected<JSONFields> m = JSONFields::of(*meta, "meta", style);
       TensorMeta tm;
-      if (!parseMeta(*meta, tm, where))
+      if (!ok(m) || !parseMeta(*m, tm))
         return;
       node.meta.push_back(std::move(tm));
     }
   }
 
   if (node.op == Node::Op::Placeholder) {
-    std::optional<StringRef> kind = obj.getString("kind");
-    if (!kind || !is_contained(ArrayRef<StringRef>{"input", "parameter",
-                                                   "buffer", "constant"},
-                               *kind)) {
-      problem(where + ": placeholder \"kind\" must be input, parameter, "
-                      "buffer or constant");
+    Expected<StringRef> kind = fields.string("kind", required);
+    if (!ok(kind))
       return;
-    }
+    if (!is_contained(
+            ArrayRef<StringRef>{"input", "parameter", "buffer", "constant"},
+            *kind))
+      return problem(where + ": kind: '" + *kind +
+                     "' is not input, parameter, buffer or constant");
     node.kind = kind->str();
-    if (node.tupleMeta) {
-      problem(where + ": a placeholder has one tensor meta, not a list");
-      return;
-    }
-    node.value = obj.get("value");
+    if (node.tupleMeta)
+      return problem(where + ": a placeholder has one tensor meta, not a list");
+    node.value = fields.value("value");
     if (node.kind == "constant" && node.value) {
       // Inline values are checked against meta when the constant is built.
     } else if (node.kind != "input") {
-      std::optional<StringRef> target = obj.getString("target");
-      if (!target || target->empty()) {
-        problem(where + ": " + node.kind +
-                " placeholder needs a \"target\" (its safetensors key)");
+      Expected<std::optional<StringRef>> target = fields.string("target");
+      if (!ok(target))
         return;
-      }
-      node.target = target->str();
+      if (!*target || (*target)->empty())
+        return problem(where + ": " + node.kind +
+                       " placeholder needs a \"target\" (its safetensors "
+                       "key)");
+      node.target = (*target)->str();
     }
   } else if (node.op == Node::Op::CallFunction) {
-    std::optional<StringRef> target = obj.getString("target");
-    std::optional<StringRef> overload = obj.getString("overload");
-    if (!target || target->empty() || !overload) {
-      problem(where + ": call_function needs \"target\" and \"overload\" "
-                      "strings");
+    Expected<StringRef> target = fields.string("target", required);
+    if (!ok(target))
       return;
-    }
+    Expected<StringRef> overload = fields.string("overload", required);
+    if (!ok(overload))
+      return;
+    if (target->empty())
+      return problem(where + ": target: the op's name is empty");
     node.target = target->str();
     node.overload = overload->str();
-    node.args = obj.getArray("args");
-    if (!node.args) {
-      problem(where + " (" + node.qualifiedOp() + "): \"args\" must be a list");
+    JSONFieldStyle opStyle =
+        fieldStyle(where + " (" + node.qualifiedOp() + ")");
+    JSONFields opFields(obj, "", opStyle);
+    Expected<const json::Array *> args = opFields.array("args", required);
+    if (!ok(args))
       return;
-    }
-    if (const json::Value *kw = obj.get("kwargs")) {
-      node.kwargs = kw->getAsObject();
-      if (!node.kwargs) {
-        problem(where + " (" + node.qualifiedOp() +
-                "): \"kwargs\" must be an object");
-        return;
-      }
-    }
+    node.args = *args;
+    Expected<std::optional<JSONFields>> kwargs = opFields.object("kwargs");
+    if (!ok(kwargs))
+      return;
+    if (*kwargs)
+      node.kwargs = &(*kwargs)->json();
     for (const json::Value &a : *node.args)
       checkRefs(a, node);
     if (node.kwargs)
       for (const auto &kv : *node.kwargs)
         checkRefs(kv.second, node);
   } else {
-    node.args = obj.getArray("args");
-    if (!node.args || node.args->size() != 1) {
-      problem(where + ": the output node's \"args\" must be [results]");
+    Expected<const json::Array *> args = fields.array("args", required);
+    if (!ok(args))
       return;
-    }
+    node.args = *args;
+    if (node.args->size() != 1)
+      return problem(where +
+                     ": args: the output node's \"args\" must be "
+                     "[results], got " +
+                     Twine(node.args->size()) + " elements");
     for (const json::Value &a : *node.args)
       checkRefs(a, node);
   }
@@ -292,52 +317,51 @@ void GraphParser::parseNode(const json::Object &obj, size_t index) {
 }
 
 void GraphParser::parse() {
-  const json::Object *top = g.root->getAsObject();
-  if (!top) {
-    problem("the graph must be a JSON object");
+  JSONFieldStyle style = fieldStyle("");
+  Expected<JSONFields> top = JSONFields::of(*g.root, "", style);
+  if (!top)
+    return problem("the graph must be a JSON object");
+  Expected<std::optional<StringRef>> format = top->string("format");
+  if (!ok(format))
     return;
-  }
-  std::optional<StringRef> format = top->getString("format");
-  if (format != kGraphFormat) {
-    problem(formatv("\"format\" is {0}; expected '{1}'",
-                    format ? "'" + format->str() + "'" : "missing",
-                    kGraphFormat));
+  if (*format != kGraphFormat)
+    return problem(formatv("\"format\" is {0}; expected '{1}'",
+                           *format ? "'" + (*format)->str() + "'" : "missing",
+                           kGraphFormat));
+  Expected<std::optional<int64_t>> version = top->integer("version");
+  if (!ok(version))
     return;
-  }
-  std::optional<int64_t> version = top->getInteger("version");
-  if (version != kGraphVersion) {
-    problem(formatv("unsupported graph version {0} (this importer reads "
-                    "version {1})",
-                    version ? std::to_string(*version) : "(missing)",
-                    kGraphVersion));
+  if (*version != kGraphVersion)
+    return problem(formatv("unsupported graph version {0} (this importer reads "
+                           "version {1})",
+                           *version ? std::to_string(**version) : "(missing)",
+                           kGraphVersion));
+  Expected<std::optional<StringRef>> params = top->string("parameters");
+  if (!ok(params))
     return;
-  }
-  if (std::optional<StringRef> params = top->getString("parameters")) {
+  if (*params) {
     // The parameters file lies beside the graph (the bridge writes its
     // base name); a path out of the graph's directory is refused.
     Expected<std::string> p = resolveInside(sys::path::parent_path(g.path),
-                                            *params, "\"parameters\"");
-    if (!p) {
-      problem(toString(p.takeError()));
+                                            **params, "\"parameters\"");
+    if (!ok(p))
       return;
-    }
     g.parameters = std::move(*p);
   }
-  const json::Array *nodes = top->getArray("nodes");
-  if (!nodes) {
-    problem("\"nodes\" must be a list");
+  Expected<const json::Array *> list = top->array("nodes", required);
+  if (!ok(list))
     return;
-  }
+  const json::Array *nodes = *list;
   for (const json::Value &n : *nodes)
     if (const json::Object *obj = n.getAsObject())
       if (std::optional<StringRef> name = obj->getString("name"))
         allNames.insert(*name);
   for (size_t i = 0; i < nodes->size(); ++i) {
-    const json::Object *obj = (*nodes)[i].getAsObject();
-    if (!obj) {
-      problem(formatv("nodes[{0}] is not an object", i));
+    Expected<JSONFields> node =
+        JSONFields::of((*nodes)[i], jsonIndexPath("nodes", i), style);
+    if (!ok(node))
       continue;
-    }
+    const json::Object *obj = &node->json();
     parseNode(*obj, i);
     // A node that failed is reported once, not again at every use.
     if (std::optional<StringRef> name = obj->getString("name"))

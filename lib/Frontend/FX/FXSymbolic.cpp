@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "pimc/Frontend/FX/FXImporter.h"
+#include "pimc/Support/JSONFields.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -251,38 +252,54 @@ Error Specialiser::readDims(json::Array &nodes) {
       ++arg;
     }
   }
-  const json::Array *list = top.getArray("dynamic_dims");
+  JSONFieldStyle style;
+  style.error = [](StringRef path, const Twine &what) {
+    return problem(path + ": " + what);
+  };
+  style.showValues = true;
+  JSONFields fields(top, "", style);
+  Expected<const json::Array *> list = fields.array("dynamic_dims", required);
   if (!list)
-    return problem("\"dynamic_dims\" must be a list");
-  for (size_t i = 0; i < list->size(); ++i) {
-    std::string where = formatv("dynamic_dims[{0}]", i);
-    const json::Object *o = (*list)[i].getAsObject();
-    const json::Array *range = o ? o->getArray("range") : nullptr;
+    return list.takeError();
+  for (size_t i = 0; i < (*list)->size(); ++i) {
+    std::string where = jsonIndexPath("dynamic_dims", i);
+    Expected<JSONFields> o = JSONFields::of((**list)[i], where, style);
+    if (!o)
+      return o.takeError();
+    if (Error e = o->checkKeys(
+            {"input", "dim", "name", "symbol", "range", "example"}))
+      return e;
+    Expected<StringRef> input = o->string("input", required);
+    if (!input)
+      return input.takeError();
+    Expected<int64_t> dim = o->integer("dim", required);
+    if (!dim)
+      return dim.takeError();
+    Expected<StringRef> name = o->string("name", required);
+    if (!name)
+      return name.takeError();
+    Expected<StringRef> symbol = o->string("symbol", required);
+    if (!symbol)
+      return symbol.takeError();
+    Expected<int64_t> example = o->integer("example", required);
+    if (!example)
+      return example.takeError();
+    // [min, max], with null for an unbounded max.
+    Expected<const json::Array *> range = o->array("range", required);
+    if (!range)
+      return range.takeError();
     DynamicDim d;
-    std::optional<StringRef> input, name, symbol;
-    std::optional<int64_t> dim, example;
-    int64_t lo = 0;
-    bool hasRange = false;
-    if (o) {
-      input = o->getString("input"), name = o->getString("name");
-      symbol = o->getString("symbol"), dim = o->getInteger("dim");
-      example = o->getInteger("example");
-    }
-    if (range && range->size() == 2) {
-      std::optional<int64_t> first = (*range)[0].getAsInteger();
-      hasRange = first.has_value();
-      lo = first.value_or(0);
-      if ((*range)[1].getAsNull())
-        d.max = std::nullopt;
-      else if (std::optional<int64_t> hi = (*range)[1].getAsInteger())
+    std::optional<int64_t> lo;
+    if ((*range)->size() == 2) {
+      lo = (**range)[0].getAsInteger();
+      if (std::optional<int64_t> hi = (**range)[1].getAsInteger())
         d.max = *hi;
-      else
-        hasRange = false;
+      else if (!(**range)[1].getAsNull())
+        lo.reset();
     }
-    if (!input || !name || !symbol || !dim || !example || !hasRange)
-      return problem(where + ": must be {\"input\", \"dim\", \"name\", "
-                             "\"symbol\", \"range\": [min, max|null], "
-                             "\"example\"}");
+    if (!lo)
+      return problem(formatv("{0}.range: must be [min, max|null], got {1}",
+                             where, *o->value("range")));
     if (name->empty() || symbol->empty())
       return problem(where + ": \"name\" and \"symbol\" must not be empty");
     auto in = inputs.find(*input);
@@ -293,12 +310,12 @@ Error Specialiser::readDims(json::Array &nodes) {
     if (!shape || *dim < 0 || *dim >= static_cast<int64_t>(shape->size()))
       return problem(formatv("{0}: dim {1} is not a dimension of '{2}'", where,
                              *dim, *input));
-    if ((*shape)[*dim].getAsInteger() != example)
+    if ((*shape)[*dim].getAsInteger() != *example)
       return problem(formatv("{0}: example {1} is not the traced size of "
                              "'{2}' dim {3}",
                              where, *example, *input, *dim));
     d.input = input->str(), d.argIndex = in->second.first, d.dim = *dim;
-    d.name = name->str(), d.symbol = symbol->str(), d.min = lo;
+    d.name = name->str(), d.symbol = symbol->str(), d.min = *lo;
     d.example = d.value = *example;
     if (d.min < 0 || (d.max && *d.max < d.min))
       return problem(formatv("{0}: the range {1} is empty or negative", where,

@@ -1,8 +1,9 @@
 //===- JSONFields.h - typed, checked fields of a JSON object ----*- C++ -*-===//
 //
-// pimc's JSON inputs (target files, Hugging Face config.json) are read field
-// by field: "key `banks` of this object is an integer in [1, 64]". JSONFields
-// is that reader, over one json::Object:
+// pimc's JSON inputs (target files, Hugging Face config.json, safetensors
+// headers and shard indexes, FX graphs) are read field by field: "key `banks`
+// of this object is an integer in [1, 64]". JSONFields is that reader, over
+// one json::Object:
 //
 //  * A field is named by its path: the object's path and the key joined by
 //    a dot ("organization.banks", "constraints[2].min"); the top-level
