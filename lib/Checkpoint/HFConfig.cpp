@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pimc/Checkpoint/HFConfig.h"
+#include "pimc/Checkpoint/Families.h"
 #include "pimc/Numerics/Kernels.h"
 #include "pimc/Support/JSON.h"
 #include "pimc/Support/JSONFields.h"
@@ -46,73 +47,51 @@ std::optional<RopeScaling::Kind> ropeKindNamed(StringRef name) {
   return std::nullopt;
 }
 
-enum Family : unsigned {
-  Llama = 1u << 0,
-  Mistral = 1u << 1,
-  Qwen2 = 1u << 2,
-  Qwen3 = 1u << 3,
-  AnyFamily = Llama | Mistral | Qwen2 | Qwen3,
-};
-
-std::optional<Family> parseFamily(StringRef modelType) {
-  return StringSwitch<std::optional<Family>>(modelType)
-      .Case("llama", Llama)
-      .Case("mistral", Mistral)
-      .Case("qwen2", Qwen2)
-      .Case("qwen3", Qwen3)
-      .Default(std::nullopt);
-}
-
-/// Top-level keys each importer accepts. Keys with semantics are interpreted
-/// (or checked) below; the rest have no effect on inference.
+/// Top-level keys every family reads; the keys of one family are in its
+/// FamilySpec (Families.cpp). Keys with semantics are interpreted (or
+/// checked) below; the rest have no effect on inference.
 struct KnownField {
   StringLiteral name;
-  unsigned families;
   bool semantic = true; // false: no effect on inference
 };
 
 constexpr KnownField knownFields[] = {
     // Interpreted.
-    {"model_type", AnyFamily},
-    {"vocab_size", AnyFamily},
-    {"hidden_size", AnyFamily},
-    {"intermediate_size", AnyFamily},
-    {"num_hidden_layers", AnyFamily},
-    {"num_attention_heads", AnyFamily},
-    {"num_key_value_heads", AnyFamily},
-    {"head_dim", AnyFamily},
-    {"max_position_embeddings", AnyFamily},
-    {"rms_norm_eps", AnyFamily},
-    {"hidden_act", AnyFamily},
-    {"tie_word_embeddings", AnyFamily},
-    {"torch_dtype", AnyFamily},
-    {"dtype", AnyFamily},
-    {"rope_theta", AnyFamily},
-    {"rope_scaling", AnyFamily},
-    {"rope_parameters", AnyFamily},
-    {"partial_rotary_factor", AnyFamily},
-    {"quantization_config", AnyFamily},
-    {"layer_types", AnyFamily},
-    {"sliding_window", AnyFamily},
-    {"pretraining_tp", AnyFamily},
-    {"attention_bias", Llama | Mistral | Qwen3},
-    {"mlp_bias", Llama | Mistral},
-    {"use_sliding_window", Qwen2 | Qwen3},
-    {"max_window_layers", Qwen2 | Qwen3},
-    {"use_mrope", Qwen2},
+    {"model_type"},
+    {"vocab_size"},
+    {"hidden_size"},
+    {"intermediate_size"},
+    {"num_hidden_layers"},
+    {"num_attention_heads"},
+    {"num_key_value_heads"},
+    {"head_dim"},
+    {"max_position_embeddings"},
+    {"rms_norm_eps"},
+    {"hidden_act"},
+    {"tie_word_embeddings"},
+    {"torch_dtype"},
+    {"dtype"},
+    {"rope_theta"},
+    {"rope_scaling"},
+    {"rope_parameters"},
+    {"partial_rotary_factor"},
+    {"quantization_config"},
+    {"layer_types"},
+    {"sliding_window"},
+    {"pretraining_tp"},
     // No effect on inference: token ids, training-only settings, bookkeeping.
-    {"architectures", AnyFamily, false},
-    {"_name_or_path", AnyFamily, false},
-    {"transformers_version", AnyFamily, false},
-    {"bos_token_id", AnyFamily, false},
-    {"eos_token_id", AnyFamily, false},
-    {"pad_token_id", AnyFamily, false},
-    {"initializer_range", AnyFamily, false},
-    {"use_cache", AnyFamily, false},
-    {"attention_dropout", AnyFamily, false},
-    {"id2label", AnyFamily, false},
-    {"label2id", AnyFamily, false},
-    {"tokenizer_class", AnyFamily, false},
+    {"architectures", false},
+    {"_name_or_path", false},
+    {"transformers_version", false},
+    {"bos_token_id", false},
+    {"eos_token_id", false},
+    {"pad_token_id", false},
+    {"initializer_range", false},
+    {"use_cache", false},
+    {"attention_dropout", false},
+    {"id2label", false},
+    {"label2id", false},
+    {"tokenizer_class", false},
 };
 
 std::string show(const json::Value &v) { return formatv("{0}", v).str(); }
@@ -182,16 +161,6 @@ private:
         field.str(), (Twine(source) + ": " + field + ": " + what).str());
   }
 };
-
-// Assigns the value of an Expected to `dst` or returns its error from the
-// enclosing function; keeps the field-by-field parsing readable.
-#define PIMC_ASSIGN_OR_RETURN(dst, expr)                                       \
-  do {                                                                         \
-    auto pimcTmp = (expr);                                                     \
-    if (!pimcTmp)                                                              \
-      return pimcTmp.takeError();                                              \
-    dst = std::move(*pimcTmp);                                                 \
-  } while (false)
 
 /// llama3's band, by the rule the verifier and the runtime apply
 /// (ref::ropeParamsProblem).
@@ -462,12 +431,16 @@ Expected<GptqConfig> parseGptq(const ConfigReader &r,
   return gptq;
 }
 
+const KnownField *commonField(StringRef key) {
+  const KnownField *known = llvm::find_if(
+      knownFields, [&](const KnownField &f) { return f.name == key; });
+  return known == std::end(knownFields) ? nullptr : known;
+}
+
 Error checkKnownFields(const ConfigReader &r, const JSONFields &root,
-                       Family family, StringRef modelType) {
+                       const FamilySpec &family, StringRef modelType) {
   std::optional<StringRef> key = root.firstUnknownKey([&](StringRef key) {
-    const KnownField *known = llvm::find_if(
-        knownFields, [&](const KnownField &f) { return f.name == key; });
-    return known != std::end(knownFields) && (known->families & family);
+    return commonField(key) || llvm::is_contained(family.fields, key);
   });
   if (!key)
     return Error::success();
@@ -580,8 +553,7 @@ Expected<ConfigSupport> analyzeConfigSupport(StringRef configPath) {
     if (f.value.size() > 60)
       f.value = f.value.substr(0, 57) + "...";
     auto it = rejected.find(key);
-    const KnownField *known = llvm::find_if(
-        knownFields, [&](const KnownField &k) { return k.name == key; });
+    const KnownField *known = commonField(key);
     if (it != rejected.end()) {
       f.status = ConfigFeature::Status::Unsupported;
       f.reason = it->second;
@@ -592,7 +564,7 @@ Expected<ConfigSupport> analyzeConfigSupport(StringRef configPath) {
                              : ConfigFeature::Status::NotChecked;
       if (isModelType)
         f.reason = report.fatal;
-    } else if (known != std::end(knownFields) && !known->semantic) {
+    } else if (known && !known->semantic) {
       f.status = ConfigFeature::Status::NoEffect;
     }
     report.features.push_back(std::move(f));
@@ -608,11 +580,11 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &rootObj,
   ModelConfig cfg;
   StringRef modelType;
   PIMC_ASSIGN_OR_RETURN(modelType, f.string("model_type", required));
-  std::optional<Family> family = parseFamily(modelType);
+  const FamilySpec *family = lookupFamily(modelType);
   if (!family)
-    return r.errorAbout("model_type",
-                        "unsupported model_type '" + modelType +
-                            "' (supported: llama, mistral, qwen2, qwen3)");
+    return r.errorAbout("model_type", "unsupported model_type '" + modelType +
+                                          "' (supported: " + familyNames() +
+                                          ")");
   cfg.modelType = modelType.str();
   if (Error e = checkKnownFields(r, f, *family, modelType))
     return e;
@@ -644,27 +616,23 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &rootObj,
     cfg.headDim = cfg.hiddenSize / cfg.numHeads;
   }
 
-  // Reference defaults of each family's PretrainedConfig.
-  int64_t defaultMaxPos = StringSwitch<int64_t>(modelType)
-                              .Case("llama", 2048)
-                              .Case("mistral", 4096 * 32)
-                              .Default(32768);
   PIMC_ASSIGN_OR_RETURN(cfg.maxPositionEmbeddings,
-                        f.integerOr("max_position_embeddings", defaultMaxPos,
+                        f.integerOr("max_position_embeddings",
+                                    family->defaultMaxPositions,
                                     geometryRange("max_position_embeddings")));
   PIMC_ASSIGN_OR_RETURN(cfg.rmsNormEps, f.numberOr("rms_norm_eps", 1e-6));
   if (cfg.rmsNormEps <= 0)
     return f.fieldError("rms_norm_eps", "must be positive, got " +
                                             show(*f.value("rms_norm_eps")));
 
-  std::optional<StringRef> act;
-  PIMC_ASSIGN_OR_RETURN(act, f.string("hidden_act"));
-  if (act && *act != "silu")
-    return r.error("hidden_act",
-                   "unsupported activation '" + *act + "' (supported: silu)");
+  cfg.hiddenAct = family->defaultActivation.str();
+  cfg.mlpActivation = *activationNamed(cfg.hiddenAct);
+  if (Error e = readActivation(f, "hidden_act", cfg))
+    return e;
 
-  PIMC_ASSIGN_OR_RETURN(cfg.tieWordEmbeddings,
-                        f.booleanOr("tie_word_embeddings", false));
+  PIMC_ASSIGN_OR_RETURN(
+      cfg.tieWordEmbeddings,
+      f.booleanOr("tie_word_embeddings", family->defaultTieWordEmbeddings));
 
   // transformers v5 renamed torch_dtype to dtype.
   std::optional<StringRef> torchDtype, dtype;
@@ -688,57 +656,9 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &rootObj,
                    "only 1 is supported (sliced projections), got " +
                        Twine(*tp));
 
-  // Biases and q/k norm.
-  bool attentionBias = false, mlpBias = false;
-  PIMC_ASSIGN_OR_RETURN(attentionBias, f.booleanOr("attention_bias", false));
-  PIMC_ASSIGN_OR_RETURN(mlpBias, f.booleanOr("mlp_bias", false));
-  cfg.attentionBias = attentionBias;
-  cfg.mlpBias = mlpBias;
-  switch (*family) {
-  case Qwen2: // Qwen2Attention hard-codes bias on q/k/v only.
-    cfg.qkvBias = true;
-    cfg.oBias = false;
-    break;
-  case Qwen3:
-    cfg.qkvBias = cfg.oBias = attentionBias;
-    cfg.qkNorm = true;
-    break;
-  default:
-    cfg.qkvBias = cfg.oBias = attentionBias;
-    break;
-  }
-
-  // Sliding window.
-  const json::Value *window = f.value("sliding_window");
-  switch (*family) {
-  case Llama:
-    if (window)
-      return r.error("sliding_window",
-                     "llama has no sliding-window attention, got " +
-                         show(*window));
-    break;
-  case Mistral: {
-    PIMC_ASSIGN_OR_RETURN(cfg.slidingWindow,
-                          f.integer("sliding_window", IntRange{1}));
-    break;
-  }
-  default: {
-    // Qwen only applies sliding_window (and max_window_layers) when
-    // use_sliding_window is set.
-    bool useWindow = false;
-    PIMC_ASSIGN_OR_RETURN(useWindow, f.booleanOr("use_sliding_window", false));
-    if (useWindow)
-      return r.error("use_sliding_window",
-                     "sliding-window attention on layers >= "
-                     "max_window_layers is not supported");
-    // Multimodal RoPE (Qwen2-VL) splits rotary dims by section.
-    bool mrope = false;
-    PIMC_ASSIGN_OR_RETURN(mrope, f.booleanOr("use_mrope", false));
-    if (mrope)
-      return r.error("use_mrope", "multimodal RoPE is not supported");
-    break;
-  }
-  }
+  // The family's own switches: biases, windows, norms, scales.
+  if (Error e = family->configure(f, cfg))
+    return e;
 
   if (const json::Value *v = f.value("layer_types")) {
     const json::Array *types = v->getAsArray();
@@ -863,6 +783,18 @@ std::string semanticConfigJSON(const ModelConfig &c) {
                  {"rope", std::move(rope)}};
   if (c.slidingWindow)
     o["sliding_window"] = *c.slidingWindow;
+  // Features of families after the first four, only where they are set, so
+  // that the programs of llama, mistral and qwen keep their identity.
+  if (c.normWeight == NormWeight::OnePlusScale)
+    o["norm_weight"] = "one_plus_scale";
+  std::pair<StringRef, std::optional<double>> scales[] = {
+      {"embedding_scale", c.embeddingScale},
+      {"attention_scale", c.attentionScale},
+      {"residual_multiplier", c.residualMultiplier},
+      {"logit_scale", c.logitScale}};
+  for (auto [key, v] : scales)
+    if (v)
+      o[key] = *v;
   if (c.gptq)
     o["gptq"] = json::Object{{"bits", c.gptq->bits},
                              {"group_size", c.gptq->groupSize},

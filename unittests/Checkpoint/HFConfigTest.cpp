@@ -130,6 +130,68 @@ const char *qwen3 = R"({
   "vocab_size": 151936
 })";
 
+// google/gemma-7b (spec 2.25): no tie_word_embeddings key (the family's
+// default, tied, applies), the stale `hidden_act: gelu` beside the
+// `hidden_activation` the model was trained with.
+const char *gemma7b = R"({
+  "architectures": ["GemmaForCausalLM"],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "bos_token_id": 2,
+  "eos_token_id": 1,
+  "head_dim": 256,
+  "hidden_act": "gelu",
+  "hidden_activation": "gelu_pytorch_tanh",
+  "hidden_size": 3072,
+  "initializer_range": 0.02,
+  "intermediate_size": 24576,
+  "max_position_embeddings": 8192,
+  "model_type": "gemma",
+  "num_attention_heads": 16,
+  "num_hidden_layers": 28,
+  "num_key_value_heads": 16,
+  "pad_token_id": 0,
+  "rms_norm_eps": 1e-06,
+  "rope_scaling": null,
+  "rope_theta": 10000.0,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.38.0.dev0",
+  "use_cache": true,
+  "vocab_size": 256000
+})";
+
+// ibm-granite/granite-3.0-8b-instruct (spec 2.18: the muP multipliers).
+const char *granite3 = R"({
+  "architectures": ["GraniteForCausalLM"],
+  "attention_bias": false,
+  "attention_dropout": 0.1,
+  "attention_multiplier": 0.0078125,
+  "bos_token_id": 0,
+  "embedding_multiplier": 12.0,
+  "eos_token_id": 0,
+  "hidden_act": "silu",
+  "hidden_size": 4096,
+  "initializer_range": 0.02,
+  "intermediate_size": 12800,
+  "logits_scaling": 16.0,
+  "max_position_embeddings": 4096,
+  "mlp_bias": false,
+  "model_type": "granite",
+  "num_attention_heads": 32,
+  "num_hidden_layers": 40,
+  "num_key_value_heads": 8,
+  "pad_token_id": 0,
+  "residual_multiplier": 0.22,
+  "rms_norm_eps": 1e-05,
+  "rope_scaling": null,
+  "rope_theta": 10000.0,
+  "tie_word_embeddings": true,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.46.0.dev0",
+  "use_cache": true,
+  "vocab_size": 49155
+})";
+
 /// `base` with the top-level fields of `patch` replaced (null in the patch
 /// removes the field).
 std::string patched(const char *base, const char *patch) {
@@ -283,6 +345,75 @@ TEST(HFConfigTest, Qwen3) {
   EXPECT_TRUE(biased.oBias);
 }
 
+TEST(HFConfigTest, Gemma) {
+  ModelConfig c = parseOk(gemma7b);
+  EXPECT_EQ(c.modelType, "gemma");
+  EXPECT_EQ(c.headDim, 256);
+  EXPECT_TRUE(c.tieWordEmbeddings);
+  EXPECT_EQ(c.normWeight, NormWeight::OnePlusScale);
+  ASSERT_TRUE(c.embeddingScale);
+  EXPECT_DOUBLE_EQ(*c.embeddingScale, std::sqrt(3072.0));
+  EXPECT_EQ(c.mlpActivation, MlpActivation::GeluTanh);
+  EXPECT_EQ(c.hiddenAct, "gelu_pytorch_tanh");
+  EXPECT_FALSE(c.qkNorm);
+
+  // Without hidden_activation, hidden_act (exact GELU here) is the
+  // activation, as transformers 5 reads it; without both, the family's.
+  ModelConfig erf = parseOk(patched(gemma7b, R"({"hidden_activation": null})"));
+  EXPECT_EQ(erf.mlpActivation, MlpActivation::Gelu);
+  ModelConfig dflt = parseOk(
+      patched(gemma7b, R"({"hidden_activation": null, "hidden_act": null})"));
+  EXPECT_EQ(dflt.mlpActivation, MlpActivation::GeluTanh);
+
+  EXPECT_CONTAINS(
+      errorOf(patched(gemma7b, R"({"use_bidirectional_attention": true})")),
+      "cfg.json: use_bidirectional_attention: bidirectional attention has no "
+      "decode step");
+  EXPECT_CONTAINS(errorOf(patched(gemma7b, R"({"sliding_window": 4096})")),
+                  "cfg.json: sliding_window: gemma has no sliding-window "
+                  "attention, got 4096");
+  EXPECT_CONTAINS(errorOf(patched(gemma7b, R"({"mlp_bias": false})")),
+                  "unknown config field 'mlp_bias' (not known to the gemma "
+                  "importer)");
+
+  // Llama reads any activation transformers' ACT2FN gives the family.
+  ModelConfig gelu = parseOk(patched(llama31, R"({"hidden_act": "gelu"})"));
+  EXPECT_EQ(gelu.mlpActivation, MlpActivation::Gelu);
+  EXPECT_EQ(gelu.normWeight, NormWeight::Scale);
+  EXPECT_FALSE(gelu.embeddingScale);
+}
+
+TEST(HFConfigTest, Granite) {
+  ModelConfig c = parseOk(granite3);
+  EXPECT_EQ(c.modelType, "granite");
+  EXPECT_TRUE(c.tieWordEmbeddings);
+  EXPECT_EQ(c.normWeight, NormWeight::Scale);
+  ASSERT_TRUE(c.embeddingScale && c.attentionScale && c.residualMultiplier &&
+              c.logitScale);
+  EXPECT_DOUBLE_EQ(*c.embeddingScale, 12.0);
+  EXPECT_DOUBLE_EQ(*c.attentionScale, 0.0078125);
+  EXPECT_DOUBLE_EQ(*c.residualMultiplier, 0.22);
+  EXPECT_DOUBLE_EQ(*c.logitScale, 1.0 / 16.0);
+
+  // Multipliers of 1 are left out; the softmax scale is the config's even
+  // then (it replaces head_dim^-0.5).
+  ModelConfig plain = parseOk(patched(
+      granite3, R"({"embedding_multiplier": null, "residual_multiplier": 1,
+                    "logits_scaling": 1.0, "attention_multiplier": null})"));
+  EXPECT_FALSE(plain.embeddingScale || plain.residualMultiplier ||
+               plain.logitScale);
+  ASSERT_TRUE(plain.attentionScale);
+  EXPECT_DOUBLE_EQ(*plain.attentionScale, 1.0);
+
+  EXPECT_CONTAINS(errorOf(patched(granite3, R"({"logits_scaling": 0})")),
+                  "cfg.json: logits_scaling: must be positive, got 0");
+  EXPECT_CONTAINS(
+      errorOf(patched(granite3, R"({"attention_multiplier": "x"})")),
+      "cfg.json: attention_multiplier: expected a number");
+  EXPECT_CONTAINS(errorOf(patched(granite3, R"({"sliding_window": 8})")),
+                  "granite has no sliding-window attention");
+}
+
 TEST(HFConfigTest, YarnAndLegacyType) {
   ModelConfig c = parseOk(
       patched(qwen25, R"({"rope_scaling": {"type": "yarn", "factor": 4.0,
@@ -355,7 +486,7 @@ TEST(HFConfigTest, RopeErrors) {
 TEST(HFConfigTest, UnsupportedModelType) {
   EXPECT_CONTAINS(errorOf(patched(llama31, R"({"model_type": "xyz"})")),
                   "unsupported model_type 'xyz' (supported: llama, mistral, "
-                  "qwen2, qwen3)");
+                  "qwen2, qwen3, gemma, granite)");
   EXPECT_CONTAINS(errorOf(patched(llama31, R"({"model_type": null})")),
                   "model_type");
 }
@@ -372,9 +503,9 @@ TEST(HFConfigTest, UnknownField) {
 }
 
 TEST(HFConfigTest, FieldErrors) {
-  std::string msg = errorOf(patched(llama31, R"({"hidden_act": "gelu"})"));
-  EXPECT_CONTAINS(msg, "hidden_act");
-  EXPECT_CONTAINS(msg, "gelu");
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"hidden_act": "relu2"})")),
+                  "hidden_act: unsupported activation 'relu2' (supported: "
+                  "silu, swish, gelu, gelu_pytorch_tanh, gelu_new)");
 
   EXPECT_CONTAINS(errorOf(patched(llama31, R"({"hidden_size": null})")),
                   "hidden_size: required field is missing");

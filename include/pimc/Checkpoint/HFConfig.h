@@ -43,8 +43,16 @@ struct GptqConfig {
   bool zeroMinusOne = true; // checkpoint_format "gptq" (true) / "gptq_v2"
 };
 
+/// How a norm applies its weight: `w * x_hat` (Llama) or `(1 + w) * x_hat`
+/// (Gemma, whose weights are stored as offsets from 1).
+enum class NormWeight { Scale, OnePlusScale };
+
+/// The gate activation of the gated MLP (HF `hidden_act` names: silu, gelu
+/// (erf), gelu_pytorch_tanh).
+enum class MlpActivation { Silu, Gelu, GeluTanh };
+
 struct ModelConfig {
-  std::string modelType; // llama | mistral | qwen2 | qwen3
+  std::string modelType; // a family of Families.h
   int64_t hiddenSize = 0;
   int64_t intermediateSize = 0;
   int64_t numLayers = 0;
@@ -54,7 +62,17 @@ struct ModelConfig {
   int64_t vocabSize = 0;
   int64_t maxPositionEmbeddings = 2048;
   double rmsNormEps = 1e-6;
-  std::string hiddenAct = "silu";
+  std::string hiddenAct = "silu"; // the config's name of mlpActivation
+  MlpActivation mlpActivation = MlpActivation::Silu;
+  NormWeight normWeight = NormWeight::Scale;
+  /// h0 = embedding(ids) * embeddingScale (Gemma: sqrt(hidden_size)).
+  std::optional<double> embeddingScale;
+  /// The softmax scale, when not head_dim^-0.5 (Granite's muP multiplier).
+  std::optional<double> attentionScale;
+  /// h += residualMultiplier * branch, for the attention and MLP branches.
+  std::optional<double> residualMultiplier;
+  /// logits = logitScale * lm_head(h) (Granite: 1 / logits_scaling).
+  std::optional<double> logitScale;
   bool tieWordEmbeddings = false;
   bool attentionBias = false; // q/k/v/o bias (llama); qwen2 forces q/k/v
   bool qkvBias = false;       // q/k/v projections carry a bias

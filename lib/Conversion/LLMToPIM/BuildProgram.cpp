@@ -1056,9 +1056,14 @@ LogicalResult Lowering::lowerHostCall(Operation *op) {
       run, tokens, offset, [&](Value v) { return slots.count(v) != 0; });
   if (failed(call))
     return failure();
+  // The shape of one decode step: a dynamic (token) dimension is T = 1, as
+  // in tokenElements.
   auto shapeOf = [&](Value v) {
-    auto t = dyn_cast<ShapedType>(v.getType());
-    return b.getI64ArrayAttr(t ? t.getShape() : ArrayRef<int64_t>());
+    SmallVector<int64_t> shape;
+    if (auto t = dyn_cast<ShapedType>(v.getType()))
+      for (int64_t d : t.getShape())
+        shape.push_back(ShapedType::isDynamic(d) ? 1 : d);
+    return b.getI64ArrayAttr(shape);
   };
   SmallVector<Attribute> args, results;
   for (auto [v, kind] : llvm::zip(call->args, call->kinds)) {

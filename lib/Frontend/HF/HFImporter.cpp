@@ -1,8 +1,10 @@
 //===- HFImporter.cpp - Hugging Face checkpoint -> llm dialect ------------===//
 //
-// One builder covers the Llama family (llama, mistral, qwen2, qwen3): they
-// differ only in biases, QK norms, sliding windows and RoPE scaling, all of
-// which ModelConfig states explicitly.
+// One builder covers every family of the registry (pimc/Checkpoint/
+// Families.h): they differ in features ModelConfig states explicitly
+// (biases, QK norms, sliding windows, RoPE scaling, the norm's weight
+// convention, the MLP's activation, an embedding scale), never in code here
+// keyed by model_type.
 //
 //===----------------------------------------------------------------------===//
 #include "pimc/Frontend/HF/HFImporter.h"
@@ -29,10 +31,10 @@ using namespace pimc::ckpt;
 
 namespace {
 
-class LlamaFamilyBuilder {
+class DecoderBuilder {
 public:
-  LlamaFamilyBuilder(MLIRContext &ctx, const ModelConfig &cfg,
-                     const WeightStore &weights, int64_t maxContext)
+  DecoderBuilder(MLIRContext &ctx, const ModelConfig &cfg,
+                 const WeightStore &weights, int64_t maxContext)
       : ctx(ctx), cfg(cfg), weights(weights), maxContext(maxContext), b(&ctx) {}
 
   llvm::Expected<OwningOpRef<ModuleOp>> build();
@@ -46,6 +48,10 @@ private:
   Value buildLayer(int64_t layer, Value hidden, Value offset, Value length,
                    Value cache, Value &newCache);
   Value rope(Value x, Value offset, Location loc);
+  /// The family's RMSNorm over the last dimension of `x`.
+  Value rmsNorm(Value x, Value weight, Location loc);
+  /// `x * factor` when the feature is set, else x.
+  Value scaled(Value x, std::optional<double> factor, Location loc);
 
   RankedTensorType act(ArrayRef<int64_t> shape) {
     return RankedTensorType::get(shape, b.getF32Type());
@@ -62,7 +68,7 @@ private:
   std::vector<std::string> problems;
 };
 
-Type LlamaFamilyBuilder::floatType(DType dtype) {
+Type DecoderBuilder::floatType(DType dtype) {
   switch (dtype) {
   case DType::F32:
     return b.getF32Type();
@@ -75,7 +81,7 @@ Type LlamaFamilyBuilder::floatType(DType dtype) {
   }
 }
 
-Value LlamaFamilyBuilder::denseWeight(StringRef name, ArrayRef<int64_t> shape) {
+Value DecoderBuilder::denseWeight(StringRef name, ArrayRef<int64_t> shape) {
   const TensorView *t = weights.lookup(name);
   Type elem = b.getF32Type();
   if (!t) {
@@ -98,8 +104,7 @@ Value LlamaFamilyBuilder::denseWeight(StringRef name, ArrayRef<int64_t> shape) {
                                b.getStringAttr(name));
 }
 
-Value LlamaFamilyBuilder::projectionWeight(StringRef prefix, int64_t n,
-                                           int64_t k) {
+Value DecoderBuilder::projectionWeight(StringRef prefix, int64_t n, int64_t k) {
   if (!cfg.gptq)
     return denseWeight((prefix + ".weight").str(), {n, k});
 
@@ -127,7 +132,7 @@ Value LlamaFamilyBuilder::projectionWeight(StringRef prefix, int64_t n,
   return llm::WeightOp::create(b, loc(prefix), type, b.getStringAttr(prefix));
 }
 
-Value LlamaFamilyBuilder::rope(Value x, Value offset, Location l) {
+Value DecoderBuilder::rope(Value x, Value offset, Location l) {
   const RopeScaling &r = cfg.rope;
   int64_t rotaryDim = static_cast<int64_t>(cfg.headDim * r.partialRotaryFactor);
   rotaryDim -= rotaryDim % 2;
@@ -174,21 +179,46 @@ Value LlamaFamilyBuilder::rope(Value x, Value offset, Location l) {
       isYarn && !r.truncate ? b.getBoolAttr(false) : BoolAttr());
 }
 
-Value LlamaFamilyBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
-                                     Value length, Value cache,
-                                     Value &newCache) {
+Value DecoderBuilder::rmsNorm(Value x, Value weight, Location l) {
+  llm::NormStyle style = cfg.normWeight == NormWeight::OnePlusScale
+                             ? llm::NormStyle::Gemma
+                             : llm::NormStyle::Llama;
+  return llm::RMSNormOp::create(
+      b, l, x.getType(), x, weight,
+      b.getF32FloatAttr(static_cast<float>(cfg.rmsNormEps)),
+      llm::NormStyleAttr::get(&ctx, style));
+}
+
+Value DecoderBuilder::scaled(Value x, std::optional<double> factor,
+                             Location l) {
+  if (!factor)
+    return x;
+  return llm::ScaleOp::create(b, l, x.getType(), x,
+                              b.getF32FloatAttr(static_cast<float>(*factor)));
+}
+
+static llm::Activation mlpActivation(MlpActivation a) {
+  switch (a) {
+  case MlpActivation::Silu:
+    return llm::Activation::Silu;
+  case MlpActivation::Gelu:
+    return llm::Activation::Gelu;
+  case MlpActivation::GeluTanh:
+    return llm::Activation::GeluTanh;
+  }
+  llvm_unreachable("unknown MlpActivation");
+}
+
+Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
+                                 Value length, Value cache, Value &newCache) {
   std::string p = llvm::formatv("model.layers.{0}", layer).str();
   const int64_t dyn = ShapedType::kDynamic;
   int64_t H = cfg.hiddenSize, nh = cfg.numHeads, nkv = cfg.numKvHeads,
           hd = cfg.headDim, I = cfg.intermediateSize;
-  auto eps = b.getF32FloatAttr(static_cast<float>(cfg.rmsNormEps));
-  auto llamaStyle = llm::NormStyleAttr::get(&ctx, llm::NormStyle::Llama);
 
   Location attnLoc = loc(p + ".self_attn");
   Value inNorm = denseWeight(p + ".input_layernorm.weight", {H});
-  Value x =
-      llm::RMSNormOp::create(b, loc(p + ".input_layernorm"), hidden.getType(),
-                             hidden, inNorm, eps, llamaStyle);
+  Value x = rmsNorm(hidden, inNorm, loc(p + ".input_layernorm"));
   auto project = [&](StringRef name, int64_t n, bool bias) -> Value {
     std::string prefix = p + ".self_attn." + name.str();
     Value w = projectionWeight(prefix, n, H);
@@ -204,10 +234,8 @@ Value LlamaFamilyBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
   if (cfg.qkNorm) {
     Value qn = denseWeight(p + ".self_attn.q_norm.weight", {hd});
     Value kn = denseWeight(p + ".self_attn.k_norm.weight", {hd});
-    q = llm::RMSNormOp::create(b, loc(p + ".self_attn.q_norm"), q.getType(), q,
-                               qn, eps, llamaStyle);
-    k = llm::RMSNormOp::create(b, loc(p + ".self_attn.k_norm"), k.getType(), k,
-                               kn, eps, llamaStyle);
+    q = rmsNorm(q, qn, loc(p + ".self_attn.q_norm"));
+    k = rmsNorm(k, kn, loc(p + ".self_attn.k_norm"));
   }
   q = rope(q, offset, attnLoc);
   k = rope(k, offset, attnLoc);
@@ -218,31 +246,32 @@ Value LlamaFamilyBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
   IntegerAttr window = cfg.slidingWindow
                            ? b.getI64IntegerAttr(*cfg.slidingWindow)
                            : IntegerAttr();
+  double scale = cfg.attentionScale.value_or(1.0 / std::sqrt(double(hd)));
   Value attn = llm::AttentionOp::create(
       b, attnLoc, act({dyn, nh, hd}), q, kvRead.getKey(), kvRead.getValue(),
-      b.getF32FloatAttr(static_cast<float>(1.0 / std::sqrt(double(hd)))),
-      b.getBoolAttr(true), window, FloatAttr());
+      b.getF32FloatAttr(static_cast<float>(scale)), b.getBoolAttr(true), window,
+      FloatAttr());
   attn = llm::ReshapeOp::create(b, attnLoc, act({dyn, nh * hd}), attn);
   std::string oName = p + ".self_attn.o_proj";
   Value wo = projectionWeight(oName, H, nh * hd);
   Value bo = cfg.oBias ? denseWeight(oName + ".bias", {H}) : Value();
   Value o = llm::LinearOp::create(b, loc(oName), act({dyn, H}), attn, wo, bo);
+  o = scaled(o, cfg.residualMultiplier, attnLoc);
   hidden = llm::AddOp::create(b, attnLoc, hidden, o);
 
   Value postNorm = denseWeight(p + ".post_attention_layernorm.weight", {H});
-  Value h2 = llm::RMSNormOp::create(b, loc(p + ".post_attention_layernorm"),
-                                    hidden.getType(), hidden, postNorm, eps,
-                                    llamaStyle);
+  Value h2 = rmsNorm(hidden, postNorm, loc(p + ".post_attention_layernorm"));
   Value gate = projectionWeight(p + ".mlp.gate_proj", I, H);
   Value up = projectionWeight(p + ".mlp.up_proj", I, H);
   Value down = projectionWeight(p + ".mlp.down_proj", H, I);
   Value m = llm::GatedMLPOp::create(
       b, loc(p + ".mlp"), hidden.getType(), h2, gate, up, down,
-      llm::ActivationAttr::get(&ctx, llm::Activation::Silu));
+      llm::ActivationAttr::get(&ctx, mlpActivation(cfg.mlpActivation)));
+  m = scaled(m, cfg.residualMultiplier, loc(p + ".mlp"));
   return llm::AddOp::create(b, loc(p + ".mlp"), hidden, m);
 }
 
-llvm::Expected<OwningOpRef<ModuleOp>> LlamaFamilyBuilder::build() {
+llvm::Expected<OwningOpRef<ModuleOp>> DecoderBuilder::build() {
   if (cfg.mlpBias)
     return llvm::createStringError("config field 'mlp_bias': MLP biases are "
                                    "not supported yet");
@@ -274,6 +303,7 @@ llvm::Expected<OwningOpRef<ModuleOp>> LlamaFamilyBuilder::build() {
       denseWeight("model.embed_tokens.weight", {cfg.vocabSize, cfg.hiddenSize});
   Value hidden = llm::EmbeddingOp::create(
       b, loc("model.embed_tokens"), act({dyn, cfg.hiddenSize}), table, tokens);
+  hidden = scaled(hidden, cfg.embeddingScale, loc("model.embed_tokens"));
   SmallVector<Value> outs;
   outs.push_back(Value());
   for (int64_t i = 0; i < cfg.numLayers; ++i) {
@@ -283,10 +313,7 @@ llvm::Expected<OwningOpRef<ModuleOp>> LlamaFamilyBuilder::build() {
     outs.push_back(newCache);
   }
   Value finalNorm = denseWeight("model.norm.weight", {cfg.hiddenSize});
-  hidden = llm::RMSNormOp::create(
-      b, loc("model.norm"), hidden.getType(), hidden, finalNorm,
-      b.getF32FloatAttr(static_cast<float>(cfg.rmsNormEps)),
-      llm::NormStyleAttr::get(&ctx, llm::NormStyle::Llama));
+  hidden = rmsNorm(hidden, finalNorm, loc("model.norm"));
   Value last = llm::SliceOp::create(
       b, loc("model.norm"), act({1, cfg.hiddenSize}), hidden,
       b.getI64IntegerAttr(0), b.getI64IntegerAttr(-1), b.getI64IntegerAttr(1));
@@ -296,6 +323,7 @@ llvm::Expected<OwningOpRef<ModuleOp>> LlamaFamilyBuilder::build() {
           : denseWeight("lm_head.weight", {cfg.vocabSize, cfg.hiddenSize});
   outs[0] = llm::LMHeadOp::create(b, loc("lm_head"), act({1, cfg.vocabSize}),
                                   last, head);
+  outs[0] = scaled(outs[0], cfg.logitScale, loc("lm_head"));
   func::ReturnOp::create(b, modelLoc, outs);
 
   if (!problems.empty()) {
@@ -331,7 +359,7 @@ pimc::hf::importCheckpoint(MLIRContext &context, const ModelConfig &config,
     maxContext = config.rope.kind == RopeScaling::Kind::Dynamic
                      ? 4096
                      : std::min<int64_t>(config.maxPositionEmbeddings, 4096);
-  LlamaFamilyBuilder builder(context, config, weights, maxContext);
+  DecoderBuilder builder(context, config, weights, maxContext);
   return builder.build();
 }
 

@@ -176,4 +176,14 @@ private:
 
 } // namespace pimc
 
+/// Assigns the value of an Expected (a field read) to `dst`, or returns its
+/// error from the enclosing function: keeps field-by-field readers readable.
+#define PIMC_ASSIGN_OR_RETURN(dst, expr)                                       \
+  do {                                                                         \
+    auto pimcTmp = (expr);                                                     \
+    if (!pimcTmp)                                                              \
+      return pimcTmp.takeError();                                              \
+    dst = std::move(*pimcTmp);                                                 \
+  } while (false)
+
 #endif // PIMC_SUPPORT_JSONFIELDS_H

@@ -1,0 +1,235 @@
+//===- Families.cpp - the architecture registry, keyed by model_type ------===//
+//
+// One hook per family: the switches that make it differ from the common
+// decoder (HFConfig.cpp reads the common fields first). Defaults are those of
+// the family's PretrainedConfig in transformers.
+//
+//===----------------------------------------------------------------------===//
+#include "pimc/Checkpoint/Families.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+using namespace llvm;
+
+namespace pimc::ckpt {
+
+namespace {
+
+std::string show(const json::Value &v) { return formatv("{0}", v).str(); }
+
+/// `attention_bias`: a bias on all four attention projections.
+Error readAttentionBias(const JSONFields &f, ModelConfig &cfg) {
+  PIMC_ASSIGN_OR_RETURN(cfg.attentionBias,
+                        f.booleanOr("attention_bias", false));
+  cfg.qkvBias = cfg.oBias = cfg.attentionBias;
+  return Error::success();
+}
+
+Error readMlpBias(const JSONFields &f, ModelConfig &cfg) {
+  PIMC_ASSIGN_OR_RETURN(cfg.mlpBias, f.booleanOr("mlp_bias", false));
+  return Error::success();
+}
+
+/// A family without sliding-window attention refuses a window it is given.
+Error noWindow(const JSONFields &f, const ModelConfig &cfg) {
+  if (const json::Value *window = f.value("sliding_window"))
+    return f.fieldError("sliding_window",
+                        cfg.modelType +
+                            " has no sliding-window attention, got " +
+                            show(*window));
+  return Error::success();
+}
+
+/// Qwen applies sliding_window (and max_window_layers) only when
+/// use_sliding_window is set.
+Error readQwenWindow(const JSONFields &f) {
+  bool useWindow = false;
+  PIMC_ASSIGN_OR_RETURN(useWindow, f.booleanOr("use_sliding_window", false));
+  if (useWindow)
+    return f.fieldError("use_sliding_window",
+                        "sliding-window attention on layers >= "
+                        "max_window_layers is not supported");
+  return Error::success();
+}
+
+Error configureLlama(const JSONFields &f, ModelConfig &cfg) {
+  if (Error e = readAttentionBias(f, cfg))
+    return e;
+  if (Error e = readMlpBias(f, cfg))
+    return e;
+  return noWindow(f, cfg);
+}
+
+Error configureMistral(const JSONFields &f, ModelConfig &cfg) {
+  if (Error e = readAttentionBias(f, cfg))
+    return e;
+  if (Error e = readMlpBias(f, cfg))
+    return e;
+  PIMC_ASSIGN_OR_RETURN(cfg.slidingWindow,
+                        f.integer("sliding_window", IntRange{1}));
+  return Error::success();
+}
+
+Error configureQwen2(const JSONFields &f, ModelConfig &cfg) {
+  // Qwen2Attention hard-codes a bias on q/k/v only.
+  cfg.qkvBias = true;
+  cfg.oBias = false;
+  if (Error e = readQwenWindow(f))
+    return e;
+  // Multimodal RoPE (Qwen2-VL) splits rotary dims by section.
+  bool mrope = false;
+  PIMC_ASSIGN_OR_RETURN(mrope, f.booleanOr("use_mrope", false));
+  if (mrope)
+    return f.fieldError("use_mrope", "multimodal RoPE is not supported");
+  return Error::success();
+}
+
+Error configureQwen3(const JSONFields &f, ModelConfig &cfg) {
+  if (Error e = readAttentionBias(f, cfg))
+    return e;
+  cfg.qkNorm = true;
+  return readQwenWindow(f);
+}
+
+/// Gemma 1 (spec 2.25): (1+w) RMSNorms, embeddings scaled by sqrt(H), a
+/// GeGLU MLP. `hidden_activation`, where a config has it, is the activation
+/// the model was trained with (transformers 4.x read it; some configs also
+/// carry a stale `hidden_act: gelu`), so it wins over hidden_act.
+Error configureGemma(const JSONFields &f, ModelConfig &cfg) {
+  if (Error e = readAttentionBias(f, cfg))
+    return e;
+  if (Error e = noWindow(f, cfg))
+    return e;
+  bool bidirectional = false;
+  PIMC_ASSIGN_OR_RETURN(bidirectional,
+                        f.booleanOr("use_bidirectional_attention", false));
+  if (bidirectional)
+    return f.fieldError("use_bidirectional_attention",
+                        "bidirectional attention has no decode step; only "
+                        "causal models are supported");
+  if (f.value("hidden_activation"))
+    if (Error e = readActivation(f, "hidden_activation", cfg))
+      return e;
+  cfg.normWeight = NormWeight::OnePlusScale;
+  cfg.embeddingScale = std::sqrt(double(cfg.hiddenSize));
+  return Error::success();
+}
+
+/// Granite 3 (spec 2.18): Llama with muP multipliers. Each multiplier that
+/// is 1 (the default) is left out of the model rather than applied.
+Error configureGranite(const JSONFields &f, ModelConfig &cfg) {
+  if (Error e = configureLlama(f, cfg))
+    return e;
+  auto multiplier = [&](StringRef key, std::optional<double> &out) -> Error {
+    double v = 1.0;
+    PIMC_ASSIGN_OR_RETURN(v, f.numberOr(key, 1.0));
+    if (v <= 0)
+      return f.fieldError(key, formatv("must be positive, got {0}", v));
+    if (v != 1.0)
+      out = v;
+    return Error::success();
+  };
+  std::optional<double> logitsScaling;
+  if (Error e = multiplier("embedding_multiplier", cfg.embeddingScale))
+    return e;
+  if (Error e = multiplier("residual_multiplier", cfg.residualMultiplier))
+    return e;
+  if (Error e = multiplier("logits_scaling", logitsScaling))
+    return e;
+  if (logitsScaling)
+    cfg.logitScale = 1.0 / *logitsScaling; // logits / logits_scaling
+  // The softmax scale replaces head_dim^-0.5, also when it is 1.
+  PIMC_ASSIGN_OR_RETURN(cfg.attentionScale,
+                        f.numberOr("attention_multiplier", 1.0));
+  if (*cfg.attentionScale <= 0)
+    return f.fieldError(
+        "attention_multiplier",
+        formatv("must be positive, got {0}", *cfg.attentionScale));
+  return Error::success();
+}
+
+constexpr StringLiteral kLlamaFields[] = {"attention_bias", "mlp_bias"};
+constexpr StringLiteral kGraniteFields[] = {
+    "attention_bias",       "mlp_bias",       "embedding_multiplier",
+    "attention_multiplier", "logits_scaling", "residual_multiplier"};
+constexpr StringLiteral kQwen2Fields[] = {"use_sliding_window",
+                                          "max_window_layers", "use_mrope"};
+constexpr StringLiteral kQwen3Fields[] = {
+    "attention_bias", "use_sliding_window", "max_window_layers"};
+constexpr StringLiteral kGemmaFields[] = {"attention_bias", "hidden_activation",
+                                          "use_bidirectional_attention"};
+
+const FamilySpec kFamilies[] = {
+    {"llama", kLlamaFields, 2048, "silu", false, configureLlama},
+    {"mistral", kLlamaFields, 4096 * 32, "silu", false, configureMistral},
+    {"qwen2", kQwen2Fields, 32768, "silu", false, configureQwen2},
+    {"qwen3", kQwen3Fields, 32768, "silu", false, configureQwen3},
+    {"gemma", kGemmaFields, 8192, "gelu_pytorch_tanh", true, configureGemma},
+    {"granite", kGraniteFields, 2048, "silu", false, configureGranite},
+};
+
+/// HF activation names (ACT2FN) of the gated MLP's gate.
+struct ActivationName {
+  StringLiteral name;
+  MlpActivation activation;
+};
+constexpr ActivationName kActivations[] = {
+    {"silu", MlpActivation::Silu},
+    {"swish", MlpActivation::Silu},
+    {"gelu", MlpActivation::Gelu},
+    {"gelu_pytorch_tanh", MlpActivation::GeluTanh},
+    {"gelu_new", MlpActivation::GeluTanh},
+};
+
+} // namespace
+
+ArrayRef<FamilySpec> families() { return kFamilies; }
+
+const FamilySpec *lookupFamily(StringRef modelType) {
+  const FamilySpec *it = llvm::find_if(
+      kFamilies, [&](const FamilySpec &f) { return f.modelType == modelType; });
+  return it == std::end(kFamilies) ? nullptr : it;
+}
+
+std::string familyNames() {
+  return llvm::join(llvm::map_range(kFamilies,
+                                    [](const FamilySpec &f) -> StringRef {
+                                      return f.modelType;
+                                    }),
+                    ", ");
+}
+
+std::optional<MlpActivation> activationNamed(StringRef name) {
+  const ActivationName *it = llvm::find_if(
+      kActivations, [&](const ActivationName &a) { return a.name == name; });
+  if (it == std::end(kActivations))
+    return std::nullopt;
+  return it->activation;
+}
+
+Error readActivation(const JSONFields &f, StringRef key, ModelConfig &cfg) {
+  std::optional<StringRef> name;
+  PIMC_ASSIGN_OR_RETURN(name, f.string(key));
+  if (!name)
+    return Error::success();
+  std::optional<MlpActivation> activation = activationNamed(*name);
+  if (!activation)
+    return f.fieldError(
+        key, "unsupported activation '" + *name + "' (supported: " +
+                 llvm::join(
+                     llvm::map_range(kActivations,
+                                     [](const ActivationName &a) -> StringRef {
+                                       return a.name;
+                                     }),
+                     ", ") +
+                 ")");
+  cfg.hiddenAct = name->str();
+  cfg.mlpActivation = *activation;
+  return Error::success();
+}
+
+} // namespace pimc::ckpt
