@@ -124,31 +124,24 @@ Error configureGemma(const JSONFields &f, ModelConfig &cfg) {
 Error configureGranite(const JSONFields &f, ModelConfig &cfg) {
   if (Error e = configureLlama(f, cfg))
     return e;
-  auto multiplier = [&](StringRef key, std::optional<double> &out) -> Error {
-    double v = 1.0;
-    PIMC_ASSIGN_OR_RETURN(v, f.numberOr(key, 1.0));
-    if (v <= 0)
-      return f.fieldError(key, formatv("must be positive, got {0}", v));
-    if (v != 1.0)
-      out = v;
-    return Error::success();
+  auto positive = [&](StringRef key) -> Expected<double> {
+    Expected<double> v = f.numberOr(key, 1.0);
+    if (v && *v <= 0)
+      return f.fieldError(key, formatv("must be positive, got {0}", *v));
+    return v;
   };
-  std::optional<double> logitsScaling;
-  if (Error e = multiplier("embedding_multiplier", cfg.embeddingScale))
-    return e;
-  if (Error e = multiplier("residual_multiplier", cfg.residualMultiplier))
-    return e;
-  if (Error e = multiplier("logits_scaling", logitsScaling))
-    return e;
-  if (logitsScaling)
-    cfg.logitScale = 1.0 / *logitsScaling; // logits / logits_scaling
+  auto unlessOne = [](double v) {
+    return v == 1.0 ? std::nullopt : std::optional<double>(v);
+  };
+  double embedding = 1, residual = 1, logitsScaling = 1;
+  PIMC_ASSIGN_OR_RETURN(embedding, positive("embedding_multiplier"));
+  PIMC_ASSIGN_OR_RETURN(residual, positive("residual_multiplier"));
+  PIMC_ASSIGN_OR_RETURN(logitsScaling, positive("logits_scaling"));
+  cfg.embeddingScale = unlessOne(embedding);
+  cfg.residualMultiplier = unlessOne(residual);
+  cfg.logitScale = unlessOne(1.0 / logitsScaling); // logits / logits_scaling
   // The softmax scale replaces head_dim^-0.5, also when it is 1.
-  PIMC_ASSIGN_OR_RETURN(cfg.attentionScale,
-                        f.numberOr("attention_multiplier", 1.0));
-  if (*cfg.attentionScale <= 0)
-    return f.fieldError(
-        "attention_multiplier",
-        formatv("must be positive, got {0}", *cfg.attentionScale));
+  PIMC_ASSIGN_OR_RETURN(cfg.attentionScale, positive("attention_multiplier"));
   return Error::success();
 }
 

@@ -1056,14 +1056,9 @@ LogicalResult Lowering::lowerHostCall(Operation *op) {
       run, tokens, offset, [&](Value v) { return slots.count(v) != 0; });
   if (failed(call))
     return failure();
-  // The shape of one decode step: a dynamic (token) dimension is T = 1, as
-  // in tokenElements.
+  // Shapes of one decode step (the token dimension is T = 1).
   auto shapeOf = [&](Value v) {
-    SmallVector<int64_t> shape;
-    if (auto t = dyn_cast<ShapedType>(v.getType()))
-      for (int64_t d : t.getShape())
-        shape.push_back(ShapedType::isDynamic(d) ? 1 : d);
-    return b.getI64ArrayAttr(shape);
+    return b.getI64ArrayAttr(tokenShape(v.getType()));
   };
   SmallVector<Attribute> args, results;
   for (auto [v, kind] : llvm::zip(call->args, call->kinds)) {

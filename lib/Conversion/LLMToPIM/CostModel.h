@@ -24,12 +24,21 @@ using namespace ::mlir;
 
 inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/// Elements of an activation tensor for one token (dynamic dims are T = 1).
+/// The shape of an activation tensor for one token: a dynamic (token)
+/// dimension is T = 1; a value that is not a tensor has shape [].
+inline SmallVector<int64_t> tokenShape(Type type) {
+  SmallVector<int64_t> shape;
+  if (auto t = dyn_cast<ShapedType>(type))
+    for (int64_t d : t.getShape())
+      shape.push_back(ShapedType::isDynamic(d) ? 1 : d);
+  return shape;
+}
+
+/// Elements of an activation tensor for one token.
 inline int64_t tokenElements(Type type) {
-  auto t = cast<ShapedType>(type);
   int64_t n = 1;
-  for (int64_t d : t.getShape())
-    n *= ShapedType::isDynamic(d) ? 1 : d;
+  for (int64_t d : tokenShape(type))
+    n *= d;
   return n;
 }
 

@@ -269,54 +269,44 @@ Error Specialiser::readDims(json::Array &nodes) {
     if (Error e = o->checkKeys(
             {"input", "dim", "name", "symbol", "range", "example"}))
       return e;
-    Expected<StringRef> input = o->string("input", required);
-    if (!input)
-      return input.takeError();
-    Expected<int64_t> dim = o->integer("dim", required);
-    if (!dim)
-      return dim.takeError();
-    Expected<StringRef> name = o->string("name", required);
-    if (!name)
-      return name.takeError();
-    Expected<StringRef> symbol = o->string("symbol", required);
-    if (!symbol)
-      return symbol.takeError();
-    Expected<int64_t> example = o->integer("example", required);
-    if (!example)
-      return example.takeError();
-    // [min, max], with null for an unbounded max.
-    Expected<const json::Array *> range = o->array("range", required);
-    if (!range)
-      return range.takeError();
+    StringRef input, name, symbol;
+    int64_t dim = 0, example = 0;
+    const json::Array *range = nullptr; // [min, max], null for no max
+    PIMC_ASSIGN_OR_RETURN(input, o->string("input", required));
+    PIMC_ASSIGN_OR_RETURN(dim, o->integer("dim", required));
+    PIMC_ASSIGN_OR_RETURN(name, o->string("name", required));
+    PIMC_ASSIGN_OR_RETURN(symbol, o->string("symbol", required));
+    PIMC_ASSIGN_OR_RETURN(example, o->integer("example", required));
+    PIMC_ASSIGN_OR_RETURN(range, o->array("range", required));
     DynamicDim d;
     std::optional<int64_t> lo;
-    if ((*range)->size() == 2) {
-      lo = (**range)[0].getAsInteger();
-      if (std::optional<int64_t> hi = (**range)[1].getAsInteger())
+    if (range->size() == 2) {
+      lo = (*range)[0].getAsInteger();
+      if (std::optional<int64_t> hi = (*range)[1].getAsInteger())
         d.max = *hi;
-      else if (!(**range)[1].getAsNull())
+      else if (!(*range)[1].getAsNull())
         lo.reset();
     }
     if (!lo)
       return problem(formatv("{0}.range: must be [min, max|null], got {1}",
                              where, *o->value("range")));
-    if (name->empty() || symbol->empty())
+    if (name.empty() || symbol.empty())
       return problem(where + ": \"name\" and \"symbol\" must not be empty");
-    auto in = inputs.find(*input);
+    auto in = inputs.find(input);
     if (in == inputs.end())
       return problem(
-          formatv("{0}: '{1}' is not an input placeholder", where, *input));
+          formatv("{0}: '{1}' is not an input placeholder", where, input));
     json::Array *shape = in->second.second;
-    if (!shape || *dim < 0 || *dim >= static_cast<int64_t>(shape->size()))
+    if (!shape || dim < 0 || dim >= static_cast<int64_t>(shape->size()))
       return problem(formatv("{0}: dim {1} is not a dimension of '{2}'", where,
-                             *dim, *input));
-    if ((*shape)[*dim].getAsInteger() != *example)
+                             dim, input));
+    if ((*shape)[dim].getAsInteger() != example)
       return problem(formatv("{0}: example {1} is not the traced size of "
                              "'{2}' dim {3}",
-                             where, *example, *input, *dim));
-    d.input = input->str(), d.argIndex = in->second.first, d.dim = *dim;
-    d.name = name->str(), d.symbol = symbol->str(), d.min = *lo;
-    d.example = d.value = *example;
+                             where, example, input, dim));
+    d.input = input.str(), d.argIndex = in->second.first, d.dim = dim;
+    d.name = name.str(), d.symbol = symbol.str(), d.min = *lo;
+    d.example = d.value = example;
     if (d.min < 0 || (d.max && *d.max < d.min))
       return problem(formatv("{0}: the range {1} is empty or negative", where,
                              rangeText(d)));
