@@ -145,6 +145,40 @@ Error configureGranite(const JSONFields &f, ModelConfig &cfg) {
   return Error::success();
 }
 
+/// SmolLM3 (spec 2.19): Llama with NoPE layers. no_rope_layers[i] == 0
+/// skips RoPE on layer i (its keys are cached unrotated); without the list,
+/// every no_rope_layer_interval-th layer is NoPE. With use_sliding_window,
+/// the NoPE layers slide (transformers' default layer_types).
+Error configureSmolLM3(const JSONFields &f, ModelConfig &cfg) {
+  if (Error e = readAttentionBias(f, cfg))
+    return e;
+  if (Error e = readMlpBias(f, cfg))
+    return e;
+  int64_t interval = 4;
+  PIMC_ASSIGN_OR_RETURN(interval,
+                        f.integerOr("no_rope_layer_interval", 4, IntRange{1}));
+  std::optional<std::vector<int64_t>> ropeFlags;
+  PIMC_ASSIGN_OR_RETURN(ropeFlags,
+                        f.integers("no_rope_layers", IntRange{0, 1}));
+  // transformers reads the first num_hidden_layers entries of a longer list.
+  if (ropeFlags && int64_t(ropeFlags->size()) < cfg.numLayers)
+    return f.fieldError("no_rope_layers",
+                        formatv("has {0} entries but num_hidden_layers is {1}",
+                                ropeFlags->size(), cfg.numLayers));
+  bool useWindow = false;
+  PIMC_ASSIGN_OR_RETURN(useWindow, f.booleanOr("use_sliding_window", false));
+  if (useWindow)
+    PIMC_ASSIGN_OR_RETURN(cfg.slidingWindow,
+                          f.integer("sliding_window", IntRange{1}));
+  cfg.layers.resize(cfg.numLayers);
+  for (auto [i, layer] : llvm::enumerate(cfg.layers)) {
+    layer.rope =
+        ropeFlags ? (*ropeFlags)[i] != 0 : (int64_t(i) + 1) % interval != 0;
+    layer.sliding = cfg.slidingWindow && !layer.rope;
+  }
+  return Error::success();
+}
+
 constexpr StringLiteral kLlamaFields[] = {"attention_bias", "mlp_bias"};
 constexpr StringLiteral kGraniteFields[] = {
     "attention_bias",       "mlp_bias",       "embedding_multiplier",
@@ -153,16 +187,21 @@ constexpr StringLiteral kQwen2Fields[] = {"use_sliding_window",
                                           "max_window_layers", "use_mrope"};
 constexpr StringLiteral kQwen3Fields[] = {
     "attention_bias", "use_sliding_window", "max_window_layers"};
+constexpr StringLiteral kSmolLM3Fields[] = {
+    "attention_bias",         "mlp_bias",           "no_rope_layers",
+    "no_rope_layer_interval", "use_sliding_window", "max_window_layers"};
 constexpr StringLiteral kGemmaFields[] = {"attention_bias", "hidden_activation",
                                           "use_bidirectional_attention"};
 
 const FamilySpec kFamilies[] = {
-    {"llama", kLlamaFields, 2048, "silu", false, configureLlama},
-    {"mistral", kLlamaFields, 4096 * 32, "silu", false, configureMistral},
-    {"qwen2", kQwen2Fields, 32768, "silu", false, configureQwen2},
-    {"qwen3", kQwen3Fields, 32768, "silu", false, configureQwen3},
-    {"gemma", kGemmaFields, 8192, "gelu_pytorch_tanh", true, configureGemma},
-    {"granite", kGraniteFields, 2048, "silu", false, configureGranite},
+    {"llama", kLlamaFields, 2048, "silu", false, 1e4, configureLlama},
+    {"mistral", kLlamaFields, 4096 * 32, "silu", false, 1e4, configureMistral},
+    {"qwen2", kQwen2Fields, 32768, "silu", false, 1e4, configureQwen2},
+    {"qwen3", kQwen3Fields, 32768, "silu", false, 1e4, configureQwen3},
+    {"gemma", kGemmaFields, 8192, "gelu_pytorch_tanh", true, 1e4,
+     configureGemma},
+    {"granite", kGraniteFields, 2048, "silu", false, 1e4, configureGranite},
+    {"smollm3", kSmolLM3Fields, 32768, "silu", true, 2e6, configureSmolLM3},
 };
 
 /// HF activation names (ACT2FN) of the gated MLP's gate.

@@ -78,7 +78,6 @@ constexpr KnownField knownFields[] = {
     {"quantization_config"},
     {"layer_types"},
     {"sliding_window"},
-    {"pretraining_tp"},
     // No effect on inference: token ids, training-only settings, bookkeeping.
     {"architectures", false},
     {"_name_or_path", false},
@@ -92,6 +91,7 @@ constexpr KnownField knownFields[] = {
     {"id2label", false},
     {"label2id", false},
     {"tokenizer_class", false},
+    {"pretraining_tp", false}, // checked to be positive
 };
 
 std::string show(const json::Value &v) { return formatv("{0}", v).str(); }
@@ -649,17 +649,26 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &rootObj,
     cfg.torchDtype = d->str();
   }
 
-  std::optional<int64_t> tp;
-  PIMC_ASSIGN_OR_RETURN(tp, f.integer("pretraining_tp"));
-  if (tp && *tp != 1)
-    return r.error("pretraining_tp",
-                   "only 1 is supported (sliced projections), got " +
-                       Twine(*tp));
+  // pretraining_tp > 1 made transformers 4.x compute the projections in
+  // slices and sum them: the same function in another summation order.
+  // transformers 5 ignores it (SmolLM3-3B ships 2), so it has no effect
+  // beyond being a positive integer.
+  if (Expected<std::optional<int64_t>> tp =
+          f.integer("pretraining_tp", IntRange{1});
+      !tp)
+    return tp.takeError();
 
   // The family's own switches: biases, windows, norms, scales.
+  cfg.rope.theta = family->defaultRopeTheta;
   if (Error e = family->configure(f, cfg))
     return e;
 
+  // Per-layer attention: a family with a window slides on every layer
+  // unless layer_types says otherwise; the family's hook may have marked
+  // NoPE layers.
+  if (cfg.layers.empty())
+    cfg.layers.assign(cfg.numLayers,
+                      LayerAttention{cfg.slidingWindow.has_value()});
   if (const json::Value *v = f.value("layer_types")) {
     const json::Array *types = v->getAsArray();
     if (!types)
@@ -668,16 +677,20 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &rootObj,
       return r.error("layer_types", "has " + Twine(types->size()) +
                                         " entries but num_hidden_layers is " +
                                         Twine(cfg.numLayers));
-    StringRef expected =
-        cfg.slidingWindow ? "sliding_attention" : "full_attention";
     for (auto [i, t] : llvm::enumerate(*types)) {
       std::optional<StringRef> s = t.getAsString();
-      if (!s || *s != expected)
-        return r.error("layer_types[" + Twine(i) + "]",
-                       "expected '" + expected +
-                           "' (mixed attention layers "
-                           "are not supported), got " +
-                           show(t));
+      std::string field = ("layer_types[" + Twine(i) + "]").str();
+      if (s && *s == "full_attention")
+        cfg.layers[i].sliding = false;
+      else if (s && *s == "sliding_attention" && !cfg.slidingWindow)
+        return r.error(field, "'sliding_attention' but " + cfg.modelType +
+                                  " has no sliding window here");
+      else if (s && *s == "sliding_attention")
+        cfg.layers[i].sliding = true;
+      else
+        return r.error(field, "expected 'full_attention' or "
+                              "'sliding_attention', got " +
+                                  show(t));
     }
   }
 
@@ -783,6 +796,18 @@ std::string semanticConfigJSON(const ModelConfig &c) {
                  {"rope", std::move(rope)}};
   if (c.slidingWindow)
     o["sliding_window"] = *c.slidingWindow;
+  // Layers that differ, only where some do (older programs' identities).
+  json::Array fullLayers, noRopeLayers;
+  for (auto [i, layer] : llvm::enumerate(c.layers)) {
+    if (c.slidingWindow && !layer.sliding)
+      fullLayers.push_back(int64_t(i));
+    if (!layer.rope)
+      noRopeLayers.push_back(int64_t(i));
+  }
+  if (!fullLayers.empty())
+    o["full_attention_layers"] = std::move(fullLayers);
+  if (!noRopeLayers.empty())
+    o["no_rope_layers"] = std::move(noRopeLayers);
   // Features of families after the first four, only where they are set, so
   // that the programs of llama, mistral and qwen keep their identity.
   if (c.normWeight == NormWeight::OnePlusScale)

@@ -98,6 +98,12 @@ FAMILIES = {
                     multipliers=dict(embedding_multiplier=2.0, residual_multiplier=0.5,
                                      attention_multiplier=1.0 / 32, logits_scaling=4.0),
                     min_margin=0.05, first_seed=3),
+    # SmolLM3 (spec 2.19) with both of its switches on: an explicit no_rope_layers list that
+    # differs from the interval rule (layers 1 and 3 NoPE; the rule would give 3 only), and
+    # use_sliding_window, which makes the NoPE layers slide (window 8 < the 38 positions).
+    "smollm3": dict(SMALL, model_type="smollm3", dtype="bfloat16", rope_theta=2000000.0, eps=1e-6,
+                    max_pos=65536, tie=True, no_rope_layers=[1, 0, 1, 0], sliding_window=8,
+                    min_margin=0.05),
     # Llama-2: MHA (8 kv heads = 8 q heads), theta 1e4, no head_dim field, rope_scaling null.
     "llama2": dict(SMALL, kv_heads=8, model_type="llama", dtype="float16", rope_theta=10000.0, eps=1e-5,
                    max_pos=4096, tie=False),
@@ -123,7 +129,7 @@ TORCH_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32":
 
 ARCH = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
         "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM", "gemma": "GemmaForCausalLM",
-        "granite": "GraniteForCausalLM"}
+        "granite": "GraniteForCausalLM", "smollm3": "SmolLM3ForCausalLM"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -171,6 +177,12 @@ def make_config(f):
                  sliding_window=None, max_window_layers=f["layers"], rope_scaling=None)
     elif mt == "granite":
         c.update(attention_bias=False, mlp_bias=False, rope_scaling=None, **f["multipliers"])
+    elif mt == "smollm3":
+        # pad_token_id: the real 128004 is outside the small vocabulary.
+        c.update(attention_bias=False, mlp_bias=False, rope_scaling=None, pad_token_id=0,
+                 no_rope_layers=f["no_rope_layers"], no_rope_layer_interval=4,
+                 use_sliding_window=True, sliding_window=f["sliding_window"],
+                 max_window_layers=f["layers"])
     elif mt == "gemma":
         c.update(attention_bias=False, head_dim=f["head_dim"], hidden_act="gelu_pytorch_tanh",
                  rope_scaling=None)

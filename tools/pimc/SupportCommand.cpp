@@ -485,22 +485,21 @@ int pimcSupport(const SupportCommandOptions &options) {
   std::unique_ptr<ckpt::WeightStore> weights;
 
   if (isCheckpoint) {
-    report.format = "hf-checkpoint";
+    // A config.json alone is checked as a model without weights: the
+    // tensors' shapes come from the config (the timing-only import).
+    report.format = isConfigFile ? "hf-config" : "hf-checkpoint";
     auto config = ckpt::analyzeConfigSupport(opt.input);
     if (!config)
       return fail(toString(config.takeError()));
     report.modelType = config->modelType;
     report.features = config->features;
-    std::string dir =
-        isConfigFile ? sys::path::parent_path(opt.input).str() : opt.input;
-    if (dir.empty())
-      dir = ".";
     if (!config->fatal.empty()) {
       report.importError = config->fatal;
     } else if (!config->supported()) {
       report.importError = "the config has unsupported features (above)";
     } else {
-      auto model = hf::importCheckpointDir(ctx, dir, hf::ImportOptions());
+      auto model = isConfigFile ? hf::importConfigFile(ctx, opt.input, {})
+                                : hf::importCheckpointDir(ctx, opt.input, {});
       if (!model) {
         report.importError = toString(model.takeError());
       } else {

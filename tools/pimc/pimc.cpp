@@ -349,8 +349,9 @@ cl::opt<bool> jsonOutput("json", cl::sub(runRefCmd), cl::cat(pimcCategory),
 // compile
 cl::opt<std::string>
     compileInput(cl::Positional, cl::sub(compileCmd), cl::cat(pimcCategory),
-                 cl::desc("<checkpoint-dir | model.mlir | graph.json | "
-                          "model.onnx>"),
+                 cl::desc("<checkpoint-dir | config.json | model.mlir | "
+                          "graph.json | model.onnx> (config.json alone: a "
+                          "timing-only program, no weights read)"),
                  cl::Required);
 cl::opt<std::string> compileTarget(
     "target", cl::sub(compileCmd), cl::cat(pimcCategory),
@@ -1052,7 +1053,15 @@ int runCompile(mlir::MLIRContext &ctx) {
   if (!sys::fs::exists(compileInput))
     return fail(formatv("'{0}': no such checkpoint directory or IR file",
                         compileInput));
-  if (sys::fs::is_directory(compileInput)) {
+  bool timingOnly = sys::path::filename(compileInput) == "config.json";
+  if (timingOnly) {
+    // Shapes from the config alone: the program is timed, never run on
+    // values (docs/families.md, "Models without weights").
+    auto model = hf::importConfigFile(ctx, compileInput, {});
+    if (!model)
+      return fail(toString(model.takeError()));
+    module = std::move(model->module);
+  } else if (sys::fs::is_directory(compileInput)) {
     hf::ImportOptions io;
     // The importer's cache capacity follows the model; the backend decides
     // what it provisions.
@@ -1196,6 +1205,7 @@ int runCompile(mlir::MLIRContext &ctx) {
     json::Object r;
     r["input"] = compileInput.getValue();
     r["target"] = target->name;
+    r["timing_only"] = timingOnly;
     r["compile_seconds"] = seconds;
     r["max_context"] = attrI64("pim.max_context");
     r["weight_bytes"] = attrI64("pim.weight_bytes");
@@ -1284,6 +1294,10 @@ int runCompile(mlir::MLIRContext &ctx) {
            << "\n";
   }
   outs() << onnxWeightsNote;
+  if (timingOnly)
+    outs() << "  weights:   none (timing-only: shapes from config.json; run "
+              "it with 'pimc run --mode timing' or 'pimsim run --mode "
+              "timing')\n";
   double devGB = target->org.totalBytes() / 1e9;
   outs() << formatv("  memory:    weights {0:F3} GB, KV cache {1:F3} GB, "
                     "activations {2:F1} KB; {3} of {4} rows per bank "

@@ -192,6 +192,33 @@ const char *granite3 = R"({
   "vocab_size": 49155
 })";
 
+// HuggingFaceTB/SmolLM3-3B (spec 2.19; examples/configs has the whole
+// file): NoPE on every 4th layer, pretraining_tp 2 (no effect).
+const char *smollm3 = R"({
+  "architectures": ["SmolLM3ForCausalLM"],
+  "attention_bias": false,
+  "hidden_act": "silu",
+  "hidden_size": 2048,
+  "intermediate_size": 11008,
+  "max_position_embeddings": 65536,
+  "max_window_layers": 28,
+  "mlp_bias": false,
+  "model_type": "smollm3",
+  "no_rope_layer_interval": 4,
+  "num_attention_heads": 16,
+  "num_hidden_layers": 36,
+  "num_key_value_heads": 4,
+  "pretraining_tp": 2,
+  "rms_norm_eps": 1e-06,
+  "rope_scaling": null,
+  "rope_theta": 5000000.0,
+  "sliding_window": null,
+  "tie_word_embeddings": true,
+  "torch_dtype": "bfloat16",
+  "use_sliding_window": false,
+  "vocab_size": 128256
+})";
+
 /// `base` with the top-level fields of `patch` replaced (null in the patch
 /// removes the field).
 std::string patched(const char *base, const char *patch) {
@@ -486,7 +513,7 @@ TEST(HFConfigTest, RopeErrors) {
 TEST(HFConfigTest, UnsupportedModelType) {
   EXPECT_CONTAINS(errorOf(patched(llama31, R"({"model_type": "xyz"})")),
                   "unsupported model_type 'xyz' (supported: llama, mistral, "
-                  "qwen2, qwen3, gemma, granite)");
+                  "qwen2, qwen3, gemma, granite, smollm3)");
   EXPECT_CONTAINS(errorOf(patched(llama31, R"({"model_type": null})")),
                   "model_type");
 }
@@ -518,8 +545,11 @@ TEST(HFConfigTest, FieldErrors) {
   EXPECT_CONTAINS(errorOf(patched(llama31, R"({"num_attention_heads": 31,
                                                "num_key_value_heads": 31})")),
                   "num_attention_heads");
-  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"pretraining_tp": 2})")),
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"pretraining_tp": 0})")),
                   "pretraining_tp");
+  // Sliced projections compute the same function; transformers 5 ignores it.
+  EXPECT_EQ(parseOk(patched(llama31, R"({"pretraining_tp": 2})")).numLayers,
+            32);
   EXPECT_CONTAINS(errorOf(patched(llama31, R"({"sliding_window": 4096})")),
                   "sliding_window");
   EXPECT_CONTAINS(errorOf(patched(llama31, R"({"torch_dtype": "int8"})")),
@@ -528,6 +558,53 @@ TEST(HFConfigTest, FieldErrors) {
                   "tie_word_embeddings");
   EXPECT_CONTAINS(errorOf("[1]"), "not a JSON object");
   EXPECT_CONTAINS(errorOf("{"), "not valid JSON");
+}
+
+TEST(HFConfigTest, SmolLM3) {
+  ModelConfig c = parseOk(smollm3);
+  EXPECT_EQ(c.modelType, "smollm3");
+  EXPECT_TRUE(c.tieWordEmbeddings);
+  EXPECT_DOUBLE_EQ(c.rope.theta, 5e6);
+  EXPECT_FALSE(c.slidingWindow);
+  ASSERT_EQ(c.layers.size(), 36u);
+  for (int i = 0; i < 36; ++i) {
+    EXPECT_EQ(c.layers[i].rope, (i + 1) % 4 != 0) << "layer " << i;
+    EXPECT_FALSE(c.layers[i].sliding);
+  }
+  // The family's RoPE base when the config has none.
+  EXPECT_DOUBLE_EQ(
+      parseOk(patched(smollm3, R"({"rope_theta": null})")).rope.theta, 2e6);
+
+  // An explicit list wins over the interval; a longer one is cut to the
+  // layers (as transformers indexes it); with use_sliding_window the NoPE
+  // layers slide.
+  std::string list = "[0";
+  for (int i = 1; i < 40; ++i)
+    list += i % 2 ? ",1" : ",0";
+  list += "]";
+  ModelConfig w = parseOk(patched(
+      smollm3, ("{\"no_rope_layers\": " + list +
+                ", \"use_sliding_window\": true, \"sliding_window\": 4096}")
+                   .c_str()));
+  ASSERT_TRUE(w.slidingWindow);
+  for (int i = 0; i < 36; ++i) {
+    EXPECT_EQ(w.layers[i].rope, i % 2 == 1) << "layer " << i;
+    EXPECT_EQ(w.layers[i].sliding, i % 2 == 0) << "layer " << i;
+  }
+  std::string semantic = semanticConfigJSON(w);
+  EXPECT_CONTAINS(semantic, "\"no_rope_layers\":[0,2,4,");
+  EXPECT_CONTAINS(semantic, "\"full_attention_layers\":[1,3,5,");
+
+  EXPECT_CONTAINS(errorOf(patched(smollm3, R"({"no_rope_layers": [1, 0]})")),
+                  "cfg.json: no_rope_layers: has 2 entries but "
+                  "num_hidden_layers is 36");
+  EXPECT_CONTAINS(errorOf(patched(smollm3, R"({"no_rope_layer_interval": 0})")),
+                  "no_rope_layer_interval");
+  EXPECT_CONTAINS(
+      errorOf(patched(smollm3, R"({"no_rope_layers": [2, 1, 1, 1, 1, 1, 1, 1,
+                                  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]})")),
+      "no_rope_layers[0]");
 }
 
 TEST(HFConfigTest, LayerTypes) {
@@ -542,7 +619,33 @@ TEST(HFConfigTest, LayerTypes) {
   mixed.replace(mixed.rfind("full_attention"), 14, "sliding_attention");
   EXPECT_CONTAINS(
       errorOf(patched(qwen3, ("{\"layer_types\": " + mixed + "}").c_str())),
-      "layer_types[35]");
+      "layer_types[35]: 'sliding_attention' but qwen3 has no sliding window");
+
+  // A family with a window: each layer as layer_types says.
+  std::string pattern = "[";
+  for (int i = 0; i < 32; ++i)
+    pattern += std::string(i ? "," : "") +
+               (i % 4 == 3 ? "\"full_attention\"" : "\"sliding_attention\"");
+  pattern += "]";
+  ModelConfig m = parseOk(
+      patched(mistral01, ("{\"layer_types\": " + pattern + "}").c_str()));
+  ASSERT_EQ(m.layers.size(), 32u);
+  for (int i = 0; i < 32; ++i)
+    EXPECT_EQ(m.layers[i].sliding, i % 4 != 3) << "layer " << i;
+  EXPECT_CONTAINS(semanticConfigJSON(m), "\"full_attention_layers\":[3,7,");
+  // Uniform layers leave the program identity as before.
+  EXPECT_EQ(semanticConfigJSON(parseOk(mistral01)).find("full_attention"),
+            std::string::npos);
+  EXPECT_CONTAINS(
+      errorOf(patched(mistral01, R"({"layer_types": ["chunked_attention"]})")),
+      "has 1 entries but num_hidden_layers is 32");
+  std::string chunked = pattern;
+  chunked.replace(chunked.find("sliding_attention"), 17, "chunked_attention");
+  EXPECT_CONTAINS(
+      errorOf(
+          patched(mistral01, ("{\"layer_types\": " + chunked + "}").c_str())),
+      "layer_types[0]: expected 'full_attention' or 'sliding_attention', got "
+      "\"chunked_attention\"");
 }
 
 TEST(HFConfigTest, TorchDtypeV5Spelling) {

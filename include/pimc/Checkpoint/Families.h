@@ -7,9 +7,12 @@
 //  * the config keys it reads beyond the common ones (HFConfig.cpp), so an
 //    unknown key is an error naming the family;
 //  * the defaults of its PretrainedConfig (max positions, activation, tied
-//    head) for keys a config leaves out;
+//    head, RoPE base) for keys a config leaves out;
 //  * a hook that reads its own switches (biases, windows, QK norms, norm
-//    weight convention, embedding scale, ...) into ModelConfig's features.
+//    weight convention, embedding scale, NoPE layers, ...) into
+//    ModelConfig's features. A hook that sets ModelConfig::layers states
+//    every layer; otherwise each layer slides when the family has a window.
+//    `layer_types` then overrides the sliding of each layer.
 //
 // The importer builds a model from ModelConfig's features alone, so adding a
 // family is one entry here (and its tests), not a new builder.
@@ -34,6 +37,7 @@ struct FamilySpec {
   int64_t defaultMaxPositions;
   llvm::StringLiteral defaultActivation; // hidden_act
   bool defaultTieWordEmbeddings;
+  double defaultRopeTheta; // rope_theta
   /// Reads the family's switches from the config's top-level fields (errors
   /// name the field) after the common fields are in `cfg`.
   llvm::Error (*configure)(const JSONFields &config, ModelConfig &cfg);

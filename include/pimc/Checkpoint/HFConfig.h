@@ -51,6 +51,13 @@ enum class NormWeight { Scale, OnePlusScale };
 /// (erf), gelu_pytorch_tanh).
 enum class MlpActivation { Silu, Gelu, GeluTanh };
 
+/// How one decoder layer's attention differs from the others: `layer_types`
+/// (full or sliding attention) and NoPE layers (SmolLM3's no_rope_layers).
+struct LayerAttention {
+  bool sliding = false; // the model's slidingWindow applies to this layer
+  bool rope = true;     // false: no rotary embedding (NoPE)
+};
+
 struct ModelConfig {
   std::string modelType; // a family of Families.h
   int64_t hiddenSize = 0;
@@ -80,6 +87,8 @@ struct ModelConfig {
   bool mlpBias = false;
   bool qkNorm = false;                  // qwen3: per-head RMSNorm on q and k
   std::optional<int64_t> slidingWindow; // keys s with t - W < s <= t
+  /// One entry per layer (numLayers of them once parsed).
+  std::vector<LayerAttention> layers;
   std::string torchDtype = "float32";
   RopeScaling rope;
   std::optional<GptqConfig> gptq;

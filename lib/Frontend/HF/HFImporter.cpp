@@ -33,8 +33,10 @@ namespace {
 
 class DecoderBuilder {
 public:
+  /// `weights` null: a timing-only model whose tensors take their shapes
+  /// from the config and their dtype from its torch_dtype.
   DecoderBuilder(MLIRContext &ctx, const ModelConfig &cfg,
-                 const WeightStore &weights, int64_t maxContext)
+                 const WeightStore *weights, int64_t maxContext)
       : ctx(ctx), cfg(cfg), weights(weights), maxContext(maxContext), b(&ctx) {}
 
   llvm::Expected<OwningOpRef<ModuleOp>> build();
@@ -45,6 +47,8 @@ private:
   /// A projection weight [N, K]: dense, or GPTQ when the config says so.
   Value projectionWeight(StringRef prefix, int64_t n, int64_t k);
   Type floatType(DType dtype);
+  /// The element type of every tensor of a timing-only model.
+  Type configFloatType();
   Value buildLayer(int64_t layer, Value hidden, Value offset, Value length,
                    Value cache, Value &newCache);
   Value rope(Value x, Value offset, Location loc);
@@ -62,7 +66,7 @@ private:
 
   MLIRContext &ctx;
   const ModelConfig &cfg;
-  const WeightStore &weights;
+  const WeightStore *weights;
   int64_t maxContext;
   OpBuilder b;
   std::vector<std::string> problems;
@@ -81,8 +85,20 @@ Type DecoderBuilder::floatType(DType dtype) {
   }
 }
 
+Type DecoderBuilder::configFloatType() {
+  if (cfg.torchDtype == "bfloat16")
+    return b.getBF16Type();
+  if (cfg.torchDtype == "float16")
+    return b.getF16Type();
+  return b.getF32Type();
+}
+
 Value DecoderBuilder::denseWeight(StringRef name, ArrayRef<int64_t> shape) {
-  const TensorView *t = weights.lookup(name);
+  if (!weights)
+    return llm::WeightOp::create(
+        b, loc(name), RankedTensorType::get(shape, configFloatType()),
+        b.getStringAttr(name));
+  const TensorView *t = weights->lookup(name);
   Type elem = b.getF32Type();
   if (!t) {
     problems.push_back(llvm::formatv(
@@ -114,11 +130,14 @@ Value DecoderBuilder::projectionWeight(StringRef prefix, int64_t n, int64_t k) {
   scheme.groupSize = q.groupSize < 0 ? k : q.groupSize;
   scheme.symmetric = q.sym;
   scheme.zeroMinusOne = q.zeroMinusOne;
-  GptqTensors parts = findGptqTensors(weights, prefix, n, k, scheme, problems);
   // Keep building after a problem so that every one is reported; a group
   // that does not divide K becomes one group per row.
   int64_t group = gptqShapeProblem(n, k, scheme).empty() ? scheme.groupSize : k;
-  const TensorView *scales = parts.scales;
+  const TensorView *scales = nullptr;
+  if (weights)
+    scales = findGptqTensors(*weights, prefix, n, k, scheme, problems).scales;
+  else if (group != scheme.groupSize)
+    problems.push_back(gptqShapeProblem(n, k, scheme));
 
   Type scaleType = b.getF16Type();
   if (scales)
@@ -237,13 +256,19 @@ Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
     q = rmsNorm(q, qn, loc(p + ".self_attn.q_norm"));
     k = rmsNorm(k, kn, loc(p + ".self_attn.k_norm"));
   }
-  q = rope(q, offset, attnLoc);
-  k = rope(k, offset, attnLoc);
+  // A config built by hand may leave the layers uniform.
+  LayerAttention kind = size_t(layer) < cfg.layers.size()
+                            ? cfg.layers[layer]
+                            : LayerAttention{cfg.slidingWindow.has_value()};
+  if (kind.rope) {
+    q = rope(q, offset, attnLoc);
+    k = rope(k, offset, attnLoc);
+  }
   newCache = llm::KVCacheAppendOp::create(b, attnLoc, cache.getType(), cache, k,
                                           v, offset);
   auto kvRead = llm::KVCacheReadOp::create(
       b, attnLoc, act({dyn, nkv, hd}), act({dyn, nkv, hd}), newCache, length);
-  IntegerAttr window = cfg.slidingWindow
+  IntegerAttr window = cfg.slidingWindow && kind.sliding
                            ? b.getI64IntegerAttr(*cfg.slidingWindow)
                            : IntegerAttr();
   double scale = cfg.attentionScale.value_or(1.0 / std::sqrt(double(hd)));
@@ -349,7 +374,7 @@ void pimc::hf::registerImportDialects(MLIRContext &context) {
 
 llvm::Expected<OwningOpRef<ModuleOp>>
 pimc::hf::importCheckpoint(MLIRContext &context, const ModelConfig &config,
-                           const WeightStore &weights,
+                           const WeightStore *weights,
                            const ImportOptions &options) {
   registerImportDialects(context);
   int64_t maxContext = options.maxContext;
@@ -374,7 +399,7 @@ pimc::hf::importCheckpointDir(MLIRContext &context, llvm::StringRef dir,
   auto weights = WeightStore::openDirectory(dir);
   if (!weights)
     return weights.takeError();
-  auto module = importCheckpoint(context, *config, **weights, options);
+  auto module = importCheckpoint(context, *config, weights->get(), options);
   if (!module)
     return llvm::createStringError(
         llvm::formatv("{0}: {1}", dir, llvm::toString(module.takeError())));
@@ -387,6 +412,28 @@ pimc::hf::importCheckpointDir(MLIRContext &context, llvm::StringRef dir,
   ImportedModel model;
   model.config = std::move(*config);
   model.weights = std::move(*weights);
+  model.module = std::move(*module);
+  return model;
+}
+
+llvm::Expected<ImportedModel>
+pimc::hf::importConfigFile(MLIRContext &context, llvm::StringRef configPath,
+                           const ImportOptions &options) {
+  auto config = parseModelConfig(configPath);
+  if (!config)
+    return config.takeError();
+  auto module = importCheckpoint(context, *config, nullptr, options);
+  if (!module)
+    return llvm::createStringError(llvm::formatv(
+        "{0}: {1}", configPath, llvm::toString(module.takeError())));
+  mlir::Builder b(&context);
+  (**module)->setAttr("llm.source_config",
+                      b.getStringAttr(semanticConfigJSON(*config)));
+  // No checkpoint can match this table: a timing-only program runs without
+  // weights (pimc run --mode timing, pimsim) and refuses a checkpoint.
+  (**module)->setAttr("llm.source_tensors", b.getStringAttr(kTimingOnly));
+  ImportedModel model;
+  model.config = std::move(*config);
   model.module = std::move(*module);
   return model;
 }

@@ -33,10 +33,13 @@ struct ImportOptions {
 /// token and the updated caches.
 inline constexpr llvm::StringLiteral kForwardFunction = "forward";
 
-/// Imports `<dir>/config.json` + safetensors into a new module.
+/// Imports `<dir>/config.json` + safetensors into a new module. Every
+/// tensor is checked against `weights`; with no weights (nullptr) the model
+/// is timing-only: tensors take their shapes from the config and their
+/// dtype from its torch_dtype.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 importCheckpoint(mlir::MLIRContext &context, const ckpt::ModelConfig &config,
-                 const ckpt::WeightStore &weights,
+                 const ckpt::WeightStore *weights,
                  const ImportOptions &options);
 
 /// Convenience: parses the config, opens the weights and imports.
@@ -48,6 +51,18 @@ struct ImportedModel {
 llvm::Expected<ImportedModel> importCheckpointDir(mlir::MLIRContext &context,
                                                   llvm::StringRef dir,
                                                   const ImportOptions &options);
+
+/// The tensor table a timing-only model records (`llm.source_tensors`):
+/// no checkpoint's digest equals it.
+inline constexpr llvm::StringLiteral kTimingOnly =
+    "none (timing-only: compiled from config.json without weights)";
+
+/// A timing-only model from a config.json alone (ImportedModel::weights is
+/// null), so full-size models can be compiled and timed before any weights
+/// exist.
+llvm::Expected<ImportedModel> importConfigFile(mlir::MLIRContext &context,
+                                               llvm::StringRef configPath,
+                                               const ImportOptions &options);
 
 /// Registers the dialects the imported IR uses.
 void registerImportDialects(mlir::MLIRContext &context);
