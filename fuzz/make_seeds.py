@@ -76,6 +76,12 @@ def seeds_hf_config(build):
         if os.path.exists(src):
             with open(src, "rb") as f:
                 put("hf-config", name, f.read())
+    # Real published configs of families pimc does not build yet (their
+    # architecture features: examples/configs).
+    for name in ("google--gemma-2-9b", "google--gemma-3-1b-it", "microsoft--Phi-3.5-mini-instruct",
+                 "tiiuae--falcon-7b", "HuggingFaceTB--SmolLM3-3B"):
+        with open(os.path.join(ROOT, "examples", "configs", name, "config.json"), "rb") as f:
+            put("hf-config", name, f.read())
     put("hf-config", "nested", "[" * 64 + "]" * 64)
     put("hf-config", "wrong-types", json.dumps(
         {"model_type": "llama", "hidden_size": "64", "num_hidden_layers": -1}))

@@ -490,7 +490,28 @@ Expected<std::unique_ptr<MemoryBuffer>> readConfigFile(StringRef configPath,
                              ": cannot read: " + buf.getError().message());
   return std::move(*buf);
 }
+
+/// The config's top-level object; errors name `path`.
+Expected<json::Object> parseConfigObject(StringRef text, StringRef path) {
+  Expected<json::Value> parsed = pimc::parseJSON(text);
+  if (!parsed)
+    return createStringError(
+        Twine(path) + ": not valid JSON: " + toString(parsed.takeError()));
+  json::Object *root = parsed->getAsObject();
+  if (!root)
+    return createStringError(Twine(path) + ": top level is not a JSON object");
+  return std::move(*root);
+}
 } // namespace
+
+Expected<json::Object> readConfigObject(StringRef configPath) {
+  SmallString<256> path;
+  Expected<std::unique_ptr<MemoryBuffer>> buf =
+      readConfigFile(configPath, path);
+  if (!buf)
+    return buf.takeError();
+  return parseConfigObject((*buf)->getBuffer(), path);
+}
 
 Expected<ConfigSupport> analyzeConfigSupport(StringRef configPath) {
   SmallString<256> path;
@@ -500,13 +521,10 @@ Expected<ConfigSupport> analyzeConfigSupport(StringRef configPath) {
     return buf.takeError();
   ConfigSupport report;
   // Unreadable input (not JSON, not an object) is an error, not a report.
-  Expected<json::Value> parsed = pimc::parseJSON((*buf)->getBuffer());
+  Expected<json::Object> parsed = parseConfigObject((*buf)->getBuffer(), path);
   if (!parsed)
-    return createStringError(
-        Twine(path) + ": not valid JSON: " + toString(parsed.takeError()));
-  json::Object *rootPtr = parsed->getAsObject();
-  if (!rootPtr)
-    return createStringError(Twine(path) + ": top level is not a JSON object");
+    return parsed.takeError();
+  json::Object *rootPtr = &*parsed;
   json::Object root = *rootPtr;
   if (const json::Value *mt = root.get("model_type"))
     if (auto s = mt->getAsString())

@@ -13,6 +13,7 @@
 #include "SupportCommand.h"
 #include "Targets.h"
 
+#include "pimc/Checkpoint/ArchFeatures.h"
 #include "pimc/Checkpoint/HFConfig.h"
 #include "pimc/Conversion/LLMToPIM/Passes.h"
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
@@ -79,6 +80,7 @@ struct Report {
   std::string input, format;
   std::string modelType;
   std::vector<ckpt::ConfigFeature> features;
+  std::vector<ckpt::FeatureUse> arch; // HF configs: architecture features
   std::vector<SourceOpRow> sourceOps;
   std::string importError; // the model could not be imported
   bool raised = false;     // llm ops are counted after llm-raise
@@ -110,6 +112,18 @@ StringRef statusName(ckpt::ConfigFeature::Status s) {
     return "unsupported";
   case ckpt::ConfigFeature::Status::NotChecked:
     return "not-checked";
+  }
+  return "";
+}
+
+StringRef featureStatusName(ckpt::FeatureUse::Status s) {
+  switch (s) {
+  case ckpt::FeatureUse::Status::Supported:
+    return "supported";
+  case ckpt::FeatureUse::Status::Unsupported:
+    return "unsupported";
+  case ckpt::FeatureUse::Status::NotApplicable:
+    return "not-applicable";
   }
   return "";
 }
@@ -198,6 +212,43 @@ void analyzeModule(mlir::ModuleOp module, StringRef targetPath,
   }
   for (auto &[name, row] : rows)
     report.ops.push_back(row);
+}
+
+/// A Hugging Face checkpoint directory or config.json: the config's keys and
+/// architecture features, then the import. A config.json alone is checked
+/// as a model without weights: the tensors' shapes come from the config (the
+/// timing-only import). Errors only when the config cannot be read.
+Error analyzeHF(mlir::MLIRContext &ctx, StringRef input, Report &report,
+                mlir::OwningOpRef<mlir::ModuleOp> &module,
+                std::unique_ptr<ckpt::WeightStore> &weights) {
+  bool isConfigFile = sys::path::filename(input) == "config.json";
+  report.format = isConfigFile ? "hf-config" : "hf-checkpoint";
+  auto config = ckpt::analyzeConfigSupport(input);
+  if (!config)
+    return config.takeError();
+  report.modelType = config->modelType;
+  report.features = config->features;
+  auto arch = ckpt::analyzeArchFeatures(input, *config);
+  if (!arch)
+    return arch.takeError();
+  report.arch = std::move(*arch);
+  if (!config->fatal.empty()) {
+    report.importError = config->fatal;
+    return Error::success();
+  }
+  if (!config->supported()) {
+    report.importError = "the config has unsupported features (above)";
+    return Error::success();
+  }
+  auto model = isConfigFile ? hf::importConfigFile(ctx, input, {})
+                            : hf::importCheckpointDir(ctx, input, {});
+  if (!model) {
+    report.importError = toString(model.takeError());
+    return Error::success();
+  }
+  module = std::move(model->module);
+  weights = std::move(model->weights);
+  return Error::success();
 }
 
 /// ONNX: every op type against the importer's table, then (when all are
@@ -332,6 +383,22 @@ Error analyzeFX(mlir::MLIRContext &ctx, StringRef path, Report &report,
   return Error::success();
 }
 
+json::Value toJSON(const ckpt::FeatureUse &use) {
+  json::Object o{{"status", featureStatusName(use.status)}};
+  if (!use.value.empty())
+    o["value"] = use.value;
+  if (!use.reason.empty())
+    o["reason"] = use.reason;
+  return json::Value(std::move(o));
+}
+
+json::Value archJSON(ArrayRef<ckpt::FeatureUse> arch) {
+  json::Object o;
+  for (const ckpt::FeatureUse &use : arch)
+    o[use.feature] = toJSON(use);
+  return json::Value(std::move(o));
+}
+
 json::Value toJSON(const Report &r) {
   json::Array features, ops, sourceOps;
   for (const SourceOpRow &row : r.sourceOps) {
@@ -367,6 +434,7 @@ json::Value toJSON(const Report &r) {
                     {"format", r.format},
                     {"supported", r.supported()},
                     {"config_features", std::move(features)},
+                    {"arch_features", archJSON(r.arch)},
                     {"source_ops", std::move(sourceOps)},
                     {"raised", r.raised},
                     {"llm_ops", std::move(ops)},
@@ -397,6 +465,24 @@ void printText(const Report &r, raw_ostream &os) {
                     f.value);
       if (!f.reason.empty())
         os << "               " << f.reason << "\n";
+    }
+  }
+  if (!r.arch.empty()) {
+    size_t used = llvm::count_if(r.arch, [](const ckpt::FeatureUse &u) {
+      return u.status != ckpt::FeatureUse::Status::NotApplicable;
+    });
+    size_t bad = llvm::count_if(r.arch, [](const ckpt::FeatureUse &u) {
+      return u.status == ckpt::FeatureUse::Status::Unsupported;
+    });
+    os << formatv("\narchitecture features: {0} used, {1} unsupported\n", used,
+                  bad);
+    for (const ckpt::FeatureUse &u : r.arch) {
+      if (u.status == ckpt::FeatureUse::Status::NotApplicable)
+        continue;
+      os << formatv("  {0,-12} {1,-13} {2}\n", featureStatusName(u.status),
+                    u.feature, u.value);
+      if (!u.reason.empty())
+        os << "               " << u.reason << "\n";
     }
   }
   if (!r.sourceOps.empty()) {
@@ -441,91 +527,116 @@ void printText(const Report &r, raw_ostream &os) {
   os << "\nsupported: " << (r.supported() ? "yes" : "no") << "\n";
 }
 
+/// The first reason a report is not supported.
+std::string firstReason(const Report &r) {
+  if (!r.importError.empty())
+    return r.importError;
+  for (const OpRow &row : r.ops)
+    if (!row.reason.empty())
+      return row.name + ": " + row.reason;
+  return r.compileError;
+}
+
+/// Sets up a context for one model's analysis.
+void loadDialects(mlir::MLIRContext &ctx) {
+  hf::registerImportDialects(ctx);
+  onnx::registerImportDialects(ctx);
+  ctx.loadDialect<pim::PIMDialect>();
+  ctx.printOpOnDiagnostic(false);
+}
+
 } // namespace
+
+Expected<ModelSupport> analyzeModelSupport(const std::string &configPath,
+                                           const std::string &target) {
+  mlir::MLIRContext ctx;
+  loadDialects(ctx);
+  Report report;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::unique_ptr<ckpt::WeightStore> weights;
+  if (Error e = analyzeHF(ctx, configPath, report, module, weights))
+    return e;
+  if (module)
+    analyzeModule(*module, target, report);
+  ModelSupport row;
+  row.modelType = report.modelType;
+  row.supported = report.supported();
+  if (!row.supported)
+    row.why = firstReason(report);
+  row.arch = std::move(report.arch);
+  return row;
+}
 
 int pimcSupport(const SupportCommandOptions &options) {
   SupportCommandOptions opt = options;
-  if (opt.input.empty())
-    return fail("no model given (see 'pimc support --help')");
+  if (opt.inputs.empty())
+    return fail(opt.matrix ? "--matrix: no config directories given"
+                           : "no model given (see 'pimc support --help')");
   if (opt.output.empty())
     opt.output = "-";
-  if (!sys::fs::exists(opt.input))
-    return fail("'" + opt.input + "': no such file or directory");
-
-  StringRef ext = sys::path::extension(opt.input);
-  bool isConfigFile = sys::path::filename(opt.input) == "config.json";
-  bool isCheckpoint = sys::fs::is_directory(opt.input) || isConfigFile;
-  bool isGraph = !isCheckpoint && fx::isGraphFile(opt.input);
-  if (!isCheckpoint && !isGraph && ext != ".mlir" && ext != ".onnx")
-    return fail("'" + opt.input +
-                "': unknown model format (expected a Hugging Face checkpoint "
-                "directory, config.json, an FX graph .json, .onnx or .mlir)");
-  if (!opt.exampleInputs.empty() && ext != ".onnx")
-    return fail("--example-inputs applies to ONNX models (.onnx) only");
   if (opt.target.empty()) {
     Expected<std::string> found = findTarget(kDefaultTarget);
     if (!found)
       return fail(toString(found.takeError()));
     opt.target = *found;
   }
+  if (opt.matrix) {
+    if (!opt.exampleInputs.empty())
+      return fail("--example-inputs applies to one ONNX model, not --matrix");
+    return pimcSupportMatrix(opt);
+  }
+  if (opt.inputs.size() != 1)
+    return fail(formatv("{0} models given; one at a time, or --matrix for "
+                        "a table of configs",
+                        opt.inputs.size()));
+  const std::string &input = opt.inputs.front();
+  if (!sys::fs::exists(input))
+    return fail("'" + input + "': no such file or directory");
+
+  StringRef ext = sys::path::extension(input);
+  bool isConfigFile = sys::path::filename(input) == "config.json";
+  bool isCheckpoint = sys::fs::is_directory(input) || isConfigFile;
+  bool isGraph = !isCheckpoint && fx::isGraphFile(input);
+  if (!isCheckpoint && !isGraph && ext != ".mlir" && ext != ".onnx")
+    return fail("'" + input +
+                "': unknown model format (expected a Hugging Face checkpoint "
+                "directory, config.json, an FX graph .json, .onnx or .mlir)");
+  if (!opt.exampleInputs.empty() && ext != ".onnx")
+    return fail("--example-inputs applies to ONNX models (.onnx) only");
   auto target = pimsim::loadTarget(opt.target);
   if (!target)
     return fail(toString(target.takeError()));
 
   mlir::MLIRContext ctx;
-  hf::registerImportDialects(ctx);
-  onnx::registerImportDialects(ctx);
-  ctx.loadDialect<pim::PIMDialect>();
-  ctx.printOpOnDiagnostic(false);
+  loadDialects(ctx);
 
   Report report;
-  report.input = opt.input;
+  report.input = input;
   report.targetName = target->name;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   std::unique_ptr<ckpt::WeightStore> weights;
 
   if (isCheckpoint) {
-    // A config.json alone is checked as a model without weights: the
-    // tensors' shapes come from the config (the timing-only import).
-    report.format = isConfigFile ? "hf-config" : "hf-checkpoint";
-    auto config = ckpt::analyzeConfigSupport(opt.input);
-    if (!config)
-      return fail(toString(config.takeError()));
-    report.modelType = config->modelType;
-    report.features = config->features;
-    if (!config->fatal.empty()) {
-      report.importError = config->fatal;
-    } else if (!config->supported()) {
-      report.importError = "the config has unsupported features (above)";
-    } else {
-      auto model = isConfigFile ? hf::importConfigFile(ctx, opt.input, {})
-                                : hf::importCheckpointDir(ctx, opt.input, {});
-      if (!model) {
-        report.importError = toString(model.takeError());
-      } else {
-        module = std::move(model->module);
-        weights = std::move(model->weights);
-      }
-    }
+    if (Error e = analyzeHF(ctx, input, report, module, weights))
+      return fail(toString(std::move(e)));
   } else if (isGraph) {
     report.format = "fx-graph";
-    if (Error e = analyzeFX(ctx, opt.input, report, module, weights))
+    if (Error e = analyzeFX(ctx, input, report, module, weights))
       return fail(toString(std::move(e)));
   } else if (ext == ".onnx") {
     report.format = "onnx";
-    if (Error e =
-            analyzeONNX(ctx, opt.input, report, module, opt.exampleInputs))
+    if (Error e = analyzeONNX(ctx, input, report, module, opt.exampleInputs))
       return fail(toString(std::move(e)));
   } else {
     report.format = "llm-ir";
     llvm::SourceMgr sourceMgr;
     std::string parseError;
     auto diags = captureDiagnostics(ctx, [&] {
-      module = mlir::parseSourceFile<mlir::ModuleOp>(opt.input, sourceMgr,
+      module = mlir::parseSourceFile<mlir::ModuleOp>(input, sourceMgr,
                                                      mlir::ParserConfig(&ctx));
     });
     if (!module)
-      return fail("cannot parse '" + opt.input + "'" +
+      return fail("cannot parse '" + input + "'" +
                   (diags.empty() ? "" : ": " + diags.front().first));
   }
 

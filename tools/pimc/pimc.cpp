@@ -5,8 +5,9 @@
 //   pimc run-ref graph.mlir [--weights W] --inputs in.safetensors
 //       [--expect out.safetensors --atol A --rtol R] [--outputs
 //       got.safetensors]
-//   pimc compile <checkpoint-dir | model.mlir | graph.json> --target t.json -o
-//   model.pimb
+//   pimc compile <checkpoint-dir | config.json | model.mlir | graph.json>
+//       --target t.json -o model.pimb
+//   pimc support <model> | --matrix <config-dir>...
 //
 //===----------------------------------------------------------------------===//
 #include "RunCommand.h"
@@ -72,17 +73,26 @@ cl::SubCommand runCmd(
     "roofline, PIM / host split, top streams and host kernels)");
 cl::SubCommand supportCmd(
     "support",
-    "Coverage report of a model (Hugging Face checkpoint or its config.json, "
-    "FX graph.json, .onnx, .mlir): its config features or source ops, its "
-    "llm ops and where the backend places each or why it cannot, and "
-    "whether it compiles for the target. Exit status 0: all supported; 3: "
-    "something unsupported; 1: the model cannot be read");
+    "Coverage report of a model (Hugging Face checkpoint, or its "
+    "config.json alone: no weights read; FX graph.json, .onnx, .mlir): its "
+    "config and architecture features or source ops, its llm ops and where "
+    "the backend places each or why it cannot, and whether it compiles for "
+    "the target. With --matrix, a table of many configs. Exit status 0: all "
+    "supported; 3: something unsupported; 1: a model cannot be read");
 cl::SubCommand compileCmd("compile",
                           "Compile a model for a PIM target (.pimb program)");
 
 // `pimc support` (SupportCommand.cpp).
-cl::opt<std::string> supportInput(cl::Positional, cl::sub(supportCmd),
-                                  cl::desc("<model>"), cl::cat(pimcCategory));
+cl::list<std::string> supportInputs(cl::Positional, cl::sub(supportCmd),
+                                    cl::desc("<model> | --matrix <dir>..."),
+                                    cl::cat(pimcCategory));
+cl::opt<bool> supportMatrix(
+    "matrix", cl::sub(supportCmd), cl::cat(pimcCategory),
+    cl::desc("Coverage matrix of several models: one row per config "
+             "directory (or config.json, read without weights), one column "
+             "per architecture feature: supported, unsupported (why, listed "
+             "below the table) or not applicable ('-'); --json gives the "
+             "same table as data"));
 cl::opt<std::string> supportTarget(
     "target", cl::sub(supportCmd), cl::cat(pimcCategory),
     cl::value_desc("file"),
@@ -1324,18 +1334,19 @@ int main(int argc, char **argv) {
       "  pimc run-ref <checkpoint-dir> --prompt-ids 1,2,3 --max-new-tokens N\n"
       "  pimc run-ref graph.mlir [--weights W] --inputs in.safetensors "
       "[--expect out.safetensors]\n"
-      "  pimc compile <checkpoint-dir | model.mlir | graph.json> --target "
-      "t.json -o m.pimb\n"
+      "  pimc compile <checkpoint-dir | config.json | model.mlir | "
+      "graph.json> --target t.json -o m.pimb\n"
       "  pimc run m.pimb --weights <checkpoint-dir> --prompt-ids 1,2,3 "
       "--max-new-tokens N\n"
-      "  pimc support <checkpoint-dir | model.mlir> [--target t.json] "
-      "[--json]\n"
+      "  pimc support <checkpoint-dir | config.json | model.mlir> "
+      "[--target t.json] [--json]\n"
+      "  pimc support --matrix <config-dir>... [--json]\n"
       "\nRun 'pimc <subcommand> --help' for a subcommand's options.\n");
   if (runCmd)
     return runRun(); // no MLIR: the runtime only
   if (supportCmd)
-    return pimcSupport({supportInput, supportTarget, supportOutput,
-                        supportExampleInputs, supportJSON});
+    return pimcSupport({supportInputs, supportTarget, supportOutput,
+                        supportExampleInputs, supportJSON, supportMatrix});
   mlir::MLIRContext ctx;
   if (importCmd)
     return runImport(ctx);

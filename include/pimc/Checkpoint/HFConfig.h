@@ -12,6 +12,7 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
 
 #include <cstdint>
 #include <optional>
@@ -138,6 +139,10 @@ std::string semanticConfigJSON(const ModelConfig &config);
 /// only the first. Errors when the file cannot be read or is not a JSON
 /// object.
 llvm::Expected<ConfigSupport> analyzeConfigSupport(llvm::StringRef configPath);
+
+/// The top-level object of `<dir>/config.json` (or the given file), not
+/// interpreted; errors name the file.
+llvm::Expected<llvm::json::Object> readConfigObject(llvm::StringRef configPath);
 
 /// Parses and validates `<dir>/config.json` (or the given file). Errors
 /// name the file and the offending field.

@@ -1,0 +1,432 @@
+//===- ArchFeatures.cpp - architecture features of a config.json ----------===//
+//
+// One detector per column. A detector reads the config's keys, under the
+// names the families use for them, and the rules some families keep in
+// their code (specs/llm-architectures.md, the addendum's summary table),
+// and says what the config uses and whether the HF importer builds it.
+//
+//===----------------------------------------------------------------------===//
+#include "pimc/Checkpoint/ArchFeatures.h"
+#include "pimc/Checkpoint/Families.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cstdio>
+#include <map>
+
+using namespace llvm;
+
+namespace pimc::ckpt {
+
+namespace {
+
+using Status = FeatureUse::Status;
+
+constexpr ArchFeature kFeatures[] = {
+    {"family", "model_type in pimc's family registry (Families.h)"},
+    {"attention", "attention kind: MHA, GQA, MQA, MLA"},
+    {"biases", "biases of the attention projections and the MLP"},
+    {"fused", "fused QKV or gate/up projection tensors"},
+    {"norm", "norm kind: RMSNorm, (1+w) RMSNorm, LayerNorm"},
+    {"placement", "norm placement: pre, post, sandwich, parallel blocks"},
+    {"mlp", "MLP kind: gated (SwiGLU, GeGLU) or plain GELU"},
+    {"multipliers", "embedding, attention, residual and logit multipliers"},
+    {"softcap", "attention and final-logit softcapping"},
+    {"qk-norm", "QK norms: per head, whole projection, LayerNorm"},
+    {"layers", "per-layer patterns: sliding/full, NoPE, local RoPE base"},
+    {"positions", "RoPE (half-split, interleaved, partial), ALiBi, learned"},
+    {"rope-scaling", "RoPE scaling: linear, dynamic, yarn, llama3, longrope"},
+    {"moe", "mixture of experts"},
+    {"recurrent", "recurrent layers: Mamba, gated DeltaNet"},
+    {"quant", "quantization_config"},
+    {"other", "other config keys the importer rejects"},
+};
+
+/// The column a rejected config key belongs to ("other" when none).
+StringRef columnOfKey(StringRef key) {
+  return StringSwitch<StringRef>(key)
+      .Cases({"attention_bias", "mlp_bias"}, "biases")
+      .Cases({"hidden_act", "hidden_activation"}, "mlp")
+      .Cases({"embedding_multiplier", "attention_multiplier",
+              "residual_multiplier", "logits_scaling"},
+             "multipliers")
+      .Cases({"layer_types", "sliding_window", "use_sliding_window",
+              "max_window_layers", "no_rope_layers", "no_rope_layer_interval"},
+             "layers")
+      .Cases({"rope_theta", "partial_rotary_factor"}, "positions")
+      .Cases({"rope_scaling", "rope_parameters", "use_mrope"}, "rope-scaling")
+      .Case("quantization_config", "quant")
+      .Case("model_type", "family")
+      .Default("other");
+}
+
+/// The config as the detectors read it: null values are absent.
+class View {
+public:
+  explicit View(const json::Object &o) : o(o) {
+    if (auto s = string("model_type"))
+      type = *s;
+  }
+  const json::Value *get(StringRef k) const {
+    const json::Value *v = o.get(k);
+    return v && v->kind() != json::Value::Null ? v : nullptr;
+  }
+  std::optional<double> number(StringRef k) const {
+    return get(k) ? get(k)->getAsNumber() : std::nullopt;
+  }
+  bool flag(StringRef k, bool dflt = false) const {
+    std::optional<bool> b = get(k) ? get(k)->getAsBoolean() : std::nullopt;
+    return b.value_or(dflt);
+  }
+  std::optional<StringRef> string(StringRef k) const {
+    return get(k) ? get(k)->getAsString() : std::nullopt;
+  }
+  const json::Object *object(StringRef k) const {
+    return get(k) ? get(k)->getAsObject() : nullptr;
+  }
+  bool is(std::initializer_list<StringRef> types) const {
+    return llvm::is_contained(types, type);
+  }
+  StringRef type;
+
+private:
+  const json::Object &o;
+};
+
+FeatureUse yes(const Twine &value) {
+  return {"", Status::Supported, value.str(), ""};
+}
+FeatureUse lacks(const Twine &value, const Twine &why) {
+  return {"", Status::Unsupported, value.str(), why.str()};
+}
+FeatureUse na() { return {"", Status::NotApplicable, "", ""}; }
+/// The dialect has the construct; the importer does not build it.
+std::string irOnly(StringRef ops) {
+  return ("the llm dialect has it (" + ops +
+          "); the HF importer does not build it yet")
+      .str();
+}
+std::string show(double d) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", d);
+  return buf;
+}
+
+FeatureUse family(const View &v) {
+  if (lookupFamily(v.type))
+    return yes(v.type);
+  return lacks(v.type.empty() ? "?" : v.type,
+               "not a registered family: its hook (Families.cpp), builder "
+               "features and tests are missing");
+}
+
+FeatureUse attention(const View &v) {
+  if (v.get("kv_lora_rank"))
+    return lacks("MLA", "multi-head latent attention (issue 15)");
+  std::optional<double> nh = v.number("num_attention_heads");
+  if (!nh)
+    nh = v.number("n_head");
+  std::optional<double> nkv = v.number("num_key_value_heads");
+  if (!nkv)
+    nkv = v.number("num_kv_heads");
+  if (!nkv && v.flag("multi_query"))
+    nkv = 1;
+  if (!nh)
+    return yes("?");
+  if (!nkv || *nkv == *nh)
+    return yes("MHA");
+  if (*nkv == 1)
+    return yes("MQA");
+  return yes("GQA " + show(*nh) + ":" + show(*nkv));
+}
+
+FeatureUse biases(const View &v) {
+  bool all = v.is({"gpt2", "starcoder2"}) && v.flag("use_bias", true);
+  bool qkv = all || v.flag("attention_bias") || v.flag("use_qkv_bias") ||
+             v.flag("bias") || v.is({"qwen2"});
+  bool o = all || (v.flag("attention_bias") && !v.is({"glm", "glm4"})) ||
+           (v.is({"internlm2", "falcon"}) && v.flag("bias"));
+  bool mlp = all || v.flag("mlp_bias") ||
+             (v.is({"internlm2", "falcon"}) && v.flag("bias"));
+  if (!qkv && !o && !mlp)
+    return na();
+  std::string what =
+      std::string(qkv ? "q/k/v" : "") + (o ? "/o" : "") + (mlp ? " + MLP" : "");
+  if (mlp)
+    return lacks(what, "MLP biases: llm.gated_mlp has no bias operands");
+  return yes(what);
+}
+
+FeatureUse fused(const View &v) {
+  std::optional<StringRef> which =
+      StringSwitch<std::optional<StringRef>>(v.type)
+          .Case("phi3", StringRef("qkv_proj, gate_up_proj"))
+          .Case("internlm2", StringRef("wqkv (grouped per KV head)"))
+          .Cases({"glm", "glm4"}, StringRef("gate_up_proj"))
+          .Case("falcon", StringRef("query_key_value"))
+          .Case("gpt2", StringRef("c_attn (Conv1D)"))
+          .Default(std::nullopt);
+  if (!which)
+    return na();
+  return lacks(*which, "fused tensors are not split at import (the importer "
+                       "reads q/k/v and gate/up one by one)");
+}
+
+FeatureUse norm(const View &v) {
+  if (v.is({"gemma", "gemma2", "gemma3_text"}))
+    return yes("RMSNorm (1+w)");
+  if (v.is({"cohere", "cohere2"}))
+    return lacks("LayerNorm, no bias", irOnly("llm.layer_norm"));
+  if (v.is({"stablelm", "starcoder2", "falcon", "gpt2"}) ||
+      v.get("layer_norm_eps") || v.get("layer_norm_epsilon") ||
+      v.get("norm_epsilon"))
+    return lacks("LayerNorm", irOnly("llm.layer_norm"));
+  return yes("RMSNorm");
+}
+
+FeatureUse placement(const View &v) {
+  auto missing = [](StringRef what) {
+    return lacks(what,
+                 irOnly("llm.rms_norm, llm.add") + " (pre-norm blocks only)");
+  };
+  if (v.is({"olmo2"}))
+    return missing("post-norm");
+  if (v.is({"gemma2", "gemma3_text", "glm4"}))
+    return missing("sandwich");
+  if (v.is({"cohere", "cohere2"}))
+    return missing("parallel, one norm");
+  if (v.is({"falcon"}) && v.flag("parallel_attn", true))
+    return missing(v.flag("new_decoder_architecture") ? "parallel, two norms"
+                                                      : "parallel, one norm");
+  if (v.is({"stablelm"}) && v.flag("use_parallel_residual"))
+    return missing("parallel");
+  return yes("pre-norm");
+}
+
+FeatureUse mlp(const View &v) {
+  if (v.is({"starcoder2", "gpt2", "falcon"}))
+    return lacks("plain GELU",
+                 irOnly("llm.linear, llm.gelu") + " (gated MLPs only)");
+  std::optional<StringRef> act = v.string("hidden_activation");
+  if (!act)
+    act = v.string("hidden_act");
+  if (!act)
+    return yes("gated silu");
+  if (!activationNamed(*act))
+    return lacks("gated " + *act, "activation '" + *act + "' is not supported");
+  return yes("gated " + *act);
+}
+
+FeatureUse multipliers(const View &v) {
+  std::vector<std::string> used, unknown;
+  const StringRef known[] = {"embedding_multiplier", "attention_multiplier",
+                             "residual_multiplier",  "logits_scaling",
+                             "logit_scale",          "query_pre_attn_scalar"};
+  for (StringRef k : known)
+    if (v.get(k))
+      used.push_back(k.str());
+  if (v.is({"gemma", "gemma2", "gemma3_text"}))
+    used.push_back("embeddings x sqrt(H)");
+  for (StringRef k :
+       {"lm_head_multiplier", "key_multiplier", "mlp_multipliers",
+        "ssm_multipliers", "attention_in_multiplier",
+        "attention_out_multiplier", "ssm_in_multiplier", "ssm_out_multiplier"})
+    if (v.get(k))
+      unknown.push_back(k.str());
+  if (used.empty() && unknown.empty())
+    return na();
+  llvm::append_range(used, unknown);
+  std::string list = llvm::join(used, ", ");
+  if (!unknown.empty())
+    return lacks(list, llvm::join(unknown, ", ") + ": not read by any family");
+  return yes(list);
+}
+
+FeatureUse softcap(const View &v) {
+  std::vector<std::string> caps;
+  if (auto c = v.number("attn_logit_softcapping"))
+    caps.push_back("attention " + show(*c));
+  if (auto c = v.number("final_logit_softcapping"))
+    caps.push_back("final " + show(*c));
+  if (caps.empty())
+    return na();
+  return lacks(llvm::join(caps, ", "),
+               irOnly("llm.attention logit_softcap, llm.tanh"));
+}
+
+FeatureUse qkNorm(const View &v) {
+  if (v.is({"qwen3"}))
+    return yes("per head, RMSNorm");
+  if (v.is({"gemma3_text"}))
+    return yes("per head, (1+w) RMSNorm");
+  if (v.is({"olmo2"}))
+    return lacks("whole projection, RMSNorm",
+                 irOnly("llm.rms_norm over nh*hd") + " (per head only)");
+  if (v.flag("use_qk_norm") || v.flag("qk_layernorm"))
+    return lacks("per head, LayerNorm", irOnly("llm.layer_norm"));
+  return na();
+}
+
+FeatureUse layers(const View &v) {
+  if (const json::Value *lt = v.get("layer_types"))
+    if (const json::Array *types = lt->getAsArray()) {
+      std::map<std::string, int> count;
+      for (const json::Value &t : *types)
+        ++count[t.getAsString().value_or("?").str()];
+      std::vector<std::string> kinds, other;
+      for (auto &[kind, n] : count) {
+        kinds.push_back(formatv("{0} {1}", n, kind));
+        if (kind != "full_attention" && kind != "sliding_attention")
+          other.push_back(kind);
+      }
+      if (!other.empty())
+        return lacks(llvm::join(kinds, ", "),
+                     "layer kind " + llvm::join(other, ", ") +
+                         " (recurrent and chunked layers: issue 15)");
+      if (v.get("rope_local_base_freq"))
+        return lacks(llvm::join(kinds, ", ") + ", local RoPE base",
+                     "a second RoPE base for the sliding layers");
+      if (count.size() > 1)
+        return yes(llvm::join(kinds, ", "));
+    }
+  if (v.get("rope_local_base_freq"))
+    return lacks("5:1 sliding/full, local RoPE base",
+                 "a second RoPE base for the sliding layers");
+  if (v.get("no_rope_layers") || v.get("no_rope_layer_interval"))
+    return yes("NoPE layers");
+  if (v.is({"gemma2"}))
+    return yes("alternating sliding/full");
+  if (auto n = v.number("sliding_window_pattern"))
+    return yes("every " + show(*n) + "th layer full");
+  return na();
+}
+
+FeatureUse positions(const View &v) {
+  if (v.flag("alibi"))
+    return lacks("ALiBi", "no ALiBi bias in llm.attention");
+  if (v.is({"gpt2"}) || v.string("position_embedding_type") == "absolute")
+    return lacks("learned absolute", irOnly("llm.embedding, llm.positions"));
+  double partial = v.number("partial_rotary_factor")
+                       .value_or(v.is({"glm", "glm4"}) ? 0.5
+                                 : v.is({"stablelm"})  ? 0.25
+                                                       : 1.0);
+  std::string what = "RoPE";
+  if (partial < 1.0)
+    what += " partial " + show(partial);
+  if (v.is({"cohere", "cohere2", "glm", "glm4"}))
+    return lacks(what + " interleaved", irOnly("llm.rope layout interleaved"));
+  return yes(what);
+}
+
+FeatureUse ropeScaling(const View &v) {
+  const json::Object *dict = v.object("rope_scaling");
+  if (!dict)
+    dict = v.object("rope_parameters");
+  if (!dict)
+    return na();
+  View d(*dict);
+  std::optional<StringRef> type = d.string("rope_type");
+  if (!type)
+    type = d.string("type");
+  if (d.get("mrope_section"))
+    return lacks("mrope", "multimodal RoPE sections");
+  if (!type || *type == "default")
+    return na();
+  std::string what = type->str();
+  if (auto f = d.number("factor"))
+    what += " x" + show(*f);
+  if (is_contained({"linear", "dynamic", "yarn", "llama3"}, *type))
+    return yes(what);
+  if (*type == "longrope" || *type == "su")
+    return lacks(what, "long/short factor lists are not in llm.rope yet");
+  return lacks(what, "unknown rope_type");
+}
+
+FeatureUse moe(const View &v) {
+  for (StringRef k : {"num_local_experts", "num_experts", "n_routed_experts",
+                      "moe_num_experts"})
+    if (auto n = v.number(k); n && *n > 0)
+      return lacks(show(*n) + " experts",
+                   "llm.moe has no PIM lowering yet (issue 15)");
+  return na();
+}
+
+FeatureUse recurrent(const View &v) {
+  if (v.get("linear_num_value_heads"))
+    return lacks("gated DeltaNet", "recurrent layers (issue 15)");
+  for (StringRef k : {"mamba_d_state", "mamba_n_heads", "ssm_state_size",
+                      "attn_layer_period"})
+    if (v.get(k))
+      return lacks("Mamba", "recurrent layers (issue 15)");
+  return na();
+}
+
+FeatureUse quant(const View &v) {
+  const json::Object *q = v.object("quantization_config");
+  if (!q)
+    return na();
+  std::optional<StringRef> method = View(*q).string("quant_method");
+  if (method == "gptq")
+    return yes("GPTQ " + show(View(*q).number("bits").value_or(4)) + "-bit");
+  return lacks(method.value_or("?"),
+               "quantization schemes beyond GPTQ: issue 16");
+}
+
+using Detector = FeatureUse (*)(const View &);
+constexpr Detector kDetectors[] = {
+    family,      attention,   biases,    fused,  norm,   placement,
+    mlp,         multipliers, softcap,   qkNorm, layers, positions,
+    ropeScaling, moe,         recurrent, quant};
+static_assert(std::size(kDetectors) + 1 == std::size(kFeatures),
+              "one detector per column, and 'other'");
+
+} // namespace
+
+ArrayRef<ArchFeature> archFeatures() { return kFeatures; }
+
+std::vector<FeatureUse> detectArchFeatures(const json::Object &config,
+                                           const ConfigSupport &analysis) {
+  View view(config);
+  std::vector<FeatureUse> uses;
+  for (auto [detect, column] : llvm::zip(kDetectors, kFeatures)) {
+    uses.push_back(detect(view));
+    uses.back().feature = column.id.str();
+  }
+  uses.push_back(na());
+  uses.back().feature = "other";
+  // What the importer itself rejected overrides the detectors' view.
+  for (const ConfigFeature &f : analysis.features) {
+    if (f.status != ConfigFeature::Status::Unsupported)
+      continue;
+    StringRef column = columnOfKey(f.field);
+    FeatureUse &use = *llvm::find_if(
+        uses, [&](const FeatureUse &u) { return u.feature == column; });
+    std::string item = f.field + " = " + f.value;
+    if (use.status == Status::Unsupported && column == "other") {
+      use.value += ", " + item;
+      use.reason += "; " + f.reason;
+      continue;
+    }
+    if (use.status == Status::Unsupported)
+      continue; // the detector's reason says more than the key's
+
+    if (use.value.empty() || column == "other")
+      use.value = item;
+    use.status = Status::Unsupported;
+    use.reason = f.reason;
+  }
+  return uses;
+}
+
+Expected<std::vector<FeatureUse>>
+analyzeArchFeatures(StringRef configPath, const ConfigSupport &analysis) {
+  Expected<json::Object> config = readConfigObject(configPath);
+  if (!config)
+    return config.takeError();
+  return detectArchFeatures(*config, analysis);
+}
+
+} // namespace pimc::ckpt
