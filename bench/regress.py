@@ -49,6 +49,8 @@ CASES = {
     "gemma-7b-hbm3-2k": ("config:google--gemma-7b", "targets/hbm3-pim.json", 2048),
     "granite3-8b-hbm3-2k": ("config:ibm-granite--granite-3.0-8b-instruct", "targets/hbm3-pim.json", 2048),
     "smollm3-3b-hbm3-2k": ("config:HuggingFaceTB--SmolLM3-3B", "targets/hbm3-pim.json", 2048),
+    "olmo2-7b-hbm3-2k": ("config:allenai--OLMo-2-1124-7B", "targets/hbm3-pim.json", 2048),
+    "gemma3-1b-hbm3-2k": ("config:google--gemma-3-1b-it", "targets/hbm3-pim.json", 2048),
     # The kernel library against the generated lowering. On 2 channels the
     # tiny model's GEMVs have 2-8 output groups per bank (gemv_fit's class).
     "llama-tiny-hbm3-ch2": ("llama", "targets/hbm3-pim.json", 16, "generated", ["--channels", "2"]),

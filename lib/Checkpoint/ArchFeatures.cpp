@@ -193,8 +193,10 @@ FeatureUse placement(const View &v) {
                  irOnly("llm.rms_norm, llm.add") + " (pre-norm blocks only)");
   };
   if (v.is({"olmo2"}))
-    return missing("post-norm");
-  if (v.is({"gemma2", "gemma3_text", "glm4"}))
+    return yes("post-norm");
+  if (v.is({"gemma3_text"}))
+    return yes("sandwich");
+  if (v.is({"gemma2", "glm4"}))
     return missing("sandwich");
   if (v.is({"cohere", "cohere2"}))
     return missing("parallel, one norm");
@@ -263,8 +265,7 @@ FeatureUse qkNorm(const View &v) {
   if (v.is({"gemma3_text"}))
     return yes("per head, (1+w) RMSNorm");
   if (v.is({"olmo2"}))
-    return lacks("whole projection, RMSNorm",
-                 irOnly("llm.rms_norm over nh*hd") + " (per head only)");
+    return yes("whole projection, RMSNorm");
   if (v.flag("use_qk_norm") || v.flag("qk_layernorm"))
     return lacks("per head, LayerNorm", irOnly("llm.layer_norm"));
   return na();
@@ -286,15 +287,14 @@ FeatureUse layers(const View &v) {
         return lacks(llvm::join(kinds, ", "),
                      "layer kind " + llvm::join(other, ", ") +
                          " (recurrent and chunked layers: issue 15)");
-      if (v.get("rope_local_base_freq"))
-        return lacks(llvm::join(kinds, ", ") + ", local RoPE base",
-                     "a second RoPE base for the sliding layers");
-      if (count.size() > 1)
-        return yes(llvm::join(kinds, ", "));
+      std::string local =
+          v.get("rope_local_base_freq") ? ", local RoPE base" : "";
+      if (count.size() > 1 || !local.empty())
+        return yes(llvm::join(kinds, ", ") + local);
     }
   if (v.get("rope_local_base_freq"))
-    return lacks("5:1 sliding/full, local RoPE base",
-                 "a second RoPE base for the sliding layers");
+    return yes("every " + show(v.number("sliding_window_pattern").value_or(6)) +
+               "th layer full, local RoPE base");
   if (v.get("no_rope_layers") || v.get("no_rope_layer_interval"))
     return yes("NoPE layers");
   if (v.is({"gemma2"}))

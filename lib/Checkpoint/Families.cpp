@@ -95,14 +95,21 @@ Error configureQwen3(const JSONFields &f, ModelConfig &cfg) {
   return readQwenWindow(f);
 }
 
-/// Gemma 1 (spec 2.25): (1+w) RMSNorms, embeddings scaled by sqrt(H), a
-/// GeGLU MLP. `hidden_activation`, where a config has it, is the activation
-/// the model was trained with (transformers 4.x read it; some configs also
-/// carry a stale `hidden_act: gelu`), so it wins over hidden_act.
-Error configureGemma(const JSONFields &f, ModelConfig &cfg) {
+/// A number that must be positive; `dflt` when absent.
+Expected<double> positiveOr(const JSONFields &f, StringRef key, double dflt) {
+  Expected<double> v = f.numberOr(key, dflt);
+  if (v && *v <= 0)
+    return f.fieldError(key, formatv("must be positive, got {0}", *v));
+  return v;
+}
+
+/// What every Gemma shares (spec 2.25): (1+w) RMSNorms, embeddings scaled by
+/// sqrt(H), a GeGLU MLP, causal decoding. `hidden_activation`, where a
+/// config has it, is the activation the model was trained with
+/// (transformers 4.x read it; some configs also carry a stale
+/// `hidden_act: gelu`), so it wins over hidden_act.
+Error configureGemmaCommon(const JSONFields &f, ModelConfig &cfg) {
   if (Error e = readAttentionBias(f, cfg))
-    return e;
-  if (Error e = noWindow(f, cfg))
     return e;
   bool bidirectional = false;
   PIMC_ASSIGN_OR_RETURN(bidirectional,
@@ -119,17 +126,56 @@ Error configureGemma(const JSONFields &f, ModelConfig &cfg) {
   return Error::success();
 }
 
+/// Gemma 1: the common Gemma, no window.
+Error configureGemma(const JSONFields &f, ModelConfig &cfg) {
+  if (Error e = configureGemmaCommon(f, cfg))
+    return e;
+  return noWindow(f, cfg);
+}
+
+/// Gemma 3 text (spec 2.26): the common Gemma with sandwich norms (before
+/// and after each branch), per-head (1+w) QK norms, the softmax scale
+/// query_pre_attn_scalar^-0.5, and sliding layers (window sliding_window)
+/// except every sliding_window_pattern-th, whose RoPE is unscaled with base
+/// rope_local_base_freq; the full layers use rope_theta and rope_scaling.
+Error configureGemma3(const JSONFields &f, ModelConfig &cfg) {
+  if (Error e = configureGemmaCommon(f, cfg))
+    return e;
+  for (StringRef cap : {"attn_logit_softcapping", "final_logit_softcapping"})
+    if (const json::Value *v = f.value(cap))
+      return f.fieldError(cap,
+                          "softcapping is not supported yet, got " + show(*v));
+  cfg.qkNorm = true;
+  cfg.norms = {"input_layernorm", "post_attention_layernorm",
+               "pre_feedforward_layernorm", "post_feedforward_layernorm"};
+  double scalar = 256;
+  PIMC_ASSIGN_OR_RETURN(scalar, positiveOr(f, "query_pre_attn_scalar", 256));
+  cfg.attentionScale = 1.0 / std::sqrt(scalar);
+  // An explicit null is no window at all (transformers keeps None).
+  bool nullWindow = llvm::is_contained(f.keys(), "sliding_window") &&
+                    !f.value("sliding_window");
+  if (!nullWindow)
+    PIMC_ASSIGN_OR_RETURN(cfg.slidingWindow,
+                          f.integerOr("sliding_window", 4096, IntRange{1}));
+  int64_t pattern = 6;
+  PIMC_ASSIGN_OR_RETURN(pattern,
+                        f.integerOr("sliding_window_pattern", 6, IntRange{1}));
+  cfg.layers.resize(cfg.numLayers);
+  for (auto [i, layer] : llvm::enumerate(cfg.layers))
+    layer.sliding = cfg.slidingWindow && (int64_t(i) + 1) % pattern != 0;
+  RopeScaling local;
+  PIMC_ASSIGN_OR_RETURN(local.theta,
+                        positiveOr(f, "rope_local_base_freq", 1e4));
+  cfg.slidingRope = local;
+  return Error::success();
+}
+
 /// Granite 3 (spec 2.18): Llama with muP multipliers. Each multiplier that
 /// is 1 (the default) is left out of the model rather than applied.
 Error configureGranite(const JSONFields &f, ModelConfig &cfg) {
   if (Error e = configureLlama(f, cfg))
     return e;
-  auto positive = [&](StringRef key) -> Expected<double> {
-    Expected<double> v = f.numberOr(key, 1.0);
-    if (v && *v <= 0)
-      return f.fieldError(key, formatv("must be positive, got {0}", *v));
-    return v;
-  };
+  auto positive = [&](StringRef key) { return positiveOr(f, key, 1.0); };
   auto unlessOne = [](double v) {
     return v == 1.0 ? std::nullopt : std::optional<double>(v);
   };
@@ -179,6 +225,20 @@ Error configureSmolLM3(const JSONFields &f, ModelConfig &cfg) {
   return Error::success();
 }
 
+/// OLMo-2 (spec 2.17): post-norm blocks (no input norm; RMSNorms on the
+/// attention and MLP outputs before the residual adds) and QK RMSNorms over
+/// the whole q and k projections, before the head split.
+Error configureOlmo2(const JSONFields &f, ModelConfig &cfg) {
+  if (Error e = readAttentionBias(f, cfg))
+    return e;
+  if (Error e = noWindow(f, cfg))
+    return e;
+  cfg.qkNorm = cfg.qkNormWhole = true;
+  cfg.norms = {"", "post_attention_layernorm", "",
+               "post_feedforward_layernorm"};
+  return Error::success();
+}
+
 constexpr StringLiteral kLlamaFields[] = {"attention_bias", "mlp_bias"};
 constexpr StringLiteral kGraniteFields[] = {
     "attention_bias",       "mlp_bias",       "embedding_multiplier",
@@ -190,18 +250,34 @@ constexpr StringLiteral kQwen3Fields[] = {
 constexpr StringLiteral kSmolLM3Fields[] = {
     "attention_bias",         "mlp_bias",           "no_rope_layers",
     "no_rope_layer_interval", "use_sliding_window", "max_window_layers"};
+constexpr StringLiteral kOlmo2Fields[] = {"attention_bias"};
+constexpr StringLiteral kGemma3Fields[] = {"attention_bias",
+                                           "hidden_activation",
+                                           "use_bidirectional_attention",
+                                           "query_pre_attn_scalar",
+                                           "attn_logit_softcapping",
+                                           "final_logit_softcapping",
+                                           "sliding_window_pattern",
+                                           "rope_local_base_freq",
+                                           "cache_implementation"};
 constexpr StringLiteral kGemmaFields[] = {"attention_bias", "hidden_activation",
                                           "use_bidirectional_attention"};
 
 const FamilySpec kFamilies[] = {
-    {"llama", kLlamaFields, 2048, "silu", false, 1e4, configureLlama},
-    {"mistral", kLlamaFields, 4096 * 32, "silu", false, 1e4, configureMistral},
-    {"qwen2", kQwen2Fields, 32768, "silu", false, 1e4, configureQwen2},
-    {"qwen3", kQwen3Fields, 32768, "silu", false, 1e4, configureQwen3},
-    {"gemma", kGemmaFields, 8192, "gelu_pytorch_tanh", true, 1e4,
+    {"llama", kLlamaFields, 2048, "silu", false, 1e4, 1e-6, configureLlama},
+    {"mistral", kLlamaFields, 4096 * 32, "silu", false, 1e4, 1e-6,
+     configureMistral},
+    {"qwen2", kQwen2Fields, 32768, "silu", false, 1e4, 1e-6, configureQwen2},
+    {"qwen3", kQwen3Fields, 32768, "silu", false, 1e4, 1e-6, configureQwen3},
+    {"gemma", kGemmaFields, 8192, "gelu_pytorch_tanh", true, 1e4, 1e-6,
      configureGemma},
-    {"granite", kGraniteFields, 2048, "silu", false, 1e4, configureGranite},
-    {"smollm3", kSmolLM3Fields, 32768, "silu", true, 2e6, configureSmolLM3},
+    {"granite", kGraniteFields, 2048, "silu", false, 1e4, 1e-6,
+     configureGranite},
+    {"smollm3", kSmolLM3Fields, 32768, "silu", true, 2e6, 1e-6,
+     configureSmolLM3},
+    {"olmo2", kOlmo2Fields, 2048, "silu", false, 1e4, 1e-5, configureOlmo2},
+    {"gemma3_text", kGemma3Fields, 131072, "gelu_pytorch_tanh", true, 1e6, 1e-6,
+     configureGemma3},
 };
 
 /// HF activation names (ACT2FN) of the gated MLP's gate.

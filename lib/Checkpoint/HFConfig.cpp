@@ -638,7 +638,8 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &rootObj,
                         f.integerOr("max_position_embeddings",
                                     family->defaultMaxPositions,
                                     geometryRange("max_position_embeddings")));
-  PIMC_ASSIGN_OR_RETURN(cfg.rmsNormEps, f.numberOr("rms_norm_eps", 1e-6));
+  PIMC_ASSIGN_OR_RETURN(cfg.rmsNormEps,
+                        f.numberOr("rms_norm_eps", family->defaultNormEps));
   if (cfg.rmsNormEps <= 0)
     return f.fieldError("rms_norm_eps", "must be positive, got " +
                                             show(*f.value("rms_norm_eps")));
@@ -776,8 +777,8 @@ Expected<ModelConfig> parseModelConfig(StringRef configPath) {
   return parseModelConfigText((*buf)->getBuffer(), path);
 }
 
-std::string semanticConfigJSON(const ModelConfig &c) {
-  const RopeScaling &r = c.rope;
+namespace {
+json::Object ropeJSON(const RopeScaling &r) {
   json::Object rope{{"type", kRopeTypeNames[static_cast<int>(r.kind)]},
                     {"theta", r.theta},
                     {"partial_rotary_factor", r.partialRotaryFactor},
@@ -795,6 +796,12 @@ std::string semanticConfigJSON(const ModelConfig &c) {
   opt("attention_factor", r.attentionFactor);
   opt("mscale", r.mscale);
   opt("mscale_all_dim", r.mscaleAllDim);
+  return rope;
+}
+} // namespace
+
+std::string semanticConfigJSON(const ModelConfig &c) {
+  json::Object rope = ropeJSON(c.rope);
   json::Object o{{"model_type", c.modelType},
                  {"hidden_size", c.hiddenSize},
                  {"intermediate_size", c.intermediateSize},
@@ -814,6 +821,15 @@ std::string semanticConfigJSON(const ModelConfig &c) {
                  {"rope", std::move(rope)}};
   if (c.slidingWindow)
     o["sliding_window"] = *c.slidingWindow;
+  if (!c.norms.isPreNorm())
+    o["block_norms"] = json::Object{{"attn_in", c.norms.attnIn},
+                                    {"attn_out", c.norms.attnOut},
+                                    {"mlp_in", c.norms.mlpIn},
+                                    {"mlp_out", c.norms.mlpOut}};
+  if (c.qkNormWhole)
+    o["qk_norm_scope"] = "projection";
+  if (c.slidingRope)
+    o["sliding_rope"] = ropeJSON(*c.slidingRope);
   // Layers that differ, only where some do (older programs' identities).
   json::Array fullLayers, noRopeLayers;
   for (auto [i, layer] : llvm::enumerate(c.layers)) {

@@ -104,6 +104,30 @@ FAMILIES = {
     "smollm3": dict(SMALL, model_type="smollm3", dtype="bfloat16", rope_theta=2000000.0, eps=1e-6,
                     max_pos=65536, tie=True, no_rope_layers=[1, 0, 1, 0], sliding_window=8,
                     min_margin=0.05),
+    # OLMo-2 (spec 2.17): post-norm blocks (norms on the attention and MLP outputs, none on their
+    # inputs) and QK RMSNorms over the whole q / k projections; attention_bias switched on (q, k,
+    # v and o biases), which the released checkpoints leave off. Head std x2 (logit std about 4):
+    # with std 2 no seed in 50 kept every step's top-2 gap above bf16's logit error.
+    "olmo2": dict(SMALL, model_type="olmo2", dtype="bfloat16", rope_theta=500000.0, eps=1e-6,
+                  max_pos=4096, tie=False, qkv_bias=True, o_bias=True, qk_norm="whole",
+                  norms=dict(attn_out="post_attention_layernorm",
+                             mlp_out="post_feedforward_layernorm"),
+                  head_std_mult=2.0, min_margin=0.05),
+    # Gemma 3 text (spec 2.26) as gemma-3-1b is built (MQA, head_dim != hidden / heads, tied), with
+    # every switch on: sandwich norms, (1+w) QK norms, query_pre_attn_scalar 48 (not head_dim), a
+    # window of 8 on the sliding layers with sliding_window_pattern 2 (layers 0 and 2 slide, 1 and
+    # 3 are full), their own RoPE base (rope_local_base_freq 1e4 against rope_theta 1e6) and the
+    # linear x8 scaling of the 4B-27B checkpoints on the full layers only. Embedding and final
+    # norm as gemma (tied head).
+    "gemma3_text": dict(SMALL, kv_heads=1, model_type="gemma3_text", dtype="bfloat16",
+                        rope_theta=1000000.0, eps=1e-6, max_pos=32768, tie=True, head_dim=64,
+                        qk_norm=True, norm_one_plus=True, embed_std=TIED_EMBED_STD / 16,
+                        final_norm_mean=TIED_FINAL_NORM * 16,
+                        norms=dict(attn_in="input_layernorm", attn_out="post_attention_layernorm",
+                                   mlp_in="pre_feedforward_layernorm",
+                                   mlp_out="post_feedforward_layernorm"),
+                        rope_scaling={"rope_type": "linear", "factor": 8.0}, check_rope=False,
+                        min_margin=0.05),
     # Llama-2: MHA (8 kv heads = 8 q heads), theta 1e4, no head_dim field, rope_scaling null.
     "llama2": dict(SMALL, kv_heads=8, model_type="llama", dtype="float16", rope_theta=10000.0, eps=1e-5,
                    max_pos=4096, tie=False),
@@ -129,7 +153,8 @@ TORCH_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32":
 
 ARCH = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
         "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM", "gemma": "GemmaForCausalLM",
-        "granite": "GraniteForCausalLM", "smollm3": "SmolLM3ForCausalLM"}
+        "granite": "GraniteForCausalLM", "smollm3": "SmolLM3ForCausalLM",
+        "olmo2": "Olmo2ForCausalLM", "gemma3_text": "Gemma3ForCausalLM"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -177,6 +202,15 @@ def make_config(f):
                  sliding_window=None, max_window_layers=f["layers"], rope_scaling=None)
     elif mt == "granite":
         c.update(attention_bias=False, mlp_bias=False, rope_scaling=None, **f["multipliers"])
+    elif mt == "gemma3_text":
+        del c["hidden_act"]
+        c.update(attention_bias=False, head_dim=f["head_dim"], hidden_activation="gelu_pytorch_tanh",
+                 query_pre_attn_scalar=48, sliding_window=8, sliding_window_pattern=2,
+                 rope_local_base_freq=10000.0, rope_scaling=f["rope_scaling"],
+                 attn_logit_softcapping=None, final_logit_softcapping=None,
+                 cache_implementation="hybrid", pad_token_id=0)
+    elif mt == "olmo2":
+        c.update(attention_bias=f.get("o_bias", False), rope_scaling=None)
     elif mt == "smollm3":
         # pad_token_id: the real 128004 is outside the small vocabulary.
         c.update(attention_bias=False, mlp_bias=False, rope_scaling=None, pad_token_id=0,
@@ -297,9 +331,13 @@ def make_weights(f, g):
 
     # Embeddings N(0,1) (tied: see TIED_EMBED_STD). q/k/v/gate/up/lm_head N(0, 1/fan_in) (lm_head x2).
     put("model.embed_tokens.weight", randn(V, H) * f.get("embed_std", TIED_EMBED_STD if f["tie"] else 1.0))
+    # The block's norms by place (BlockNorms in pimc's HFConfig.h): Llama's pre-norms by default.
+    norms = f.get("norms", dict(attn_in="input_layernorm", mlp_in="post_attention_layernorm"))
+    qk_width = {"whole": (nh * hd, nkv * hd)}.get(f.get("qk_norm"), (hd, hd))
     for l in range(L):
         p = "model.layers.%d." % l
-        put(p + "input_layernorm.weight", normw(H))
+        if "attn_in" in norms:
+            put(p + norms["attn_in"] + ".weight", normw(H))
         put_proj(p + "self_attn.q_proj", linear((nh * hd, H), H ** -0.5))
         put_proj(p + "self_attn.k_proj", linear((nkv * hd, H), H ** -0.5))
         put_proj(p + "self_attn.v_proj", linear((nkv * hd, H), H ** -0.5))
@@ -308,14 +346,22 @@ def make_weights(f, g):
             put(p + "self_attn.k_proj.bias", 0.1 * randn(nkv * hd))
             put(p + "self_attn.v_proj.bias", 0.1 * randn(nkv * hd))
         if f.get("qk_norm"):
-            put(p + "self_attn.q_norm.weight", normw(hd))
-            put(p + "self_attn.k_norm.weight", normw(hd))
+            put(p + "self_attn.q_norm.weight", normw(qk_width[0]))
+            put(p + "self_attn.k_norm.weight", normw(qk_width[1]))
         # output projections: std sqrt(2 / (L * fan_in)) so the residual stream stays O(1) over L layers
         put_proj(p + "self_attn.o_proj", linear((H, nh * hd), (2.0 / (L * nh * hd)) ** 0.5))
-        put(p + "post_attention_layernorm.weight", normw(H))
+        if f.get("o_bias"):
+            put(p + "self_attn.o_proj.bias", 0.1 * randn(H))
+        # Norms on a branch's output set its scale: 1/sqrt(2L) keeps the residual stream O(1).
+        if "attn_out" in norms:
+            put(p + norms["attn_out"] + ".weight", normw(H, (2.0 * L) ** -0.5))
+        if "mlp_in" in norms:
+            put(p + norms["mlp_in"] + ".weight", normw(H))
         put_proj(p + "mlp.gate_proj", linear((I, H), H ** -0.5))
         put_proj(p + "mlp.up_proj", linear((I, H), H ** -0.5))
         put_proj(p + "mlp.down_proj", linear((H, I), (2.0 / (L * I)) ** 0.5))
+        if "mlp_out" in norms:
+            put(p + norms["mlp_out"] + ".weight", normw(H, (2.0 * L) ** -0.5))
     put("model.norm.weight", normw(H, f.get("final_norm_mean", TIED_FINAL_NORM if f["tie"] else 1.0)))
     if not f["tie"]:
         put("lm_head.weight", linear((V, H), 2.0 * f.get("head_std_mult", 1.0) * H ** -0.5))
@@ -592,7 +638,8 @@ def build_family(out_dir, family, base_seed):
               % (seed, margin, min_margin, len(set(toks)), MIN_DISTINCT_TOKENS))
     else:
         raise SystemExit("%s: no acceptable seed in %d tries" % (family, MAX_SEED_TRIES))
-    if cfg.get("rope_scaling"):
+    # (gemma3_text keeps one rotary table per layer type; its tokens test the scaled one.)
+    if cfg.get("rope_scaling") and f.get("check_rope", True):
         check_rope_scaling(cfg, model)
     with open(os.path.join(d, "golden_logits.bin"), "wb") as fh:
         fh.write(logits.numpy().astype("<f4").tobytes())

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 using namespace llvm;
 using namespace pimc::ckpt;
 
@@ -217,6 +219,52 @@ const char *smollm3 = R"({
   "torch_dtype": "bfloat16",
   "use_sliding_window": false,
   "vocab_size": 128256
+})";
+
+// allenai/OLMo-2-1124-7B (spec 2.17; examples/configs has the whole file).
+const char *olmo2 = R"({
+  "architectures": ["Olmo2ForCausalLM"],
+  "attention_bias": false,
+  "hidden_act": "silu",
+  "hidden_size": 4096,
+  "intermediate_size": 11008,
+  "max_position_embeddings": 4096,
+  "model_type": "olmo2",
+  "num_attention_heads": 32,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 32,
+  "rms_norm_eps": 1e-06,
+  "rope_scaling": null,
+  "rope_theta": 500000,
+  "tie_word_embeddings": false,
+  "vocab_size": 100352
+})";
+
+// google/gemma-3-1b-it (spec 2.26; examples/configs has the whole file).
+const char *gemma3 = R"({
+  "architectures": ["Gemma3ForCausalLM"],
+  "attention_bias": false,
+  "attn_logit_softcapping": null,
+  "cache_implementation": "hybrid",
+  "final_logit_softcapping": null,
+  "head_dim": 256,
+  "hidden_activation": "gelu_pytorch_tanh",
+  "hidden_size": 1152,
+  "intermediate_size": 6912,
+  "max_position_embeddings": 32768,
+  "model_type": "gemma3_text",
+  "num_attention_heads": 4,
+  "num_hidden_layers": 26,
+  "num_key_value_heads": 1,
+  "query_pre_attn_scalar": 256,
+  "rms_norm_eps": 1e-06,
+  "rope_local_base_freq": 10000,
+  "rope_scaling": null,
+  "rope_theta": 1000000,
+  "sliding_window": 512,
+  "sliding_window_pattern": 6,
+  "torch_dtype": "bfloat16",
+  "vocab_size": 262144
 })";
 
 /// `base` with the top-level fields of `patch` replaced (null in the patch
@@ -513,7 +561,7 @@ TEST(HFConfigTest, RopeErrors) {
 TEST(HFConfigTest, UnsupportedModelType) {
   EXPECT_CONTAINS(errorOf(patched(llama31, R"({"model_type": "xyz"})")),
                   "unsupported model_type 'xyz' (supported: llama, mistral, "
-                  "qwen2, qwen3, gemma, granite, smollm3)");
+                  "qwen2, qwen3, gemma, granite, smollm3, olmo2, gemma3_text)");
   EXPECT_CONTAINS(errorOf(patched(llama31, R"({"model_type": null})")),
                   "model_type");
 }
@@ -605,6 +653,86 @@ TEST(HFConfigTest, SmolLM3) {
                                   1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
                                   1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]})")),
       "no_rope_layers[0]");
+}
+
+TEST(HFConfigTest, Olmo2) {
+  ModelConfig c = parseOk(olmo2);
+  EXPECT_EQ(c.modelType, "olmo2");
+  EXPECT_TRUE(c.qkNorm && c.qkNormWhole);
+  EXPECT_FALSE(c.qkvBias || c.oBias);
+  EXPECT_EQ(c.norms.attnIn, "");
+  EXPECT_EQ(c.norms.attnOut, "post_attention_layernorm");
+  EXPECT_EQ(c.norms.mlpIn, "");
+  EXPECT_EQ(c.norms.mlpOut, "post_feedforward_layernorm");
+  EXPECT_DOUBLE_EQ(c.rmsNormEps, 1e-6);
+  EXPECT_DOUBLE_EQ(c.rope.theta, 5e5);
+  std::string semantic = semanticConfigJSON(c);
+  EXPECT_CONTAINS(semantic, "\"qk_norm_scope\":\"projection\"");
+  EXPECT_CONTAINS(semantic, "\"attn_out\":\"post_attention_layernorm\"");
+  // Llama's identity has neither key (programs compiled before keep it).
+  EXPECT_EQ(semanticConfigJSON(parseOk(llama31)).find("block_norms"),
+            std::string::npos);
+
+  // The family's defaults: eps 1e-5, an untied head.
+  ModelConfig d = parseOk(
+      patched(olmo2, R"({"rms_norm_eps": null, "tie_word_embeddings": null})"));
+  EXPECT_DOUBLE_EQ(d.rmsNormEps, 1e-5);
+  EXPECT_FALSE(d.tieWordEmbeddings);
+  ModelConfig biased = parseOk(patched(olmo2, R"({"attention_bias": true})"));
+  EXPECT_TRUE(biased.qkvBias && biased.oBias);
+  EXPECT_CONTAINS(errorOf(patched(olmo2, R"({"mlp_bias": false})")),
+                  "mlp_bias");
+  EXPECT_CONTAINS(errorOf(patched(olmo2, R"({"sliding_window": 4096})")),
+                  "olmo2 has no sliding-window attention");
+}
+
+TEST(HFConfigTest, Gemma3) {
+  ModelConfig c = parseOk(gemma3);
+  EXPECT_EQ(c.modelType, "gemma3_text");
+  EXPECT_EQ(c.normWeight, NormWeight::OnePlusScale);
+  EXPECT_EQ(c.mlpActivation, MlpActivation::GeluTanh);
+  EXPECT_TRUE(c.qkNorm);
+  EXPECT_FALSE(c.qkNormWhole);
+  EXPECT_TRUE(c.tieWordEmbeddings);
+  EXPECT_EQ(c.norms.mlpIn, "pre_feedforward_layernorm");
+  EXPECT_EQ(c.norms.mlpOut, "post_feedforward_layernorm");
+  ASSERT_TRUE(c.attentionScale && c.embeddingScale && c.slidingWindow);
+  EXPECT_DOUBLE_EQ(*c.attentionScale, 1.0 / 16);
+  EXPECT_DOUBLE_EQ(*c.embeddingScale, std::sqrt(1152.0));
+  EXPECT_EQ(*c.slidingWindow, 512);
+  ASSERT_EQ(c.layers.size(), 26u);
+  for (int i = 0; i < 26; ++i)
+    EXPECT_EQ(c.layers[i].sliding, (i + 1) % 6 != 0) << "layer " << i;
+  EXPECT_DOUBLE_EQ(c.rope.theta, 1e6);
+  ASSERT_TRUE(c.slidingRope);
+  EXPECT_DOUBLE_EQ(c.slidingRope->theta, 1e4);
+  EXPECT_EQ(c.slidingRope->kind, RopeScaling::Kind::Default);
+  EXPECT_CONTAINS(semanticConfigJSON(c), "\"sliding_rope\":{");
+
+  // rope_scaling applies to the full layers only; the defaults of the
+  // family's config class.
+  ModelConfig scaled = parseOk(patched(
+      gemma3, R"({"rope_scaling": {"rope_type": "linear", "factor": 8.0},
+                 "rope_theta": null, "rope_local_base_freq": null,
+                 "sliding_window_pattern": null, "query_pre_attn_scalar": null})"));
+  EXPECT_EQ(scaled.rope.kind, RopeScaling::Kind::Linear);
+  EXPECT_DOUBLE_EQ(scaled.rope.theta, 1e6);
+  EXPECT_EQ(scaled.slidingRope->kind, RopeScaling::Kind::Default);
+  EXPECT_DOUBLE_EQ(scaled.slidingRope->theta, 1e4);
+  EXPECT_DOUBLE_EQ(*scaled.attentionScale, 1.0 / 16);
+  EXPECT_FALSE(scaled.layers[5].sliding);
+  EXPECT_TRUE(scaled.layers[6].sliding);
+
+  EXPECT_CONTAINS(
+      errorOf(patched(gemma3, R"({"attn_logit_softcapping": 50.0})")),
+      "cfg.json: attn_logit_softcapping: softcapping is not supported yet");
+  EXPECT_CONTAINS(errorOf(patched(gemma3, R"({"sliding_window_pattern": 0})")),
+                  "sliding_window_pattern");
+  EXPECT_CONTAINS(errorOf(patched(gemma3, R"({"rope_local_base_freq": -1})")),
+                  "rope_local_base_freq: must be positive");
+  EXPECT_CONTAINS(
+      errorOf(patched(gemma3, R"({"use_bidirectional_attention": true})")),
+      "use_bidirectional_attention");
 }
 
 TEST(HFConfigTest, LayerTypes) {

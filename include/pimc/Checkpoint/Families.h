@@ -7,7 +7,7 @@
 //  * the config keys it reads beyond the common ones (HFConfig.cpp), so an
 //    unknown key is an error naming the family;
 //  * the defaults of its PretrainedConfig (max positions, activation, tied
-//    head, RoPE base) for keys a config leaves out;
+//    head, RoPE base, norm epsilon) for keys a config leaves out;
 //  * a hook that reads its own switches (biases, windows, QK norms, norm
 //    weight convention, embedding scale, NoPE layers, ...) into
 //    ModelConfig's features. A hook that sets ModelConfig::layers states
@@ -38,6 +38,7 @@ struct FamilySpec {
   llvm::StringLiteral defaultActivation; // hidden_act
   bool defaultTieWordEmbeddings;
   double defaultRopeTheta; // rope_theta
+  double defaultNormEps;   // rms_norm_eps
   /// Reads the family's switches from the config's top-level fields (errors
   /// name the field) after the common fields are in `cfg`.
   llvm::Error (*configure)(const JSONFields &config, ModelConfig &cfg);

@@ -52,6 +52,23 @@ enum class NormWeight { Scale, OnePlusScale };
 /// (erf), gelu_pytorch_tanh).
 enum class MlpActivation { Silu, Gelu, GeluTanh };
 
+/// The norms of a decoder block, by the tensor name under
+/// `model.layers.N.` (empty: no norm in that place): before and after the
+/// attention, before and after the MLP. An "after" norm applies to the
+/// branch's output before the residual add. Llama (pre-norm): input_layernorm
+/// and post_attention_layernorm before the two branches; OLMo-2 (post-norm):
+/// post_attention_layernorm and post_feedforward_layernorm after them.
+struct BlockNorms {
+  std::string attnIn = "input_layernorm";
+  std::string attnOut;
+  std::string mlpIn = "post_attention_layernorm";
+  std::string mlpOut;
+  bool isPreNorm() const {
+    return attnIn == "input_layernorm" && attnOut.empty() &&
+           mlpIn == "post_attention_layernorm" && mlpOut.empty();
+  }
+};
+
 /// How one decoder layer's attention differs from the others: `layer_types`
 /// (full or sliding attention) and NoPE layers (SmolLM3's no_rope_layers).
 struct LayerAttention {
@@ -86,10 +103,15 @@ struct ModelConfig {
   bool qkvBias = false;       // q/k/v projections carry a bias
   bool oBias = false;         // o_proj carries a bias
   bool mlpBias = false;
-  bool qkNorm = false;                  // qwen3: per-head RMSNorm on q and k
+  bool qkNorm = false;      // qwen3: per-head RMSNorm on q and k
+  bool qkNormWhole = false; // olmo2: the q/k norm spans the whole projection
+  BlockNorms norms;
   std::optional<int64_t> slidingWindow; // keys s with t - W < s <= t
   /// One entry per layer (numLayers of them once parsed).
   std::vector<LayerAttention> layers;
+  /// The RoPE of the sliding layers when it is not `rope` (gemma3: the
+  /// local base rope_local_base_freq, unscaled).
+  std::optional<RopeScaling> slidingRope;
   std::string torchDtype = "float32";
   RopeScaling rope;
   std::optional<GptqConfig> gptq;

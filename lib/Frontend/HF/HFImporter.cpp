@@ -51,9 +51,12 @@ private:
   Type configFloatType();
   Value buildLayer(int64_t layer, Value hidden, Value offset, Value length,
                    Value cache, Value &newCache);
-  Value rope(Value x, Value offset, Location loc);
+  Value rope(Value x, Value offset, const RopeScaling &r, Location loc);
   /// The family's RMSNorm over the last dimension of `x`.
   Value rmsNorm(Value x, Value weight, Location loc);
+  /// The block norm `name` (BlockNorms) of layer prefix `layer` over x, or x
+  /// when the block has no norm there.
+  Value blockNorm(StringRef layer, StringRef name, Value x);
   /// `x * factor` when the feature is set, else x.
   Value scaled(Value x, std::optional<double> factor, Location loc);
 
@@ -151,8 +154,8 @@ Value DecoderBuilder::projectionWeight(StringRef prefix, int64_t n, int64_t k) {
   return llm::WeightOp::create(b, loc(prefix), type, b.getStringAttr(prefix));
 }
 
-Value DecoderBuilder::rope(Value x, Value offset, Location l) {
-  const RopeScaling &r = cfg.rope;
+Value DecoderBuilder::rope(Value x, Value offset, const RopeScaling &r,
+                           Location l) {
   int64_t rotaryDim = static_cast<int64_t>(cfg.headDim * r.partialRotaryFactor);
   rotaryDim -= rotaryDim % 2;
   auto f64 = [&](std::optional<double> v) -> FloatAttr {
@@ -208,6 +211,14 @@ Value DecoderBuilder::rmsNorm(Value x, Value weight, Location l) {
       llm::NormStyleAttr::get(&ctx, style));
 }
 
+Value DecoderBuilder::blockNorm(StringRef layer, StringRef name, Value x) {
+  if (name.empty())
+    return x;
+  std::string prefix = (layer + "." + name).str();
+  int64_t H = cfg.hiddenSize;
+  return rmsNorm(x, denseWeight(prefix + ".weight", {H}), loc(prefix));
+}
+
 Value DecoderBuilder::scaled(Value x, std::optional<double> factor,
                              Location l) {
   if (!factor)
@@ -236,8 +247,7 @@ Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
           hd = cfg.headDim, I = cfg.intermediateSize;
 
   Location attnLoc = loc(p + ".self_attn");
-  Value inNorm = denseWeight(p + ".input_layernorm.weight", {H});
-  Value x = rmsNorm(hidden, inNorm, loc(p + ".input_layernorm"));
+  Value x = blockNorm(p, cfg.norms.attnIn, hidden);
   auto project = [&](StringRef name, int64_t n, bool bias) -> Value {
     std::string prefix = p + ".self_attn." + name.str();
     Value w = projectionWeight(prefix, n, H);
@@ -247,22 +257,33 @@ Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
   Value q = project("q_proj", nh * hd, cfg.qkvBias);
   Value k = project("k_proj", nkv * hd, cfg.qkvBias);
   Value v = project("v_proj", nkv * hd, cfg.qkvBias);
+  // QK norms normalise each head's hd values, or (olmo2) the whole
+  // projection's nh*hd before the head split.
+  auto qkNorm = [&](Value t, StringRef name, int64_t heads) {
+    int64_t n = cfg.qkNormWhole ? heads * hd : hd;
+    std::string prefix = p + ".self_attn." + name.str();
+    return rmsNorm(t, denseWeight(prefix + ".weight", {n}), loc(prefix));
+  };
+  if (cfg.qkNorm && cfg.qkNormWhole) {
+    q = qkNorm(q, "q_norm", nh);
+    k = qkNorm(k, "k_norm", nkv);
+  }
   q = llm::ReshapeOp::create(b, attnLoc, act({dyn, nh, hd}), q);
   k = llm::ReshapeOp::create(b, attnLoc, act({dyn, nkv, hd}), k);
   v = llm::ReshapeOp::create(b, attnLoc, act({dyn, nkv, hd}), v);
-  if (cfg.qkNorm) {
-    Value qn = denseWeight(p + ".self_attn.q_norm.weight", {hd});
-    Value kn = denseWeight(p + ".self_attn.k_norm.weight", {hd});
-    q = rmsNorm(q, qn, loc(p + ".self_attn.q_norm"));
-    k = rmsNorm(k, kn, loc(p + ".self_attn.k_norm"));
+  if (cfg.qkNorm && !cfg.qkNormWhole) {
+    q = qkNorm(q, "q_norm", nh);
+    k = qkNorm(k, "k_norm", nkv);
   }
   // A config built by hand may leave the layers uniform.
   LayerAttention kind = size_t(layer) < cfg.layers.size()
                             ? cfg.layers[layer]
                             : LayerAttention{cfg.slidingWindow.has_value()};
   if (kind.rope) {
-    q = rope(q, offset, attnLoc);
-    k = rope(k, offset, attnLoc);
+    const RopeScaling &r =
+        kind.sliding && cfg.slidingRope ? *cfg.slidingRope : cfg.rope;
+    q = rope(q, offset, r, attnLoc);
+    k = rope(k, offset, r, attnLoc);
   }
   newCache = llm::KVCacheAppendOp::create(b, attnLoc, cache.getType(), cache, k,
                                           v, offset);
@@ -281,17 +302,18 @@ Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
   Value wo = projectionWeight(oName, H, nh * hd);
   Value bo = cfg.oBias ? denseWeight(oName + ".bias", {H}) : Value();
   Value o = llm::LinearOp::create(b, loc(oName), act({dyn, H}), attn, wo, bo);
+  o = blockNorm(p, cfg.norms.attnOut, o);
   o = scaled(o, cfg.residualMultiplier, attnLoc);
   hidden = llm::AddOp::create(b, attnLoc, hidden, o);
 
-  Value postNorm = denseWeight(p + ".post_attention_layernorm.weight", {H});
-  Value h2 = rmsNorm(hidden, postNorm, loc(p + ".post_attention_layernorm"));
+  Value h2 = blockNorm(p, cfg.norms.mlpIn, hidden);
   Value gate = projectionWeight(p + ".mlp.gate_proj", I, H);
   Value up = projectionWeight(p + ".mlp.up_proj", I, H);
   Value down = projectionWeight(p + ".mlp.down_proj", H, I);
   Value m = llm::GatedMLPOp::create(
       b, loc(p + ".mlp"), hidden.getType(), h2, gate, up, down,
       llm::ActivationAttr::get(&ctx, mlpActivation(cfg.mlpActivation)));
+  m = blockNorm(p, cfg.norms.mlpOut, m);
   m = scaled(m, cfg.residualMultiplier, loc(p + ".mlp"));
   return llm::AddOp::create(b, loc(p + ".mlp"), hidden, m);
 }
