@@ -179,32 +179,27 @@ FeatureUse norm(const View &v) {
   if (v.is({"gemma", "gemma2", "gemma3_text"}))
     return yes("RMSNorm (1+w)");
   if (v.is({"cohere", "cohere2"}))
-    return lacks("LayerNorm, no bias", irOnly("llm.layer_norm"));
+    return yes("LayerNorm, no bias");
   if (v.is({"stablelm", "starcoder2", "falcon", "gpt2"}) ||
       v.get("layer_norm_eps") || v.get("layer_norm_epsilon") ||
       v.get("norm_epsilon"))
-    return lacks("LayerNorm", irOnly("llm.layer_norm"));
+    return yes("LayerNorm");
   return yes("RMSNorm");
 }
 
+/// Every placement here is a BlockNorms (HFConfig.h) the builder takes.
 FeatureUse placement(const View &v) {
-  auto missing = [](StringRef what) {
-    return lacks(what,
-                 irOnly("llm.rms_norm, llm.add") + " (pre-norm blocks only)");
-  };
   if (v.is({"olmo2"}))
     return yes("post-norm");
-  if (v.is({"gemma3_text"}))
+  if (v.is({"gemma2", "gemma3_text", "glm4"}))
     return yes("sandwich");
-  if (v.is({"gemma2", "glm4"}))
-    return missing("sandwich");
   if (v.is({"cohere", "cohere2"}))
-    return missing("parallel, one norm");
+    return yes("parallel, one norm");
   if (v.is({"falcon"}) && v.flag("parallel_attn", true))
-    return missing(v.flag("new_decoder_architecture") ? "parallel, two norms"
-                                                      : "parallel, one norm");
+    return yes(v.flag("new_decoder_architecture") ? "parallel, two norms"
+                                                  : "parallel, one norm");
   if (v.is({"stablelm"}) && v.flag("use_parallel_residual"))
-    return missing("parallel");
+    return yes("parallel, one norm");
   return yes("pre-norm");
 }
 
@@ -256,7 +251,9 @@ FeatureUse softcap(const View &v) {
   if (caps.empty())
     return na();
   return lacks(llvm::join(caps, ", "),
-               irOnly("llm.attention logit_softcap, llm.tanh"));
+               "llm.attention has logit_softcap, but the PIM attention has no "
+               "tanh on its scores and the host no attention over the KV "
+               "cache");
 }
 
 FeatureUse qkNorm(const View &v) {
@@ -266,8 +263,12 @@ FeatureUse qkNorm(const View &v) {
     return yes("per head, (1+w) RMSNorm");
   if (v.is({"olmo2"}))
     return yes("whole projection, RMSNorm");
-  if (v.flag("use_qk_norm") || v.flag("qk_layernorm"))
-    return lacks("per head, LayerNorm", irOnly("llm.layer_norm"));
+  if (v.flag("qk_layernorm"))
+    return yes("per head, LayerNorm");
+  if (v.flag("use_qk_norm"))
+    return lacks("per head, LayerNorm, [heads, head_dim] weight",
+                 "the importer reads per-head weights as one tensor each "
+                 "(stablelm)");
   return na();
 }
 

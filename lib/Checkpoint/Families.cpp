@@ -239,6 +239,29 @@ Error configureOlmo2(const JSONFields &f, ModelConfig &cfg) {
   return Error::success();
 }
 
+/// StableLM 2 (spec 2.21): LayerNorms with a bias (layer_norm_eps), RoPE on
+/// the first partial_rotary_factor of each head (0.25 by default), q/k/v
+/// biases (use_qkv_bias), per-head LayerNorm QK norms with a weight per head
+/// and no bias (qk_layernorm), and the parallel residual
+/// (use_parallel_residual: h + attn(ln(h)) + mlp(ln(h)), one norm).
+Error configureStableLm(const JSONFields &f, ModelConfig &cfg) {
+  if (Error e = noWindow(f, cfg))
+    return e;
+  PIMC_ASSIGN_OR_RETURN(cfg.qkvBias, f.booleanOr("use_qkv_bias", false));
+  PIMC_ASSIGN_OR_RETURN(cfg.qkNormPerHeadLayerNorm,
+                        f.booleanOr("qk_layernorm", false));
+  cfg.qkNorm = cfg.qkNormPerHeadLayerNorm;
+  PIMC_ASSIGN_OR_RETURN(cfg.parallelBlock,
+                        f.booleanOr("use_parallel_residual", false));
+  cfg.normKind = NormKind::LayerNorm;
+  cfg.normBias = true;
+  if (cfg.parallelBlock)
+    cfg.norms = {"input_layernorm", "", "", ""};
+  // The family's default; a partial_rotary_factor key replaces it.
+  cfg.rope.partialRotaryFactor = 0.25;
+  return Error::success();
+}
+
 constexpr StringLiteral kLlamaFields[] = {"attention_bias", "mlp_bias"};
 constexpr StringLiteral kGraniteFields[] = {
     "attention_bias",       "mlp_bias",       "embedding_multiplier",
@@ -251,6 +274,8 @@ constexpr StringLiteral kSmolLM3Fields[] = {
     "attention_bias",         "mlp_bias",           "no_rope_layers",
     "no_rope_layer_interval", "use_sliding_window", "max_window_layers"};
 constexpr StringLiteral kOlmo2Fields[] = {"attention_bias"};
+constexpr StringLiteral kStableLmFields[] = {"use_qkv_bias", "qk_layernorm",
+                                             "use_parallel_residual"};
 constexpr StringLiteral kGemma3Fields[] = {"attention_bias",
                                            "hidden_activation",
                                            "use_bidirectional_attention",
@@ -264,20 +289,26 @@ constexpr StringLiteral kGemmaFields[] = {"attention_bias", "hidden_activation",
                                           "use_bidirectional_attention"};
 
 const FamilySpec kFamilies[] = {
-    {"llama", kLlamaFields, 2048, "silu", false, 1e4, 1e-6, configureLlama},
-    {"mistral", kLlamaFields, 4096 * 32, "silu", false, 1e4, 1e-6,
-     configureMistral},
-    {"qwen2", kQwen2Fields, 32768, "silu", false, 1e4, 1e-6, configureQwen2},
-    {"qwen3", kQwen3Fields, 32768, "silu", false, 1e4, 1e-6, configureQwen3},
-    {"gemma", kGemmaFields, 8192, "gelu_pytorch_tanh", true, 1e4, 1e-6,
-     configureGemma},
-    {"granite", kGraniteFields, 2048, "silu", false, 1e4, 1e-6,
+    {"llama", kLlamaFields, 2048, "silu", false, 1e4, "rms_norm_eps", 1e-6,
+     configureLlama},
+    {"mistral", kLlamaFields, 4096 * 32, "silu", false, 1e4, "rms_norm_eps",
+     1e-6, configureMistral},
+    {"qwen2", kQwen2Fields, 32768, "silu", false, 1e4, "rms_norm_eps", 1e-6,
+     configureQwen2},
+    {"qwen3", kQwen3Fields, 32768, "silu", false, 1e4, "rms_norm_eps", 1e-6,
+     configureQwen3},
+    {"gemma", kGemmaFields, 8192, "gelu_pytorch_tanh", true, 1e4,
+     "rms_norm_eps", 1e-6, configureGemma},
+    {"granite", kGraniteFields, 2048, "silu", false, 1e4, "rms_norm_eps", 1e-6,
      configureGranite},
-    {"smollm3", kSmolLM3Fields, 32768, "silu", true, 2e6, 1e-6,
+    {"smollm3", kSmolLM3Fields, 32768, "silu", true, 2e6, "rms_norm_eps", 1e-6,
      configureSmolLM3},
-    {"olmo2", kOlmo2Fields, 2048, "silu", false, 1e4, 1e-5, configureOlmo2},
-    {"gemma3_text", kGemma3Fields, 131072, "gelu_pytorch_tanh", true, 1e6, 1e-6,
-     configureGemma3},
+    {"olmo2", kOlmo2Fields, 2048, "silu", false, 1e4, "rms_norm_eps", 1e-5,
+     configureOlmo2},
+    {"gemma3_text", kGemma3Fields, 131072, "gelu_pytorch_tanh", true, 1e6,
+     "rms_norm_eps", 1e-6, configureGemma3},
+    {"stablelm", kStableLmFields, 4096, "silu", false, 1e4, "layer_norm_eps",
+     1e-5, configureStableLm},
 };
 
 /// HF activation names (ACT2FN) of the gated MLP's gate.

@@ -66,7 +66,6 @@ constexpr KnownField knownFields[] = {
     {"num_key_value_heads"},
     {"head_dim"},
     {"max_position_embeddings"},
-    {"rms_norm_eps"},
     {"hidden_act"},
     {"tie_word_embeddings"},
     {"torch_dtype"},
@@ -88,6 +87,7 @@ constexpr KnownField knownFields[] = {
     {"initializer_range", false},
     {"use_cache", false},
     {"attention_dropout", false},
+    {"hidden_dropout", false},
     {"id2label", false},
     {"label2id", false},
     {"tokenizer_class", false},
@@ -440,7 +440,8 @@ const KnownField *commonField(StringRef key) {
 Error checkKnownFields(const ConfigReader &r, const JSONFields &root,
                        const FamilySpec &family, StringRef modelType) {
   std::optional<StringRef> key = root.firstUnknownKey([&](StringRef key) {
-    return commonField(key) || llvm::is_contained(family.fields, key);
+    return commonField(key) || llvm::is_contained(family.fields, key) ||
+           key == family.normEpsKey;
   });
   if (!key)
     return Error::success();
@@ -638,11 +639,12 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &rootObj,
                         f.integerOr("max_position_embeddings",
                                     family->defaultMaxPositions,
                                     geometryRange("max_position_embeddings")));
-  PIMC_ASSIGN_OR_RETURN(cfg.rmsNormEps,
-                        f.numberOr("rms_norm_eps", family->defaultNormEps));
-  if (cfg.rmsNormEps <= 0)
-    return f.fieldError("rms_norm_eps", "must be positive, got " +
-                                            show(*f.value("rms_norm_eps")));
+  StringRef epsKey = family->normEpsKey;
+  PIMC_ASSIGN_OR_RETURN(cfg.normEps,
+                        f.numberOr(epsKey, family->defaultNormEps));
+  if (cfg.normEps <= 0)
+    return f.fieldError(epsKey,
+                        "must be positive, got " + show(*f.value(epsKey)));
 
   cfg.hiddenAct = family->defaultActivation.str();
   cfg.mlpActivation = *activationNamed(cfg.hiddenAct);
@@ -811,7 +813,7 @@ std::string semanticConfigJSON(const ModelConfig &c) {
                  {"head_dim", c.headDim},
                  {"vocab_size", c.vocabSize},
                  {"max_position_embeddings", c.maxPositionEmbeddings},
-                 {"rms_norm_eps", c.rmsNormEps},
+                 {"rms_norm_eps", c.normEps},
                  {"hidden_act", c.hiddenAct},
                  {"tie_word_embeddings", c.tieWordEmbeddings},
                  {"qkv_bias", c.qkvBias},
@@ -828,6 +830,12 @@ std::string semanticConfigJSON(const ModelConfig &c) {
                                     {"mlp_out", c.norms.mlpOut}};
   if (c.qkNormWhole)
     o["qk_norm_scope"] = "projection";
+  if (c.qkNormPerHeadLayerNorm)
+    o["qk_norm_scope"] = "head_layer_norm";
+  if (c.normKind == NormKind::LayerNorm)
+    o["norm_kind"] = c.normBias ? "layer_norm_bias" : "layer_norm";
+  if (c.parallelBlock)
+    o["parallel_block"] = true;
   if (c.slidingRope)
     o["sliding_rope"] = ropeJSON(*c.slidingRope);
   // Layers that differ, only where some do (older programs' identities).

@@ -128,6 +128,13 @@ FAMILIES = {
                                    mlp_out="post_feedforward_layernorm"),
                         rope_scaling={"rope_type": "linear", "factor": 8.0}, check_rope=False,
                         min_margin=0.05),
+    # StableLM 2 (spec 2.21) with every switch on, as stablelm-2-12b is built: LayerNorms with
+    # bias, q/k/v biases, per-head LayerNorm QK norms (a weight per head), the parallel residual
+    # (one norm per block), RoPE on the first quarter of each head (8 of 32 dims).
+    "stablelm": dict(SMALL, model_type="stablelm", dtype="bfloat16", rope_theta=10000.0, eps=1e-5,
+                     max_pos=4096, tie=False, qkv_bias=True, qk_norm="head_layernorm",
+                     norm_bias=True, norms=dict(attn_in="input_layernorm"), min_margin=0.05,
+                     first_seed=39),
     # Llama-2: MHA (8 kv heads = 8 q heads), theta 1e4, no head_dim field, rope_scaling null.
     "llama2": dict(SMALL, kv_heads=8, model_type="llama", dtype="float16", rope_theta=10000.0, eps=1e-5,
                    max_pos=4096, tie=False),
@@ -154,7 +161,8 @@ TORCH_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32":
 ARCH = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
         "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM", "gemma": "GemmaForCausalLM",
         "granite": "GraniteForCausalLM", "smollm3": "SmolLM3ForCausalLM",
-        "olmo2": "Olmo2ForCausalLM", "gemma3_text": "Gemma3ForCausalLM"}
+        "olmo2": "Olmo2ForCausalLM", "gemma3_text": "Gemma3ForCausalLM",
+        "stablelm": "StableLmForCausalLM"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -209,6 +217,10 @@ def make_config(f):
                  rope_local_base_freq=10000.0, rope_scaling=f["rope_scaling"],
                  attn_logit_softcapping=None, final_logit_softcapping=None,
                  cache_implementation="hybrid", pad_token_id=0)
+    elif mt == "stablelm":
+        c["layer_norm_eps"] = c.pop("rms_norm_eps")
+        c.update(use_qkv_bias=True, qk_layernorm=True, use_parallel_residual=True,
+                 partial_rotary_factor=0.25, hidden_dropout=0.0, rope_scaling=None)
     elif mt == "olmo2":
         c.update(attention_bias=f.get("o_bias", False), rope_scaling=None)
     elif mt == "smollm3":
@@ -310,6 +322,11 @@ def make_weights(f, g):
     def put(name, t):
         out[name] = t.to(sd)
 
+    def put_norm(name, n, mean=1.0):
+        put(name + ".weight", normw(n, mean))
+        if f.get("norm_bias"):
+            put(name + ".bias", 0.1 * randn(n))
+
     def put_proj(prefix, W):
         gq = f.get("gptq")
         if gq is None:
@@ -337,7 +354,7 @@ def make_weights(f, g):
     for l in range(L):
         p = "model.layers.%d." % l
         if "attn_in" in norms:
-            put(p + norms["attn_in"] + ".weight", normw(H))
+            put_norm(p + norms["attn_in"], H)
         put_proj(p + "self_attn.q_proj", linear((nh * hd, H), H ** -0.5))
         put_proj(p + "self_attn.k_proj", linear((nkv * hd, H), H ** -0.5))
         put_proj(p + "self_attn.v_proj", linear((nkv * hd, H), H ** -0.5))
@@ -345,7 +362,13 @@ def make_weights(f, g):
             put(p + "self_attn.q_proj.bias", 0.1 * randn(nh * hd))
             put(p + "self_attn.k_proj.bias", 0.1 * randn(nkv * hd))
             put(p + "self_attn.v_proj.bias", 0.1 * randn(nkv * hd))
-        if f.get("qk_norm"):
+        if f.get("qk_norm") == "head_layernorm":
+            # stablelm: one LayerNorm (no bias) per head
+            for h in range(nh):
+                put(p + "self_attn.q_layernorm.norms.%d.weight" % h, normw(hd))
+            for h in range(nkv):
+                put(p + "self_attn.k_layernorm.norms.%d.weight" % h, normw(hd))
+        elif f.get("qk_norm"):
             put(p + "self_attn.q_norm.weight", normw(qk_width[0]))
             put(p + "self_attn.k_norm.weight", normw(qk_width[1]))
         # output projections: std sqrt(2 / (L * fan_in)) so the residual stream stays O(1) over L layers
@@ -354,15 +377,15 @@ def make_weights(f, g):
             put(p + "self_attn.o_proj.bias", 0.1 * randn(H))
         # Norms on a branch's output set its scale: 1/sqrt(2L) keeps the residual stream O(1).
         if "attn_out" in norms:
-            put(p + norms["attn_out"] + ".weight", normw(H, (2.0 * L) ** -0.5))
+            put_norm(p + norms["attn_out"], H, (2.0 * L) ** -0.5)
         if "mlp_in" in norms:
-            put(p + norms["mlp_in"] + ".weight", normw(H))
+            put_norm(p + norms["mlp_in"], H)
         put_proj(p + "mlp.gate_proj", linear((I, H), H ** -0.5))
         put_proj(p + "mlp.up_proj", linear((I, H), H ** -0.5))
         put_proj(p + "mlp.down_proj", linear((H, I), (2.0 / (L * I)) ** 0.5))
         if "mlp_out" in norms:
-            put(p + norms["mlp_out"] + ".weight", normw(H, (2.0 * L) ** -0.5))
-    put("model.norm.weight", normw(H, f.get("final_norm_mean", TIED_FINAL_NORM if f["tie"] else 1.0)))
+            put_norm(p + norms["mlp_out"], H, (2.0 * L) ** -0.5)
+    put_norm("model.norm", H, f.get("final_norm_mean", TIED_FINAL_NORM if f["tie"] else 1.0))
     if not f["tie"]:
         put("lm_head.weight", linear((V, H), 2.0 * f.get("head_std_mult", 1.0) * H ** -0.5))
     prompt = torch.randint(0, V, (PROMPT_LEN,), generator=g).tolist()

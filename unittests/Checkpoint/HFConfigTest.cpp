@@ -267,6 +267,31 @@ const char *gemma3 = R"({
   "vocab_size": 262144
 })";
 
+// stabilityai/stablelm-2-1_6b (spec 2.21; examples/configs has the whole
+// file).
+const char *stablelm2 = R"({
+  "architectures": ["StableLmForCausalLM"],
+  "hidden_act": "silu",
+  "hidden_dropout": 0.0,
+  "hidden_size": 2048,
+  "intermediate_size": 5632,
+  "layer_norm_eps": 1e-05,
+  "max_position_embeddings": 4096,
+  "model_type": "stablelm",
+  "num_attention_heads": 32,
+  "num_hidden_layers": 24,
+  "num_key_value_heads": 32,
+  "partial_rotary_factor": 0.25,
+  "qk_layernorm": false,
+  "rope_scaling": null,
+  "rope_theta": 10000,
+  "tie_word_embeddings": false,
+  "torch_dtype": "float16",
+  "use_parallel_residual": false,
+  "use_qkv_bias": true,
+  "vocab_size": 100352
+})";
+
 /// `base` with the top-level fields of `patch` replaced (null in the patch
 /// removes the field).
 std::string patched(const char *base, const char *patch) {
@@ -316,7 +341,7 @@ TEST(HFConfigTest, Llama31) {
   EXPECT_EQ(c.headDim, 128);
   EXPECT_EQ(c.vocabSize, 128256);
   EXPECT_EQ(c.maxPositionEmbeddings, 131072);
-  EXPECT_DOUBLE_EQ(c.rmsNormEps, 1e-5);
+  EXPECT_DOUBLE_EQ(c.normEps, 1e-5);
   EXPECT_EQ(c.hiddenAct, "silu");
   EXPECT_FALSE(c.tieWordEmbeddings);
   EXPECT_FALSE(c.qkvBias);
@@ -348,7 +373,7 @@ TEST(HFConfigTest, LlamaDefaultsAndBiases) {
   EXPECT_FALSE(c.rope.factor);
   EXPECT_EQ(c.torchDtype, "float32");
   EXPECT_EQ(c.maxPositionEmbeddings, 2048);
-  EXPECT_DOUBLE_EQ(c.rmsNormEps, 1e-6);
+  EXPECT_DOUBLE_EQ(c.normEps, 1e-6);
   EXPECT_TRUE(c.attentionBias);
   EXPECT_TRUE(c.qkvBias);
   EXPECT_TRUE(c.oBias);
@@ -388,7 +413,7 @@ TEST(HFConfigTest, Qwen2) {
   // use_sliding_window is false, so sliding_window is not honoured.
   EXPECT_FALSE(c.slidingWindow);
   EXPECT_DOUBLE_EQ(c.rope.theta, 1e6);
-  EXPECT_DOUBLE_EQ(c.rmsNormEps, 1e-6);
+  EXPECT_DOUBLE_EQ(c.normEps, 1e-6);
 
   std::string msg = errorOf(patched(qwen25, R"({"use_sliding_window": true})"));
   EXPECT_CONTAINS(msg, "use_sliding_window");
@@ -559,9 +584,10 @@ TEST(HFConfigTest, RopeErrors) {
 }
 
 TEST(HFConfigTest, UnsupportedModelType) {
-  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"model_type": "xyz"})")),
-                  "unsupported model_type 'xyz' (supported: llama, mistral, "
-                  "qwen2, qwen3, gemma, granite, smollm3, olmo2, gemma3_text)");
+  EXPECT_CONTAINS(
+      errorOf(patched(llama31, R"({"model_type": "xyz"})")),
+      "unsupported model_type 'xyz' (supported: llama, mistral, "
+      "qwen2, qwen3, gemma, granite, smollm3, olmo2, gemma3_text, stablelm)");
   EXPECT_CONTAINS(errorOf(patched(llama31, R"({"model_type": null})")),
                   "model_type");
 }
@@ -664,7 +690,7 @@ TEST(HFConfigTest, Olmo2) {
   EXPECT_EQ(c.norms.attnOut, "post_attention_layernorm");
   EXPECT_EQ(c.norms.mlpIn, "");
   EXPECT_EQ(c.norms.mlpOut, "post_feedforward_layernorm");
-  EXPECT_DOUBLE_EQ(c.rmsNormEps, 1e-6);
+  EXPECT_DOUBLE_EQ(c.normEps, 1e-6);
   EXPECT_DOUBLE_EQ(c.rope.theta, 5e5);
   std::string semantic = semanticConfigJSON(c);
   EXPECT_CONTAINS(semantic, "\"qk_norm_scope\":\"projection\"");
@@ -676,7 +702,7 @@ TEST(HFConfigTest, Olmo2) {
   // The family's defaults: eps 1e-5, an untied head.
   ModelConfig d = parseOk(
       patched(olmo2, R"({"rms_norm_eps": null, "tie_word_embeddings": null})"));
-  EXPECT_DOUBLE_EQ(d.rmsNormEps, 1e-5);
+  EXPECT_DOUBLE_EQ(d.normEps, 1e-5);
   EXPECT_FALSE(d.tieWordEmbeddings);
   ModelConfig biased = parseOk(patched(olmo2, R"({"attention_bias": true})"));
   EXPECT_TRUE(biased.qkvBias && biased.oBias);
@@ -733,6 +759,40 @@ TEST(HFConfigTest, Gemma3) {
   EXPECT_CONTAINS(
       errorOf(patched(gemma3, R"({"use_bidirectional_attention": true})")),
       "use_bidirectional_attention");
+}
+
+TEST(HFConfigTest, StableLm) {
+  ModelConfig c = parseOk(stablelm2);
+  EXPECT_EQ(c.normKind, NormKind::LayerNorm);
+  EXPECT_TRUE(c.normBias);
+  EXPECT_DOUBLE_EQ(c.normEps, 1e-5);
+  EXPECT_TRUE(c.qkvBias);
+  EXPECT_FALSE(c.oBias || c.qkNorm || c.parallelBlock);
+  EXPECT_TRUE(c.norms.isPreNorm());
+  EXPECT_DOUBLE_EQ(c.rope.partialRotaryFactor, 0.25);
+  EXPECT_CONTAINS(semanticConfigJSON(c), "\"norm_kind\":\"layer_norm_bias\"");
+
+  // stablelm-2-12b's switches: per-head LayerNorm QK norms, the parallel
+  // residual with its one norm. The family's partial rotary default.
+  ModelConfig big = parseOk(patched(
+      stablelm2, R"({"qk_layernorm": true, "use_parallel_residual": true,
+                     "partial_rotary_factor": null, "layer_norm_eps": null})"));
+  EXPECT_TRUE(big.qkNorm && big.qkNormPerHeadLayerNorm && big.parallelBlock);
+  EXPECT_EQ(big.norms.attnIn, "input_layernorm");
+  EXPECT_EQ(big.norms.mlpIn, "");
+  EXPECT_DOUBLE_EQ(big.rope.partialRotaryFactor, 0.25);
+  EXPECT_DOUBLE_EQ(big.normEps, 1e-5);
+
+  // The norm epsilon has the family's key: rms_norm_eps is unknown here.
+  EXPECT_CONTAINS(errorOf(patched(stablelm2, R"({"rms_norm_eps": 1e-6})")),
+                  "unknown config field 'rms_norm_eps' (not known to the "
+                  "stablelm importer)");
+  EXPECT_CONTAINS(errorOf(patched(stablelm2, R"({"layer_norm_eps": 0})")),
+                  "cfg.json: layer_norm_eps: must be positive");
+  EXPECT_CONTAINS(errorOf(patched(stablelm2, R"({"qk_layernorm": "yes"})")),
+                  "qk_layernorm");
+  EXPECT_CONTAINS(errorOf(patched(stablelm2, R"({"sliding_window": 8})")),
+                  "stablelm has no sliding-window attention");
 }
 
 TEST(HFConfigTest, LayerTypes) {

@@ -37,8 +37,9 @@ struct FamilySpec {
   int64_t defaultMaxPositions;
   llvm::StringLiteral defaultActivation; // hidden_act
   bool defaultTieWordEmbeddings;
-  double defaultRopeTheta; // rope_theta
-  double defaultNormEps;   // rms_norm_eps
+  double defaultRopeTheta;        // rope_theta
+  llvm::StringLiteral normEpsKey; // rms_norm_eps, layer_norm_eps, ...
+  double defaultNormEps;
   /// Reads the family's switches from the config's top-level fields (errors
   /// name the field) after the common fields are in `cfg`.
   llvm::Error (*configure)(const JSONFields &config, ModelConfig &cfg);

@@ -69,6 +69,10 @@ struct BlockNorms {
   }
 };
 
+/// The norm of the blocks and the final norm: RMSNorm (weight) or LayerNorm
+/// (mean-centred; weight, and a bias when the family has one).
+enum class NormKind { RMSNorm, LayerNorm };
+
 /// How one decoder layer's attention differs from the others: `layer_types`
 /// (full or sliding attention) and NoPE layers (SmolLM3's no_rope_layers).
 struct LayerAttention {
@@ -86,7 +90,7 @@ struct ModelConfig {
   int64_t headDim = 0;    // defaults to hiddenSize / numHeads
   int64_t vocabSize = 0;
   int64_t maxPositionEmbeddings = 2048;
-  double rmsNormEps = 1e-6;
+  double normEps = 1e-6; // the family's norm epsilon (Families.h normEpsKey)
   std::string hiddenAct = "silu"; // the config's name of mlpActivation
   MlpActivation mlpActivation = MlpActivation::Silu;
   NormWeight normWeight = NormWeight::Scale;
@@ -105,7 +109,16 @@ struct ModelConfig {
   bool mlpBias = false;
   bool qkNorm = false;      // qwen3: per-head RMSNorm on q and k
   bool qkNormWhole = false; // olmo2: the q/k norm spans the whole projection
+  /// stablelm: the q/k norms are LayerNorms without bias, one weight per
+  /// head (q_layernorm.norms.<h>.weight).
+  bool qkNormPerHeadLayerNorm = false;
+  NormKind normKind = NormKind::RMSNorm;
+  bool normBias = false; // LayerNorm: the norms carry a bias
   BlockNorms norms;
+  /// The attention and the MLP read the same block input (the MLP through
+  /// norms.mlpIn when set, else through norms.attnIn's output), and both
+  /// branches are added to it: h + attn(x) + mlp(x).
+  bool parallelBlock = false;
   std::optional<int64_t> slidingWindow; // keys s with t - W < s <= t
   /// One entry per layer (numLayers of them once parsed).
   std::vector<LayerAttention> layers;

@@ -54,9 +54,15 @@ private:
   Value rope(Value x, Value offset, const RopeScaling &r, Location loc);
   /// The family's RMSNorm over the last dimension of `x`.
   Value rmsNorm(Value x, Value weight, Location loc);
+  /// The family's norm (RMSNorm or LayerNorm, NormKind) over the last
+  /// dimension (n) of x, with the tensors `<prefix>.weight` (and `.bias`).
+  Value norm(Value x, StringRef prefix, int64_t n);
   /// The block norm `name` (BlockNorms) of layer prefix `layer` over x, or x
   /// when the block has no norm there.
   Value blockNorm(StringRef layer, StringRef name, Value x);
+  /// LayerNorm of each head of x [T, heads, hd] with its own weight
+  /// `<prefix>.norms.<h>.weight` and no bias (stablelm's QK norms).
+  Value perHeadLayerNorm(Value x, StringRef prefix, int64_t heads);
   /// `x * factor` when the feature is set, else x.
   Value scaled(Value x, std::optional<double> factor, Location loc);
 
@@ -207,16 +213,46 @@ Value DecoderBuilder::rmsNorm(Value x, Value weight, Location l) {
                              : llm::NormStyle::Llama;
   return llm::RMSNormOp::create(
       b, l, x.getType(), x, weight,
-      b.getF32FloatAttr(static_cast<float>(cfg.rmsNormEps)),
+      b.getF32FloatAttr(static_cast<float>(cfg.normEps)),
       llm::NormStyleAttr::get(&ctx, style));
+}
+
+Value DecoderBuilder::norm(Value x, StringRef prefix, int64_t n) {
+  Value w = denseWeight((prefix + ".weight").str(), {n});
+  if (cfg.normKind == NormKind::RMSNorm)
+    return rmsNorm(x, w, loc(prefix));
+  Value bias =
+      cfg.normBias ? denseWeight((prefix + ".bias").str(), {n}) : Value();
+  return llm::LayerNormOp::create(
+      b, loc(prefix), x.getType(), x, w, bias,
+      b.getF32FloatAttr(static_cast<float>(cfg.normEps)),
+      b.getI64IntegerAttr(-1));
 }
 
 Value DecoderBuilder::blockNorm(StringRef layer, StringRef name, Value x) {
   if (name.empty())
     return x;
-  std::string prefix = (layer + "." + name).str();
-  int64_t H = cfg.hiddenSize;
-  return rmsNorm(x, denseWeight(prefix + ".weight", {H}), loc(prefix));
+  return norm(x, (layer + "." + name).str(), cfg.hiddenSize);
+}
+
+Value DecoderBuilder::perHeadLayerNorm(Value x, StringRef prefix,
+                                       int64_t heads) {
+  const int64_t dyn = ShapedType::kDynamic, hd = cfg.headDim;
+  Location l = loc(prefix);
+  SmallVector<Value> parts;
+  for (int64_t h = 0; h < heads; ++h) {
+    Value head =
+        llm::SliceOp::create(b, l, act({dyn, 1, hd}), x, b.getI64IntegerAttr(1),
+                             b.getI64IntegerAttr(h), b.getI64IntegerAttr(1));
+    Value w = denseWeight(
+        llvm::formatv("{0}.norms.{1}.weight", prefix, h).str(), {hd});
+    parts.push_back(llm::LayerNormOp::create(
+        b, l, head.getType(), head, w, Value(),
+        b.getF32FloatAttr(static_cast<float>(cfg.normEps)),
+        b.getI64IntegerAttr(-1)));
+  }
+  return llm::ConcatOp::create(b, l, act({dyn, heads, hd}), parts,
+                               b.getI64IntegerAttr(1));
 }
 
 Value DecoderBuilder::scaled(Value x, std::optional<double> factor,
@@ -247,6 +283,7 @@ Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
           hd = cfg.headDim, I = cfg.intermediateSize;
 
   Location attnLoc = loc(p + ".self_attn");
+  Value blockIn = hidden;
   Value x = blockNorm(p, cfg.norms.attnIn, hidden);
   auto project = [&](StringRef name, int64_t n, bool bias) -> Value {
     std::string prefix = p + ".self_attn." + name.str();
@@ -271,7 +308,10 @@ Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
   q = llm::ReshapeOp::create(b, attnLoc, act({dyn, nh, hd}), q);
   k = llm::ReshapeOp::create(b, attnLoc, act({dyn, nkv, hd}), k);
   v = llm::ReshapeOp::create(b, attnLoc, act({dyn, nkv, hd}), v);
-  if (cfg.qkNorm && !cfg.qkNormWhole) {
+  if (cfg.qkNormPerHeadLayerNorm) {
+    q = perHeadLayerNorm(q, p + ".self_attn.q_layernorm", nh);
+    k = perHeadLayerNorm(k, p + ".self_attn.k_layernorm", nkv);
+  } else if (cfg.qkNorm && !cfg.qkNormWhole) {
     q = qkNorm(q, "q_norm", nh);
     k = qkNorm(k, "k_norm", nkv);
   }
@@ -306,7 +346,11 @@ Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
   o = scaled(o, cfg.residualMultiplier, attnLoc);
   hidden = llm::AddOp::create(b, attnLoc, hidden, o);
 
-  Value h2 = blockNorm(p, cfg.norms.mlpIn, hidden);
+  // A parallel block's MLP reads the block input: through its own norm, or
+  // through the attention's.
+  Value h2 = !cfg.parallelBlock        ? blockNorm(p, cfg.norms.mlpIn, hidden)
+             : cfg.norms.mlpIn.empty() ? x
+                                       : blockNorm(p, cfg.norms.mlpIn, blockIn);
   Value gate = projectionWeight(p + ".mlp.gate_proj", I, H);
   Value up = projectionWeight(p + ".mlp.up_proj", I, H);
   Value down = projectionWeight(p + ".mlp.down_proj", H, I);
@@ -359,8 +403,7 @@ llvm::Expected<OwningOpRef<ModuleOp>> DecoderBuilder::build() {
                         newCache);
     outs.push_back(newCache);
   }
-  Value finalNorm = denseWeight("model.norm.weight", {cfg.hiddenSize});
-  hidden = rmsNorm(hidden, finalNorm, loc("model.norm"));
+  hidden = norm(hidden, "model.norm", cfg.hiddenSize);
   Value last = llm::SliceOp::create(
       b, loc("model.norm"), act({1, cfg.hiddenSize}), hidden,
       b.getI64IntegerAttr(0), b.getI64IntegerAttr(-1), b.getI64IntegerAttr(1));
