@@ -160,19 +160,25 @@ FeatureUse biases(const View &v) {
   return yes(what);
 }
 
+/// Contiguous parts (q|k|v rows, gate|up rows) are row views the importer
+/// reads; parts interleaved per KV group, or a transposed Conv1D, are not.
 FeatureUse fused(const View &v) {
-  std::optional<StringRef> which =
-      StringSwitch<std::optional<StringRef>>(v.type)
-          .Case("phi3", StringRef("qkv_proj, gate_up_proj"))
-          .Case("internlm2", StringRef("wqkv (grouped per KV head)"))
-          .Cases({"glm", "glm4"}, StringRef("gate_up_proj"))
-          .Case("falcon", StringRef("query_key_value"))
-          .Case("gpt2", StringRef("c_attn (Conv1D)"))
-          .Default(std::nullopt);
-  if (!which)
+  if (v.is({"phi3"}))
+    return yes("qkv_proj, gate_up_proj");
+  if (v.is({"glm", "glm4"}))
+    return yes("gate_up_proj");
+  if (v.is({"falcon"}) && !v.flag("new_decoder_architecture"))
+    return yes("query_key_value");
+  auto grouped = StringSwitch<std::optional<StringRef>>(v.type)
+                     .Case("internlm2", StringRef("wqkv (grouped per KV head)"))
+                     .Case("falcon", StringRef("query_key_value (grouped per "
+                                               "KV head)"))
+                     .Case("gpt2", StringRef("c_attn (Conv1D, transposed)"))
+                     .Default(std::nullopt);
+  if (!grouped)
     return na();
-  return lacks(*which, "fused tensors are not split at import (the importer "
-                       "reads q/k/v and gate/up one by one)");
+  return lacks(*grouped, "its q/k/v rows are not one contiguous range each "
+                         "(the importer reads fused parts as row ranges)");
 }
 
 FeatureUse norm(const View &v) {
@@ -318,7 +324,7 @@ FeatureUse positions(const View &v) {
   if (partial < 1.0)
     what += " partial " + show(partial);
   if (v.is({"cohere", "cohere2", "glm", "glm4"}))
-    return lacks(what + " interleaved", irOnly("llm.rope layout interleaved"));
+    what += " interleaved";
   return yes(what);
 }
 

@@ -262,6 +262,34 @@ Error configureStableLm(const JSONFields &f, ModelConfig &cfg) {
   return Error::success();
 }
 
+/// GLM-4 (spec 2.24): q/k/v biases without an o bias (attention_bias,
+/// default true), a fused gate_up_proj, RoPE on the first half of each head
+/// (partial_rotary_factor 0.5 by default) in interleaved pairs, head_dim 128
+/// when the config has none.
+Error configureGlm(const JSONFields &f, ModelConfig &cfg) {
+  if (Error e = noWindow(f, cfg))
+    return e;
+  PIMC_ASSIGN_OR_RETURN(cfg.qkvBias, f.booleanOr("attention_bias", true));
+  cfg.oBias = false;
+  if (!f.value("head_dim"))
+    cfg.headDim = 128;
+  cfg.fusedGateUp = true;
+  cfg.rope.interleaved = true;
+  cfg.rope.partialRotaryFactor = 0.5; // a partial_rotary_factor key wins
+  return Error::success();
+}
+
+/// GLM-4-0414: GLM with sandwich norms. Its `post_attention_layernorm` is
+/// the pre-MLP norm; post_self_attn_layernorm and post_mlp_layernorm follow
+/// the branches.
+Error configureGlm4(const JSONFields &f, ModelConfig &cfg) {
+  if (Error e = configureGlm(f, cfg))
+    return e;
+  cfg.norms = {"input_layernorm", "post_self_attn_layernorm",
+               "post_attention_layernorm", "post_mlp_layernorm"};
+  return Error::success();
+}
+
 constexpr StringLiteral kLlamaFields[] = {"attention_bias", "mlp_bias"};
 constexpr StringLiteral kGraniteFields[] = {
     "attention_bias",       "mlp_bias",       "embedding_multiplier",
@@ -274,6 +302,7 @@ constexpr StringLiteral kSmolLM3Fields[] = {
     "attention_bias",         "mlp_bias",           "no_rope_layers",
     "no_rope_layer_interval", "use_sliding_window", "max_window_layers"};
 constexpr StringLiteral kOlmo2Fields[] = {"attention_bias"};
+constexpr StringLiteral kGlmFields[] = {"attention_bias"};
 constexpr StringLiteral kStableLmFields[] = {"use_qkv_bias", "qk_layernorm",
                                              "use_parallel_residual"};
 constexpr StringLiteral kGemma3Fields[] = {"attention_bias",
@@ -309,6 +338,10 @@ const FamilySpec kFamilies[] = {
      "rms_norm_eps", 1e-6, configureGemma3},
     {"stablelm", kStableLmFields, 4096, "silu", false, 1e4, "layer_norm_eps",
      1e-5, configureStableLm},
+    {"glm", kGlmFields, 131072, "silu", false, 1e4, "rms_norm_eps", 1.5625e-7,
+     configureGlm},
+    {"glm4", kGlmFields, 131072, "silu", false, 1e4, "rms_norm_eps", 1.5625e-7,
+     configureGlm4},
 };
 
 /// HF activation names (ACT2FN) of the gated MLP's gate.

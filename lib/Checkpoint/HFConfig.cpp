@@ -798,6 +798,8 @@ json::Object ropeJSON(const RopeScaling &r) {
   opt("attention_factor", r.attentionFactor);
   opt("mscale", r.mscale);
   opt("mscale_all_dim", r.mscaleAllDim);
+  if (r.interleaved)
+    rope["interleaved"] = true;
   return rope;
 }
 } // namespace
@@ -836,6 +838,10 @@ std::string semanticConfigJSON(const ModelConfig &c) {
     o["norm_kind"] = c.normBias ? "layer_norm_bias" : "layer_norm";
   if (c.parallelBlock)
     o["parallel_block"] = true;
+  if (c.fusedQKV)
+    o["fused_qkv"] = true;
+  if (c.fusedGateUp)
+    o["fused_gate_up"] = true;
   if (c.slidingRope)
     o["sliding_rope"] = ropeJSON(*c.slidingRope);
   // Layers that differ, only where some do (older programs' identities).

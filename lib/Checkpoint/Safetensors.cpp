@@ -469,9 +469,44 @@ WeightStore::openDirectory(StringRef checkpointDir) {
   return store;
 }
 
+std::string rowSliceName(StringRef base, int64_t begin, int64_t end) {
+  return formatv("{0}[{1}:{2}]", base, begin, end).str();
+}
+
 const TensorView *WeightStore::lookup(StringRef name) const {
   auto it = byName.find(name);
-  return it == byName.end() ? nullptr : it->second;
+  return it == byName.end() ? rowView(name) : it->second;
+}
+
+const TensorView *WeightStore::rowView(StringRef name) const {
+  // "<base>[<begin>:<end>]", decimal, nothing else.
+  if (!name.ends_with("]"))
+    return nullptr;
+  size_t open = name.rfind('[');
+  if (open == StringRef::npos)
+    return nullptr;
+  StringRef base = name.take_front(open);
+  auto [first, second] = name.drop_front(open + 1).drop_back().split(':');
+  uint64_t begin = 0, end = 0;
+  if (first.getAsInteger(10, begin) || second.getAsInteger(10, end))
+    return nullptr;
+  auto it = byName.find(base);
+  if (it == byName.end())
+    return nullptr;
+  const TensorView &t = *it->second;
+  if (t.shape.empty() || begin >= end || end > uint64_t(t.shape[0]))
+    return nullptr;
+  std::lock_guard<std::mutex> lock(viewsMutex);
+  std::unique_ptr<TensorView> &view = views[name];
+  if (!view) {
+    uint64_t rowBytes = t.numBytes / uint64_t(t.shape[0]);
+    view = std::make_unique<TensorView>(t);
+    view->name = name.str();
+    view->shape[0] = int64_t(end - begin);
+    view->data = t.data + begin * rowBytes;
+    view->numBytes = (end - begin) * rowBytes;
+  }
+  return view.get();
 }
 
 std::vector<std::string> WeightStore::names() const {

@@ -135,6 +135,18 @@ FAMILIES = {
                      max_pos=4096, tie=False, qkv_bias=True, qk_norm="head_layernorm",
                      norm_bias=True, norms=dict(attn_in="input_layernorm"), min_margin=0.05,
                      first_seed=39),
+    # GLM-4 (spec 2.24): q/k/v biases (no o bias), the fused gate_up_proj, RoPE on half of each
+    # head in interleaved pairs (partial_rotary_factor left to the family default, 0.5), head_dim
+    # 64 != hidden / heads. glm4 adds the sandwich norms, and leaves head_dim to the family
+    # default (128).
+    "glm": dict(SMALL, model_type="glm", dtype="bfloat16", rope_theta=10000.0, eps=1.5625e-7,
+                max_pos=131072, tie=False, head_dim=64, write_head_dim=True, qkv_bias=True,
+                fused_gate_up=True, min_margin=0.05, first_seed=28),
+    "glm4": dict(SMALL, model_type="glm4", dtype="bfloat16", rope_theta=10000.0, eps=1e-5,
+                 max_pos=32768, tie=False, head_dim=128, qkv_bias=True, fused_gate_up=True,
+                 norms=dict(attn_in="input_layernorm", attn_out="post_self_attn_layernorm",
+                            mlp_in="post_attention_layernorm", mlp_out="post_mlp_layernorm"),
+                 min_margin=0.05),
     # Llama-2: MHA (8 kv heads = 8 q heads), theta 1e4, no head_dim field, rope_scaling null.
     "llama2": dict(SMALL, kv_heads=8, model_type="llama", dtype="float16", rope_theta=10000.0, eps=1e-5,
                    max_pos=4096, tie=False),
@@ -162,7 +174,7 @@ ARCH = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
         "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM", "gemma": "GemmaForCausalLM",
         "granite": "GraniteForCausalLM", "smollm3": "SmolLM3ForCausalLM",
         "olmo2": "Olmo2ForCausalLM", "gemma3_text": "Gemma3ForCausalLM",
-        "stablelm": "StableLmForCausalLM"}
+        "stablelm": "StableLmForCausalLM", "glm": "GlmForCausalLM", "glm4": "Glm4ForCausalLM"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -217,6 +229,12 @@ def make_config(f):
                  rope_local_base_freq=10000.0, rope_scaling=f["rope_scaling"],
                  attn_logit_softcapping=None, final_logit_softcapping=None,
                  cache_implementation="hybrid", pad_token_id=0)
+    elif mt in ("glm", "glm4"):
+        c.update(attention_bias=True, rope_scaling=None, pad_token_id=0)
+        if f.get("write_head_dim"):
+            c["head_dim"] = f["head_dim"]
+        if mt == "glm4":
+            c["partial_rotary_factor"] = 0.5
     elif mt == "stablelm":
         c["layer_norm_eps"] = c.pop("rms_norm_eps")
         c.update(use_qkv_bias=True, qk_layernorm=True, use_parallel_residual=True,
@@ -380,8 +398,12 @@ def make_weights(f, g):
             put_norm(p + norms["attn_out"], H, (2.0 * L) ** -0.5)
         if "mlp_in" in norms:
             put_norm(p + norms["mlp_in"], H)
-        put_proj(p + "mlp.gate_proj", linear((I, H), H ** -0.5))
-        put_proj(p + "mlp.up_proj", linear((I, H), H ** -0.5))
+        if f.get("fused_gate_up"):
+            # gate rows first, then up (chunk(2) of the fused output)
+            put(p + "mlp.gate_up_proj.weight", linear((2 * I, H), H ** -0.5))
+        else:
+            put_proj(p + "mlp.gate_proj", linear((I, H), H ** -0.5))
+            put_proj(p + "mlp.up_proj", linear((I, H), H ** -0.5))
         put_proj(p + "mlp.down_proj", linear((H, I), (2.0 / (L * I)) ** 0.5))
         if "mlp_out" in norms:
             put_norm(p + norms["mlp_out"], H, (2.0 * L) ** -0.5)

@@ -292,6 +292,28 @@ const char *stablelm2 = R"({
   "vocab_size": 100352
 })";
 
+// THUDM/GLM-4-9B-0414 (spec 2.24; examples/configs has the whole file, and
+// THUDM/glm-4-9b-chat-hf's, model_type glm).
+const char *glm4 = R"({
+  "architectures": ["Glm4ForCausalLM"],
+  "attention_bias": true,
+  "head_dim": 128,
+  "hidden_act": "silu",
+  "hidden_size": 4096,
+  "intermediate_size": 13696,
+  "max_position_embeddings": 32768,
+  "model_type": "glm4",
+  "num_attention_heads": 32,
+  "num_hidden_layers": 40,
+  "num_key_value_heads": 2,
+  "partial_rotary_factor": 0.5,
+  "rms_norm_eps": 1e-05,
+  "rope_theta": 10000.0,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "vocab_size": 151552
+})";
+
 /// `base` with the top-level fields of `patch` replaced (null in the patch
 /// removes the field).
 std::string patched(const char *base, const char *patch) {
@@ -584,10 +606,10 @@ TEST(HFConfigTest, RopeErrors) {
 }
 
 TEST(HFConfigTest, UnsupportedModelType) {
-  EXPECT_CONTAINS(
-      errorOf(patched(llama31, R"({"model_type": "xyz"})")),
-      "unsupported model_type 'xyz' (supported: llama, mistral, "
-      "qwen2, qwen3, gemma, granite, smollm3, olmo2, gemma3_text, stablelm)");
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"model_type": "xyz"})")),
+                  "unsupported model_type 'xyz' (supported: llama, mistral, "
+                  "qwen2, qwen3, gemma, granite, smollm3, olmo2, gemma3_text, "
+                  "stablelm, glm, glm4)");
   EXPECT_CONTAINS(errorOf(patched(llama31, R"({"model_type": null})")),
                   "model_type");
 }
@@ -793,6 +815,37 @@ TEST(HFConfigTest, StableLm) {
                   "qk_layernorm");
   EXPECT_CONTAINS(errorOf(patched(stablelm2, R"({"sliding_window": 8})")),
                   "stablelm has no sliding-window attention");
+}
+
+TEST(HFConfigTest, Glm) {
+  ModelConfig c = parseOk(glm4);
+  EXPECT_TRUE(c.qkvBias);
+  EXPECT_FALSE(c.oBias || c.fusedQKV);
+  EXPECT_TRUE(c.fusedGateUp);
+  EXPECT_TRUE(c.rope.interleaved);
+  EXPECT_DOUBLE_EQ(c.rope.partialRotaryFactor, 0.5);
+  EXPECT_EQ(c.norms.attnOut, "post_self_attn_layernorm");
+  EXPECT_EQ(c.norms.mlpIn, "post_attention_layernorm");
+  EXPECT_EQ(c.norms.mlpOut, "post_mlp_layernorm");
+  std::string semantic = semanticConfigJSON(c);
+  EXPECT_CONTAINS(semantic, "\"fused_gate_up\":true");
+  EXPECT_CONTAINS(semantic, "\"interleaved\":true");
+
+  // glm: pre-norm; the family's defaults (head_dim 128, half rotary,
+  // attention biases on, eps 1.5625e-7).
+  ModelConfig g = parseOk(patched(
+      glm4, R"({"model_type": "glm", "head_dim": null, "hidden_size": 2048,
+                "partial_rotary_factor": null, "attention_bias": null,
+                "rms_norm_eps": null})"));
+  EXPECT_TRUE(g.norms.isPreNorm());
+  EXPECT_EQ(g.headDim, 128);
+  EXPECT_DOUBLE_EQ(g.rope.partialRotaryFactor, 0.5);
+  EXPECT_TRUE(g.qkvBias);
+  EXPECT_DOUBLE_EQ(g.normEps, 1.5625e-7);
+  EXPECT_FALSE(parseOk(patched(glm4, R"({"attention_bias": false})")).qkvBias);
+  EXPECT_CONTAINS(errorOf(patched(glm4, R"({"mlp_bias": false})")),
+                  "unknown config field 'mlp_bias' (not known to the glm4 "
+                  "importer)");
 }
 
 TEST(HFConfigTest, LayerTypes) {

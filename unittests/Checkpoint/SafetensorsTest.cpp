@@ -170,6 +170,48 @@ TEST_F(SafetensorsTest, ValidFileWithMetadata) {
   EXPECT_EQ((*store)->lookup("nope"), nullptr);
 }
 
+// A fused projection's part: rows [begin, end) of a stored tensor, a view
+// into the same bytes; anything else with brackets is no tensor.
+TEST_F(SafetensorsTest, RowViews) {
+  float f32[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  uint16_t bf16[2] = {0x3f80, 0xc000};
+  std::string data = bytesOf(f32, 48) + bytesOf(bf16, 4);
+  std::string header = headerJson({{"w", "F32", {4, 3}, 0, 48},
+                                   {"b", "BF16", {2}, 48, 52},
+                                   {"x[0:1]", "BF16", {0}, 52, 52}});
+  std::string path = write("rows.safetensors", fileBytes(header, data));
+  auto store = WeightStore::openFiles({path});
+  ASSERT_TRUE(bool(store)) << toString(store.takeError());
+
+  EXPECT_EQ(rowSliceName("w", 1, 3), "w[1:3]");
+  const TensorView *v = (*store)->lookup("w[1:3]");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->name, "w[1:3]");
+  EXPECT_EQ(v->dtype, DType::F32);
+  EXPECT_EQ(ArrayRef<int64_t>(v->shape), ArrayRef<int64_t>({2, 3}));
+  EXPECT_EQ(v->numBytes, 24u);
+  EXPECT_EQ(v->data, (*store)->lookup("w")->data + 12);
+  EXPECT_EQ(v->file, path);
+  // The same view each time; a one-dimensional tensor's elements are rows.
+  EXPECT_EQ((*store)->lookup("w[1:3]"), v);
+  const TensorView *b1 = (*store)->lookup("b[1:2]");
+  ASSERT_NE(b1, nullptr);
+  EXPECT_EQ(ArrayRef<int64_t>(b1->shape), ArrayRef<int64_t>({1}));
+  EXPECT_EQ(b1->numBytes, 2u);
+  // A stored name wins over the view syntax.
+  ASSERT_NE((*store)->lookup("x[0:1]"), nullptr);
+  EXPECT_EQ((*store)->lookup("x[0:1]")->numBytes, 0u);
+
+  for (const char *bad :
+       {"w[3:3]", "w[2:1]", "w[0:5]", "w[-1:2]", "w[0:2", "w0:2]", "w[a:2]",
+        "w[0:2]x", "w[0:2][0:1]", "w[ 0:2]", "nope[0:1]",
+        "w[0:99999999999999999999]", "w[]", "w[:]"})
+    EXPECT_EQ((*store)->lookup(bad), nullptr) << bad;
+  // Views are not tensors of the checkpoint: its table is unchanged.
+  EXPECT_EQ((*store)->names(), (std::vector<std::string>{"b", "w", "x[0:1]"}));
+  EXPECT_EQ((*store)->totalBytes(), 52u);
+}
+
 TEST_F(SafetensorsTest, ZeroTensorsAndScalars) {
   EXPECT_EQ(openError(fileBytes("{}", "")), "");
   EXPECT_EQ(openError(fileBytes(R"({"__metadata__":{"format":"pt"}})", "")),

@@ -27,6 +27,7 @@ struct RopeScaling {
   Kind kind = Kind::Default;
   double theta = 10000.0;           // rope_theta
   double partialRotaryFactor = 1.0; // partial_rotary_factor
+  bool interleaved = false; // pairs (2i, 2i+1) rotate (GPT-J), not (i, i+d/2)
   std::optional<double> factor;
   std::optional<int64_t> originalMaxPositionEmbeddings;
   std::optional<double> lowFreqFactor, highFreqFactor; // llama3
@@ -119,6 +120,10 @@ struct ModelConfig {
   /// norms.mlpIn when set, else through norms.attnIn's output), and both
   /// branches are added to it: h + attn(x) + mlp(x).
   bool parallelBlock = false;
+  /// Fused projections, read as row ranges (rowSliceName): q|k|v rows of
+  /// self_attn.qkv_proj, gate|up rows of mlp.gate_up_proj.
+  bool fusedQKV = false;
+  bool fusedGateUp = false;
   std::optional<int64_t> slidingWindow; // keys s with t - W < s <= t
   /// One entry per layer (numLayers of them once parsed).
   std::vector<LayerAttention> layers;

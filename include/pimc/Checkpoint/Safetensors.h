@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -89,6 +90,12 @@ private:
   llvm::StringMap<std::string> meta;
 };
 
+/// The name of rows [begin, end) of tensor `base` ("base[begin:end]"): a
+/// fused projection's part (qkv_proj's q rows, gate_up_proj's gate rows).
+/// WeightStore::lookup resolves it to a view of the stored rows, so the
+/// importer, the interpreter and the runtime read the part like a tensor.
+std::string rowSliceName(llvm::StringRef base, int64_t begin, int64_t end);
+
 /// All tensors of a checkpoint directory: `model.safetensors`, or the shards
 /// listed by `model.safetensors.index.json` (each shard opened once; every
 /// tensor of the weight_map must be present in the shard it names).
@@ -100,7 +107,9 @@ public:
   static llvm::Expected<std::unique_ptr<WeightStore>>
   openFiles(llvm::ArrayRef<std::string> paths);
 
-  /// nullptr when no tensor has that name.
+  /// nullptr when no tensor has that name. A rowSliceName whose base is
+  /// stored and whose rows lie inside it names a view of those rows (no
+  /// copy): the same dtype, shape [end - begin, ...] and contiguous bytes.
   const TensorView *lookup(llvm::StringRef name) const;
   /// Tensor names in a stable (sorted) order.
   std::vector<std::string> names() const;
@@ -112,8 +121,13 @@ public:
   std::string tableDigest() const;
 
 private:
+  const TensorView *rowView(llvm::StringRef name) const;
+
   std::vector<std::unique_ptr<SafetensorsFile>> files;
   llvm::StringMap<const TensorView *> byName;
+  /// Row views handed out so far (pointers stay valid).
+  mutable llvm::StringMap<std::unique_ptr<TensorView>> views;
+  mutable std::mutex viewsMutex;
 };
 
 } // namespace pimc::ckpt

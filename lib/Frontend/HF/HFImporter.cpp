@@ -42,8 +42,15 @@ public:
   llvm::Expected<OwningOpRef<ModuleOp>> build();
 
 private:
+  /// Checks a stored tensor's presence, dtype and shape (recording
+  /// problems); its element type.
+  Type checkTensor(StringRef name, ArrayRef<int64_t> shape);
   /// A dense weight: checks name, dtype and shape; records problems.
   Value denseWeight(StringRef name, ArrayRef<int64_t> shape);
+  /// Rows [begin, begin + n) of the fused projection `<prefix>.weight`
+  /// [total, k], as a row view (rowSliceName).
+  Value fusedPart(StringRef prefix, int64_t begin, int64_t n, int64_t total,
+                  int64_t k);
   /// A projection weight [N, K]: dense, or GPTQ when the config says so.
   Value projectionWeight(StringRef prefix, int64_t n, int64_t k);
   Type floatType(DType dtype);
@@ -102,31 +109,44 @@ Type DecoderBuilder::configFloatType() {
   return b.getF32Type();
 }
 
-Value DecoderBuilder::denseWeight(StringRef name, ArrayRef<int64_t> shape) {
+Type DecoderBuilder::checkTensor(StringRef name, ArrayRef<int64_t> shape) {
   if (!weights)
-    return llm::WeightOp::create(
-        b, loc(name), RankedTensorType::get(shape, configFloatType()),
-        b.getStringAttr(name));
+    return configFloatType();
   const TensorView *t = weights->lookup(name);
   Type elem = b.getF32Type();
   if (!t) {
     problems.push_back(llvm::formatv(
         "missing tensor '{0}' (expected shape {1})", name, shapeString(shape)));
-  } else {
-    if (Type ft = floatType(t->dtype))
-      elem = ft;
-    else
-      problems.push_back(llvm::formatv(
-          "tensor '{0}' in {1} has dtype {2}, expected F32, F16 or BF16", name,
-          llvm::sys::path::filename(t->file), dtypeName(t->dtype)));
-    if (ArrayRef<int64_t>(t->shape) != shape)
-      problems.push_back(
-          llvm::formatv("tensor '{0}' in {1} has shape {2}, expected {3}", name,
-                        llvm::sys::path::filename(t->file),
-                        shapeString(t->shape), shapeString(shape)));
+    return elem;
   }
+  if (Type ft = floatType(t->dtype))
+    elem = ft;
+  else
+    problems.push_back(llvm::formatv(
+        "tensor '{0}' in {1} has dtype {2}, expected F32, F16 or BF16", name,
+        llvm::sys::path::filename(t->file), dtypeName(t->dtype)));
+  if (ArrayRef<int64_t>(t->shape) != shape)
+    problems.push_back(llvm::formatv("tensor '{0}' in {1} has shape {2}, "
+                                     "expected {3}",
+                                     name, llvm::sys::path::filename(t->file),
+                                     shapeString(t->shape),
+                                     shapeString(shape)));
+  return elem;
+}
+
+Value DecoderBuilder::denseWeight(StringRef name, ArrayRef<int64_t> shape) {
+  Type elem = checkTensor(name, shape);
   return llm::WeightOp::create(b, loc(name), RankedTensorType::get(shape, elem),
                                b.getStringAttr(name));
+}
+
+Value DecoderBuilder::fusedPart(StringRef prefix, int64_t begin, int64_t n,
+                                int64_t total, int64_t k) {
+  std::string fused = (prefix + ".weight").str();
+  Type elem = checkTensor(fused, {total, k});
+  std::string name = rowSliceName(fused, begin, begin + n);
+  return llm::WeightOp::create(
+      b, loc(name), RankedTensorType::get({n, k}, elem), b.getStringAttr(name));
 }
 
 Value DecoderBuilder::projectionWeight(StringRef prefix, int64_t n, int64_t k) {
@@ -198,7 +218,9 @@ Value DecoderBuilder::rope(Value x, Value offset, const RopeScaling &r,
   bool isYarn = kind == llm::RopeKind::Yarn;
   return llm::RopeOp::create(
       b, l, x.getType(), x, offset, llm::RopeKindAttr::get(&ctx, kind),
-      llm::RopeLayoutAttr::get(&ctx, llm::RopeLayout::HalfSplit),
+      llm::RopeLayoutAttr::get(&ctx, r.interleaved
+                                         ? llm::RopeLayout::Interleaved
+                                         : llm::RopeLayout::HalfSplit),
       b.getF64FloatAttr(r.theta), b.getI64IntegerAttr(rotaryDim), f64(factor),
       i64(originalMax), i64(maxPos), f64(r.lowFreqFactor),
       f64(r.highFreqFactor), f64(isYarn ? r.betaFast : std::nullopt),
@@ -285,15 +307,20 @@ Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
   Location attnLoc = loc(p + ".self_attn");
   Value blockIn = hidden;
   Value x = blockNorm(p, cfg.norms.attnIn, hidden);
-  auto project = [&](StringRef name, int64_t n, bool bias) -> Value {
+  // q, k and v: their own projections, or rows of qkv_proj.
+  int64_t qkvRows = (nh + 2 * nkv) * hd;
+  auto project = [&](StringRef name, int64_t n, bool bias,
+                     int64_t fusedBegin) -> Value {
     std::string prefix = p + ".self_attn." + name.str();
-    Value w = projectionWeight(prefix, n, H);
+    Value w = cfg.fusedQKV ? fusedPart(p + ".self_attn.qkv_proj", fusedBegin, n,
+                                       qkvRows, H)
+                           : projectionWeight(prefix, n, H);
     Value bv = bias ? denseWeight(prefix + ".bias", {n}) : Value();
     return llm::LinearOp::create(b, loc(prefix), act({dyn, n}), x, w, bv);
   };
-  Value q = project("q_proj", nh * hd, cfg.qkvBias);
-  Value k = project("k_proj", nkv * hd, cfg.qkvBias);
-  Value v = project("v_proj", nkv * hd, cfg.qkvBias);
+  Value q = project("q_proj", nh * hd, cfg.qkvBias, 0);
+  Value k = project("k_proj", nkv * hd, cfg.qkvBias, nh * hd);
+  Value v = project("v_proj", nkv * hd, cfg.qkvBias, (nh + nkv) * hd);
   // QK norms normalise each head's hd values, or (olmo2) the whole
   // projection's nh*hd before the head split.
   auto qkNorm = [&](Value t, StringRef name, int64_t heads) {
@@ -351,8 +378,13 @@ Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
   Value h2 = !cfg.parallelBlock        ? blockNorm(p, cfg.norms.mlpIn, hidden)
              : cfg.norms.mlpIn.empty() ? x
                                        : blockNorm(p, cfg.norms.mlpIn, blockIn);
-  Value gate = projectionWeight(p + ".mlp.gate_proj", I, H);
-  Value up = projectionWeight(p + ".mlp.up_proj", I, H);
+  // gate and up: their own projections, or the halves of gate_up_proj.
+  Value gate = cfg.fusedGateUp
+                   ? fusedPart(p + ".mlp.gate_up_proj", 0, I, 2 * I, H)
+                   : projectionWeight(p + ".mlp.gate_proj", I, H);
+  Value up = cfg.fusedGateUp
+                 ? fusedPart(p + ".mlp.gate_up_proj", I, I, 2 * I, H)
+                 : projectionWeight(p + ".mlp.up_proj", I, H);
   Value down = projectionWeight(p + ".mlp.down_proj", H, I);
   Value m = llm::GatedMLPOp::create(
       b, loc(p + ".mlp"), hidden.getType(), h2, gate, up, down,
@@ -366,6 +398,10 @@ llvm::Expected<OwningOpRef<ModuleOp>> DecoderBuilder::build() {
   if (cfg.mlpBias)
     return llvm::createStringError("config field 'mlp_bias': MLP biases are "
                                    "not supported yet");
+  if (cfg.gptq && (cfg.fusedQKV || cfg.fusedGateUp))
+    return llvm::createStringError("GPTQ weights of fused projections "
+                                   "(qkv_proj, gate_up_proj) are not "
+                                   "supported yet");
   Location modelLoc = loc(cfg.modelType);
   OwningOpRef<ModuleOp> module = ModuleOp::create(modelLoc);
   (*module)->setAttr("llm.model_type", b.getStringAttr(cfg.modelType));
