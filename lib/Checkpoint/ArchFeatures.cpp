@@ -271,10 +271,8 @@ FeatureUse qkNorm(const View &v) {
     return yes("whole projection, RMSNorm");
   if (v.flag("qk_layernorm"))
     return yes("per head, LayerNorm");
-  if (v.flag("use_qk_norm"))
-    return lacks("per head, LayerNorm, [heads, head_dim] weight",
-                 "the importer reads per-head weights as one tensor each "
-                 "(stablelm)");
+  if (v.is({"cohere"}) && v.flag("use_qk_norm"))
+    return yes("per head, LayerNorm, [heads, head_dim] weight");
   return na();
 }
 

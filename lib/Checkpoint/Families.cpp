@@ -290,6 +290,87 @@ Error configureGlm4(const JSONFields &f, ModelConfig &cfg) {
   return Error::success();
 }
 
+/// What both Cohere generations share (spec 2.20): one bias-free LayerNorm
+/// before a parallel attention + MLP block, RoPE in interleaved pairs over
+/// the whole head, logits x logit_scale, a tied head by default.
+Error configureCohereCommon(const JSONFields &f, ModelConfig &cfg) {
+  if (Error e = readAttentionBias(f, cfg))
+    return e;
+  cfg.normKind = NormKind::LayerNorm;
+  cfg.parallelBlock = true;
+  cfg.norms = {"input_layernorm", "", "", ""};
+  cfg.rope.interleaved = true;
+  double scale = 0.0625;
+  PIMC_ASSIGN_OR_RETURN(scale, positiveOr(f, "logit_scale", 0.0625));
+  if (scale != 1.0)
+    cfg.logitScale = scale;
+  return Error::success();
+}
+
+/// Command-R: use_qk_norm adds per-head LayerNorms on q and k whose weights
+/// are one [heads, head_dim] tensor each.
+Error configureCohere(const JSONFields &f, ModelConfig &cfg) {
+  if (Error e = configureCohereCommon(f, cfg))
+    return e;
+  if (Error e = noWindow(f, cfg))
+    return e;
+  PIMC_ASSIGN_OR_RETURN(cfg.qkNorm, f.booleanOr("use_qk_norm", false));
+  cfg.qkNormPerHeadLayerNorm = cfg.qkNormStacked = cfg.qkNorm;
+  return Error::success();
+}
+
+/// A key transformers' class ignores, accepted only at the value that class
+/// assumes (another value would describe a model the reference is not).
+Error requireValue(const JSONFields &f, StringRef key,
+                   const json::Value &assumed) {
+  const json::Value *v = f.value(key);
+  if (!v || *v == assumed)
+    return Error::success();
+  return f.fieldError(
+      key, "transformers' " +
+               f.value("model_type")->getAsString().value_or("").str() +
+               " ignores it and assumes " + show(assumed) + "; got " +
+               show(*v));
+}
+
+/// Command R7B (cohere2): the Cohere block without QK norms; every
+/// sliding_window_pattern-th layer (4) is full attention and NoPE, the
+/// others slide (sliding_window, 4096) with RoPE. head_dim is always
+/// hidden / heads. The legacy keys of the Hub configs describe that model.
+Error configureCohere2(const JSONFields &f, ModelConfig &cfg) {
+  if (Error e = configureCohereCommon(f, cfg))
+    return e;
+  const std::pair<StringRef, json::Value> assumed[] = {
+      {"use_qk_norm", false},
+      {"use_parallel_block", true},
+      {"use_gated_activation", true},
+      {"use_embedding_sharing", true},
+      {"position_embedding_type", "rope_gptj"},
+      {"rotary_pct", 1.0},
+      {"order_of_interleaved_layers", "local_attn_first"}};
+  for (const auto &[key, value] : assumed)
+    if (Error e = requireValue(f, key, value))
+      return e;
+  if (f.value("head_dim") && cfg.headDim * cfg.numHeads != cfg.hiddenSize)
+    return f.fieldError("head_dim",
+                        formatv("transformers' cohere2 uses hidden_size / "
+                                "num_attention_heads = {0}, got {1}",
+                                cfg.hiddenSize / cfg.numHeads, cfg.headDim));
+  bool nullWindow = llvm::is_contained(f.keys(), "sliding_window") &&
+                    !f.value("sliding_window");
+  if (!nullWindow)
+    PIMC_ASSIGN_OR_RETURN(cfg.slidingWindow,
+                          f.integerOr("sliding_window", 4096, IntRange{1}));
+  int64_t pattern = 4;
+  PIMC_ASSIGN_OR_RETURN(pattern,
+                        f.integerOr("sliding_window_pattern", 4, IntRange{1}));
+  cfg.layers.resize(cfg.numLayers);
+  for (auto [i, layer] : llvm::enumerate(cfg.layers))
+    layer.sliding = cfg.slidingWindow && (int64_t(i) + 1) % pattern != 0;
+  cfg.ropeOnlySliding = true;
+  return Error::success();
+}
+
 constexpr StringLiteral kLlamaFields[] = {"attention_bias", "mlp_bias"};
 constexpr StringLiteral kGraniteFields[] = {
     "attention_bias",       "mlp_bias",       "embedding_multiplier",
@@ -303,6 +384,20 @@ constexpr StringLiteral kSmolLM3Fields[] = {
     "no_rope_layer_interval", "use_sliding_window", "max_window_layers"};
 constexpr StringLiteral kOlmo2Fields[] = {"attention_bias"};
 constexpr StringLiteral kGlmFields[] = {"attention_bias"};
+constexpr StringLiteral kCohereFields[] = {"attention_bias", "logit_scale",
+                                           "use_qk_norm"};
+constexpr StringLiteral kCohere2Fields[] = {"attention_bias",
+                                            "logit_scale",
+                                            "use_qk_norm",
+                                            "sliding_window_pattern",
+                                            "cache_implementation",
+                                            "use_parallel_block",
+                                            "use_gated_activation",
+                                            "use_embedding_sharing",
+                                            "use_parallel_embedding",
+                                            "position_embedding_type",
+                                            "rotary_pct",
+                                            "order_of_interleaved_layers"};
 constexpr StringLiteral kStableLmFields[] = {"use_qkv_bias", "qk_layernorm",
                                              "use_parallel_residual"};
 constexpr StringLiteral kGemma3Fields[] = {"attention_bias",
@@ -342,6 +437,10 @@ const FamilySpec kFamilies[] = {
      configureGlm},
     {"glm4", kGlmFields, 131072, "silu", false, 1e4, "rms_norm_eps", 1.5625e-7,
      configureGlm4},
+    {"cohere", kCohereFields, 8192, "silu", true, 5e5, "layer_norm_eps", 1e-5,
+     configureCohere},
+    {"cohere2", kCohere2Fields, 8192, "silu", true, 1e4, "layer_norm_eps", 1e-5,
+     configureCohere2},
 };
 
 /// HF activation names (ACT2FN) of the gated MLP's gate.

@@ -88,6 +88,7 @@ constexpr KnownField knownFields[] = {
     {"use_cache", false},
     {"attention_dropout", false},
     {"hidden_dropout", false},
+    {"model_max_length", false}, // the tokenizer's limit
     {"id2label", false},
     {"label2id", false},
     {"tokenizer_class", false},
@@ -834,6 +835,8 @@ std::string semanticConfigJSON(const ModelConfig &c) {
     o["qk_norm_scope"] = "projection";
   if (c.qkNormPerHeadLayerNorm)
     o["qk_norm_scope"] = "head_layer_norm";
+  if (c.ropeOnlySliding)
+    o["rope_only_sliding"] = true;
   if (c.normKind == NormKind::LayerNorm)
     o["norm_kind"] = c.normBias ? "layer_norm_bias" : "layer_norm";
   if (c.parallelBlock)

@@ -147,6 +147,21 @@ FAMILIES = {
                  norms=dict(attn_in="input_layernorm", attn_out="post_self_attn_layernorm",
                             mlp_in="post_attention_layernorm", mlp_out="post_mlp_layernorm"),
                  min_margin=0.05),
+    # Cohere Command-R (spec 2.20) with Command-R+'s use_qk_norm ([heads, head_dim] LayerNorm
+    # weights) and attention biases switched on: one bias-free LayerNorm before the parallel
+    # block, interleaved RoPE over the whole head, tied head, logits x logit_scale 0.25 (the final
+    # norm 4x larger keeps the logit std about 2).
+    "cohere": dict(SMALL, model_type="cohere", dtype="bfloat16", rope_theta=10000.0, eps=1e-5,
+                   max_pos=8192, tie=True, qkv_bias=True, o_bias=True, qk_norm="stacked",
+                   norms=dict(attn_in="input_layernorm"), logit_scale=0.25,
+                   final_norm_mean=TIED_FINAL_NORM * 4, min_margin=0.05),
+    # Command R7B (cohere2): the same block without QK norms, every other layer sliding (window 8,
+    # with RoPE) and the others full and NoPE (sliding_window_pattern 2), the Hub config's legacy
+    # keys at the values transformers assumes.
+    "cohere2": dict(SMALL, model_type="cohere2", dtype="bfloat16", rope_theta=10000.0, eps=1e-5,
+                    max_pos=8192, tie=True, qkv_bias=True, o_bias=True,
+                    norms=dict(attn_in="input_layernorm"), logit_scale=0.25,
+                    final_norm_mean=TIED_FINAL_NORM * 4, min_margin=0.05),
     # Llama-2: MHA (8 kv heads = 8 q heads), theta 1e4, no head_dim field, rope_scaling null.
     "llama2": dict(SMALL, kv_heads=8, model_type="llama", dtype="float16", rope_theta=10000.0, eps=1e-5,
                    max_pos=4096, tie=False),
@@ -174,7 +189,8 @@ ARCH = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
         "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM", "gemma": "GemmaForCausalLM",
         "granite": "GraniteForCausalLM", "smollm3": "SmolLM3ForCausalLM",
         "olmo2": "Olmo2ForCausalLM", "gemma3_text": "Gemma3ForCausalLM",
-        "stablelm": "StableLmForCausalLM", "glm": "GlmForCausalLM", "glm4": "Glm4ForCausalLM"}
+        "stablelm": "StableLmForCausalLM", "glm": "GlmForCausalLM", "glm4": "Glm4ForCausalLM",
+        "cohere": "CohereForCausalLM", "cohere2": "Cohere2ForCausalLM"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -229,6 +245,18 @@ def make_config(f):
                  rope_local_base_freq=10000.0, rope_scaling=f["rope_scaling"],
                  attn_logit_softcapping=None, final_logit_softcapping=None,
                  cache_implementation="hybrid", pad_token_id=0)
+    elif mt in ("cohere", "cohere2"):
+        c["layer_norm_eps"] = c.pop("rms_norm_eps")
+        c.update(attention_bias=True, logit_scale=f["logit_scale"], pad_token_id=0)
+        if mt == "cohere":
+            c["use_qk_norm"] = True
+        else:
+            c.update(head_dim=f["hidden"] // f["heads"], sliding_window=8, sliding_window_pattern=2,
+                     cache_implementation="hybrid", use_qk_norm=False, use_parallel_block=True,
+                     use_gated_activation=True, use_embedding_sharing=True,
+                     use_parallel_embedding=True, position_embedding_type="rope_gptj",
+                     rotary_pct=1.0, order_of_interleaved_layers="local_attn_first",
+                     rope_scaling=None)
     elif mt in ("glm", "glm4"):
         c.update(attention_bias=True, rope_scaling=None, pad_token_id=0)
         if f.get("write_head_dim"):
@@ -380,7 +408,11 @@ def make_weights(f, g):
             put(p + "self_attn.q_proj.bias", 0.1 * randn(nh * hd))
             put(p + "self_attn.k_proj.bias", 0.1 * randn(nkv * hd))
             put(p + "self_attn.v_proj.bias", 0.1 * randn(nkv * hd))
-        if f.get("qk_norm") == "head_layernorm":
+        if f.get("qk_norm") == "stacked":
+            # cohere: one [heads, head_dim] LayerNorm weight each for q and k
+            put(p + "self_attn.q_norm.weight", normw(nh * hd).reshape(nh, hd))
+            put(p + "self_attn.k_norm.weight", normw(nkv * hd).reshape(nkv, hd))
+        elif f.get("qk_norm") == "head_layernorm":
             # stablelm: one LayerNorm (no bias) per head
             for h in range(nh):
                 put(p + "self_attn.q_layernorm.norms.%d.weight" % h, normw(hd))

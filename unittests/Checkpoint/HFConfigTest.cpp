@@ -314,6 +314,39 @@ const char *glm4 = R"({
   "vocab_size": 151552
 })";
 
+// CohereForAI/c4ai-command-r7b-12-2024 (spec 2.20; examples/configs has
+// the whole file, and c4ai-command-r-v01's, model_type cohere).
+const char *cohere2 = R"({
+  "architectures": ["Cohere2ForCausalLM"],
+  "attention_bias": false,
+  "cache_implementation": "hybrid",
+  "head_dim": 128,
+  "hidden_act": "silu",
+  "hidden_size": 4096,
+  "intermediate_size": 14336,
+  "layer_norm_eps": 1e-05,
+  "logit_scale": 0.25,
+  "max_position_embeddings": 132096,
+  "model_type": "cohere2",
+  "num_attention_heads": 32,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 8,
+  "order_of_interleaved_layers": "local_attn_first",
+  "position_embedding_type": "rope_gptj",
+  "rope_scaling": null,
+  "rope_theta": 50000,
+  "rotary_pct": 1.0,
+  "sliding_window": 4096,
+  "sliding_window_pattern": 4,
+  "torch_dtype": "bfloat16",
+  "use_embedding_sharing": true,
+  "use_gated_activation": true,
+  "use_parallel_block": true,
+  "use_parallel_embedding": true,
+  "use_qk_norm": false,
+  "vocab_size": 256000
+})";
+
 /// `base` with the top-level fields of `patch` replaced (null in the patch
 /// removes the field).
 std::string patched(const char *base, const char *patch) {
@@ -609,7 +642,7 @@ TEST(HFConfigTest, UnsupportedModelType) {
   EXPECT_CONTAINS(errorOf(patched(llama31, R"({"model_type": "xyz"})")),
                   "unsupported model_type 'xyz' (supported: llama, mistral, "
                   "qwen2, qwen3, gemma, granite, smollm3, olmo2, gemma3_text, "
-                  "stablelm, glm, glm4)");
+                  "stablelm, glm, glm4, cohere, cohere2)");
   EXPECT_CONTAINS(errorOf(patched(llama31, R"({"model_type": null})")),
                   "model_type");
 }
@@ -846,6 +879,59 @@ TEST(HFConfigTest, Glm) {
   EXPECT_CONTAINS(errorOf(patched(glm4, R"({"mlp_bias": false})")),
                   "unknown config field 'mlp_bias' (not known to the glm4 "
                   "importer)");
+}
+
+TEST(HFConfigTest, Cohere) {
+  ModelConfig c = parseOk(cohere2);
+  EXPECT_EQ(c.normKind, NormKind::LayerNorm);
+  EXPECT_FALSE(c.normBias || c.qkNorm);
+  EXPECT_TRUE(c.parallelBlock && c.ropeOnlySliding && c.rope.interleaved);
+  EXPECT_TRUE(c.tieWordEmbeddings);
+  ASSERT_TRUE(c.logitScale && c.slidingWindow);
+  EXPECT_DOUBLE_EQ(*c.logitScale, 0.25);
+  EXPECT_EQ(*c.slidingWindow, 4096);
+  for (int i = 0; i < 32; ++i)
+    EXPECT_EQ(c.layers[i].sliding, (i + 1) % 4 != 0) << "layer " << i;
+  EXPECT_CONTAINS(semanticConfigJSON(c), "\"rope_only_sliding\":true");
+
+  // The legacy keys are accepted at the values transformers assumes only.
+  EXPECT_CONTAINS(errorOf(patched(cohere2, R"({"use_parallel_block": false})")),
+                  "cfg.json: use_parallel_block: transformers' cohere2 ignores "
+                  "it and assumes true; got false");
+  EXPECT_CONTAINS(errorOf(patched(cohere2, R"({"use_qk_norm": true})")),
+                  "use_qk_norm");
+  EXPECT_CONTAINS(errorOf(patched(cohere2, R"({"head_dim": 64})")),
+                  "head_dim: transformers' cohere2 uses hidden_size / "
+                  "num_attention_heads = 128, got 64");
+  EXPECT_CONTAINS(errorOf(patched(cohere2, R"({"logit_scale": 0})")),
+                  "logit_scale: must be positive");
+
+  // Command-R: no window, QK norms with [heads, head_dim] weights, the
+  // family's defaults (logit_scale 0.0625, RoPE base 5e5).
+  ModelConfig r = parseOk(
+      patched(cohere2, R"({"model_type": "cohere", "sliding_window": null,
+                   "sliding_window_pattern": null, "cache_implementation": null,
+                   "order_of_interleaved_layers": null,
+                   "position_embedding_type": null, "rotary_pct": null,
+                   "use_embedding_sharing": null, "use_gated_activation": null,
+                   "use_parallel_block": null, "use_parallel_embedding": null,
+                   "use_qk_norm": true, "logit_scale": null, "rope_theta": null})"));
+  EXPECT_TRUE(r.qkNorm && r.qkNormPerHeadLayerNorm && r.qkNormStacked);
+  EXPECT_FALSE(r.ropeOnlySliding || r.slidingWindow);
+  EXPECT_DOUBLE_EQ(*r.logitScale, 0.0625);
+  EXPECT_DOUBLE_EQ(r.rope.theta, 5e5);
+  EXPECT_CONTAINS(
+      errorOf(patched(
+          cohere2, R"({"model_type": "cohere", "sliding_window_pattern": null,
+                                   "cache_implementation": null,
+                                   "order_of_interleaved_layers": null,
+                                   "position_embedding_type": null,
+                                   "rotary_pct": null,
+                                   "use_embedding_sharing": null,
+                                   "use_gated_activation": null,
+                                   "use_parallel_block": null,
+                                   "use_parallel_embedding": null})")),
+      "cohere has no sliding-window attention");
 }
 
 TEST(HFConfigTest, LayerTypes) {

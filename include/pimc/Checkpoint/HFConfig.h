@@ -113,6 +113,10 @@ struct ModelConfig {
   /// stablelm: the q/k norms are LayerNorms without bias, one weight per
   /// head (q_layernorm.norms.<h>.weight).
   bool qkNormPerHeadLayerNorm = false;
+  /// cohere: those per-head weights are one tensor q_norm.weight [heads, hd].
+  bool qkNormStacked = false;
+  /// cohere2: RoPE only on the sliding layers (the full layers are NoPE).
+  bool ropeOnlySliding = false;
   NormKind normKind = NormKind::RMSNorm;
   bool normBias = false; // LayerNorm: the norms carry a bias
   BlockNorms norms;

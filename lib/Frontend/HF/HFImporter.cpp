@@ -67,8 +67,9 @@ private:
   /// The block norm `name` (BlockNorms) of layer prefix `layer` over x, or x
   /// when the block has no norm there.
   Value blockNorm(StringRef layer, StringRef name, Value x);
-  /// LayerNorm of each head of x [T, heads, hd] with its own weight
-  /// `<prefix>.norms.<h>.weight` and no bias (stablelm's QK norms).
+  /// LayerNorm of each head of x [T, heads, hd] with its own weight and no
+  /// bias: `<prefix>.norms.<h>.weight` (stablelm), or row h of
+  /// `<prefix>.weight` [heads, hd] (cohere, qkNormStacked).
   Value perHeadLayerNorm(Value x, StringRef prefix, int64_t heads);
   /// `x * factor` when the feature is set, else x.
   Value scaled(Value x, std::optional<double> factor, Location loc);
@@ -261,13 +262,27 @@ Value DecoderBuilder::perHeadLayerNorm(Value x, StringRef prefix,
                                        int64_t heads) {
   const int64_t dyn = ShapedType::kDynamic, hd = cfg.headDim;
   Location l = loc(prefix);
+  // cohere: one [heads, hd] tensor, checked once, read a row per head.
+  std::string stacked = (prefix + ".weight").str();
+  Type stackedElem =
+      cfg.qkNormStacked ? checkTensor(stacked, {heads, hd}) : Type();
   SmallVector<Value> parts;
   for (int64_t h = 0; h < heads; ++h) {
     Value head =
         llm::SliceOp::create(b, l, act({dyn, 1, hd}), x, b.getI64IntegerAttr(1),
                              b.getI64IntegerAttr(h), b.getI64IntegerAttr(1));
-    Value w = denseWeight(
-        llvm::formatv("{0}.norms.{1}.weight", prefix, h).str(), {hd});
+    Value w;
+    if (cfg.qkNormStacked) {
+      std::string row = rowSliceName(stacked, h, h + 1);
+      w = llm::WeightOp::create(b, loc(row),
+                                RankedTensorType::get({1, hd}, stackedElem),
+                                b.getStringAttr(row));
+      w = llm::ReshapeOp::create(b, l, RankedTensorType::get({hd}, stackedElem),
+                                 w);
+    } else {
+      w = denseWeight(llvm::formatv("{0}.norms.{1}.weight", prefix, h).str(),
+                      {hd});
+    }
     parts.push_back(llm::LayerNormOp::create(
         b, l, head.getType(), head, w, Value(),
         b.getF32FloatAttr(static_cast<float>(cfg.normEps)),
@@ -336,8 +351,11 @@ Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
   k = llm::ReshapeOp::create(b, attnLoc, act({dyn, nkv, hd}), k);
   v = llm::ReshapeOp::create(b, attnLoc, act({dyn, nkv, hd}), v);
   if (cfg.qkNormPerHeadLayerNorm) {
-    q = perHeadLayerNorm(q, p + ".self_attn.q_layernorm", nh);
-    k = perHeadLayerNorm(k, p + ".self_attn.k_layernorm", nkv);
+    // stablelm names them q_layernorm, cohere q_norm.
+    StringRef qName = cfg.qkNormStacked ? "q_norm" : "q_layernorm";
+    StringRef kName = cfg.qkNormStacked ? "k_norm" : "k_layernorm";
+    q = perHeadLayerNorm(q, p + ".self_attn." + qName.str(), nh);
+    k = perHeadLayerNorm(k, p + ".self_attn." + kName.str(), nkv);
   } else if (cfg.qkNorm && !cfg.qkNormWhole) {
     q = qkNorm(q, "q_norm", nh);
     k = qkNorm(k, "k_norm", nkv);
@@ -346,7 +364,7 @@ Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
   LayerAttention kind = size_t(layer) < cfg.layers.size()
                             ? cfg.layers[layer]
                             : LayerAttention{cfg.slidingWindow.has_value()};
-  if (kind.rope) {
+  if (kind.rope && (!cfg.ropeOnlySliding || kind.sliding)) {
     const RopeScaling &r =
         kind.sliding && cfg.slidingRope ? *cfg.slidingRope : cfg.rope;
     q = rope(q, offset, r, attnLoc);
