@@ -155,8 +155,10 @@ FeatureUse biases(const View &v) {
     return na();
   std::string what =
       std::string(qkv ? "q/k/v" : "") + (o ? "/o" : "") + (mlp ? " + MLP" : "");
-  if (mlp)
-    return lacks(what, "MLP biases: llm.gated_mlp has no bias operands");
+  bool plain = v.is({"gpt2", "starcoder2", "falcon"});
+  if (mlp && !plain)
+    return lacks(what, "biases of a gated MLP: llm.gated_mlp has no bias "
+                       "operands");
   return yes(what);
 }
 
@@ -211,8 +213,7 @@ FeatureUse placement(const View &v) {
 
 FeatureUse mlp(const View &v) {
   if (v.is({"starcoder2", "gpt2", "falcon"}))
-    return lacks("plain GELU",
-                 irOnly("llm.linear, llm.gelu") + " (gated MLPs only)");
+    return yes("plain GELU");
   std::optional<StringRef> act = v.string("hidden_activation");
   if (!act)
     act = v.string("hidden_act");

@@ -371,6 +371,21 @@ Error configureCohere2(const JSONFields &f, ModelConfig &cfg) {
   return Error::success();
 }
 
+/// StarCoder2 (spec 2.22): LayerNorms with bias (norm_epsilon), biases on
+/// every projection (use_bias), a plain gelu_tanh MLP c_fc -> c_proj, a
+/// sliding window when the config has one.
+Error configureStarcoder2(const JSONFields &f, ModelConfig &cfg) {
+  bool bias = true;
+  PIMC_ASSIGN_OR_RETURN(bias, f.booleanOr("use_bias", true));
+  cfg.qkvBias = cfg.oBias = cfg.mlpBias = bias;
+  cfg.normKind = NormKind::LayerNorm;
+  cfg.normBias = true;
+  cfg.plainMlp = PlainMlp{"c_fc", "c_proj"};
+  PIMC_ASSIGN_OR_RETURN(cfg.slidingWindow,
+                        f.integer("sliding_window", IntRange{1}));
+  return requireValue(f, "mlp_type", "default");
+}
+
 constexpr StringLiteral kLlamaFields[] = {"attention_bias", "mlp_bias"};
 constexpr StringLiteral kGraniteFields[] = {
     "attention_bias",       "mlp_bias",       "embedding_multiplier",
@@ -384,6 +399,7 @@ constexpr StringLiteral kSmolLM3Fields[] = {
     "no_rope_layer_interval", "use_sliding_window", "max_window_layers"};
 constexpr StringLiteral kOlmo2Fields[] = {"attention_bias"};
 constexpr StringLiteral kGlmFields[] = {"attention_bias"};
+constexpr StringLiteral kStarcoder2Fields[] = {"use_bias", "mlp_type"};
 constexpr StringLiteral kCohereFields[] = {"attention_bias", "logit_scale",
                                            "use_qk_norm"};
 constexpr StringLiteral kCohere2Fields[] = {"attention_bias",
@@ -441,6 +457,8 @@ const FamilySpec kFamilies[] = {
      configureCohere},
     {"cohere2", kCohere2Fields, 8192, "silu", true, 1e4, "layer_norm_eps", 1e-5,
      configureCohere2},
+    {"starcoder2", kStarcoder2Fields, 4096, "gelu_pytorch_tanh", true, 1e4,
+     "norm_epsilon", 1e-5, configureStarcoder2},
 };
 
 /// HF activation names (ACT2FN) of the gated MLP's gate.

@@ -88,6 +88,8 @@ constexpr KnownField knownFields[] = {
     {"use_cache", false},
     {"attention_dropout", false},
     {"hidden_dropout", false},
+    {"residual_dropout", false},
+    {"embedding_dropout", false},
     {"model_max_length", false}, // the tokenizer's limit
     {"id2label", false},
     {"label2id", false},
@@ -841,6 +843,8 @@ std::string semanticConfigJSON(const ModelConfig &c) {
     o["norm_kind"] = c.normBias ? "layer_norm_bias" : "layer_norm";
   if (c.parallelBlock)
     o["parallel_block"] = true;
+  if (c.plainMlp)
+    o["plain_mlp"] = json::Array{c.plainMlp->up, c.plainMlp->down};
   if (c.fusedQKV)
     o["fused_qkv"] = true;
   if (c.fusedGateUp)

@@ -162,6 +162,12 @@ FAMILIES = {
                     max_pos=8192, tie=True, qkv_bias=True, o_bias=True,
                     norms=dict(attn_in="input_layernorm"), logit_scale=0.25,
                     final_norm_mean=TIED_FINAL_NORM * 4, min_margin=0.05),
+    # StarCoder2 (spec 2.22) with its switches on: LayerNorms with bias, biases on every projection
+    # (use_bias), the plain gelu_tanh MLP c_fc -> c_proj, a window of 8, tied head.
+    "starcoder2": dict(SMALL, model_type="starcoder2", dtype="bfloat16", rope_theta=1000000.0,
+                       eps=1e-5, max_pos=16384, tie=True, qkv_bias=True, o_bias=True,
+                       norm_bias=True, plain_mlp=("c_fc", "c_proj"), sliding_window=8,
+                       min_margin=0.05, first_seed=15),
     # Llama-2: MHA (8 kv heads = 8 q heads), theta 1e4, no head_dim field, rope_scaling null.
     "llama2": dict(SMALL, kv_heads=8, model_type="llama", dtype="float16", rope_theta=10000.0, eps=1e-5,
                    max_pos=4096, tie=False),
@@ -190,7 +196,8 @@ ARCH = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
         "granite": "GraniteForCausalLM", "smollm3": "SmolLM3ForCausalLM",
         "olmo2": "Olmo2ForCausalLM", "gemma3_text": "Gemma3ForCausalLM",
         "stablelm": "StableLmForCausalLM", "glm": "GlmForCausalLM", "glm4": "Glm4ForCausalLM",
-        "cohere": "CohereForCausalLM", "cohere2": "Cohere2ForCausalLM"}
+        "cohere": "CohereForCausalLM", "cohere2": "Cohere2ForCausalLM",
+        "starcoder2": "Starcoder2ForCausalLM"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -245,6 +252,11 @@ def make_config(f):
                  rope_local_base_freq=10000.0, rope_scaling=f["rope_scaling"],
                  attn_logit_softcapping=None, final_logit_softcapping=None,
                  cache_implementation="hybrid", pad_token_id=0)
+    elif mt == "starcoder2":
+        c["norm_epsilon"] = c.pop("rms_norm_eps")
+        c.update(use_bias=True, hidden_act="gelu_pytorch_tanh", sliding_window=f["sliding_window"],
+                 mlp_type="default", residual_dropout=0.0, embedding_dropout=0.0,
+                 rope_scaling=None)
     elif mt in ("cohere", "cohere2"):
         c["layer_norm_eps"] = c.pop("rms_norm_eps")
         c.update(attention_bias=True, logit_scale=f["logit_scale"], pad_token_id=0)
@@ -430,13 +442,20 @@ def make_weights(f, g):
             put_norm(p + norms["attn_out"], H, (2.0 * L) ** -0.5)
         if "mlp_in" in norms:
             put_norm(p + norms["mlp_in"], H)
-        if f.get("fused_gate_up"):
+        if f.get("plain_mlp"):
+            up, down = f["plain_mlp"]
+            put(p + "mlp.%s.weight" % up, linear((I, H), H ** -0.5))
+            put(p + "mlp.%s.bias" % up, 0.1 * randn(I))
+            put(p + "mlp.%s.weight" % down, linear((H, I), (2.0 / (L * I)) ** 0.5))
+            put(p + "mlp.%s.bias" % down, 0.1 * randn(H))
+        elif f.get("fused_gate_up"):
             # gate rows first, then up (chunk(2) of the fused output)
             put(p + "mlp.gate_up_proj.weight", linear((2 * I, H), H ** -0.5))
         else:
             put_proj(p + "mlp.gate_proj", linear((I, H), H ** -0.5))
             put_proj(p + "mlp.up_proj", linear((I, H), H ** -0.5))
-        put_proj(p + "mlp.down_proj", linear((H, I), (2.0 / (L * I)) ** 0.5))
+        if not f.get("plain_mlp"):
+            put_proj(p + "mlp.down_proj", linear((H, I), (2.0 / (L * I)) ** 0.5))
         if "mlp_out" in norms:
             put_norm(p + norms["mlp_out"], H, (2.0 * L) ** -0.5)
     put_norm("model.norm", H, f.get("final_norm_mean", TIED_FINAL_NORM if f["tie"] else 1.0))

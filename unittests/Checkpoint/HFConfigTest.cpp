@@ -1,6 +1,7 @@
 //===- HFConfigTest.cpp - config.json parser tests ------------------------===//
 
 #include "pimc/Checkpoint/HFConfig.h"
+#include "pimc/Checkpoint/Families.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -347,6 +348,29 @@ const char *cohere2 = R"({
   "vocab_size": 256000
 })";
 
+// bigcode/starcoder2-7b (spec 2.22; examples/configs has the whole file).
+const char *starcoder2 = R"({
+  "architectures": ["Starcoder2ForCausalLM"],
+  "attention_dropout": 0.1,
+  "residual_dropout": 0.1,
+  "embedding_dropout": 0.1,
+  "hidden_act": "gelu_pytorch_tanh",
+  "hidden_size": 4608,
+  "intermediate_size": 18432,
+  "max_position_embeddings": 16384,
+  "mlp_type": "default",
+  "model_type": "starcoder2",
+  "norm_epsilon": 1e-05,
+  "num_attention_heads": 36,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 4,
+  "rope_theta": 1000000,
+  "sliding_window": 4096,
+  "use_bias": true,
+  "vocab_size": 49152,
+  "torch_dtype": "bfloat16"
+})";
+
 /// `base` with the top-level fields of `patch` replaced (null in the patch
 /// removes the field).
 std::string patched(const char *base, const char *patch) {
@@ -640,9 +664,10 @@ TEST(HFConfigTest, RopeErrors) {
 
 TEST(HFConfigTest, UnsupportedModelType) {
   EXPECT_CONTAINS(errorOf(patched(llama31, R"({"model_type": "xyz"})")),
-                  "unsupported model_type 'xyz' (supported: llama, mistral, "
-                  "qwen2, qwen3, gemma, granite, smollm3, olmo2, gemma3_text, "
-                  "stablelm, glm, glm4, cohere, cohere2)");
+                  "unsupported model_type 'xyz' (supported: " + familyNames() +
+                      ")");
+  EXPECT_EQ(familyNames().rfind("llama, mistral, qwen2, qwen3, gemma, ", 0),
+            0u);
   EXPECT_CONTAINS(errorOf(patched(llama31, R"({"model_type": null})")),
                   "model_type");
 }
@@ -932,6 +957,27 @@ TEST(HFConfigTest, Cohere) {
                                    "use_parallel_block": null,
                                    "use_parallel_embedding": null})")),
       "cohere has no sliding-window attention");
+}
+
+TEST(HFConfigTest, Starcoder2) {
+  ModelConfig c = parseOk(starcoder2);
+  EXPECT_EQ(c.normKind, NormKind::LayerNorm);
+  EXPECT_TRUE(c.normBias && c.qkvBias && c.oBias && c.mlpBias);
+  ASSERT_TRUE(c.plainMlp && c.slidingWindow);
+  EXPECT_EQ(c.plainMlp->up, "c_fc");
+  EXPECT_EQ(c.plainMlp->down, "c_proj");
+  EXPECT_EQ(c.mlpActivation, MlpActivation::GeluTanh);
+  EXPECT_EQ(*c.slidingWindow, 4096);
+  EXPECT_TRUE(c.tieWordEmbeddings); // the family's default
+  EXPECT_CONTAINS(semanticConfigJSON(c), "\"plain_mlp\":[\"c_fc\",\"c_proj\"]");
+  ModelConfig nb = parseOk(
+      patched(starcoder2, R"({"use_bias": false, "sliding_window": null})"));
+  EXPECT_FALSE(nb.qkvBias || nb.oBias || nb.mlpBias || nb.slidingWindow);
+  EXPECT_CONTAINS(errorOf(patched(starcoder2, R"({"mlp_type": "moe"})")),
+                  "cfg.json: mlp_type: transformers' starcoder2 ignores it "
+                  "and assumes \"default\"; got \"moe\"");
+  EXPECT_CONTAINS(errorOf(patched(starcoder2, R"({"norm_epsilon": -1})")),
+                  "norm_epsilon: must be positive");
 }
 
 TEST(HFConfigTest, LayerTypes) {

@@ -74,6 +74,12 @@ struct BlockNorms {
 /// (mean-centred; weight, and a bias when the family has one).
 enum class NormKind { RMSNorm, LayerNorm };
 
+/// A non-gated MLP `down(act(up x + b) ) + b`: its projections' tensor names
+/// under `model.layers.N.mlp.` (starcoder2: c_fc, c_proj).
+struct PlainMlp {
+  std::string up, down;
+};
+
 /// How one decoder layer's attention differs from the others: `layer_types`
 /// (full or sliding attention) and NoPE layers (SmolLM3's no_rope_layers).
 struct LayerAttention {
@@ -128,6 +134,9 @@ struct ModelConfig {
   /// self_attn.qkv_proj, gate|up rows of mlp.gate_up_proj.
   bool fusedQKV = false;
   bool fusedGateUp = false;
+  /// Set: the MLP is plain (mlpActivation between two projections, biases
+  /// when mlpBias), not gated.
+  std::optional<PlainMlp> plainMlp;
   std::optional<int64_t> slidingWindow; // keys s with t - W < s <= t
   /// One entry per layer (numLayers of them once parsed).
   std::vector<LayerAttention> layers;

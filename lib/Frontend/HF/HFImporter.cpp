@@ -71,6 +71,8 @@ private:
   /// bias: `<prefix>.norms.<h>.weight` (stablelm), or row h of
   /// `<prefix>.weight` [heads, hd] (cohere, qkNormStacked).
   Value perHeadLayerNorm(Value x, StringRef prefix, int64_t heads);
+  /// The plain MLP (PlainMlp) of layer prefix `layer` over x.
+  Value plainMlp(StringRef layer, Value x);
   /// `x * factor` when the feature is set, else x.
   Value scaled(Value x, std::optional<double> factor, Location loc);
 
@@ -292,6 +294,31 @@ Value DecoderBuilder::perHeadLayerNorm(Value x, StringRef prefix,
                                b.getI64IntegerAttr(1));
 }
 
+Value DecoderBuilder::plainMlp(StringRef layer, Value x) {
+  const int64_t dyn = ShapedType::kDynamic;
+  int64_t H = cfg.hiddenSize, I = cfg.intermediateSize;
+  auto project = [&](StringRef name, Value in, int64_t n, int64_t k) {
+    std::string prefix = (layer + ".mlp." + name).str();
+    Value w = projectionWeight(prefix, n, k);
+    Value bias = cfg.mlpBias ? denseWeight(prefix + ".bias", {n}) : Value();
+    return llm::LinearOp::create(b, loc(prefix), act({dyn, n}), in, w, bias);
+  };
+  Value up = project(cfg.plainMlp->up, x, I, H);
+  Location l = loc(layer + ".mlp");
+  switch (cfg.mlpActivation) {
+  case MlpActivation::Silu:
+    up = llm::SiluOp::create(b, l, up.getType(), up);
+    break;
+  case MlpActivation::Gelu:
+  case MlpActivation::GeluTanh:
+    up = llm::GeluOp::create(
+        b, l, up.getType(), up,
+        b.getBoolAttr(cfg.mlpActivation == MlpActivation::GeluTanh));
+    break;
+  }
+  return project(cfg.plainMlp->down, up, H, I);
+}
+
 Value DecoderBuilder::scaled(Value x, std::optional<double> factor,
                              Location l) {
   if (!factor)
@@ -396,6 +423,12 @@ Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
   Value h2 = !cfg.parallelBlock        ? blockNorm(p, cfg.norms.mlpIn, hidden)
              : cfg.norms.mlpIn.empty() ? x
                                        : blockNorm(p, cfg.norms.mlpIn, blockIn);
+  if (cfg.plainMlp) {
+    Value m = plainMlp(p, h2);
+    m = blockNorm(p, cfg.norms.mlpOut, m);
+    m = scaled(m, cfg.residualMultiplier, loc(p + ".mlp"));
+    return llm::AddOp::create(b, loc(p + ".mlp"), hidden, m);
+  }
   // gate and up: their own projections, or the halves of gate_up_proj.
   Value gate = cfg.fusedGateUp
                    ? fusedPart(p + ".mlp.gate_up_proj", 0, I, 2 * I, H)
@@ -413,9 +446,9 @@ Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
 }
 
 llvm::Expected<OwningOpRef<ModuleOp>> DecoderBuilder::build() {
-  if (cfg.mlpBias)
-    return llvm::createStringError("config field 'mlp_bias': MLP biases are "
-                                   "not supported yet");
+  if (cfg.mlpBias && !cfg.plainMlp)
+    return llvm::createStringError("config field 'mlp_bias': biases of a "
+                                   "gated MLP are not supported yet");
   if (cfg.gptq && (cfg.fusedQKV || cfg.fusedGateUp))
     return llvm::createStringError("GPTQ weights of fused projections "
                                    "(qkv_proj, gate_up_proj) are not "
