@@ -162,25 +162,24 @@ FeatureUse biases(const View &v) {
   return yes(what);
 }
 
-/// Contiguous parts (q|k|v rows, gate|up rows) are row views the importer
-/// reads; parts interleaved per KV group, or a transposed Conv1D, are not.
+/// Fused parts are row views (q|k|v, or per KV group [q.., k, v]); GPT-2's
+/// transposed Conv1D is not.
 FeatureUse fused(const View &v) {
   if (v.is({"phi3"}))
     return yes("qkv_proj, gate_up_proj");
   if (v.is({"glm", "glm4"}))
     return yes("gate_up_proj");
-  if (v.is({"falcon"}) && !v.flag("new_decoder_architecture"))
-    return yes("query_key_value");
-  auto grouped = StringSwitch<std::optional<StringRef>>(v.type)
-                     .Case("internlm2", StringRef("wqkv (grouped per KV head)"))
-                     .Case("falcon", StringRef("query_key_value (grouped per "
-                                               "KV head)"))
-                     .Case("gpt2", StringRef("c_attn (Conv1D, transposed)"))
-                     .Default(std::nullopt);
-  if (!grouped)
-    return na();
-  return lacks(*grouped, "its q/k/v rows are not one contiguous range each "
-                         "(the importer reads fused parts as row ranges)");
+  if (v.is({"falcon"}))
+    return yes(v.flag("new_decoder_architecture") ||
+                       !v.flag("multi_query", true)
+                   ? "query_key_value, grouped per KV head"
+                   : "query_key_value");
+  if (v.is({"internlm2"}))
+    return yes("wqkv, grouped per KV head");
+  if (v.is({"gpt2"}))
+    return lacks("c_attn (Conv1D, transposed)",
+                 "a Conv1D weight is [in, out]; the importer reads [out, in]");
+  return na();
 }
 
 FeatureUse norm(const View &v) {

@@ -386,6 +386,97 @@ Error configureStarcoder2(const JSONFields &f, ModelConfig &cfg) {
   return requireValue(f, "mlp_type", "default");
 }
 
+/// Falcon (spec 2.26): the transformer.h.N names, a fused query_key_value
+/// (q|k|v for the 7B multi-query form; per KV group [q.., k, v] for the new
+/// decoder architecture and per head for the multi-head form), LayerNorms
+/// with bias, a plain MLP (activation, ffn_hidden_size = 4H by default),
+/// biases everywhere when `bias`, and parallel blocks: one input_layernorm,
+/// or ln_attn and ln_mlp (num_ln_in_parallel_attn = 2, the new
+/// architecture's default). ALiBi (Falcon-RW) is refused.
+Error configureFalcon(const JSONFields &f, ModelConfig &cfg) {
+  if (Error e = noWindow(f, cfg))
+    return e;
+  bool alibi = false, newArch = false, multiQuery = true, parallel = true,
+       bias = false;
+  PIMC_ASSIGN_OR_RETURN(alibi, f.booleanOr("alibi", false));
+  if (alibi)
+    return f.fieldError("alibi", "ALiBi attention biases are not supported");
+  if (Error e =
+          requireValue(f, "apply_residual_connection_post_layernorm", false))
+    return e;
+  // Common keys FalconConfig does not have: transformers ignores them, so a
+  // value here would describe another model than the reference's.
+  for (StringRef key :
+       {"intermediate_size", "num_key_value_heads", "hidden_act", "head_dim"})
+    if (const json::Value *v = f.value(key))
+      return f.fieldError(
+          key, "transformers' falcon ignores it (it reads " +
+                   StringRef(key == "intermediate_size" ? "ffn_hidden_size"
+                             : key == "hidden_act"      ? "activation"
+                             : key == "head_dim"        ? "hidden_size / heads"
+                                                        : "num_kv_heads") +
+                   "), got " + show(*v));
+  PIMC_ASSIGN_OR_RETURN(newArch,
+                        f.booleanOr("new_decoder_architecture", false));
+  PIMC_ASSIGN_OR_RETURN(multiQuery, f.booleanOr("multi_query", true));
+  PIMC_ASSIGN_OR_RETURN(parallel, f.booleanOr("parallel_attn", true));
+  PIMC_ASSIGN_OR_RETURN(bias, f.booleanOr("bias", false));
+  // FalconConfig reads `activation` (default gelu), never hidden_act.
+  cfg.hiddenAct = "gelu";
+  cfg.mlpActivation = MlpActivation::Gelu;
+  if (Error e = readActivation(f, "activation", cfg))
+    return e;
+  // head_dim is hidden / heads (FalconConfig's property).
+  if (cfg.hiddenSize % cfg.numHeads != 0)
+    return f.fieldError("num_attention_heads",
+                        formatv("{0} does not divide hidden_size {1}",
+                                cfg.numHeads, cfg.hiddenSize));
+  cfg.headDim = cfg.hiddenSize / cfg.numHeads;
+  if (newArch || !multiQuery) {
+    StringRef key = f.value("n_head_kv") ? "n_head_kv" : "num_kv_heads";
+    PIMC_ASSIGN_OR_RETURN(cfg.numKvHeads,
+                          f.integerOr(key, cfg.numHeads, IntRange{1}));
+    if (cfg.numHeads % cfg.numKvHeads != 0)
+      return f.fieldError(key, formatv("{0} does not divide "
+                                       "num_attention_heads ({1})",
+                                       cfg.numKvHeads, cfg.numHeads));
+  } else {
+    cfg.numKvHeads = 1;
+  }
+  PIMC_ASSIGN_OR_RETURN(cfg.intermediateSize,
+                        f.integerOr("ffn_hidden_size", 4 * cfg.hiddenSize,
+                                    IntRange{1, int64_t(1) << 20}));
+  cfg.names.layers = "transformer.h";
+  cfg.names.attn = "self_attention";
+  cfg.names.qkv = "query_key_value";
+  cfg.names.o = "dense";
+  cfg.names.embed = "transformer.word_embeddings";
+  cfg.names.finalNorm = "transformer.ln_f";
+  cfg.fusedQKV = true;
+  cfg.qkvLayout =
+      multiQuery && !newArch ? QKVLayout::Contiguous : QKVLayout::Grouped;
+  cfg.plainMlp = PlainMlp{"dense_h_to_4h", "dense_4h_to_h"};
+  cfg.qkvBias = cfg.oBias = cfg.mlpBias = bias;
+  cfg.normKind = NormKind::LayerNorm;
+  cfg.normBias = true;
+  cfg.parallelBlock = newArch || parallel;
+  int64_t lns = newArch ? 2 : 1;
+  PIMC_ASSIGN_OR_RETURN(
+      lns, f.integerOr("num_ln_in_parallel_attn", lns, IntRange{1, 2}));
+  if (newArch && lns == 2)
+    cfg.norms = {"ln_attn", "", "ln_mlp", ""};
+  else if (cfg.parallelBlock && parallel)
+    cfg.norms = {"input_layernorm", "", "", ""};
+  else if (!newArch)
+    cfg.norms = {"input_layernorm", "", "post_attention_layernorm", ""};
+  else
+    return f.fieldError("parallel_attn",
+                        "the new decoder architecture with one LayerNorm "
+                        "needs parallel_attn (transformers has no MLP input "
+                        "otherwise)");
+  return Error::success();
+}
+
 constexpr StringLiteral kLlamaFields[] = {"attention_bias", "mlp_bias"};
 constexpr StringLiteral kGraniteFields[] = {
     "attention_bias",       "mlp_bias",       "embedding_multiplier",
@@ -400,6 +491,18 @@ constexpr StringLiteral kSmolLM3Fields[] = {
 constexpr StringLiteral kOlmo2Fields[] = {"attention_bias"};
 constexpr StringLiteral kGlmFields[] = {"attention_bias"};
 constexpr StringLiteral kStarcoder2Fields[] = {"use_bias", "mlp_type"};
+constexpr StringLiteral kFalconFields[] = {
+    "alibi",
+    "apply_residual_connection_post_layernorm",
+    "bias",
+    "multi_query",
+    "new_decoder_architecture",
+    "parallel_attn",
+    "num_kv_heads",
+    "n_head_kv",
+    "num_ln_in_parallel_attn",
+    "ffn_hidden_size",
+    "activation"};
 constexpr StringLiteral kCohereFields[] = {"attention_bias", "logit_scale",
                                            "use_qk_norm"};
 constexpr StringLiteral kCohere2Fields[] = {"attention_bias",
@@ -459,6 +562,8 @@ const FamilySpec kFamilies[] = {
      configureCohere2},
     {"starcoder2", kStarcoder2Fields, 4096, "gelu_pytorch_tanh", true, 1e4,
      "norm_epsilon", 1e-5, configureStarcoder2},
+    {"falcon", kFalconFields, 2048, "gelu", true, 1e4, "layer_norm_epsilon",
+     1e-5, configureFalcon},
 };
 
 /// HF activation names (ACT2FN) of the gated MLP's gate.

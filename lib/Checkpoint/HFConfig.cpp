@@ -91,6 +91,7 @@ constexpr KnownField knownFields[] = {
     {"residual_dropout", false},
     {"embedding_dropout", false},
     {"model_max_length", false}, // the tokenizer's limit
+    {"auto_map", false},         // remote-code classes; pimc reads the model
     {"id2label", false},
     {"label2id", false},
     {"tokenizer_class", false},
@@ -616,7 +617,10 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &rootObj,
     return f.integer(key, required, geometryRange(key));
   };
   PIMC_ASSIGN_OR_RETURN(cfg.hiddenSize, geometry("hidden_size"));
-  PIMC_ASSIGN_OR_RETURN(cfg.intermediateSize, geometry("intermediate_size"));
+  // Required unless the family's hook sets it (falcon: ffn_hidden_size).
+  PIMC_ASSIGN_OR_RETURN(
+      cfg.intermediateSize,
+      f.integerOr("intermediate_size", 0, geometryRange("intermediate_size")));
   PIMC_ASSIGN_OR_RETURN(cfg.numLayers, geometry("num_hidden_layers"));
   PIMC_ASSIGN_OR_RETURN(cfg.numHeads, geometry("num_attention_heads"));
   PIMC_ASSIGN_OR_RETURN(cfg.vocabSize, geometry("vocab_size"));
@@ -686,6 +690,8 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &rootObj,
   cfg.rope.theta = family->defaultRopeTheta;
   if (Error e = family->configure(f, cfg))
     return e;
+  if (cfg.intermediateSize == 0)
+    return f.fieldError("intermediate_size", "required field is missing");
 
   // Per-layer attention: a family with a window slides on every layer
   // unless layer_types says otherwise; the family's hook may have marked

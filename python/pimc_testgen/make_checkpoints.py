@@ -168,6 +168,20 @@ FAMILIES = {
                        eps=1e-5, max_pos=16384, tie=True, qkv_bias=True, o_bias=True,
                        norm_bias=True, plain_mlp=("c_fc", "c_proj"), sliding_window=8,
                        min_margin=0.05, first_seed=15),
+    # Falcon (spec 2.26), its two forms with biases switched on: the 7B multi-query parallel
+    # block (q|k|v rows of query_key_value, one input_layernorm), and the new decoder
+    # architecture (query_key_value grouped per KV head, ln_attn and ln_mlp). transformer.h.N
+    # names, LayerNorms with bias, the plain exact-GELU MLP. The head is untied
+    # (tie_word_embeddings false, an lm_head): with a tied head the small embeddings a tied
+    # checkpoint needs are lost under the parallel block's nearly position-independent attention
+    # output (multi-query, all heads averaging one value head) and the greedy output collapses
+    # onto one or two tokens for every seed tried.
+    "falcon": dict(SMALL, kv_heads=1, model_type="falcon", dtype="bfloat16", rope_theta=10000.0,
+                   eps=1e-5, max_pos=2048, tie=False, falcon_new=False, min_margin=0.05,
+                   first_seed=4),
+    "falcon_new": dict(SMALL, model_type="falcon", dtype="bfloat16", rope_theta=10000.0,
+                       eps=1e-5, max_pos=2048, tie=False, falcon_new=True, min_margin=0.05,
+                       first_seed=17),
     # Llama-2: MHA (8 kv heads = 8 q heads), theta 1e4, no head_dim field, rope_scaling null.
     "llama2": dict(SMALL, kv_heads=8, model_type="llama", dtype="float16", rope_theta=10000.0, eps=1e-5,
                    max_pos=4096, tie=False),
@@ -197,7 +211,7 @@ ARCH = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
         "olmo2": "Olmo2ForCausalLM", "gemma3_text": "Gemma3ForCausalLM",
         "stablelm": "StableLmForCausalLM", "glm": "GlmForCausalLM", "glm4": "Glm4ForCausalLM",
         "cohere": "CohereForCausalLM", "cohere2": "Cohere2ForCausalLM",
-        "starcoder2": "Starcoder2ForCausalLM"}
+        "starcoder2": "Starcoder2ForCausalLM", "falcon": "FalconForCausalLM"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -252,6 +266,18 @@ def make_config(f):
                  rope_local_base_freq=10000.0, rope_scaling=f["rope_scaling"],
                  attn_logit_softcapping=None, final_logit_softcapping=None,
                  cache_implementation="hybrid", pad_token_id=0)
+    elif mt == "falcon":
+        for k in ("intermediate_size", "num_key_value_heads", "hidden_act", "rope_scaling"):
+            c.pop(k, None)
+        c["layer_norm_epsilon"] = c.pop("rms_norm_eps")
+        if f["tie"]:
+            c.pop("tie_word_embeddings")  # the released configs rely on the default (true)
+        c.update(alibi=False, apply_residual_connection_post_layernorm=False, bias=True,
+                 ffn_hidden_size=f["inter"], activation="gelu", hidden_dropout=0.0,
+                 new_decoder_architecture=f["falcon_new"], parallel_attn=True,
+                 multi_query=not f["falcon_new"])
+        if f["falcon_new"]:
+            c.update(num_kv_heads=f["kv_heads"], num_ln_in_parallel_attn=2)
     elif mt == "starcoder2":
         c["norm_epsilon"] = c.pop("rms_norm_eps")
         c.update(use_bias=True, hidden_act="gelu_pytorch_tanh", sliding_window=f["sliding_window"],
@@ -359,6 +385,35 @@ def pack_dim1(vals, bits):
     return torch.from_numpy(w.view(np.int32).copy())
 
 
+def falcon_weights(f, randn, linear, normw, put):
+    """Falcon's tensors (transformer.h.N, fused query_key_value, biases, LayerNorms with bias)."""
+    H, L, nh, nkv, I, V = f["hidden"], f["layers"], f["heads"], f["kv_heads"], f["inter"], f["vocab"]
+    hd = H // nh
+
+    # Small biases: a large ln_f bias is one fixed logit direction, and the greedy output
+    # collapses onto a few tokens.
+    def ln(name, mean=1.0):
+        put(name + ".weight", normw(H, mean))
+        put(name + ".bias", 0.02 * randn(H))
+
+    def lin(name, shape, std):
+        put(name + ".weight", linear(shape, std))
+        put(name + ".bias", 0.02 * randn(shape[0]))
+
+    put("transformer.word_embeddings.weight", randn(V, H) * (TIED_EMBED_STD if f["tie"] else 1.0))
+    for l in range(L):
+        p = "transformer.h.%d." % l
+        for n in (("ln_attn", "ln_mlp") if f["falcon_new"] else ("input_layernorm",)):
+            ln(p + n)
+        lin(p + "self_attention.query_key_value", ((nh + 2 * nkv) * hd, H), H ** -0.5)
+        lin(p + "self_attention.dense", (H, nh * hd), (2.0 / (L * nh * hd)) ** 0.5)
+        lin(p + "mlp.dense_h_to_4h", (I, H), H ** -0.5)
+        lin(p + "mlp.dense_4h_to_h", (H, I), (2.0 / (L * I)) ** 0.5)
+    ln("transformer.ln_f", TIED_FINAL_NORM if f["tie"] else 1.0)
+    if not f["tie"]:
+        put("lm_head.weight", linear((V, H), 2.0 * H ** -0.5))
+
+
 def make_weights(f, g):
     """Returns dict name -> tensor in storage dtype, in HF state_dict order."""
     H, L, nh, nkv, I, V = f["hidden"], f["layers"], f["heads"], f["kv_heads"], f["inter"], f["vocab"]
@@ -403,6 +458,10 @@ def make_weights(f, g):
                                   out[prefix + ".g_idx"], gq["bits"])
         bound = (1.01 if gq["sym"] else 0.51) * scale.t().repeat_interleave(G, dim=1)
         assert bool(((deq - W).abs() <= bound).all()), prefix
+
+    if f["model_type"] == "falcon":
+        falcon_weights(f, randn, linear, normw, put)
+        return out, torch.randint(0, V, (PROMPT_LEN,), generator=g).tolist()
 
     # Embeddings N(0,1) (tied: see TIED_EMBED_STD). q/k/v/gate/up/lm_head N(0, 1/fan_in) (lm_head x2).
     put("model.embed_tokens.weight", randn(V, H) * f.get("embed_std", TIED_EMBED_STD if f["tie"] else 1.0))
@@ -487,7 +546,7 @@ def load_into(model, tensors, tied):
     if sorted(missing) != want_missing or unexpected:
         raise SystemExit("state dict does not fit %s: missing %s, unexpected %s"
                          % (type(model).__name__, sorted(missing), sorted(unexpected)))
-    if tied and model.lm_head.weight.data_ptr() != model.model.embed_tokens.weight.data_ptr():
+    if tied and model.lm_head.weight.data_ptr() != model.get_input_embeddings().weight.data_ptr():
         raise SystemExit("%s: lm_head is not tied to the embedding" % type(model).__name__)
 
 

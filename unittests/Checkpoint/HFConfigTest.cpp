@@ -371,6 +371,26 @@ const char *starcoder2 = R"({
   "torch_dtype": "bfloat16"
 })";
 
+// tiiuae/falcon-7b (spec 2.26; examples/configs has the whole file).
+const char *falcon7b = R"({
+  "alibi": false,
+  "apply_residual_connection_post_layernorm": false,
+  "architectures": ["FalconForCausalLM"],
+  "attention_dropout": 0.0,
+  "bias": false,
+  "hidden_dropout": 0.0,
+  "hidden_size": 4544,
+  "layer_norm_epsilon": 1e-05,
+  "model_type": "falcon",
+  "multi_query": true,
+  "new_decoder_architecture": false,
+  "num_attention_heads": 71,
+  "num_hidden_layers": 32,
+  "parallel_attn": true,
+  "torch_dtype": "bfloat16",
+  "vocab_size": 65024
+})";
+
 /// `base` with the top-level fields of `patch` replaced (null in the patch
 /// removes the field).
 std::string patched(const char *base, const char *patch) {
@@ -978,6 +998,69 @@ TEST(HFConfigTest, Starcoder2) {
                   "and assumes \"default\"; got \"moe\"");
   EXPECT_CONTAINS(errorOf(patched(starcoder2, R"({"norm_epsilon": -1})")),
                   "norm_epsilon: must be positive");
+}
+
+TEST(HFConfigTest, Falcon) {
+  ModelConfig c = parseOk(falcon7b);
+  EXPECT_EQ(c.headDim, 64);
+  EXPECT_EQ(c.numKvHeads, 1);
+  EXPECT_EQ(c.intermediateSize, 4 * 4544);
+  EXPECT_TRUE(c.fusedQKV && c.parallelBlock && c.tieWordEmbeddings);
+  EXPECT_EQ(c.qkvLayout, QKVLayout::Contiguous);
+  EXPECT_EQ(c.names.layers, "transformer.h");
+  EXPECT_EQ(c.names.qkv, "query_key_value");
+  EXPECT_EQ(c.norms.attnIn, "input_layernorm");
+  EXPECT_EQ(c.norms.mlpIn, "");
+  EXPECT_EQ(c.mlpActivation, MlpActivation::Gelu);
+  EXPECT_FALSE(c.qkvBias || c.oBias || c.mlpBias);
+  ASSERT_TRUE(c.plainMlp);
+  EXPECT_EQ(c.plainMlp->up, "dense_h_to_4h");
+
+  // The new decoder architecture (Falcon-40B): grouped QKV, two norms.
+  ModelConfig n = parseOk(patched(
+      falcon7b, R"({"new_decoder_architecture": true, "num_attention_heads": 64,
+                    "hidden_size": 8192, "num_kv_heads": 8, "bias": true,
+                    "ffn_hidden_size": 32768})"));
+  EXPECT_EQ(n.numKvHeads, 8);
+  EXPECT_EQ(n.qkvLayout, QKVLayout::Grouped);
+  EXPECT_EQ(n.norms.attnIn, "ln_attn");
+  EXPECT_EQ(n.norms.mlpIn, "ln_mlp");
+  EXPECT_TRUE(n.parallelBlock && n.qkvBias && n.oBias && n.mlpBias);
+  EXPECT_EQ(n.intermediateSize, 32768);
+  // Falcon2-11B: one norm in the new architecture.
+  EXPECT_EQ(parseOk(patched(falcon7b, R"({"new_decoder_architecture": true,
+                                          "num_ln_in_parallel_attn": 1})"))
+                .norms.attnIn,
+            "input_layernorm");
+  // Multi-head, sequential: per-head [q, k, v] rows, post_attention_layernorm.
+  ModelConfig seq = parseOk(
+      patched(falcon7b, R"({"multi_query": false, "parallel_attn": false})"));
+  EXPECT_EQ(seq.numKvHeads, 71);
+  EXPECT_EQ(seq.qkvLayout, QKVLayout::Grouped);
+  EXPECT_FALSE(seq.parallelBlock);
+  EXPECT_EQ(seq.norms.mlpIn, "post_attention_layernorm");
+
+  EXPECT_CONTAINS(errorOf(patched(falcon7b, R"({"alibi": true})")),
+                  "cfg.json: alibi: ALiBi attention biases are not supported");
+  EXPECT_CONTAINS(
+      errorOf(patched(falcon7b, R"({"new_decoder_architecture": true,
+                                   "num_ln_in_parallel_attn": 1,
+                                   "parallel_attn": false})")),
+      "parallel_attn");
+  EXPECT_CONTAINS(
+      errorOf(patched(falcon7b,
+                      R"({"apply_residual_connection_post_layernorm": true})")),
+      "apply_residual_connection_post_layernorm");
+  EXPECT_CONTAINS(errorOf(patched(falcon7b, R"({"activation": "relu"})")),
+                  "activation: unsupported activation 'relu'");
+  EXPECT_CONTAINS(errorOf(patched(falcon7b, R"({"intermediate_size": 4})")),
+                  "cfg.json: intermediate_size: transformers' falcon ignores "
+                  "it (it reads ffn_hidden_size), got 4");
+  EXPECT_CONTAINS(errorOf(patched(falcon7b, R"({"hidden_act": "silu"})")),
+                  "hidden_act: transformers' falcon ignores it");
+  // Without a hook that sets it, intermediate_size is required.
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"intermediate_size": null})")),
+                  "cfg.json: intermediate_size: required field is missing");
 }
 
 TEST(HFConfigTest, LayerTypes) {

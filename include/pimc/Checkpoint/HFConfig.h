@@ -80,6 +80,26 @@ struct PlainMlp {
   std::string up, down;
 };
 
+/// The checkpoint's tensor names where a family's differ from Llama's
+/// (falcon: transformer.h.N.self_attention.query_key_value, ...).
+struct TensorNames {
+  std::string layers = "model.layers"; // "<layers>.<i>." prefixes a layer
+  std::string attn = "self_attn";
+  std::string q = "q_proj", k = "k_proj", v = "v_proj", o = "o_proj";
+  std::string qkv = "qkv_proj"; // fusedQKV
+  std::string mlp = "mlp";
+  std::string gate = "gate_proj", up = "up_proj", down = "down_proj";
+  std::string gateUp = "gate_up_proj"; // fusedGateUp
+  std::string embed = "model.embed_tokens";
+  std::string finalNorm = "model.norm";
+  std::string head = "lm_head";
+};
+
+/// How a fused QKV tensor orders its rows: q|k|v (phi3, falcon-7b), or per
+/// KV group [q_1..q_r, k, v] with r = heads / kv heads (falcon's new
+/// decoder architecture; falcon-rw's per-head [q, k, v] is r = 1).
+enum class QKVLayout { Contiguous, Grouped };
+
 /// How one decoder layer's attention differs from the others: `layer_types`
 /// (full or sliding attention) and NoPE layers (SmolLM3's no_rope_layers).
 struct LayerAttention {
@@ -133,7 +153,9 @@ struct ModelConfig {
   /// Fused projections, read as row ranges (rowSliceName): q|k|v rows of
   /// self_attn.qkv_proj, gate|up rows of mlp.gate_up_proj.
   bool fusedQKV = false;
+  QKVLayout qkvLayout = QKVLayout::Contiguous;
   bool fusedGateUp = false;
+  TensorNames names;
   /// Set: the MLP is plain (mlpActivation between two projections, biases
   /// when mlpBias), not gated.
   std::optional<PlainMlp> plainMlp;

@@ -47,10 +47,16 @@ private:
   Type checkTensor(StringRef name, ArrayRef<int64_t> shape);
   /// A dense weight: checks name, dtype and shape; records problems.
   Value denseWeight(StringRef name, ArrayRef<int64_t> shape);
-  /// Rows [begin, begin + n) of the fused projection `<prefix>.weight`
-  /// [total, k], as a row view (rowSliceName).
-  Value fusedPart(StringRef prefix, int64_t begin, int64_t n, int64_t total,
-                  int64_t k);
+  /// Rows [begin, begin + shape[0]) of `tensor` (already checked), as a row
+  /// view (rowSliceName) of element type `elem`.
+  Value rowPart(StringRef tensor, Type elem, int64_t begin,
+                ArrayRef<int64_t> shape);
+  struct QKV {
+    Value q, k, v; // [T, heads * hd] each
+  };
+  /// The q, k and v projections of layer prefix `p` over its attention
+  /// input x: their own tensors, or rows of the fused qkv tensor.
+  QKV projectQKV(StringRef p, Value x);
   /// A projection weight [N, K]: dense, or GPTQ when the config says so.
   Value projectionWeight(StringRef prefix, int64_t n, int64_t k);
   Type floatType(DType dtype);
@@ -143,13 +149,60 @@ Value DecoderBuilder::denseWeight(StringRef name, ArrayRef<int64_t> shape) {
                                b.getStringAttr(name));
 }
 
-Value DecoderBuilder::fusedPart(StringRef prefix, int64_t begin, int64_t n,
-                                int64_t total, int64_t k) {
-  std::string fused = (prefix + ".weight").str();
-  Type elem = checkTensor(fused, {total, k});
-  std::string name = rowSliceName(fused, begin, begin + n);
-  return llm::WeightOp::create(
-      b, loc(name), RankedTensorType::get({n, k}, elem), b.getStringAttr(name));
+Value DecoderBuilder::rowPart(StringRef tensor, Type elem, int64_t begin,
+                              ArrayRef<int64_t> shape) {
+  std::string name = rowSliceName(tensor, begin, begin + shape[0]);
+  return llm::WeightOp::create(b, loc(name), RankedTensorType::get(shape, elem),
+                               b.getStringAttr(name));
+}
+
+DecoderBuilder::QKV DecoderBuilder::projectQKV(StringRef p, Value x) {
+  const int64_t dyn = ShapedType::kDynamic;
+  int64_t H = cfg.hiddenSize, nh = cfg.numHeads, nkv = cfg.numKvHeads,
+          hd = cfg.headDim;
+  const TensorNames &n = cfg.names;
+  std::string attn = (p + "." + n.attn).str();
+  if (!cfg.fusedQKV) {
+    auto project = [&](StringRef name, int64_t rows) -> Value {
+      std::string prefix = attn + "." + name.str();
+      Value w = projectionWeight(prefix, rows, H);
+      Value bias =
+          cfg.qkvBias ? denseWeight(prefix + ".bias", {rows}) : Value();
+      return llm::LinearOp::create(b, loc(prefix), act({dyn, rows}), x, w,
+                                   bias);
+    };
+    return {project(n.q, nh * hd), project(n.k, nkv * hd),
+            project(n.v, nkv * hd)};
+  }
+  // Rows of the fused weight (and bias), each tensor checked once.
+  std::string fused = attn + "." + n.qkv;
+  int64_t total = (nh + 2 * nkv) * hd;
+  Type wElem = checkTensor(fused + ".weight", {total, H});
+  Type bElem = cfg.qkvBias ? checkTensor(fused + ".bias", {total}) : Type();
+  auto part = [&](int64_t begin, int64_t rows) -> Value {
+    Value w = rowPart(fused + ".weight", wElem, begin, {rows, H});
+    Value bias =
+        cfg.qkvBias ? rowPart(fused + ".bias", bElem, begin, {rows}) : Value();
+    return llm::LinearOp::create(b, loc(fused), act({dyn, rows}), x, w, bias);
+  };
+  if (cfg.qkvLayout == QKVLayout::Contiguous)
+    return {part(0, nh * hd), part(nh * hd, nkv * hd),
+            part((nh + nkv) * hd, nkv * hd)};
+  // Per KV group g: its r query heads, then its key, then its value.
+  int64_t r = nh / nkv, group = (r + 2) * hd;
+  SmallVector<Value> qs, ks, vs;
+  for (int64_t g = 0; g < nkv; ++g) {
+    qs.push_back(part(g * group, r * hd));
+    ks.push_back(part(g * group + r * hd, hd));
+    vs.push_back(part(g * group + (r + 1) * hd, hd));
+  }
+  auto join = [&](ArrayRef<Value> parts, int64_t rows) -> Value {
+    if (parts.size() == 1)
+      return parts.front();
+    return llm::ConcatOp::create(b, loc(fused), act({dyn, rows}), parts,
+                                 b.getI64IntegerAttr(1));
+  };
+  return {join(qs, nh * hd), join(ks, nkv * hd), join(vs, nkv * hd)};
 }
 
 Value DecoderBuilder::projectionWeight(StringRef prefix, int64_t n, int64_t k) {
@@ -298,13 +351,13 @@ Value DecoderBuilder::plainMlp(StringRef layer, Value x) {
   const int64_t dyn = ShapedType::kDynamic;
   int64_t H = cfg.hiddenSize, I = cfg.intermediateSize;
   auto project = [&](StringRef name, Value in, int64_t n, int64_t k) {
-    std::string prefix = (layer + ".mlp." + name).str();
+    std::string prefix = (layer + "." + cfg.names.mlp + "." + name).str();
     Value w = projectionWeight(prefix, n, k);
     Value bias = cfg.mlpBias ? denseWeight(prefix + ".bias", {n}) : Value();
     return llm::LinearOp::create(b, loc(prefix), act({dyn, n}), in, w, bias);
   };
   Value up = project(cfg.plainMlp->up, x, I, H);
-  Location l = loc(layer + ".mlp");
+  Location l = loc(layer + "." + cfg.names.mlp);
   switch (cfg.mlpActivation) {
   case MlpActivation::Silu:
     up = llm::SiluOp::create(b, l, up.getType(), up);
@@ -341,34 +394,23 @@ static llm::Activation mlpActivation(MlpActivation a) {
 
 Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
                                  Value length, Value cache, Value &newCache) {
-  std::string p = llvm::formatv("model.layers.{0}", layer).str();
+  const TensorNames &n = cfg.names;
+  std::string p = llvm::formatv("{0}.{1}", n.layers, layer).str();
+  std::string attnPrefix = p + "." + n.attn, mlpPrefix = p + "." + n.mlp;
   const int64_t dyn = ShapedType::kDynamic;
   int64_t H = cfg.hiddenSize, nh = cfg.numHeads, nkv = cfg.numKvHeads,
           hd = cfg.headDim, I = cfg.intermediateSize;
 
-  Location attnLoc = loc(p + ".self_attn");
+  Location attnLoc = loc(attnPrefix);
   Value blockIn = hidden;
   Value x = blockNorm(p, cfg.norms.attnIn, hidden);
-  // q, k and v: their own projections, or rows of qkv_proj.
-  int64_t qkvRows = (nh + 2 * nkv) * hd;
-  auto project = [&](StringRef name, int64_t n, bool bias,
-                     int64_t fusedBegin) -> Value {
-    std::string prefix = p + ".self_attn." + name.str();
-    Value w = cfg.fusedQKV ? fusedPart(p + ".self_attn.qkv_proj", fusedBegin, n,
-                                       qkvRows, H)
-                           : projectionWeight(prefix, n, H);
-    Value bv = bias ? denseWeight(prefix + ".bias", {n}) : Value();
-    return llm::LinearOp::create(b, loc(prefix), act({dyn, n}), x, w, bv);
-  };
-  Value q = project("q_proj", nh * hd, cfg.qkvBias, 0);
-  Value k = project("k_proj", nkv * hd, cfg.qkvBias, nh * hd);
-  Value v = project("v_proj", nkv * hd, cfg.qkvBias, (nh + nkv) * hd);
+  auto [q, k, v] = projectQKV(p, x);
   // QK norms normalise each head's hd values, or (olmo2) the whole
   // projection's nh*hd before the head split.
   auto qkNorm = [&](Value t, StringRef name, int64_t heads) {
-    int64_t n = cfg.qkNormWhole ? heads * hd : hd;
-    std::string prefix = p + ".self_attn." + name.str();
-    return rmsNorm(t, denseWeight(prefix + ".weight", {n}), loc(prefix));
+    int64_t width = cfg.qkNormWhole ? heads * hd : hd;
+    std::string prefix = attnPrefix + "." + name.str();
+    return rmsNorm(t, denseWeight(prefix + ".weight", {width}), loc(prefix));
   };
   if (cfg.qkNorm && cfg.qkNormWhole) {
     q = qkNorm(q, "q_norm", nh);
@@ -381,8 +423,8 @@ Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
     // stablelm names them q_layernorm, cohere q_norm.
     StringRef qName = cfg.qkNormStacked ? "q_norm" : "q_layernorm";
     StringRef kName = cfg.qkNormStacked ? "k_norm" : "k_layernorm";
-    q = perHeadLayerNorm(q, p + ".self_attn." + qName.str(), nh);
-    k = perHeadLayerNorm(k, p + ".self_attn." + kName.str(), nkv);
+    q = perHeadLayerNorm(q, attnPrefix + "." + qName.str(), nh);
+    k = perHeadLayerNorm(k, attnPrefix + "." + kName.str(), nkv);
   } else if (cfg.qkNorm && !cfg.qkNormWhole) {
     q = qkNorm(q, "q_norm", nh);
     k = qkNorm(k, "k_norm", nkv);
@@ -410,7 +452,7 @@ Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
       b.getF32FloatAttr(static_cast<float>(scale)), b.getBoolAttr(true), window,
       FloatAttr());
   attn = llm::ReshapeOp::create(b, attnLoc, act({dyn, nh * hd}), attn);
-  std::string oName = p + ".self_attn.o_proj";
+  std::string oName = attnPrefix + "." + n.o;
   Value wo = projectionWeight(oName, H, nh * hd);
   Value bo = cfg.oBias ? denseWeight(oName + ".bias", {H}) : Value();
   Value o = llm::LinearOp::create(b, loc(oName), act({dyn, H}), attn, wo, bo);
@@ -426,23 +468,27 @@ Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
   if (cfg.plainMlp) {
     Value m = plainMlp(p, h2);
     m = blockNorm(p, cfg.norms.mlpOut, m);
-    m = scaled(m, cfg.residualMultiplier, loc(p + ".mlp"));
-    return llm::AddOp::create(b, loc(p + ".mlp"), hidden, m);
+    m = scaled(m, cfg.residualMultiplier, loc(mlpPrefix));
+    return llm::AddOp::create(b, loc(mlpPrefix), hidden, m);
   }
   // gate and up: their own projections, or the halves of gate_up_proj.
-  Value gate = cfg.fusedGateUp
-                   ? fusedPart(p + ".mlp.gate_up_proj", 0, I, 2 * I, H)
-                   : projectionWeight(p + ".mlp.gate_proj", I, H);
-  Value up = cfg.fusedGateUp
-                 ? fusedPart(p + ".mlp.gate_up_proj", I, I, 2 * I, H)
-                 : projectionWeight(p + ".mlp.up_proj", I, H);
-  Value down = projectionWeight(p + ".mlp.down_proj", H, I);
+  Value gate, up;
+  if (cfg.fusedGateUp) {
+    std::string fused = mlpPrefix + "." + n.gateUp + ".weight";
+    Type elem = checkTensor(fused, {2 * I, H});
+    gate = rowPart(fused, elem, 0, {I, H});
+    up = rowPart(fused, elem, I, {I, H});
+  } else {
+    gate = projectionWeight(mlpPrefix + "." + n.gate, I, H);
+    up = projectionWeight(mlpPrefix + "." + n.up, I, H);
+  }
+  Value down = projectionWeight(mlpPrefix + "." + n.down, H, I);
   Value m = llm::GatedMLPOp::create(
-      b, loc(p + ".mlp"), hidden.getType(), h2, gate, up, down,
+      b, loc(mlpPrefix), hidden.getType(), h2, gate, up, down,
       llm::ActivationAttr::get(&ctx, mlpActivation(cfg.mlpActivation)));
   m = blockNorm(p, cfg.norms.mlpOut, m);
-  m = scaled(m, cfg.residualMultiplier, loc(p + ".mlp"));
-  return llm::AddOp::create(b, loc(p + ".mlp"), hidden, m);
+  m = scaled(m, cfg.residualMultiplier, loc(mlpPrefix));
+  return llm::AddOp::create(b, loc(mlpPrefix), hidden, m);
 }
 
 llvm::Expected<OwningOpRef<ModuleOp>> DecoderBuilder::build() {
@@ -477,11 +523,12 @@ llvm::Expected<OwningOpRef<ModuleOp>> DecoderBuilder::build() {
 
   Value count = tensor::DimOp::create(b, modelLoc, tokens, 0);
   Value length = arith::AddIOp::create(b, modelLoc, offset, count);
+  const TensorNames &n = cfg.names;
   Value table =
-      denseWeight("model.embed_tokens.weight", {cfg.vocabSize, cfg.hiddenSize});
+      denseWeight(n.embed + ".weight", {cfg.vocabSize, cfg.hiddenSize});
   Value hidden = llm::EmbeddingOp::create(
-      b, loc("model.embed_tokens"), act({dyn, cfg.hiddenSize}), table, tokens);
-  hidden = scaled(hidden, cfg.embeddingScale, loc("model.embed_tokens"));
+      b, loc(n.embed), act({dyn, cfg.hiddenSize}), table, tokens);
+  hidden = scaled(hidden, cfg.embeddingScale, loc(n.embed));
   SmallVector<Value> outs;
   outs.push_back(Value());
   for (int64_t i = 0; i < cfg.numLayers; ++i) {
@@ -490,17 +537,17 @@ llvm::Expected<OwningOpRef<ModuleOp>> DecoderBuilder::build() {
                         newCache);
     outs.push_back(newCache);
   }
-  hidden = norm(hidden, "model.norm", cfg.hiddenSize);
+  hidden = norm(hidden, n.finalNorm, cfg.hiddenSize);
   Value last = llm::SliceOp::create(
-      b, loc("model.norm"), act({1, cfg.hiddenSize}), hidden,
+      b, loc(n.finalNorm), act({1, cfg.hiddenSize}), hidden,
       b.getI64IntegerAttr(0), b.getI64IntegerAttr(-1), b.getI64IntegerAttr(1));
   Value head =
       cfg.tieWordEmbeddings
           ? table
-          : denseWeight("lm_head.weight", {cfg.vocabSize, cfg.hiddenSize});
-  outs[0] = llm::LMHeadOp::create(b, loc("lm_head"), act({1, cfg.vocabSize}),
-                                  last, head);
-  outs[0] = scaled(outs[0], cfg.logitScale, loc("lm_head"));
+          : denseWeight(n.head + ".weight", {cfg.vocabSize, cfg.hiddenSize});
+  outs[0] = llm::LMHeadOp::create(b, loc(n.head), act({1, cfg.vocabSize}), last,
+                                  head);
+  outs[0] = scaled(outs[0], cfg.logitScale, loc(n.head));
   func::ReturnOp::create(b, modelLoc, outs);
 
   if (!problems.empty()) {
