@@ -57,6 +57,7 @@ CASES = {
     "command-r7b-hbm3-2k": ("config:CohereForAI--c4ai-command-r7b-12-2024", "targets/hbm3-pim.json", 2048),
     "starcoder2-7b-hbm3-2k": ("config:bigcode--starcoder2-7b", "targets/hbm3-pim.json", 2048),
     "falcon-7b-hbm3-2k": ("config:tiiuae--falcon-7b", "targets/hbm3-pim.json", 2048),
+    "internlm2.5-7b-hbm3-2k": ("config:internlm--internlm2_5-7b-chat", "targets/hbm3-pim.json", 2048),
     # The kernel library against the generated lowering. On 2 channels the
     # tiny model's GEMVs have 2-8 output groups per bank (gemv_fit's class).
     "llama-tiny-hbm3-ch2": ("llama", "targets/hbm3-pim.json", 16, "generated", ["--channels", "2"]),

@@ -477,6 +477,31 @@ Error configureFalcon(const JSONFields &f, ModelConfig &cfg) {
   return Error::success();
 }
 
+/// InternLM2 / 2.5 (spec 2.23; remote code): the Llama block under its own
+/// names (model.tok_embeddings, attention.wqkv / wo, feed_forward.w1 / w3 /
+/// w2, attention_norm, ffn_norm, output), q/k/v from wqkv grouped per KV
+/// head, `bias` on wqkv and wo (InternLM2Config's default: true).
+Error configureInternLM2(const JSONFields &f, ModelConfig &cfg) {
+  if (Error e = noWindow(f, cfg))
+    return e;
+  bool bias = true;
+  PIMC_ASSIGN_OR_RETURN(bias, f.booleanOr("bias", true));
+  cfg.qkvBias = cfg.oBias = bias;
+  cfg.names.embed = "model.tok_embeddings";
+  cfg.names.attn = "attention";
+  cfg.names.qkv = "wqkv";
+  cfg.names.o = "wo";
+  cfg.names.mlp = "feed_forward";
+  cfg.names.gate = "w1";
+  cfg.names.up = "w3";
+  cfg.names.down = "w2";
+  cfg.names.head = "output";
+  cfg.norms = {"attention_norm", "", "ffn_norm", ""};
+  cfg.fusedQKV = true;
+  cfg.qkvLayout = QKVLayout::Grouped;
+  return Error::success();
+}
+
 constexpr StringLiteral kLlamaFields[] = {"attention_bias", "mlp_bias"};
 constexpr StringLiteral kGraniteFields[] = {
     "attention_bias",       "mlp_bias",       "embedding_multiplier",
@@ -491,6 +516,7 @@ constexpr StringLiteral kSmolLM3Fields[] = {
 constexpr StringLiteral kOlmo2Fields[] = {"attention_bias"};
 constexpr StringLiteral kGlmFields[] = {"attention_bias"};
 constexpr StringLiteral kStarcoder2Fields[] = {"use_bias", "mlp_type"};
+constexpr StringLiteral kInternLM2Fields[] = {"bias"};
 constexpr StringLiteral kFalconFields[] = {
     "alibi",
     "apply_residual_connection_post_layernorm",
@@ -564,6 +590,8 @@ const FamilySpec kFamilies[] = {
      "norm_epsilon", 1e-5, configureStarcoder2},
     {"falcon", kFalconFields, 2048, "gelu", true, 1e4, "layer_norm_epsilon",
      1e-5, configureFalcon},
+    {"internlm2", kInternLM2Fields, 2048, "silu", false, 1e4, "rms_norm_eps",
+     1e-6, configureInternLM2},
 };
 
 /// HF activation names (ACT2FN) of the gated MLP's gate.

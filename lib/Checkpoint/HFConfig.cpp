@@ -90,8 +90,9 @@ constexpr KnownField knownFields[] = {
     {"hidden_dropout", false},
     {"residual_dropout", false},
     {"embedding_dropout", false},
-    {"model_max_length", false}, // the tokenizer's limit
-    {"auto_map", false},         // remote-code classes; pimc reads the model
+    {"model_max_length", false},    // the tokenizer's limit
+    {"auto_map", false},            // remote-code classes; pimc reads the model
+    {"attn_implementation", false}, // a loading option of transformers
     {"id2label", false},
     {"label2id", false},
     {"tokenizer_class", false},
@@ -853,6 +854,14 @@ std::string semanticConfigJSON(const ModelConfig &c) {
     o["plain_mlp"] = json::Array{c.plainMlp->up, c.plainMlp->down};
   if (c.fusedQKV)
     o["fused_qkv"] = true;
+  if (c.qkvLayout == QKVLayout::Grouped)
+    o["qkv_layout"] = "grouped";
+  if (!c.names.isLlama())
+    o["tensor_names"] = json::Array{
+        c.names.layers, c.names.attn,      c.names.q,    c.names.k,
+        c.names.v,      c.names.o,         c.names.qkv,  c.names.mlp,
+        c.names.gate,   c.names.up,        c.names.down, c.names.gateUp,
+        c.names.embed,  c.names.finalNorm, c.names.head};
   if (c.fusedGateUp)
     o["fused_gate_up"] = true;
   if (c.slidingRope)

@@ -182,6 +182,14 @@ FAMILIES = {
     "falcon_new": dict(SMALL, model_type="falcon", dtype="bfloat16", rope_theta=10000.0,
                        eps=1e-5, max_pos=2048, tie=False, falcon_new=True, min_margin=0.05,
                        first_seed=17),
+    # InternLM2 / 2.5 (spec 2.23; remote code, not in transformers: the golden is reference.py's
+    # plain-PyTorch InternLM2, written from the architecture's definition). Every switch on: the
+    # grouped fused wqkv (2 KV heads, 4 query heads each), `bias` on wqkv and wo, and dynamic NTK
+    # RoPE with max_position_embeddings 16, crossed during decode (positions 16..37).
+    "internlm2": dict(SMALL, model_type="internlm2", dtype="bfloat16", rope_theta=1000000.0,
+                      eps=1e-5, max_pos=16, tie=False, reference_golden=True, check_rope=False,
+                      rope_scaling={"type": "dynamic", "factor": 2.0}, min_margin=0.05,
+                      first_seed=1),
     # Llama-2: MHA (8 kv heads = 8 q heads), theta 1e4, no head_dim field, rope_scaling null.
     "llama2": dict(SMALL, kv_heads=8, model_type="llama", dtype="float16", rope_theta=10000.0, eps=1e-5,
                    max_pos=4096, tie=False),
@@ -211,7 +219,8 @@ ARCH = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
         "olmo2": "Olmo2ForCausalLM", "gemma3_text": "Gemma3ForCausalLM",
         "stablelm": "StableLmForCausalLM", "glm": "GlmForCausalLM", "glm4": "Glm4ForCausalLM",
         "cohere": "CohereForCausalLM", "cohere2": "Cohere2ForCausalLM",
-        "starcoder2": "Starcoder2ForCausalLM", "falcon": "FalconForCausalLM"}
+        "starcoder2": "Starcoder2ForCausalLM", "falcon": "FalconForCausalLM",
+        "internlm2": "InternLM2ForCausalLM"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -266,6 +275,12 @@ def make_config(f):
                  rope_local_base_freq=10000.0, rope_scaling=f["rope_scaling"],
                  attn_logit_softcapping=None, final_logit_softcapping=None,
                  cache_implementation="hybrid", pad_token_id=0)
+    elif mt == "internlm2":
+        c.update(bias=True, rope_scaling=f["rope_scaling"], attn_implementation="eager",
+                 pretraining_tp=1, pad_token_id=2,
+                 auto_map={"AutoConfig": "configuration_internlm2.InternLM2Config",
+                           "AutoModelForCausalLM": "modeling_internlm2.InternLM2ForCausalLM",
+                           "AutoModel": "modeling_internlm2.InternLM2ForCausalLM"})
     elif mt == "falcon":
         for k in ("intermediate_size", "num_key_value_heads", "hidden_act", "rope_scaling"):
             c.pop(k, None)
@@ -385,6 +400,26 @@ def pack_dim1(vals, bits):
     return torch.from_numpy(w.view(np.int32).copy())
 
 
+def internlm2_weights(f, randn, linear, normw, put):
+    """InternLM2's tensors (remote-code names; wqkv rows grouped per KV head, spec 2.23)."""
+    H, L, nh, nkv, I, V = f["hidden"], f["layers"], f["heads"], f["kv_heads"], f["inter"], f["vocab"]
+    hd = H // nh
+    put("model.tok_embeddings.weight", randn(V, H))
+    for l in range(L):
+        p = "model.layers.%d." % l
+        put(p + "attention_norm.weight", normw(H))
+        put(p + "attention.wqkv.weight", linear(((nh + 2 * nkv) * hd, H), H ** -0.5))
+        put(p + "attention.wqkv.bias", 0.1 * randn((nh + 2 * nkv) * hd))
+        put(p + "attention.wo.weight", linear((H, nh * hd), (2.0 / (L * nh * hd)) ** 0.5))
+        put(p + "attention.wo.bias", 0.1 * randn(H))
+        put(p + "ffn_norm.weight", normw(H))
+        put(p + "feed_forward.w1.weight", linear((I, H), H ** -0.5))
+        put(p + "feed_forward.w3.weight", linear((I, H), H ** -0.5))
+        put(p + "feed_forward.w2.weight", linear((H, I), (2.0 / (L * I)) ** 0.5))
+    put("model.norm.weight", normw(H))
+    put("output.weight", linear((V, H), 2.0 * H ** -0.5))
+
+
 def falcon_weights(f, randn, linear, normw, put):
     """Falcon's tensors (transformer.h.N, fused query_key_value, biases, LayerNorms with bias)."""
     H, L, nh, nkv, I, V = f["hidden"], f["layers"], f["heads"], f["kv_heads"], f["inter"], f["vocab"]
@@ -459,8 +494,9 @@ def make_weights(f, g):
         bound = (1.01 if gq["sym"] else 0.51) * scale.t().repeat_interleave(G, dim=1)
         assert bool(((deq - W).abs() <= bound).all()), prefix
 
-    if f["model_type"] == "falcon":
-        falcon_weights(f, randn, linear, normw, put)
+    if f["model_type"] in ("falcon", "internlm2"):
+        {"falcon": falcon_weights, "internlm2": internlm2_weights}[f["model_type"]](
+            f, randn, linear, normw, put)
         return out, torch.randint(0, V, (PROMPT_LEN,), generator=g).tolist()
 
     # Embeddings N(0,1) (tied: see TIED_EMBED_STD). q/k/v/gate/up/lm_head N(0, 1/fan_in) (lm_head x2).
@@ -552,6 +588,13 @@ def load_into(model, tensors, tied):
 
 def write_checkpoint(d, f, cfg, tensors):
     """Writes DIR/<family>; returns the written file names."""
+    if f.get("reference_golden"):
+        # No transformers class: the tensors go through the safetensors library, as the family's
+        # own code saves them.
+        os.makedirs(d)
+        write_json(os.path.join(d, "config.json"), cfg)
+        safetensors.torch.save_file(tensors, os.path.join(d, "model.safetensors"), metadata={"format": "pt"})
+        return sorted(os.listdir(d))
     if "gptq" in f:
         # transformers can only save a GPTQ model through its quantizer (gptqmodel/optimum), so the
         # packed tensors go through the safetensors library directly, as GPTQ tools write them.
@@ -758,6 +801,11 @@ def check_rope_scaling(cfg, model):
 # --------------------------------------------------------------------------------------------
 
 def reference_note(f):
+    if f.get("reference_golden"):
+        return ("pimc_testgen/reference.py's plain-PyTorch %s from the saved checkpoint (no transformers "
+                "implementation: remote code), written from the architecture's definition (spec 2.23); "
+                "float32, full recompute per step with a KV-cached run's per-position RoPE tables, greedy"
+                % f["model_type"])
     base = ("transformers %s %s.generate from the saved checkpoint: from_pretrained(dtype=float32, "
             "attn_implementation=%s) upcasts the stored values exactly; KV cache, greedy, EOS ignored"
             % (transformers.__version__, ARCH[f["model_type"]], ATTN_IMPL))
@@ -783,8 +831,12 @@ def build_family(out_dir, family, base_seed):
         verify_written(d, tensors)
         if "gptq" in f:
             verify_gptq(tensors, f)
-        model = load_golden_model(d, f, cfg)       # golden is computed from the files on disk
-        toks, logits = hf_greedy(model, prompt, MAX_NEW_TOKENS)
+        if f.get("reference_golden"):              # golden from the files on disk, either way
+            model = ref.load_model(d)
+            toks, logits = ref.greedy(model, prompt, MAX_NEW_TOKENS)
+        else:
+            model = load_golden_model(d, f, cfg)
+            toks, logits = hf_greedy(model, prompt, MAX_NEW_TOKENS)
         margin = float(ref.top2_margins(logits).min())
         min_margin = f.get("min_margin", MIN_MARGIN)
         if margin > min_margin and len(set(toks)) >= MIN_DISTINCT_TOKENS:

@@ -1,5 +1,7 @@
 """Plain-PyTorch reference for Llama-architecture HF checkpoints (llama, mistral, qwen2, qwen3, GPTQ;
-RoPE default / linear / dynamic / yarn / llama3).
+RoPE default / linear / dynamic / yarn / llama3) and InternLM2 (remote code, spec 2.23: the same
+block under its own tensor names, q/k/v from the grouped fused wqkv, `bias` on wqkv and wo). For
+InternLM2, which transformers does not implement, this reference is the golden.
 
 Written from the architecture spec llm-architectures.md ((1.1, 1.3, 2.3-2.7, 3.1-3.6, 5.2), not from
 transformers. The goldens come from transformers (make_checkpoints.py); this is an independent
@@ -25,7 +27,7 @@ import torch.nn.functional as F
 
 from pimc_testgen import safetensors_io as st
 
-SUPPORTED_MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3")
+SUPPORTED_MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "internlm2")
 PROJS = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
          "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj")
 
@@ -323,6 +325,8 @@ def load_model(ckpt_dir, dtype=torch.float32, cfg_override=None):
 
     I = cfg["intermediate_size"]
     qd, kvd = m.nh * m.hd, m.nkv * m.hd
+    if mt == "internlm2":
+        return load_internlm2(m, cfg, get, used, T, I)
     proj_shapes = {"q_proj": (qd, m.H), "k_proj": (kvd, m.H), "v_proj": (kvd, m.H), "o_proj": (m.H, qd),
                    "gate_proj": (I, m.H), "up_proj": (I, m.H), "down_proj": (m.H, I)}
     m.embed = get("model.embed_tokens.weight", (m.V, m.H))
@@ -350,6 +354,46 @@ def load_model(ckpt_dir, dtype=torch.float32, cfg_override=None):
         m.lm_head = m.embed
     else:
         m.lm_head = get("lm_head.weight", (m.V, m.H))
+    extra = set(T) - used
+    if extra:
+        raise ValueError("unused tensors: %s" % sorted(extra))
+    return m
+
+
+def split_grouped_qkv(w, nh, nkv, hd):
+    """InternLM2's wqkv rows (or bias) [(nh + 2 nkv) hd, ...] are nkv groups of
+    [q_{g r}, ..., q_{g r + r - 1}, k_g, v_g], r = nh / nkv (spec 2.23): q, k, v in head order."""
+    r = nh // nkv
+    g = w.reshape(nkv, r + 2, hd, *w.shape[1:])
+    q = g[:, :r].reshape(nh * hd, *w.shape[1:])
+    k = g[:, r].reshape(nkv * hd, *w.shape[1:])
+    v = g[:, r + 1].reshape(nkv * hd, *w.shape[1:])
+    return q, k, v
+
+
+def load_internlm2(m, cfg, get, used, T, I):
+    bias = cfg.get("bias", True)
+    m.embed = get("model.tok_embeddings.weight", (m.V, m.H))
+    m.layers = []
+    for l in range(m.L):
+        p = "model.layers.%d." % l
+        d = {"in_norm": get(p + "attention_norm.weight", (m.H,)),
+             "post_norm": get(p + "ffn_norm.weight", (m.H,))}
+        rows = (m.nh + 2 * m.nkv) * m.hd
+        qkv = split_grouped_qkv(get(p + "attention.wqkv.weight", (rows, m.H)), m.nh, m.nkv, m.hd)
+        qkv_b = (split_grouped_qkv(get(p + "attention.wqkv.bias", (rows,)), m.nh, m.nkv, m.hd)
+                 if bias else (None, None, None))
+        for key, w, b in zip(("q_proj", "k_proj", "v_proj"), qkv, qkv_b):
+            d[key], d[key + "_b"] = w, b
+        d["o_proj"] = get(p + "attention.wo.weight", (m.H, m.nh * m.hd))
+        d["o_proj_b"] = get(p + "attention.wo.bias", (m.H,)) if bias else None
+        for key, name, shape in (("gate_proj", "w1", (I, m.H)), ("up_proj", "w3", (I, m.H)),
+                                 ("down_proj", "w2", (m.H, I))):
+            d[key] = get(p + "feed_forward.%s.weight" % name, shape)
+            d[key + "_b"] = None
+        m.layers.append(d)
+    m.norm = get("model.norm.weight", (m.H,))
+    m.lm_head = get("output.weight", (m.V, m.H))
     extra = set(T) - used
     if extra:
         raise ValueError("unused tensors: %s" % sorted(extra))

@@ -391,6 +391,30 @@ const char *falcon7b = R"({
   "vocab_size": 65024
 })";
 
+// internlm/internlm2_5-7b-chat (spec 2.23; remote code; examples/configs has
+// the whole file).
+const char *internlm25 = R"({
+  "architectures": ["InternLM2ForCausalLM"],
+  "attn_implementation": "eager",
+  "auto_map": {"AutoConfig": "configuration_internlm2.InternLM2Config"},
+  "bias": false,
+  "hidden_act": "silu",
+  "hidden_size": 4096,
+  "intermediate_size": 14336,
+  "max_position_embeddings": 32768,
+  "model_type": "internlm2",
+  "num_attention_heads": 32,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 8,
+  "pretraining_tp": 1,
+  "rms_norm_eps": 1e-05,
+  "rope_scaling": {"type": "dynamic", "factor": 2.0},
+  "rope_theta": 1000000,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "vocab_size": 92544
+})";
+
 /// `base` with the top-level fields of `patch` replaced (null in the patch
 /// removes the field).
 std::string patched(const char *base, const char *patch) {
@@ -1061,6 +1085,25 @@ TEST(HFConfigTest, Falcon) {
   // Without a hook that sets it, intermediate_size is required.
   EXPECT_CONTAINS(errorOf(patched(llama31, R"({"intermediate_size": null})")),
                   "cfg.json: intermediate_size: required field is missing");
+}
+
+TEST(HFConfigTest, InternLM2) {
+  ModelConfig c = parseOk(internlm25);
+  EXPECT_TRUE(c.fusedQKV);
+  EXPECT_EQ(c.qkvLayout, QKVLayout::Grouped);
+  EXPECT_FALSE(c.qkvBias || c.oBias);
+  EXPECT_EQ(c.names.qkv, "wqkv");
+  EXPECT_EQ(c.names.head, "output");
+  EXPECT_EQ(c.norms.attnIn, "attention_norm");
+  EXPECT_EQ(c.norms.mlpIn, "ffn_norm");
+  EXPECT_EQ(c.rope.kind, RopeScaling::Kind::Dynamic);
+  EXPECT_CONTAINS(semanticConfigJSON(c), "\"qkv_layout\":\"grouped\"");
+  // InternLM2Config's default puts biases on wqkv and wo.
+  ModelConfig b = parseOk(patched(internlm25, R"({"bias": null})"));
+  EXPECT_TRUE(b.qkvBias && b.oBias);
+  EXPECT_FALSE(b.mlpBias);
+  EXPECT_CONTAINS(errorOf(patched(internlm25, R"({"bias": 1})")),
+                  "cfg.json: bias: expected true or false, got 1");
 }
 
 TEST(HFConfigTest, LayerTypes) {

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace pimc::ckpt {
@@ -93,6 +94,13 @@ struct TensorNames {
   std::string embed = "model.embed_tokens";
   std::string finalNorm = "model.norm";
   std::string head = "lm_head";
+  bool isLlama() const { return *this == TensorNames(); }
+  bool operator==(const TensorNames &x) const {
+    return std::tie(layers, attn, q, k, v, o, qkv, mlp, gate, up, down, gateUp,
+                    embed, finalNorm, head) ==
+           std::tie(x.layers, x.attn, x.q, x.k, x.v, x.o, x.qkv, x.mlp, x.gate,
+                    x.up, x.down, x.gateUp, x.embed, x.finalNorm, x.head);
+  }
 };
 
 /// How a fused QKV tensor orders its rows: q|k|v (phi3, falcon-7b), or per
