@@ -392,6 +392,27 @@ static_assert(std::size(kDetectors) + 1 == std::size(kFeatures),
 
 ArrayRef<ArchFeature> archFeatures() { return kFeatures; }
 
+StringRef featureStatusName(FeatureUse::Status status) {
+  switch (status) {
+  case Status::Supported:
+    return "supported";
+  case Status::Unsupported:
+    return "unsupported";
+  case Status::NotApplicable:
+    return "not-applicable";
+  }
+  return "";
+}
+
+json::Value toJSON(const FeatureUse &use) {
+  json::Object o{{"status", featureStatusName(use.status)}};
+  if (!use.value.empty())
+    o["value"] = use.value;
+  if (!use.reason.empty())
+    o["reason"] = use.reason;
+  return json::Value(std::move(o));
+}
+
 std::vector<FeatureUse> detectArchFeatures(const json::Object &config,
                                            const ConfigSupport &analysis) {
   View view(config);

@@ -116,18 +116,6 @@ StringRef statusName(ckpt::ConfigFeature::Status s) {
   return "";
 }
 
-StringRef featureStatusName(ckpt::FeatureUse::Status s) {
-  switch (s) {
-  case ckpt::FeatureUse::Status::Supported:
-    return "supported";
-  case ckpt::FeatureUse::Status::Unsupported:
-    return "unsupported";
-  case ckpt::FeatureUse::Status::NotApplicable:
-    return "not-applicable";
-  }
-  return "";
-}
-
 /// Collects the diagnostics emitted while `fn` runs, one line each.
 template <typename Fn>
 std::vector<std::pair<std::string, mlir::Location>>
@@ -383,19 +371,10 @@ Error analyzeFX(mlir::MLIRContext &ctx, StringRef path, Report &report,
   return Error::success();
 }
 
-json::Value toJSON(const ckpt::FeatureUse &use) {
-  json::Object o{{"status", featureStatusName(use.status)}};
-  if (!use.value.empty())
-    o["value"] = use.value;
-  if (!use.reason.empty())
-    o["reason"] = use.reason;
-  return json::Value(std::move(o));
-}
-
 json::Value archJSON(ArrayRef<ckpt::FeatureUse> arch) {
   json::Object o;
   for (const ckpt::FeatureUse &use : arch)
-    o[use.feature] = toJSON(use);
+    o[use.feature] = ckpt::toJSON(use);
   return json::Value(std::move(o));
 }
 
@@ -479,8 +458,8 @@ void printText(const Report &r, raw_ostream &os) {
     for (const ckpt::FeatureUse &u : r.arch) {
       if (u.status == ckpt::FeatureUse::Status::NotApplicable)
         continue;
-      os << formatv("  {0,-12} {1,-13} {2}\n", featureStatusName(u.status),
-                    u.feature, u.value);
+      os << formatv("  {0,-12} {1,-13} {2}\n",
+                    ckpt::featureStatusName(u.status), u.feature, u.value);
       if (!u.reason.empty())
         os << "               " << u.reason << "\n";
     }

@@ -139,17 +139,8 @@ json::Value toJSON(ArrayRef<Row> rows, StringRef target) {
     features.push_back(json::Object{{"id", f.id}, {"title", f.title}});
   for (const Row &r : rows) {
     json::Object cells;
-    for (const ckpt::FeatureUse &u : r.support.arch) {
-      json::Object c{{"status", u.status == Status::Supported ? "supported"
-                                : u.status == Status::Unsupported
-                                    ? "unsupported"
-                                    : "not-applicable"}};
-      if (!u.value.empty())
-        c["value"] = u.value;
-      if (!u.reason.empty())
-        c["reason"] = u.reason;
-      cells[u.feature] = std::move(c);
-    }
+    for (const ckpt::FeatureUse &u : r.support.arch)
+      cells[u.feature] = ckpt::toJSON(u);
     json::Object m{{"name", r.name},
                    {"input", r.input},
                    {"model_type", r.support.modelType},

@@ -48,6 +48,12 @@ struct FeatureUse {
   std::string reason; // Unsupported: why
 };
 
+/// "supported", "unsupported" or "not-applicable".
+llvm::StringRef featureStatusName(FeatureUse::Status status);
+/// {"status", "value" (when set), "reason" (when set)}: a cell of `pimc
+/// support --json` and of the matrix.
+llvm::json::Value toJSON(const FeatureUse &use);
+
 /// One use per archFeatures() column, in that order. `analysis` (of the same
 /// config) marks a feature unsupported when the importer rejected a key that
 /// states it.
