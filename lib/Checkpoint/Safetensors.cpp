@@ -455,7 +455,8 @@ WeightStore::openDirectory(StringRef checkpointDir) {
     return store.takeError();
 
   for (const auto &[tensor, shard] : mapped) {
-    const TensorView *view = (*store)->lookup(tensor);
+    // Stored tensors only: a row-view name is no tensor of a shard.
+    const TensorView *view = (*store)->byName.lookup(tensor);
     const std::string &expectedPath = shardPathByName[shard];
     if (!view)
       return fileError(indexPath, "weight_map says tensor '" + tensor +

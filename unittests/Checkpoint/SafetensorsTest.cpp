@@ -405,6 +405,21 @@ TEST_F(ShardedTest, TwoShards) {
   EXPECT_EQ(t->numElements(), 3);
 }
 
+// A row-view name resolves for lookups, but the index must name stored
+// tensors.
+TEST_F(ShardedTest, WeightMapNamesAView) {
+  writeIndex(R"({"layers.0.w":"model-00001-of-00002.safetensors",
+                 "embed":"model-00001-of-00002.safetensors",
+                 "layers.1.w":"model-00002-of-00002.safetensors",
+                 "layers.1.w[0:1]":"model-00002-of-00002.safetensors"})");
+  auto store = WeightStore::openDirectory(dir);
+  ASSERT_FALSE(bool(store));
+  EXPECT_CONTAINS(toString(store.takeError()),
+                  "weight_map says tensor 'layers.1.w[0:1]' is in shard "
+                  "'model-00002-of-00002.safetensors', but no shard contains "
+                  "it");
+}
+
 TEST_F(ShardedTest, WeightMapNamesMissingTensor) {
   writeIndex(R"({"layers.0.w":"model-00001-of-00002.safetensors",
                  "embed":"model-00001-of-00002.safetensors",
