@@ -58,6 +58,10 @@ CASES = {
     "starcoder2-7b-hbm3-2k": ("config:bigcode--starcoder2-7b", "targets/hbm3-pim.json", 2048),
     "falcon-7b-hbm3-2k": ("config:tiiuae--falcon-7b", "targets/hbm3-pim.json", 2048),
     "internlm2.5-7b-hbm3-2k": ("config:internlm--internlm2_5-7b-chat", "targets/hbm3-pim.json", 2048),
+    "qwen2.5-7b-hbm3-2k": ("config:Qwen--Qwen2.5-7B-Instruct", "targets/hbm3-pim.json", 2048),
+    "qwen3-8b-hbm3-2k": ("config:Qwen--Qwen3-8B", "targets/hbm3-pim.json", 2048),
+    "mistral-7b-hbm3-2k": ("config:mistralai--Mistral-7B-v0.1", "targets/hbm3-pim.json", 2048),
+    "falcon3-7b-hbm3-2k": ("config:tiiuae--Falcon3-7B-Base", "targets/hbm3-pim.json", 2048),
     # The kernel library against the generated lowering. On 2 channels the
     # tiny model's GEMVs have 2-8 output groups per bank (gemv_fit's class).
     "llama-tiny-hbm3-ch2": ("llama", "targets/hbm3-pim.json", 16, "generated", ["--channels", "2"]),
