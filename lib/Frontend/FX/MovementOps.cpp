@@ -71,6 +71,41 @@ LogicalResult buildRepeat(OpContext &c) {
   return success();
 }
 
+/// repeat_interleave with an int count: each element `repeats` times in a
+/// row along `dim` (GLM's and Cohere's interleaved RoPE tables): reshape
+/// [.., d, 1, ..], broadcast to [.., d, r, ..], reshape to [.., d*r, ..].
+/// Without dim the tensor is flattened first.
+LogicalResult buildRepeatInterleaveInt(OpContext &c) {
+  Value x = c.tensor("self");
+  int64_t reps = c.i64("repeats");
+  if (reps < 1)
+    return c.error() << "repeats must be positive, got " << reps;
+  std::optional<int64_t> dimArg = c.optI64("dim");
+  if (!dimArg) {
+    int64_t n = 1;
+    for (int64_t d : shapeOf(x))
+      n *= d;
+    x = reshapeTo(c, x, {n});
+  }
+  int64_t rank = rankOf(x), dim = dimArg.value_or(0);
+  if (rank == 0)
+    return c.error() << "cannot repeat_interleave a 0-d tensor";
+  if (failed(checkDim(c, dim, rank)))
+    return failure();
+  dim = normDim(dim, rank);
+  llvm::SmallVector<int64_t> s(shapeOf(x));
+  s.insert(s.begin() + dim + 1, 1);
+  x = reshapeTo(c, x, s);
+  s[dim + 1] = reps;
+  x = broadcastTo(c, x, s);
+  if (!x)
+    return failure();
+  s[dim] *= reps;
+  s.erase(s.begin() + dim + 1);
+  c.results.push_back(reshapeTo(c, x, s));
+  return success();
+}
+
 LogicalResult buildPermute(OpContext &c) {
   Value self = c.tensor("self");
   llvm::SmallVector<int64_t> dims = c.ints("dims");
@@ -661,6 +696,9 @@ llvm::ArrayRef<OpEntry> pimc::fx::detail::movementOpEntries() {
        buildExpand},
       {"expand_as(Tensor(a) self, Tensor other)", buildExpandAs},
       {"repeat(Tensor self, SymInt[] repeats)", buildRepeat},
+      {"repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, "
+       "*, SymInt? output_size=None)",
+       buildRepeatInterleaveInt},
       {"slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? "
        "end=None, SymInt step=1)",
        buildSlice},
