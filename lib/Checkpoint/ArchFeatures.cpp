@@ -12,9 +12,9 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
-#include <cstdio>
 #include <map>
 
 using namespace llvm;
@@ -109,11 +109,7 @@ std::string irOnly(StringRef ops) {
           "); the HF importer does not build it yet")
       .str();
 }
-std::string show(double d) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%g", d);
-  return buf;
-}
+std::string show(double d) { return formatv("{0}", format("%g", d)).str(); }
 
 FeatureUse family(const View &v) {
   if (lookupFamily(v.type))

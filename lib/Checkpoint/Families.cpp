@@ -103,6 +103,26 @@ Expected<double> positiveOr(const JSONFields &f, StringRef key, double dflt) {
   return v;
 }
 
+/// Sliding layers by a pattern (gemma3, cohere2): every layer slides with
+/// window sliding_window (default 4096) except every `pattern`-th
+/// (sliding_window_pattern), which attends fully. An explicit null window
+/// is none at all (transformers keeps None): then no layer slides.
+Error readWindowPattern(const JSONFields &f, ModelConfig &cfg,
+                        int64_t defaultPattern) {
+  bool nullWindow = llvm::is_contained(f.keys(), "sliding_window") &&
+                    !f.value("sliding_window");
+  if (!nullWindow)
+    PIMC_ASSIGN_OR_RETURN(cfg.slidingWindow,
+                          f.integerOr("sliding_window", 4096, IntRange{1}));
+  int64_t pattern = defaultPattern;
+  PIMC_ASSIGN_OR_RETURN(pattern, f.integerOr("sliding_window_pattern",
+                                             defaultPattern, IntRange{1}));
+  cfg.layers.resize(cfg.numLayers);
+  for (auto [i, layer] : llvm::enumerate(cfg.layers))
+    layer.sliding = cfg.slidingWindow && (int64_t(i) + 1) % pattern != 0;
+  return Error::success();
+}
+
 /// What every Gemma shares (spec 2.25): (1+w) RMSNorms, embeddings scaled by
 /// sqrt(H), a GeGLU MLP, causal decoding. `hidden_activation`, where a
 /// config has it, is the activation the model was trained with
@@ -151,18 +171,8 @@ Error configureGemma3(const JSONFields &f, ModelConfig &cfg) {
   double scalar = 256;
   PIMC_ASSIGN_OR_RETURN(scalar, positiveOr(f, "query_pre_attn_scalar", 256));
   cfg.attentionScale = 1.0 / std::sqrt(scalar);
-  // An explicit null is no window at all (transformers keeps None).
-  bool nullWindow = llvm::is_contained(f.keys(), "sliding_window") &&
-                    !f.value("sliding_window");
-  if (!nullWindow)
-    PIMC_ASSIGN_OR_RETURN(cfg.slidingWindow,
-                          f.integerOr("sliding_window", 4096, IntRange{1}));
-  int64_t pattern = 6;
-  PIMC_ASSIGN_OR_RETURN(pattern,
-                        f.integerOr("sliding_window_pattern", 6, IntRange{1}));
-  cfg.layers.resize(cfg.numLayers);
-  for (auto [i, layer] : llvm::enumerate(cfg.layers))
-    layer.sliding = cfg.slidingWindow && (int64_t(i) + 1) % pattern != 0;
+  if (Error e = readWindowPattern(f, cfg, 6))
+    return e;
   RopeScaling local;
   PIMC_ASSIGN_OR_RETURN(local.theta,
                         positiveOr(f, "rope_local_base_freq", 1e4));
@@ -321,16 +331,14 @@ Error configureCohere(const JSONFields &f, ModelConfig &cfg) {
 
 /// A key transformers' class ignores, accepted only at the value that class
 /// assumes (another value would describe a model the reference is not).
-Error requireValue(const JSONFields &f, StringRef key,
+Error requireValue(const JSONFields &f, const ModelConfig &cfg, StringRef key,
                    const json::Value &assumed) {
   const json::Value *v = f.value(key);
   if (!v || *v == assumed)
     return Error::success();
-  return f.fieldError(
-      key, "transformers' " +
-               f.value("model_type")->getAsString().value_or("").str() +
-               " ignores it and assumes " + show(assumed) + "; got " +
-               show(*v));
+  return f.fieldError(key, "transformers' " + cfg.modelType +
+                               " ignores it and assumes " + show(assumed) +
+                               "; got " + show(*v));
 }
 
 /// Command R7B (cohere2): the Cohere block without QK norms; every
@@ -349,24 +357,15 @@ Error configureCohere2(const JSONFields &f, ModelConfig &cfg) {
       {"rotary_pct", 1.0},
       {"order_of_interleaved_layers", "local_attn_first"}};
   for (const auto &[key, value] : assumed)
-    if (Error e = requireValue(f, key, value))
+    if (Error e = requireValue(f, cfg, key, value))
       return e;
   if (f.value("head_dim") && cfg.headDim * cfg.numHeads != cfg.hiddenSize)
     return f.fieldError("head_dim",
                         formatv("transformers' cohere2 uses hidden_size / "
                                 "num_attention_heads = {0}, got {1}",
                                 cfg.hiddenSize / cfg.numHeads, cfg.headDim));
-  bool nullWindow = llvm::is_contained(f.keys(), "sliding_window") &&
-                    !f.value("sliding_window");
-  if (!nullWindow)
-    PIMC_ASSIGN_OR_RETURN(cfg.slidingWindow,
-                          f.integerOr("sliding_window", 4096, IntRange{1}));
-  int64_t pattern = 4;
-  PIMC_ASSIGN_OR_RETURN(pattern,
-                        f.integerOr("sliding_window_pattern", 4, IntRange{1}));
-  cfg.layers.resize(cfg.numLayers);
-  for (auto [i, layer] : llvm::enumerate(cfg.layers))
-    layer.sliding = cfg.slidingWindow && (int64_t(i) + 1) % pattern != 0;
+  if (Error e = readWindowPattern(f, cfg, 4))
+    return e;
   cfg.ropeOnlySliding = true;
   return Error::success();
 }
@@ -383,7 +382,7 @@ Error configureStarcoder2(const JSONFields &f, ModelConfig &cfg) {
   cfg.plainMlp = PlainMlp{"c_fc", "c_proj"};
   PIMC_ASSIGN_OR_RETURN(cfg.slidingWindow,
                         f.integer("sliding_window", IntRange{1}));
-  return requireValue(f, "mlp_type", "default");
+  return requireValue(f, cfg, "mlp_type", "default");
 }
 
 /// Falcon (spec 2.26): the transformer.h.N names, a fused query_key_value
@@ -401,21 +400,20 @@ Error configureFalcon(const JSONFields &f, ModelConfig &cfg) {
   PIMC_ASSIGN_OR_RETURN(alibi, f.booleanOr("alibi", false));
   if (alibi)
     return f.fieldError("alibi", "ALiBi attention biases are not supported");
-  if (Error e =
-          requireValue(f, "apply_residual_connection_post_layernorm", false))
+  if (Error e = requireValue(f, cfg, "apply_residual_connection_post_layernorm",
+                             false))
     return e;
   // Common keys FalconConfig does not have: transformers ignores them, so a
   // value here would describe another model than the reference's.
-  for (StringRef key :
-       {"intermediate_size", "num_key_value_heads", "hidden_act", "head_dim"})
+  const std::pair<StringRef, StringRef> ignored[] = {
+      {"intermediate_size", "ffn_hidden_size"},
+      {"num_key_value_heads", "num_kv_heads"},
+      {"hidden_act", "activation"},
+      {"head_dim", "hidden_size / heads"}};
+  for (auto [key, read] : ignored)
     if (const json::Value *v = f.value(key))
-      return f.fieldError(
-          key, "transformers' falcon ignores it (it reads " +
-                   StringRef(key == "intermediate_size" ? "ffn_hidden_size"
-                             : key == "hidden_act"      ? "activation"
-                             : key == "head_dim"        ? "hidden_size / heads"
-                                                        : "num_kv_heads") +
-                   "), got " + show(*v));
+      return f.fieldError(key, "transformers' falcon ignores it (it reads " +
+                                   read + "), got " + show(*v));
   PIMC_ASSIGN_OR_RETURN(newArch,
                         f.booleanOr("new_decoder_architecture", false));
   PIMC_ASSIGN_OR_RETURN(multiQuery, f.booleanOr("multi_query", true));

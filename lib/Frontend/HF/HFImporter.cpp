@@ -67,6 +67,8 @@ private:
   Value rope(Value x, Value offset, const RopeScaling &r, Location loc);
   /// The family's RMSNorm over the last dimension of `x`.
   Value rmsNorm(Value x, Value weight, Location loc);
+  /// LayerNorm over the last dimension of `x` (bias optional).
+  Value layerNorm(Value x, Value weight, Value bias, Location loc);
   /// The family's norm (RMSNorm or LayerNorm, NormKind) over the last
   /// dimension (n) of x, with the tensors `<prefix>.weight` (and `.bias`).
   Value norm(Value x, StringRef prefix, int64_t n);
@@ -295,16 +297,20 @@ Value DecoderBuilder::rmsNorm(Value x, Value weight, Location l) {
       llm::NormStyleAttr::get(&ctx, style));
 }
 
+Value DecoderBuilder::layerNorm(Value x, Value weight, Value bias, Location l) {
+  return llm::LayerNormOp::create(
+      b, l, x.getType(), x, weight, bias,
+      b.getF32FloatAttr(static_cast<float>(cfg.normEps)),
+      b.getI64IntegerAttr(-1));
+}
+
 Value DecoderBuilder::norm(Value x, StringRef prefix, int64_t n) {
   Value w = denseWeight((prefix + ".weight").str(), {n});
   if (cfg.normKind == NormKind::RMSNorm)
     return rmsNorm(x, w, loc(prefix));
   Value bias =
       cfg.normBias ? denseWeight((prefix + ".bias").str(), {n}) : Value();
-  return llm::LayerNormOp::create(
-      b, loc(prefix), x.getType(), x, w, bias,
-      b.getF32FloatAttr(static_cast<float>(cfg.normEps)),
-      b.getI64IntegerAttr(-1));
+  return layerNorm(x, w, bias, loc(prefix));
 }
 
 Value DecoderBuilder::blockNorm(StringRef layer, StringRef name, Value x) {
@@ -328,20 +334,13 @@ Value DecoderBuilder::perHeadLayerNorm(Value x, StringRef prefix,
                              b.getI64IntegerAttr(h), b.getI64IntegerAttr(1));
     Value w;
     if (cfg.qkNormStacked) {
-      std::string row = rowSliceName(stacked, h, h + 1);
-      w = llm::WeightOp::create(b, loc(row),
-                                RankedTensorType::get({1, hd}, stackedElem),
-                                b.getStringAttr(row));
       w = llm::ReshapeOp::create(b, l, RankedTensorType::get({hd}, stackedElem),
-                                 w);
+                                 rowPart(stacked, stackedElem, h, {1, hd}));
     } else {
       w = denseWeight(llvm::formatv("{0}.norms.{1}.weight", prefix, h).str(),
                       {hd});
     }
-    parts.push_back(llm::LayerNormOp::create(
-        b, l, head.getType(), head, w, Value(),
-        b.getF32FloatAttr(static_cast<float>(cfg.normEps)),
-        b.getI64IntegerAttr(-1)));
+    parts.push_back(layerNorm(head, w, Value(), l));
   }
   return llm::ConcatOp::create(b, l, act({dyn, heads, hd}), parts,
                                b.getI64IntegerAttr(1));
