@@ -1357,7 +1357,7 @@ TEST(HostOpParseTest, ErrorsNameTheLineOrTheKernelAndOp) {
                                      {"head_dim", 8},
                                      {"rope", json::Object{{"kind", "ntk"}}}}}),
             "t.s:9:57: 'rope': 'ntk' is not a rope kind (default, linear, "
-            "dynamic, yarn, llama3)");
+            "dynamic, yarn, llama3, longrope)");
   // The reference's rotary rules are the runtime's to check.
   EXPECT_EQ(parseError({json::Object{{"op", "rope"},
                                      {"in", buf(0, 8, "f32")},

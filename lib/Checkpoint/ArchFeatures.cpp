@@ -339,10 +339,11 @@ FeatureUse ropeScaling(const View &v) {
   std::string what = type->str();
   if (auto f = d.number("factor"))
     what += " x" + show(*f);
-  if (is_contained({"linear", "dynamic", "yarn", "llama3"}, *type))
+  if (is_contained({"linear", "dynamic", "yarn", "llama3", "longrope"}, *type))
     return yes(what);
-  if (*type == "longrope" || *type == "su")
-    return lacks(what, "long/short factor lists are not in llm.rope yet");
+  if (*type == "su")
+    return lacks(what, "the legacy name of longrope, which only Phi-3's "
+                       "remote code reads");
   return lacks(what, "unknown rope_type");
 }
 

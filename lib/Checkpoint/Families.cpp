@@ -500,6 +500,36 @@ Error configureInternLM2(const JSONFields &f, ModelConfig &cfg) {
   return Error::success();
 }
 
+/// Phi-3, Phi-3.5 and Phi-4-mini (spec 2.17): the Llama block with a fused
+/// q|k|v qkv_proj and gate|up gate_up_proj, one window on every layer when
+/// sliding_window is set, and RoPE of type default or longrope whose
+/// pretraining length is the top-level original_max_position_embeddings
+/// (4096 by default; it wins over the dict's, as in transformers). Keys
+/// the Phi-4-mini config carries for its remote code are accepted at the
+/// values transformers' Phi3 assumes.
+Error configurePhi3(const JSONFields &f, ModelConfig &cfg) {
+  PIMC_ASSIGN_OR_RETURN(cfg.slidingWindow,
+                        f.integer("sliding_window", IntRange{1}));
+  int64_t original = 4096;
+  PIMC_ASSIGN_OR_RETURN(
+      original,
+      f.integerOr("original_max_position_embeddings", 4096, IntRange{1}));
+  cfg.rope.originalMaxPositionEmbeddings = original;
+  cfg.ropeKinds = {RopeScaling::Kind::Default, RopeScaling::Kind::LongRope};
+  cfg.fusedQKV = true;
+  cfg.fusedGateUp = true;
+  const std::pair<StringRef, json::Value> assumed[] = {
+      {"attention_bias", false},
+      {"mlp_bias", false},
+      {"lm_head_bias", false},
+      {"full_attn_mod", 1},
+      {"interpolate_factor", 1}};
+  for (const auto &[key, value] : assumed)
+    if (Error e = requireValue(f, cfg, key, value))
+      return e;
+  return Error::success();
+}
+
 constexpr StringLiteral kLlamaFields[] = {"attention_bias", "mlp_bias"};
 constexpr StringLiteral kGraniteFields[] = {
     "attention_bias",       "mlp_bias",       "embedding_multiplier",
@@ -515,6 +545,12 @@ constexpr StringLiteral kOlmo2Fields[] = {"attention_bias"};
 constexpr StringLiteral kGlmFields[] = {"attention_bias"};
 constexpr StringLiteral kStarcoder2Fields[] = {"use_bias", "mlp_type"};
 constexpr StringLiteral kInternLM2Fields[] = {"bias"};
+constexpr StringLiteral kPhi3Fields[] = {"original_max_position_embeddings",
+                                         "attention_bias",
+                                         "mlp_bias",
+                                         "lm_head_bias",
+                                         "full_attn_mod",
+                                         "interpolate_factor"};
 constexpr StringLiteral kFalconFields[] = {
     "alibi",
     "apply_residual_connection_post_layernorm",
@@ -590,6 +626,8 @@ const FamilySpec kFamilies[] = {
      1e-5, configureFalcon},
     {"internlm2", kInternLM2Fields, 2048, "silu", false, 1e4, "rms_norm_eps",
      1e-6, configureInternLM2},
+    {"phi3", kPhi3Fields, 4096, "silu", false, 1e4, "rms_norm_eps", 1e-5,
+     configurePhi3},
 };
 
 /// HF activation names (ACT2FN) of the gated MLP's gate.

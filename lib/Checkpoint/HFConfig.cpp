@@ -35,10 +35,10 @@ namespace {
 
 /// HF's rope_type names, in RopeScaling::Kind order: the one table the config
 /// reader and the semantic config (program identity) use.
-constexpr llvm::StringLiteral kRopeTypeNames[] = {"default", "linear",
-                                                  "dynamic", "yarn", "llama3"};
+constexpr llvm::StringLiteral kRopeTypeNames[] = {
+    "default", "linear", "dynamic", "yarn", "llama3", "longrope"};
 static_assert(std::size(kRopeTypeNames) ==
-              static_cast<size_t>(RopeScaling::Kind::Llama3) + 1);
+              static_cast<size_t>(RopeScaling::Kind::LongRope) + 1);
 
 std::optional<RopeScaling::Kind> ropeKindNamed(StringRef name) {
   for (auto [i, n] : llvm::enumerate(kRopeTypeNames))
@@ -90,6 +90,8 @@ constexpr KnownField knownFields[] = {
     {"hidden_dropout", false},
     {"residual_dropout", false},
     {"embedding_dropout", false},
+    {"resid_pdrop", false},
+    {"embd_pdrop", false},
     {"model_max_length", false},    // the tokenizer's limit
     {"auto_map", false},            // remote-code classes; pimc reads the model
     {"attn_implementation", false}, // a loading option of transformers
@@ -231,6 +233,10 @@ Error parseRopeDict(const ConfigReader &r, const json::Object &dict,
     allowed.append({"factor", "low_freq_factor", "high_freq_factor",
                     "original_max_position_embeddings"});
     break;
+  case Kind::LongRope:
+    allowed.append({"factor", "short_factor", "long_factor", "attention_factor",
+                    "original_max_position_embeddings"});
+    break;
   }
   if (Error e =
           f.checkKeys(allowed, "unknown key for rope type '" + type + "'"))
@@ -309,7 +315,68 @@ Error parseRopeDict(const ConfigReader &r, const json::Object &dict,
     if (std::string why = llama3Problem(rope); !why.empty())
       return f.fieldError("low_freq_factor", why);
     break;
+  case Kind::LongRope: {
+    for (auto [key, out] : {std::pair{"short_factor", &rope.shortFactor},
+                            std::pair{"long_factor", &rope.longFactor}}) {
+      std::optional<std::vector<double>> v;
+      PIMC_ASSIGN_OR_RETURN(v, f.numbers(key));
+      if (!v)
+        return f.fieldError(key, "required for rope type '" + type + "'");
+      *out = std::move(*v);
+    }
+    for (auto [key, out] :
+         {std::pair{"factor", &rope.factor},
+          std::pair{"attention_factor", &rope.attentionFactor}})
+      if (f.value(key))
+        if (Error e = requiredPositive(key, *out))
+          return e;
+    // A family with a top-level pretraining length (Phi-3) has set it; as
+    // in transformers, it wins over the dict's.
+    if (!rope.originalMaxPositionEmbeddings)
+      if (Error e = originalMaxPos(/*isRequired=*/false))
+        return e;
+    break;
   }
+  }
+  return Error::success();
+}
+
+/// The family's accepted rope types, and longrope's defaults and value
+/// rules once the rotary dims are known: L0 is max_position_embeddings when
+/// neither the dict nor the family gives it, and factor max / L0
+/// (transformers' _compute_longrope_parameters).
+Error finishRope(const ConfigReader &r, StringRef ropeField, ModelConfig &cfg) {
+  RopeScaling &rope = cfg.rope;
+  if (!cfg.ropeKinds.empty() && !llvm::is_contained(cfg.ropeKinds, rope.kind)) {
+    SmallVector<StringRef, 4> names;
+    for (RopeScaling::Kind k : cfg.ropeKinds)
+      names.push_back(kRopeTypeNames[static_cast<int>(k)]);
+    return r.error(ropeField, cfg.modelType + " takes rope type " +
+                                  llvm::join(names, " or ") + ", got '" +
+                                  kRopeTypeNames[static_cast<int>(rope.kind)] +
+                                  "'");
+  }
+  if (rope.kind != RopeScaling::Kind::LongRope) {
+    if (rope.kind == RopeScaling::Kind::Default)
+      rope.originalMaxPositionEmbeddings.reset(); // a family default, unused
+    return Error::success();
+  }
+  if (!rope.originalMaxPositionEmbeddings)
+    rope.originalMaxPositionEmbeddings = cfg.maxPositionEmbeddings;
+  if (!rope.factor)
+    rope.factor = double(cfg.maxPositionEmbeddings) /
+                  double(*rope.originalMaxPositionEmbeddings);
+  ref::RopeParams p;
+  p.kind = ref::RopeParams::Kind::LongRope;
+  p.rotaryDim = int64_t(double(cfg.headDim) * rope.partialRotaryFactor);
+  p.theta = rope.theta;
+  p.factor = *rope.factor;
+  p.originalMaxPositionEmbeddings = *rope.originalMaxPositionEmbeddings;
+  p.attentionFactor = rope.attentionFactor;
+  p.shortFactor = rope.shortFactor;
+  p.longFactor = rope.longFactor;
+  if (std::string why = ref::ropeParamsProblem(p); !why.empty())
+    return r.error(ropeField, why);
   return Error::success();
 }
 
@@ -768,6 +835,8 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &rootObj,
                    "must give an even number of rotary dims in [2, head_dim "
                    "= " +
                        Twine(cfg.headDim) + "], got " + show(rotaryDims));
+  if (Error e = finishRope(r, ropeField, cfg))
+    return e;
 
   if (const json::Value *q = f.value("quantization_config")) {
     Expected<GptqConfig> gptq = parseGptq(r, *q);
@@ -810,6 +879,10 @@ json::Object ropeJSON(const RopeScaling &r) {
   opt("mscale_all_dim", r.mscaleAllDim);
   if (r.interleaved)
     rope["interleaved"] = true;
+  for (auto [key, list] : {std::pair{"short_factor", &r.shortFactor},
+                           std::pair{"long_factor", &r.longFactor}})
+    if (!list->empty())
+      rope[key] = json::Array(*list);
   return rope;
 }
 } // namespace

@@ -12,6 +12,7 @@
 
 #include "pimc/Numerics/Kernels.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
@@ -561,6 +562,49 @@ double yarnMscale(double scale, double mscale) {
   return scale <= 1.0 ? 1.0 : 0.1 * mscale * std::log(scale) + 1.0;
 }
 
+std::string longRopeProblem(const RopeParams &p) {
+  if (p.originalMaxPositionEmbeddings <= 0)
+    return "longrope needs original_max_position_embeddings > 0";
+  size_t n = size_t(p.rotaryDim / 2);
+  for (auto [name, list] : {std::pair{"short_factor", &p.shortFactor},
+                            std::pair{"long_factor", &p.longFactor}}) {
+    if (list->size() != n)
+      return formatv("longrope's {0} has {1} values; rotary_dim {2} needs {3}",
+                     name, list->size(), p.rotaryDim, n);
+    for (auto [i, v] : llvm::enumerate(*list))
+      if (!std::isfinite(v) || v <= 0)
+        return formatv("longrope's {0}[{1}] must be positive, got {2}", name, i,
+                       v);
+  }
+  if (p.attentionFactor &&
+      !(std::isfinite(*p.attentionFactor) && *p.attentionFactor > 0))
+    return formatv("longrope's attention_factor must be positive, got {0}",
+                   *p.attentionFactor);
+  return "";
+}
+
+/// HF _compute_longrope_parameters: the long divisors once the sequence
+/// exceeds L0, and the attention factor from factor (or its override).
+void longRopeFrequencies(const RopeParams &p, int64_t seqLen,
+                         std::vector<float> &invFreq, float &attentionFactor) {
+  const int64_t d = p.rotaryDim;
+  const double l0 = double(p.originalMaxPositionEmbeddings);
+  double af = 1.0;
+  if (p.attentionFactor)
+    af = *p.attentionFactor;
+  else if (p.factor > 1.0)
+    af = std::sqrt(1.0 + std::log(p.factor) / std::log(l0));
+  attentionFactor = float(af);
+  const std::vector<double> &ext =
+      seqLen > p.originalMaxPositionEmbeddings ? p.longFactor : p.shortFactor;
+  const float base = float(p.theta);
+  invFreq.resize(size_t(d / 2));
+  for (int64_t i = 0; i < d / 2; ++i) {
+    float posFreq = std::pow(base, float(2 * i) / float(d));
+    invFreq[size_t(i)] = 1.0f / (float(ext[size_t(i)]) * posFreq);
+  }
+}
+
 } // namespace
 
 std::string ropeParamsProblem(const RopeParams &p) {
@@ -599,6 +643,8 @@ std::string ropeParamsProblem(const RopeParams &p) {
                      "high_freq_factor ({1})",
                      p.lowFreqFactor, p.highFreqFactor);
     return "";
+  case Kind::LongRope:
+    return longRopeProblem(p);
   }
   return "unknown rope kind";
 }
@@ -717,11 +763,19 @@ void ropeFrequencies(const RopeParams &p, int64_t seqLen,
     }
     return;
   }
+
+  case RopeParams::Kind::LongRope:
+    longRopeFrequencies(p, seqLen, invFreq, attentionFactor);
+    return;
   }
 }
 
+bool longRopeRecomputes(int64_t l0, int64_t past, int64_t T) {
+  return l0 > 0 && past > 0 && past <= l0 && past + T > l0;
+}
+
 void applyRope(float *x, int64_t T, int64_t H, int64_t headDim, int64_t offset,
-               const RopeParams &p) {
+               const RopeParams &p, int64_t callLength) {
   RopeParams params = p;
   if (params.rotaryDim <= 0)
     params.rotaryDim = headDim;
@@ -730,7 +784,8 @@ void applyRope(float *x, int64_t T, int64_t H, int64_t headDim, int64_t offset,
 
   std::vector<float> invFreq;
   float attentionFactor;
-  ropeFrequencies(params, offset + T, invFreq, attentionFactor);
+  ropeFrequencies(params, std::max(offset + T, callLength), invFreq,
+                  attentionFactor);
 
   std::vector<float> cosv(static_cast<size_t>(half)), sinv(cosv.size());
   for (int64_t t = 0; t < T; ++t) {

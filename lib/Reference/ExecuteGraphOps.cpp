@@ -441,29 +441,46 @@ Expected<GenerationResult> pimc::ref::generateGreedy(Interpreter &interp,
         "{2}",
         prompt.size(), maxNewTokens, interp.maxContext()));
   interp.resetCaches();
-  int64_t offset = 0;
-  std::vector<int64_t> step(prompt.begin(), prompt.end());
-  // A one-token step (a synthesized decode step) takes the prompt a token
-  // at a time; only the last token's logits are kept.
-  if (interp.tokensPerStep() == 1) {
-    auto start = Clock::now();
-    for (size_t p = 0; p + 1 < prompt.size(); ++p)
-      if (auto logits = interp.forward(prompt[p], offset++); !logits)
+  // Each call stands for one of Hugging Face's forward calls: the prompt,
+  // then one token per step. A one-token step (a synthesized decode step)
+  // takes a call's tokens one at a time, its RoPE told the call's length.
+  // A call that first takes the sequence past longrope's L0 recomputes the
+  // whole context, as Phi-3's generation does (longRopeRecomputes).
+  const bool oneTokenSteps = interp.tokensPerStep() == 1;
+  std::vector<int64_t> context; // the tokens whose keys are cached
+  auto hfCall = [&](ArrayRef<int64_t> tokens) -> Expected<std::vector<float>> {
+    std::vector<int64_t> run(tokens.begin(), tokens.end());
+    if (longRopeRecomputes(interp.longRopeL0(), int64_t(context.size()),
+                           int64_t(run.size()))) {
+      interp.resetCaches();
+      result.recomputedTokens += int64_t(context.size());
+      run.insert(run.begin(), context.begin(), context.end());
+      context.clear();
+    }
+    int64_t offset = int64_t(context.size());
+    context.insert(context.end(), run.begin(), run.end());
+    interp.setRopeCallLength(int64_t(context.size()));
+    if (!oneTokenSteps)
+      return interp.forward(run, offset);
+    std::vector<float> last;
+    for (int64_t t : run) {
+      auto logits = interp.forward(t, offset++);
+      if (!logits)
         return logits.takeError();
-    result.prefillSeconds =
-        std::chrono::duration<double>(Clock::now() - start).count();
-    step.assign(1, prompt.back());
-  }
+      last = std::move(*logits);
+    }
+    return last;
+  };
+  std::vector<int64_t> step(prompt.begin(), prompt.end());
   for (int64_t i = 0; i < maxNewTokens; ++i) {
     auto start = Clock::now();
-    auto logits = interp.forward(step, offset);
+    auto logits = hfCall(step);
     if (!logits)
       return logits.takeError();
     double secs = std::chrono::duration<double>(Clock::now() - start).count();
     (i == 0 ? result.prefillSeconds : result.decodeSeconds) += secs;
     int64_t next =
         std::max_element(logits->begin(), logits->end()) - logits->begin();
-    offset += step.size();
     result.tokens.push_back(next);
     if (keepLogits)
       result.logits.push_back(std::move(*logits));

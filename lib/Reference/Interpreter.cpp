@@ -243,6 +243,10 @@ Interpreter::create(ModuleOp module, const ckpt::WeightStore &weights,
     return e;
   if (Error e = impl->bindWeights())
     return e;
+  impl->entry.walk([&](llm::RopeOp r) {
+    if (r.getKind() == llm::RopeKind::LongRope)
+      impl->longRopeL0 = r.getOriginalMaxPositionEmbeddings().value_or(0);
+  });
   return std::unique_ptr<Interpreter>(new Interpreter(std::move(impl)));
 }
 
@@ -254,6 +258,9 @@ int64_t Interpreter::tokensPerStep() const {
   return ids.getRank() == 1 && !ids.isDynamicDim(0) ? ids.getDimSize(0) : 0;
 }
 int64_t Interpreter::maxContext() const { return impl->maxContext; }
+
+void Interpreter::setRopeCallLength(int64_t n) { impl->ropeCallLength = n; }
+int64_t Interpreter::longRopeL0() const { return impl->longRopeL0; }
 
 void Interpreter::resetCaches() {
   for (auto &c : impl->caches)
@@ -597,7 +604,7 @@ Error Interpreter::Impl::execute(Operation *op, Env &env) {
             if (p.rotaryDim > x.shape[2])
               return opError(op, "rotary_dim exceeds head_dim");
             applyRope(out->f.data(), x.shape[0], x.shape[1], x.shape[2], offset,
-                      p);
+                      p, ropeCallLength);
             setTensor(r.getResult(), out);
             return Error::success();
           })

@@ -218,7 +218,9 @@ struct Interpreter::Impl {
   llvm::DenseMap<Operation *, std::unique_ptr<WeightBinding>> bindings;
   std::vector<std::unique_ptr<CacheState>> caches; // one per cache argument
   int64_t vocab = 0, maxContext = 0;
-  bool plainTensors = false; // call() signature rather than forward()
+  bool plainTensors = false;  // call() signature rather than forward()
+  int64_t longRopeL0 = 0;     // a longrope llm.rope's L0 (0: none)
+  int64_t ropeCallLength = 0; // applyRope's callLength
 
   Error bindWeights();
   Error checkCacheLinearity();

@@ -81,10 +81,12 @@ ref::RopeParams ropeParams(const pimsim::RopeSpec &r) {
   p.mscale = r.mscale;
   p.mscaleAllDim = r.mscaleAllDim;
   p.truncate = r.truncate;
+  p.shortFactor = r.shortFactor;
+  p.longFactor = r.longFactor;
   return p;
 }
-static_assert(int(ref::RopeParams::Kind::Llama3) ==
-                  int(pimsim::RopeKind::Llama3),
+static_assert(int(ref::RopeParams::Kind::LongRope) ==
+                  int(pimsim::RopeKind::LongRope),
               "the ABI's rope kinds are the reference's");
 } // namespace
 
@@ -114,6 +116,9 @@ Expected<HostOps> HostOps::parse(const pimsim::Program &program) {
         return createStringError(where + ": " + problems.front());
       if (op.kind == HostOpKind::Embedding)
         ops.vocabRows = ops.tensorRefs[op.tensor].shape[0];
+      if (op.kind == HostOpKind::Rope &&
+          op.rope.kind == pimsim::RopeKind::LongRope)
+        ops.longRopeOriginal = op.rope.originalMaxPositionEmbeddings;
       if (op.kind == HostOpKind::Logits) {
         logitsAt.push_back(
             formatv("host kernel '{0}' ({1}), op {2}", kernel.name, k, i));
@@ -334,7 +339,7 @@ Error HostOps::runOp(Device &device, const HostOp &op,
     if (!x)
       return x.takeError();
     ref::applyRope(x->data(), 1, op.heads, op.headDim, param(posIndex),
-                   op.ropeParams);
+                   op.ropeParams, ropeCallLength);
     return writeBuffer(device, region, op.out, *x);
   }
   case HostOpKind::GatedAct: {

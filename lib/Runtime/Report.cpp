@@ -332,6 +332,11 @@ void printReport(const PerfReport &r, raw_ostream &os, unsigned top) {
                   humanSeconds(s->meanSeconds), s->tokensPerSecond,
                   humanSeconds(s->seconds));
   }
+  if (r.recomputedTokens)
+    os << formatv("  (prefill includes {0} cached tokens run again with "
+                  "longrope's long factors when the sequence crossed L0 = "
+                  "{1})\n",
+                  r.recomputedTokens, r.longRopeL0);
   // The top lists once: for decode, or for prefill when nothing decoded.
   if (r.decode.tokens)
     printPart(os, "decode", r, r.decode, top, true);
@@ -454,6 +459,7 @@ json::Value reportJSON(const PerfReport &r, const GenerationResult &result,
       {"layers", r.footprint.layers},
       {"prefill", partJSON(r.prefill)},
       {"decode", partJSON(r.decode)},
+      {"recomputed_tokens", r.recomputedTokens},
       {"steps", std::move(steps)},
   };
   if (r.computed)

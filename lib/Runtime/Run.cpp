@@ -119,6 +119,8 @@ Expected<RunOutcome> pimc::rt::runCompiledModel(const RunRequest &r) {
   out.result = std::move(*result);
   out.report =
       buildReport(*out.device, out.session->program(), out.result.steps);
+  out.report.recomputedTokens = out.result.recomputedTokens;
+  out.report.longRopeL0 = out.session->hostOps().longRopeL0();
   return out;
 }
 

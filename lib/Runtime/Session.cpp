@@ -669,22 +669,44 @@ ModelSession::generate(ArrayRef<int64_t> prompt,
   result.computed = dev.functional();
   Sampler sampler(options.sampling);
   int64_t pos = options.startPos;
-  auto run = [&](int64_t token, bool prefill) -> Expected<std::vector<float>> {
-    auto r = step(token, pos++, prefill);
-    if (!r)
-      return r.takeError();
-    if (options.onStep)
-      options.onStep(r->record);
-    result.steps.push_back(std::move(r->record));
-    return std::move(r->logits);
+  // One call per Hugging Face forward call (the prompt, then each new
+  // token), run a token per step; a call that first takes the sequence past
+  // longrope's L0 runs the whole context again (ref::longRopeRecomputes).
+  std::vector<int64_t> context; // tokens whose keys are cached
+  auto call = [&](ArrayRef<int64_t> tokens,
+                  bool prefill) -> Expected<std::vector<float>> {
+    std::vector<int64_t> run(tokens.begin(), tokens.end());
+    size_t fresh = 0; // run[fresh..] are this call's own tokens
+    if (ref::longRopeRecomputes(ops.longRopeL0(), pos, int64_t(run.size()))) {
+      if (options.startPos != 0)
+        return createStringError(formatv(
+            "position {0} crosses longrope's L0 = {1}: the whole context "
+            "must be run again, but generation started at position {2}",
+            pos, ops.longRopeL0(), options.startPos));
+      result.recomputedTokens += int64_t(context.size());
+      fresh = context.size();
+      run.insert(run.begin(), context.begin(), context.end());
+      context.clear();
+      pos = 0; // the cache is written again from the start
+    }
+    ops.setRopeCallLength(pos + int64_t(run.size()));
+    std::vector<float> logits;
+    for (auto [i, t] : enumerate(run)) {
+      auto r = step(t, pos++, prefill || i < fresh);
+      if (!r)
+        return r.takeError();
+      if (options.onStep)
+        options.onStep(r->record);
+      result.steps.push_back(std::move(r->record));
+      logits = std::move(r->logits);
+    }
+    context.insert(context.end(), run.begin(), run.end());
+    return logits;
   };
-  std::vector<float> logits;
-  for (int64_t t : prompt) {
-    auto l = run(t, /*prefill=*/true);
-    if (!l)
-      return l.takeError();
-    logits = std::move(*l);
-  }
+  auto first = call(prompt, /*prefill=*/true);
+  if (!first)
+    return first.takeError();
+  std::vector<float> logits = std::move(*first);
   while (true) {
     int64_t next = 0; // timing: tokens are not computed
     if (result.computed) {
@@ -700,7 +722,7 @@ ModelSession::generate(ArrayRef<int64_t> prompt,
     result.tokens.push_back(next);
     if (int64_t(result.tokens.size()) >= options.maxNewTokens)
       break;
-    auto l = run(next, /*prefill=*/false);
+    auto l = call(next, /*prefill=*/false);
     if (!l)
       return l.takeError();
     logits = std::move(*l);

@@ -26,7 +26,7 @@ EXPECTED = {
     "offsets_overrun": "model.norm.weight data_offsets point past the end of the file (file length unchanged)",
     "dtype_mismatch": "model.norm.weight declared I16 instead of BF16 (same byte size, wrong kind)",
     "unknown_model_type": "config.json model_type 'llamafoo'",
-    "bad_rope_scaling": "config.json rope_scaling of unsupported (but real) type 'longrope'",
+    "bad_rope_scaling": "config.json longrope rope_scaling whose short_factor is one entry short",
     "missing_tensor": "model.layers.1.mlp.up_proj.weight absent from model.safetensors",
     "wrong_shape": "model.layers.0.self_attn.k_proj.weight shape transposed to [in, out] (same numel)",
     "bad_header_json": "safetensors header is not valid JSON (same length)",
@@ -120,19 +120,20 @@ def main(argv=None):
     edit_config(d, lambda c: c.__setitem__("model_type", "llamafoo"))
     variant("unknown_model_type", "%s -> llamafoo" % cfg["model_type"])
 
-    # bad_rope_scaling: Phi-3-128k style longrope (factor lists have rotary_dim/2 entries)
+    # bad_rope_scaling: Phi-3-128k style longrope whose short_factor lacks its last entry
+    # (the lists need rotary_dim/2 entries)
     d = copy_variant(a.src, a.out, "bad_rope_scaling")
     hd = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
     half = hd // 2
 
     def longrope(c):
         c["rope_scaling"] = {"rope_type": "longrope",
-                             "short_factor": [1.0 + 0.05 * i for i in range(half)],
+                             "short_factor": [1.0 + 0.05 * i for i in range(half - 1)],
                              "long_factor": [1.0 + 2.0 * i for i in range(half)],
                              "original_max_position_embeddings": 4096}
         c["max_position_embeddings"] = 131072
     edit_config(d, longrope)
-    variant("bad_rope_scaling", "longrope, %d-entry factor lists" % half)
+    variant("bad_rope_scaling", "longrope, %d-entry short_factor (needs %d)" % (half - 1, half))
 
     # missing_tensor: a valid file without one tensor (offsets of the rest recomputed)
     d = copy_variant(a.src, a.out, "missing_tensor")

@@ -57,6 +57,11 @@ def _gptq(bits, group_size, sym):
             "desc_act": False, "checkpoint_format": "gptq", "damp_percent": 0.01, "true_sequential": True}
 
 
+# Longrope divisors for 12 frequency pairs, shaped like Phi-3.5's: short ones near 1, long ones
+# growing to 32 at the low frequencies.
+PHI3_SHORT_FACTOR = [1.0, 1.01, 1.03, 1.05, 1.08, 1.1, 1.15, 1.2, 1.3, 1.4, 1.6, 1.8]
+PHI3_LONG_FACTOR = [1.0, 1.1, 1.3, 1.7, 2.4, 3.5, 5.0, 7.5, 11.0, 16.0, 24.0, 32.0]
+
 # Family table. `dtype` = storage dtype of unquantized tensors; `torch_dtype` = config.json value.
 FAMILIES = {
     "llama": dict(SMALL, model_type="llama", dtype="bfloat16", rope_theta=500000.0, eps=1e-5,
@@ -190,6 +195,17 @@ FAMILIES = {
                       eps=1e-5, max_pos=16, tie=False, reference_golden=True, check_rope=False,
                       rope_scaling={"type": "dynamic", "factor": 2.0}, min_margin=0.05,
                       first_seed=1),
+    # Phi-3 / 3.5 / Phi-4-mini (spec 2.17) with every switch on: the fused q|k|v qkv_proj and
+    # gate|up gate_up_proj, GQA and the tied head and partial rotary (0.75: 24 of 32 dims) of
+    # Phi-4-mini, a window of 8 on every layer (Phi-3-mini-4k's 2047, scaled down), and longrope
+    # with the top-level original_max_position_embeddings 16 crossed during decode (positions
+    # 16..36 use the long factors, and the attention factor sqrt(1 + ln 4 / ln 16) from
+    # max_pos / L0 = 4 scales every call).
+    "phi3": dict(SMALL, model_type="phi3", dtype="bfloat16", rope_theta=10000.0, eps=1e-5,
+                 max_pos=64, tie=True, fused_qkv=True, fused_gate_up=True, sliding_window=8,
+                 rope_scaling={"type": "longrope", "short_factor": PHI3_SHORT_FACTOR,
+                               "long_factor": PHI3_LONG_FACTOR},
+                 min_margin=0.05),
     # Llama-2: MHA (8 kv heads = 8 q heads), theta 1e4, no head_dim field, rope_scaling null.
     "llama2": dict(SMALL, kv_heads=8, model_type="llama", dtype="float16", rope_theta=10000.0, eps=1e-5,
                    max_pos=4096, tie=False),
@@ -220,7 +236,7 @@ ARCH = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
         "stablelm": "StableLmForCausalLM", "glm": "GlmForCausalLM", "glm4": "Glm4ForCausalLM",
         "cohere": "CohereForCausalLM", "cohere2": "Cohere2ForCausalLM",
         "starcoder2": "Starcoder2ForCausalLM", "falcon": "FalconForCausalLM",
-        "internlm2": "InternLM2ForCausalLM"}
+        "internlm2": "InternLM2ForCausalLM", "phi3": "Phi3ForCausalLM"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -331,6 +347,11 @@ def make_config(f):
     elif mt == "gemma":
         c.update(attention_bias=False, head_dim=f["head_dim"], hidden_act="gelu_pytorch_tanh",
                  rope_scaling=None)
+    elif mt == "phi3":
+        # pad_token_id: the real 32000 is outside the small vocabulary.
+        c.update(original_max_position_embeddings=16, partial_rotary_factor=0.75,
+                 sliding_window=f["sliding_window"], rope_scaling=f["rope_scaling"],
+                 resid_pdrop=0.0, embd_pdrop=0.0, attention_bias=False, pad_token_id=0)
     if "gptq" in f:
         c["quantization_config"] = dict(f["gptq"])
     return dict(sorted(c.items()))
@@ -508,9 +529,13 @@ def make_weights(f, g):
         p = "model.layers.%d." % l
         if "attn_in" in norms:
             put_norm(p + norms["attn_in"], H)
-        put_proj(p + "self_attn.q_proj", linear((nh * hd, H), H ** -0.5))
-        put_proj(p + "self_attn.k_proj", linear((nkv * hd, H), H ** -0.5))
-        put_proj(p + "self_attn.v_proj", linear((nkv * hd, H), H ** -0.5))
+        if f.get("fused_qkv"):
+            # q rows, then k, then v (phi3's qkv_proj)
+            put(p + "self_attn.qkv_proj.weight", linear(((nh + 2 * nkv) * hd, H), H ** -0.5))
+        else:
+            put_proj(p + "self_attn.q_proj", linear((nh * hd, H), H ** -0.5))
+            put_proj(p + "self_attn.k_proj", linear((nkv * hd, H), H ** -0.5))
+            put_proj(p + "self_attn.v_proj", linear((nkv * hd, H), H ** -0.5))
         if f.get("qkv_bias"):
             put(p + "self_attn.q_proj.bias", 0.1 * randn(nh * hd))
             put(p + "self_attn.k_proj.bias", 0.1 * randn(nkv * hd))
@@ -794,6 +819,25 @@ def check_rope_scaling(cfg, model):
         L0 = rs.get("original_max_position_embeddings")
         if L0 and cfg["max_position_embeddings"] / L0 != rs["factor"]:
             raise SystemExit("yarn: max_position_embeddings / L0 != factor; HF revisions would disagree")
+    elif rt == "longrope":
+        l0 = ref.longrope_original(cfg)
+        last = PROMPT_LEN + MAX_NEW_TOKENS - 1
+        dim = int(hd * cfg.get("partial_rotary_factor", 1.0))
+        rotary_default = ref.default_inv_freq(cfg["rope_theta"], dim)
+        long_inv, long_af = hf_inv_freq(model, l0 + 1)
+        mine, my_af = ref.longrope_inv_freq(cfg, dim, l0 + 1)
+        same_as_reference("longrope long", long_inv, mine)
+        if long_af != my_af or long_af != af:
+            raise SystemExit("longrope attention factor: %r / %r, reference.py %r" % (af, long_af, my_af))
+        short_calls = [sl for sl in [PROMPT_LEN] + list(range(PROMPT_LEN + 1, last + 1)) if sl <= l0]
+        print("    longrope L0 %d, factor %g, attention factor %.6f: prefill and decode calls up to seq_len "
+              "%d use the short factors (%d of %d frequencies changed), seq_len %d..%d the long ones "
+              "(%d changed)" % (l0, cfg["max_position_embeddings"] / l0, af, max(short_calls),
+                                int((inv != rotary_default).sum()), dim // 2, l0 + 1, last,
+                                int((long_inv != rotary_default).sum())))
+        if not (PROMPT_LEN <= l0 < last) or torch.equal(inv, long_inv) or af == 1.0:
+            raise SystemExit("longrope not exercised: L0 must be crossed during decode, and the "
+                             "factor lists and the attention factor must matter")
     else:
         raise SystemExit("no frequency report for rope_type %r" % rt)
 

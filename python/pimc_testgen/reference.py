@@ -187,7 +187,34 @@ def rope_inv_freq(cfg, head_dim):
         return dynamic_inv_freq(cfg, dim, cfg["max_position_embeddings"]), 1.0
     if rt == "yarn":
         return yarn_inv_freq(cfg, dim)
+    if rt == "longrope":
+        return longrope_inv_freq(cfg, dim, None)
     raise NotImplementedError("rope_type %r" % rt)
+
+
+def longrope_original(cfg):
+    """Longrope's pretraining length L0: Phi-3's top-level original_max_position_embeddings wins
+    over the dict's (transformers' standardize_rope_params), else max_position_embeddings."""
+    rs = cfg["rope_scaling"]
+    return cfg.get("original_max_position_embeddings",
+                   rs.get("original_max_position_embeddings", cfg["max_position_embeddings"]))
+
+
+def longrope_inv_freq(cfg, dim, seq_len):
+    """HF _compute_longrope_parameters for a forward call ending at seq_len - 1 (None: the load-time
+    table): 1 / (ext * base^(2i/d)) with ext the long factors once seq_len > L0, else the short
+    ones; attention factor sqrt(1 + ln(factor) / ln(L0)) with factor max_pos / L0 by default."""
+    rs = cfg["rope_scaling"]
+    base = cfg.get("rope_theta", 10000.0)
+    l0 = longrope_original(cfg)
+    factor = rs.get("factor") or cfg["max_position_embeddings"] / l0
+    af = rs.get("attention_factor")
+    if af is None:
+        af = 1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(l0))
+    ext = rs["long_factor"] if seq_len and seq_len > l0 else rs["short_factor"]
+    ext = torch.tensor(ext, dtype=torch.float32)
+    shape = torch.arange(0, dim, 2, dtype=torch.int64).float() / dim
+    return 1.0 / (ext * base ** shape), af
 
 
 # --------------------------------------------------------------------------------------------

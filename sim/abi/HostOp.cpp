@@ -30,8 +30,8 @@ const StringRef kHostOpKindNames[] = {
     "embedding", "rms_norm", "add",    "rope",   "gated_act",    "pack",
     "v_stage",   "sum",      "linear", "logits", "attn_combine", "call"};
 const StringRef kGatedActNames[] = {"silu", "gelu", "gelu_tanh"};
-const StringRef kRopeKindNames[] = {"default", "linear", "dynamic", "yarn",
-                                    "llama3"};
+const StringRef kRopeKindNames[] = {"default", "linear", "dynamic",
+                                    "yarn",    "llama3", "longrope"};
 static_assert(std::size(kElemFormatNames) == kNumElemFormats);
 static_assert(std::size(kHostOpKindNames) == kNumHostOpKinds);
 static_assert(std::size(kGatedActNames) == kNumGatedActFns);
@@ -73,7 +73,8 @@ bool RopeSpec::operator==(const RopeSpec &o) const {
          highFreqFactor == o.highFreqFactor && betaFast == o.betaFast &&
          betaSlow == o.betaSlow && attentionFactor == o.attentionFactor &&
          mscale == o.mscale && mscaleAllDim == o.mscaleAllDim &&
-         truncate == o.truncate;
+         truncate == o.truncate && shortFactor == o.shortFactor &&
+         longFactor == o.longFactor;
 }
 
 bool HostOp::operator==(const HostOp &o) const {
@@ -403,7 +404,11 @@ ArrayRef<RopeField> ropeFields() {
       {"attention_factor", false, nullptr, nullptr, &R::attentionFactor},
       {"mscale", false, nullptr, nullptr, &R::mscale},
       {"mscale_all_dim", false, nullptr, nullptr, &R::mscaleAllDim},
-      {"truncate", false, nullptr, nullptr, nullptr, &R::truncate}};
+      {"truncate", false, nullptr, nullptr, nullptr, &R::truncate},
+      {"short_factor", false, nullptr, nullptr, nullptr, nullptr,
+       &R::shortFactor},
+      {"long_factor", false, nullptr, nullptr, nullptr, nullptr,
+       &R::longFactor}};
   return fields;
 }
 
@@ -675,6 +680,9 @@ void OpChecker::rope() {
   for (const std::optional<double> &v :
        {r.attentionFactor, r.mscale, r.mscaleAllDim})
     if (v && !std::isfinite(*v))
+      return fail("'rope' has a value that is not finite");
+  for (const std::vector<double> *list : {&r.shortFactor, &r.longFactor})
+    if (!all_of(*list, [](double v) { return std::isfinite(v); }))
       return fail("'rope' has a value that is not finite");
   if (r.originalMaxPositionEmbeddings < 0 || r.maxPositionEmbeddings < 0)
     fail("'rope' context lengths must be >= 0");

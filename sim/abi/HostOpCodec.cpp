@@ -29,6 +29,9 @@ ActBuffer buffer(const fb::ActBuffer *b) {
 }
 
 Offset<fb::RopeSpec> rope(FlatBufferBuilder &fbb, const RopeSpec &r) {
+  // Vectors are built before the table that refers to them.
+  auto shortFactor = fbb.CreateVector(r.shortFactor);
+  auto longFactor = fbb.CreateVector(r.longFactor);
   fb::RopeSpecBuilder b(fbb);
   b.add_kind(static_cast<fb::RopeKind>(r.kind));
   b.add_interleaved(r.interleaved);
@@ -48,6 +51,10 @@ Offset<fb::RopeSpec> rope(FlatBufferBuilder &fbb, const RopeSpec &r) {
   if (r.mscaleAllDim)
     b.add_mscale_all_dim(*r.mscaleAllDim);
   b.add_truncate(r.truncate);
+  if (!r.shortFactor.empty())
+    b.add_short_factor(shortFactor);
+  if (!r.longFactor.empty())
+    b.add_long_factor(longFactor);
   return b.Finish();
 }
 
@@ -73,6 +80,10 @@ RopeSpec rope(const fb::RopeSpec *r) {
   s.attentionFactor = optional(r->attention_factor());
   s.mscale = optional(r->mscale());
   s.mscaleAllDim = optional(r->mscale_all_dim());
+  for (auto [out, in] : {std::pair{&s.shortFactor, r->short_factor()},
+                         std::pair{&s.longFactor, r->long_factor()}})
+    if (in)
+      out->assign(in->begin(), in->end());
   s.truncate = r->truncate();
   return s;
 }

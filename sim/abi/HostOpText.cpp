@@ -84,6 +84,13 @@ void printRope(const RopeSpec &r, raw_ostream &os) {
     } else if (f.optional) {
       if (r.*f.optional)
         os << " " << f.key << "=" << number(*(r.*f.optional));
+    } else if (f.list) {
+      if (!(r.*f.list).empty()) {
+        os << " " << f.key << "=";
+        ListSeparator comma(",");
+        for (double v : r.*f.list)
+          os << comma << number(v);
+      }
     } else if (r.*f.boolean != d.*f.boolean) {
       os << " " << f.key << "=" << (r.*f.boolean ? "true" : "false");
     }
@@ -223,6 +230,14 @@ std::optional<TextProblem> OpParser::ropeField(const RopeField &f,
     double v = 0;
     ok = parseFloat(a.value, v);
     r.*f.optional = v;
+  } else if (f.list) {
+    SmallVector<StringRef> items;
+    a.value.split(items, ',');
+    for (StringRef item : items) {
+      double v = 0;
+      ok = ok && parseFloat(item, v);
+      (r.*f.list).push_back(v);
+    }
   } else {
     ok = a.value == "true" || a.value == "false";
     r.*f.boolean = a.value == "true";
@@ -232,7 +247,7 @@ std::optional<TextProblem> OpParser::ropeField(const RopeField &f,
   if (f.isKind())
     return fail(a, "'" + a.value +
                        "' is not a rope kind (default, linear, dynamic, "
-                       "yarn, llama3)");
+                       "yarn, llama3, longrope)");
   return fail(a, "expected " +
                      Twine(f.integer   ? "an integer"
                            : f.boolean ? "true or false"

@@ -66,8 +66,8 @@ std::vector<HostOp> everyKind() {
   r.out = f32(128, 16);
   r.heads = 2;
   r.headDim = 8;
-  r.rope = {RopeKind::Yarn, true, 6,   500000.0, 4.0,  4096, 8192, 1.5, 3.0,
-            16.0,           2.0,  0.1, 1.25,     0.75, false};
+  r.rope = {RopeKind::Yarn, true, 6,   500000.0, 4.0,  4096,  8192, 1.5, 3.0,
+            16.0,           2.0,  0.1, 1.25,     0.75, false, {},   {}};
   ops.push_back(r);
   HostOp g;
   g.kind = HostOpKind::GatedAct;
@@ -151,6 +151,38 @@ std::string printed(const Program &p) {
 }
 
 } // namespace
+
+TEST(HostOpTest, LongRopeListsRoundTripThroughTextAndBinary) {
+  HostOp r;
+  r.kind = HostOpKind::Rope;
+  r.in = f32(0, 16);
+  r.out = f32(128, 16);
+  r.heads = 2;
+  r.headDim = 8;
+  r.rope.kind = RopeKind::LongRope;
+  r.rope.rotaryDim = 6;
+  r.rope.factor = 32.0;
+  r.rope.originalMaxPositionEmbeddings = 4096;
+  r.rope.shortFactor = {1.0, 1.0234375, 1.5};
+  r.rope.longFactor = {1.0, 7.25, 64.125};
+  Program p = programWith({r});
+  EXPECT_EQ(errorOf(checkProgram(p)), "<success>");
+  std::string text = printed(p);
+  EXPECT_NE(text.find("rope=longrope rotary_dim=6 factor=32 "
+                      "original_max_position_embeddings=4096 "
+                      "short_factor=1,1.0234375,1.5 long_factor=1,7.25,64.125"),
+            std::string::npos)
+      << text;
+  auto again = parseProgramText(text, "t.pimasm");
+  ASSERT_TRUE(bool(again)) << toString(again.takeError()) << "\n" << text;
+  EXPECT_TRUE(*again == p) << text;
+  auto bytes = serializeProgram(p);
+  ASSERT_TRUE(bool(bytes)) << toString(bytes.takeError());
+  auto read = parseProgramBuffer(*bytes, "t.pimb");
+  ASSERT_TRUE(bool(read)) << toString(read.takeError());
+  EXPECT_TRUE(*read == p);
+  EXPECT_EQ(read->kernels[0].ops[0].rope.longFactor, r.rope.longFactor);
+}
 
 TEST(HostOpTest, EveryKindRoundTripsThroughTextAndBinary) {
   Program p = programWith(everyKind());

@@ -245,6 +245,30 @@ JSONFields::integers(StringRef key, RequiredField, IntRange range) const {
   return need(key, integers(key, range));
 }
 
+OptionalField<std::vector<double>> JSONFields::numbers(StringRef key) const {
+  Expected<const json::Array *> arr = array(key);
+  if (!arr)
+    return arr.takeError();
+  if (!*arr)
+    return std::nullopt;
+  std::vector<double> out;
+  for (auto [i, element] : llvm::enumerate(**arr)) {
+    std::optional<double> d = element.getAsNumber();
+    std::string path = jsonIndexPath(pathOf(key), i);
+    if (!d)
+      return typeError(*style, path, "a number", element);
+    if (!std::isfinite(*d))
+      return style->error(path, formatv("must be finite, got {0}", *d));
+    out.push_back(*d);
+  }
+  return out;
+}
+
+Expected<std::vector<double>> JSONFields::numbers(StringRef key,
+                                                  RequiredField) const {
+  return need(key, numbers(key));
+}
+
 OptionalField<JSONFields> JSONFields::object(StringRef key) const {
   const json::Value *v = value(key);
   if (!v)

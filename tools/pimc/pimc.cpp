@@ -925,6 +925,7 @@ int runReference(mlir::MLIRContext &ctx) {
     obj["prefill_seconds"] = result->prefillSeconds;
     obj["decode_seconds"] = result->decodeSeconds;
     obj["decode_tokens_per_second"] = decodeRate;
+    obj["recomputed_tokens"] = result->recomputedTokens;
     obj["weight_bytes"] = static_cast<int64_t>(weights->totalBytes());
     outs() << formatv("{0:2}", json::Value(std::move(obj))) << "\n";
     return 0;
@@ -942,6 +943,10 @@ int runReference(mlir::MLIRContext &ctx) {
                     "token)\n",
                     decodeSteps, result->decodeSeconds * 1e3, decodeRate,
                     weightGB, weightGB * decodeRate);
+  if (result->recomputedTokens)
+    outs() << formatv("longrope: the step that crossed L0 = {0} recomputed "
+                      "{1} cached tokens with the long factors\n",
+                      (*interp)->longRopeL0(), result->recomputedTokens);
   if (keep)
     outs() << formatv("logits: [{0}, {1}] f32 written to {2}\n",
                       result->logits.size(), (*interp)->vocabSize(), logitsOut);

@@ -686,8 +686,16 @@ TEST(HFConfigTest, RopeErrors) {
   std::string msg = errorOf(patched(
       llama31, R"({"rope_scaling": {"rope_type": "longrope", "factor": 4,
                    "short_factor": [1], "long_factor": [2]}})"));
-  EXPECT_CONTAINS(msg, "unsupported rope_scaling type 'longrope' (supported: "
-                       "default, linear, dynamic, yarn, llama3)");
+  EXPECT_CONTAINS(msg, "rope_scaling: longrope's short_factor has 1 values; "
+                       "rotary_dim 128 needs 64");
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"rope_scaling":
+                     {"rope_type": "longrope", "long_factor": [2]}})")),
+                  "rope_scaling.short_factor: required for rope type "
+                  "'longrope'");
+  EXPECT_CONTAINS(errorOf(patched(llama31, R"({"rope_scaling":
+                     {"rope_type": "mrope"}})")),
+                  "unsupported rope_scaling type 'mrope' (supported: "
+                  "default, linear, dynamic, yarn, llama3, longrope)");
   EXPECT_CONTAINS(
       errorOf(patched(llama31, R"({"rope_scaling": {"type": "su"}})")), "'su'");
 
@@ -1085,6 +1093,59 @@ TEST(HFConfigTest, Falcon) {
   // Without a hook that sets it, intermediate_size is required.
   EXPECT_CONTAINS(errorOf(patched(llama31, R"({"intermediate_size": null})")),
                   "cfg.json: intermediate_size: required field is missing");
+}
+
+/// Phi-4-mini's config: top-level original_max_position_embeddings (which
+/// wins over the dict's), partial rotary, fused projections, the keys its
+/// remote code reads at transformers' values.
+const char *phi4mini = R"({
+  "architectures": ["Phi3ForCausalLM"], "model_type": "phi3",
+  "attention_bias": false, "embd_pdrop": 0.0, "full_attn_mod": 1,
+  "hidden_act": "silu", "hidden_size": 3072, "intermediate_size": 8192,
+  "interpolate_factor": 1, "lm_head_bias": false,
+  "max_position_embeddings": 131072, "mlp_bias": false,
+  "num_attention_heads": 24, "num_hidden_layers": 32,
+  "num_key_value_heads": 8, "original_max_position_embeddings": 4096,
+  "partial_rotary_factor": 0.75, "resid_pdrop": 0.0, "rms_norm_eps": 1e-05,
+  "rope_scaling": {"type": "longrope",
+    "long_factor": [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,
+                    23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,
+                    42,43,44,45,46,47,48],
+    "short_factor": [1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
+                     1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]},
+  "rope_theta": 10000.0, "sliding_window": 262144,
+  "tie_word_embeddings": true, "torch_dtype": "bfloat16",
+  "vocab_size": 200064})";
+
+TEST(HFConfigTest, Phi3) {
+  ModelConfig c = parseOk(phi4mini);
+  EXPECT_TRUE(c.fusedQKV && c.fusedGateUp);
+  EXPECT_EQ(c.rope.kind, RopeScaling::Kind::LongRope);
+  EXPECT_EQ(c.rope.originalMaxPositionEmbeddings, 4096);
+  EXPECT_DOUBLE_EQ(*c.rope.factor, 32.0);
+  EXPECT_EQ(c.rope.longFactor.size(), 48u);
+  EXPECT_EQ(c.slidingWindow, 262144);
+  EXPECT_CONTAINS(semanticConfigJSON(c), "\"long_factor\":[1,2,3");
+  // The top-level L0 wins over the dict's, as in transformers.
+  ModelConfig d = parseOk(patched(phi4mini, R"({"rope_scaling": {
+      "type": "longrope", "original_max_position_embeddings": 8,
+      "long_factor": [2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,
+                      2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2],
+      "short_factor": [1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,
+                       1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]}})"));
+  EXPECT_EQ(d.rope.originalMaxPositionEmbeddings, 4096);
+  // Phi3Config takes only default and longrope.
+  EXPECT_CONTAINS(errorOf(patched(phi4mini, R"({"rope_scaling":
+                     {"rope_type": "linear", "factor": 2.0}})")),
+                  "rope_scaling: phi3 takes rope type default or longrope, "
+                  "got 'linear'");
+  EXPECT_CONTAINS(errorOf(patched(phi4mini, R"({"lm_head_bias": true})")),
+                  "lm_head_bias: transformers' phi3 ignores it and assumes "
+                  "false; got true");
+  // Unscaled: the family's L0 is not part of the model.
+  ModelConfig u = parseOk(patched(phi4mini, R"({"rope_scaling": null})"));
+  EXPECT_EQ(u.rope.kind, RopeScaling::Kind::Default);
+  EXPECT_FALSE(u.rope.originalMaxPositionEmbeddings.has_value());
 }
 
 TEST(HFConfigTest, InternLM2) {

@@ -429,6 +429,61 @@ TEST(RopeFrequencies, DynamicNtk) {
   EXPECT_EQ(frequencies(p, 10), frequencies(plain, 10));
 }
 
+/// Phi-3.5-mini's shape: the short divisors up to L0, the long ones beyond,
+/// and sqrt(1 + ln(factor) / ln(L0)) on cos and sin either way.
+TEST(RopeFrequencies, LongRopeSwitchesAtL0) {
+  RopeParams p;
+  p.kind = RopeParams::Kind::LongRope;
+  p.rotaryDim = 4;
+  p.theta = 1e4;
+  p.factor = 32.0;
+  p.originalMaxPositionEmbeddings = 4096;
+  p.shortFactor = {1.0, 1.5};
+  p.longFactor = {2.0, 40.0};
+  EXPECT_EQ(ropeParamsProblem(p), "");
+  std::vector<float> inv;
+  float af = 0;
+  ropeFrequencies(p, 4096, inv, af);
+  EXPECT_FLOAT_EQ(inv[0], 1.0f);
+  EXPECT_FLOAT_EQ(inv[1], 1.0f / (1.5f * 100.0f));
+  EXPECT_FLOAT_EQ(af,
+                  float(std::sqrt(1.0 + std::log(32.0) / std::log(4096.0))));
+  ropeFrequencies(p, 4097, inv, af);
+  EXPECT_FLOAT_EQ(inv[0], 0.5f);
+  EXPECT_FLOAT_EQ(inv[1], 1.0f / (40.0f * 100.0f));
+  p.attentionFactor = 1.25;
+  ropeFrequencies(p, 1, inv, af);
+  EXPECT_FLOAT_EQ(af, 1.25f);
+
+  // The call's length, not the token's position, picks the table.
+  std::vector<float> a(4, 1.0f), b = a;
+  applyRope(a.data(), 1, 1, 4, 100, p);
+  applyRope(b.data(), 1, 1, 4, 100, p, /*callLength=*/5000);
+  EXPECT_NE(a, b);
+
+  RopeParams bad = p;
+  bad.longFactor.pop_back();
+  EXPECT_EQ(ropeParamsProblem(bad),
+            "longrope's long_factor has 1 values; rotary_dim 4 needs 2");
+  bad = p;
+  bad.shortFactor[1] = 0;
+  EXPECT_EQ(ropeParamsProblem(bad),
+            "longrope's short_factor[1] must be positive, got 0.00");
+  bad = p;
+  bad.originalMaxPositionEmbeddings = 0;
+  EXPECT_EQ(ropeParamsProblem(bad),
+            "longrope needs original_max_position_embeddings > 0");
+}
+
+TEST(RopeFrequencies, LongRopeRecomputesOnceAtTheCrossing) {
+  EXPECT_FALSE(longRopeRecomputes(0, 16, 1));  // no longrope
+  EXPECT_FALSE(longRopeRecomputes(16, 0, 20)); // a first call: nothing cached
+  EXPECT_FALSE(longRopeRecomputes(16, 15, 1)); // ends at 16 = L0
+  EXPECT_TRUE(longRopeRecomputes(16, 16, 1));  // the sequence reaches 17
+  EXPECT_TRUE(longRopeRecomputes(16, 10, 7));
+  EXPECT_FALSE(longRopeRecomputes(16, 17, 1)); // already long
+}
+
 //===-- RoPE rotation -----------------------------------------------------===//
 
 /// Rotation in double from the kernel's own frequencies.

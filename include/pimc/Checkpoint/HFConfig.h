@@ -20,11 +20,13 @@
 #include <tuple>
 #include <vector>
 
+#include "llvm/ADT/SmallVector.h"
+
 namespace pimc::ckpt {
 
 /// `rope_scaling` / `rope_parameters` (specs/llm-architectures.md section 3).
 struct RopeScaling {
-  enum class Kind { Default, Linear, Dynamic, Yarn, Llama3 };
+  enum class Kind { Default, Linear, Dynamic, Yarn, Llama3, LongRope };
   Kind kind = Kind::Default;
   double theta = 10000.0;           // rope_theta
   double partialRotaryFactor = 1.0; // partial_rotary_factor
@@ -36,6 +38,7 @@ struct RopeScaling {
   std::optional<double> attentionFactor;               // yarn
   std::optional<double> mscale, mscaleAllDim;          // yarn
   bool truncate = true;                                // yarn
+  std::vector<double> shortFactor, longFactor;         // longrope
 };
 
 /// GPTQ `quantization_config` (specs/llm-architectures.md section 5.2).
@@ -175,6 +178,9 @@ struct ModelConfig {
   std::optional<RopeScaling> slidingRope;
   std::string torchDtype = "float32";
   RopeScaling rope;
+  /// The rope types the family's config class accepts (Phi-3: default and
+  /// longrope); empty: every type pimc knows.
+  llvm::SmallVector<RopeScaling::Kind, 2> ropeKinds;
   std::optional<GptqConfig> gptq;
 };
 

@@ -98,20 +98,24 @@ void softmaxRows(float *x, int64_t rows, int64_t n);
 //===-- Rotary embedding
 //---------------------------------------------------===//
 struct RopeParams {
-  enum class Kind { Default, Linear, Dynamic, Yarn, Llama3 };
+  enum class Kind { Default, Linear, Dynamic, Yarn, Llama3, LongRope };
   Kind kind = Kind::Default;
   bool interleaved =
       false;             // false: half-split (HF/NeoX); true: pairs (2j, 2j+1)
   int64_t rotaryDim = 0; // d <= head dim, even; dims >= d pass through
   double theta = 10000.0;
   double factor = 1.0;
-  int64_t originalMaxPositionEmbeddings = 0; // llama3, yarn (L0)
+  int64_t originalMaxPositionEmbeddings = 0; // llama3, yarn, longrope (L0)
   int64_t maxPositionEmbeddings = 0;         // dynamic; yarn factor fallback
   double lowFreqFactor = 1.0, highFreqFactor = 4.0; // llama3
   double betaFast = 32.0, betaSlow = 1.0;           // yarn
   std::optional<double> attentionFactor;            // yarn override
   std::optional<double> mscale, mscaleAllDim;       // yarn
   bool truncate = true;                             // yarn
+  /// longrope: the d/2 per-frequency divisors, short while the sequence
+  /// stays within L0, long beyond it; attentionFactor overrides
+  /// sqrt(1 + ln(factor) / ln(L0)).
+  std::vector<double> shortFactor, longFactor;
 };
 
 /// Why `p` is not a valid rotary embedding, or "" when it is: the one place
@@ -122,15 +126,25 @@ struct RopeParams {
 std::string ropeParamsProblem(const RopeParams &p);
 
 /// The d/2 inverse frequencies for a sequence of total length `seqLen`
-/// (seqLen matters only for Kind::Dynamic), and the factor that multiplies
-/// cos and sin (1 except for YaRN). Computed as Hugging Face does, in f32.
+/// (seqLen matters only for Kind::Dynamic and Kind::LongRope), and the factor
+/// that multiplies cos and sin (1 except for YaRN and LongRope). Computed as
+/// Hugging Face does, in f32.
 void ropeFrequencies(const RopeParams &p, int64_t seqLen,
                      std::vector<float> &invFreq, float &attentionFactor);
 
 /// Rotates x [T, H, headDim] in place; token t sits at position offset + t.
-/// The frequencies use seqLen = offset + T.
+/// The frequencies use the length of the forward call the tokens belong to:
+/// max(offset + T, callLength) (Hugging Face: max(position_ids) + 1; a
+/// driver that feeds a call's tokens one at a time passes the call's end).
 void applyRope(float *x, int64_t T, int64_t H, int64_t headDim, int64_t offset,
-               const RopeParams &p);
+               const RopeParams &p, int64_t callLength = 0);
+
+/// Whether a generation step of T tokens after `past` cached ones makes
+/// Hugging Face's Phi-3 recompute the whole context (its
+/// prepare_inputs_for_generation drops the cache when the sequence first
+/// exceeds longrope's L0, so every position is rotated again with the long
+/// factors): l0 > 0 and past <= l0 < past + T, past > 0.
+bool longRopeRecomputes(int64_t l0, int64_t past, int64_t T);
 
 //===-- Attention
 //-----------------------------------------------------------===//

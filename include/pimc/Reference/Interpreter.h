@@ -82,6 +82,12 @@ public:
   /// Forgets all cached keys and values.
   void resetCaches();
 
+  /// The length of the model-level forward call the next forward() calls
+  /// belong to (0: each call is its own; see ref::applyRope).
+  void setRopeCallLength(int64_t n);
+  /// L0 of the model's longrope embeddings, 0 when it has none.
+  int64_t longRopeL0() const;
+
   /// Tokens per forward() call when the entry's token type is static (a
   /// synthesized decode step takes one), 0 when any number goes.
   int64_t tokensPerStep() const;
@@ -100,6 +106,8 @@ struct GenerationResult {
   std::vector<int64_t> tokens;            // newly generated ids
   std::vector<std::vector<float>> logits; // logits that produced each token
   double prefillSeconds = 0, decodeSeconds = 0;
+  /// Cached tokens run again because a step crossed longrope's L0.
+  int64_t recomputedTokens = 0;
 };
 
 /// Greedy decoding: prefill `prompt`, then one token at a time. Row i of

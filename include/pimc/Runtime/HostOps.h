@@ -132,8 +132,14 @@ public:
   int64_t tokenParam() const { return tokenIndex; }
   /// Rows of the embedding table (the vocabulary), 0 if no embedding op.
   int64_t embeddingRows() const { return vocabRows; }
+  /// L0 of the program's longrope `rope` ops, 0 when it has none.
+  int64_t longRopeL0() const { return longRopeOriginal; }
+  /// The length of the model-level forward call the next steps belong to
+  /// (ref::applyRope's callLength; 0: each step is its own call).
+  void setRopeCallLength(int64_t n) { ropeCallLength = n; }
 
 private:
+  int64_t longRopeOriginal = 0, ropeCallLength = 0;
   struct BoundTensor {
     ref::StorageType storage = ref::StorageType::F32;
     const void *data = nullptr; // a view into the checkpoint mapping

@@ -79,6 +79,9 @@ struct PerfReport {
   double internalPeak = 0, externalPeak = 0; // bytes/s, whole device
   ModelFootprint footprint;
   PartSummary prefill, decode;
+  /// Prefill steps that ran cached tokens again because a step crossed
+  /// longrope's L0 (counted in `prefill`).
+  int64_t recomputedTokens = 0, longRopeL0 = 0;
 };
 
 PerfReport buildReport(const Device &device, const pimsim::Program &program,

@@ -117,6 +117,9 @@ struct GenerationResult {
   bool computed = true;
   std::vector<std::vector<float>> logits; // keepLogits: one row per token
   std::vector<StepRecord> steps;          // prefill steps, then decode steps
+  /// Cached tokens run again (as prefill steps) because a step crossed
+  /// longrope's L0 (ref::longRopeRecomputes).
+  int64_t recomputedTokens = 0;
 };
 
 /// The checkpoint in `dir` (its config.json and tensor table `store`) is the

@@ -1256,6 +1256,10 @@ FailureOr<pim::ProgramOp> Lowering::run() {
       opt("mscale_all_dim", r.getMscaleAllDimAttr());
       if (auto tr = r.getTruncateAttr())
         ro.push_back(attr("truncate", tr));
+      if (auto f = r.getShortFactorAttr())
+        ro.push_back(attr("short_factor", f));
+      if (auto f = r.getLongFactorAttr())
+        ro.push_back(attr("long_factor", f));
       hostOp("rope",
              {attr("in", buf(in)), attr("out", buf(out)),
               attr("heads", t.getDimSize(1)), attr("head_dim", t.getDimSize(2)),

@@ -248,6 +248,9 @@ Value DecoderBuilder::rope(Value x, Value offset, const RopeScaling &r,
   auto i64 = [&](std::optional<int64_t> v) -> IntegerAttr {
     return v ? b.getI64IntegerAttr(*v) : IntegerAttr();
   };
+  auto list = [&](ArrayRef<double> v) -> DenseF64ArrayAttr {
+    return v.empty() ? DenseF64ArrayAttr() : b.getDenseF64ArrayAttr(v);
+  };
   llm::RopeKind kind = llm::RopeKind::Default;
   std::optional<int64_t> maxPos;
   switch (r.kind) {
@@ -268,6 +271,9 @@ Value DecoderBuilder::rope(Value x, Value offset, const RopeScaling &r,
   case RopeScaling::Kind::Llama3:
     kind = llm::RopeKind::Llama3;
     break;
+  case RopeScaling::Kind::LongRope:
+    kind = llm::RopeKind::LongRope;
+    break;
   }
   std::optional<double> factor = r.factor;
   std::optional<int64_t> originalMax = r.originalMaxPositionEmbeddings;
@@ -284,7 +290,8 @@ Value DecoderBuilder::rope(Value x, Value offset, const RopeScaling &r,
       f64(r.highFreqFactor), f64(isYarn ? r.betaFast : std::nullopt),
       f64(isYarn ? r.betaSlow : std::nullopt), f64(r.attentionFactor),
       f64(r.mscale), f64(r.mscaleAllDim),
-      isYarn && !r.truncate ? b.getBoolAttr(false) : BoolAttr());
+      isYarn && !r.truncate ? b.getBoolAttr(false) : BoolAttr(),
+      list(r.shortFactor), list(r.longFactor));
 }
 
 Value DecoderBuilder::rmsNorm(Value x, Value weight, Location l) {

@@ -85,8 +85,15 @@ constexpr unsigned kNumGatedActFns = 3;
 llvm::StringRef gatedActName(GatedActFn fn); // "silu", "gelu", "gelu_tanh"
 std::optional<GatedActFn> parseGatedAct(llvm::StringRef name);
 
-enum class RopeKind : uint8_t { Default, Linear, Dynamic, Yarn, Llama3 };
-constexpr unsigned kNumRopeKinds = 5;
+enum class RopeKind : uint8_t {
+  Default,
+  Linear,
+  Dynamic,
+  Yarn,
+  Llama3,
+  LongRope
+};
+constexpr unsigned kNumRopeKinds = 6;
 llvm::StringRef ropeKindName(RopeKind kind); // "default", "yarn", ...
 std::optional<RopeKind> parseRopeKind(llvm::StringRef name);
 
@@ -102,6 +109,7 @@ struct RopeSpec {
   double betaFast = 32.0, betaSlow = 1.0;
   std::optional<double> attentionFactor, mscale, mscaleAllDim;
   bool truncate = true;
+  std::vector<double> shortFactor, longFactor; // longrope: rotary_dim / 2
   bool operator==(const RopeSpec &o) const;
 };
 
@@ -241,9 +249,10 @@ const std::vector<CallValue> *hostCallValuesField(const HostOp &op,
 /// and a call's results: every element) or only reads it, in the order the
 /// op touches them. An op that keeps the elements of `out` it does not
 /// write (read-modify-write: `v_stage`, and a `pack` that leaves gaps) has
-/// its `out` visited as read, then as written. Empty buffers and host tensors are not visited. A schedule
-/// orders kernels by these (pim-schedule), and a memory plan finds which
-/// buffers hold a value from an earlier run (pim-plan-memory).
+/// its `out` visited as read, then as written. Empty buffers and host tensors
+/// are not visited. A schedule orders kernels by these (pim-schedule), and a
+/// memory plan finds which buffers hold a value from an earlier run
+/// (pim-plan-memory).
 void forEachHostBuffer(
     const HostOp &op,
     llvm::function_ref<void(const ActBuffer &buffer, bool written)> fn);
@@ -259,7 +268,10 @@ struct RopeField {
   double RopeSpec::*number = nullptr;
   std::optional<double> RopeSpec::*optional = nullptr;
   bool RopeSpec::*boolean = nullptr;
-  bool isKind() const { return !integer && !number && !optional && !boolean; }
+  std::vector<double> RopeSpec::*list = nullptr; // empty: absent
+  bool isKind() const {
+    return !integer && !number && !optional && !boolean && !list;
+  }
 };
 llvm::ArrayRef<RopeField> ropeFields();
 

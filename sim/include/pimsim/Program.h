@@ -31,7 +31,7 @@ namespace pimsim {
 
 struct ProgramVersion {
   uint16_t major = 2;
-  uint16_t minor = 1;
+  uint16_t minor = 2;
 };
 /// The version this pimsim reads (any 2.x) and writes. 1.1 added runtime
 /// parameters, `offset` on mac_*, masking sfm and the opaque `params` /
@@ -44,8 +44,9 @@ struct ProgramVersion {
 /// 2.0: typed host ops (HostKernel::ops, Program::hostTensors) instead of
 /// JSON strings, and the memory plan (Program::memory); 1.x programs are
 /// refused (recompile them). 2.1: the library kernel a stream runs
-/// (StreamInfo::kernel).
-constexpr ProgramVersion kProgramVersion{2, 1};
+/// (StreamInfo::kernel). 2.2: longrope (RopeKind::LongRope and the rope's
+/// short_factor / long_factor lists).
+constexpr ProgramVersion kProgramVersion{2, 2};
 
 /// Half-open [first, first + count). Printed inclusive: "0-15".
 struct Range {

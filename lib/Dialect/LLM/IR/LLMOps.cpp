@@ -223,6 +223,14 @@ LogicalResult RopeOp::verifyRopeAttributesPresent() {
                     "original_max_position_embeddings")))
       return failure();
     return success();
+  case RopeKind::LongRope:
+    if (failed(need(getFactor().has_value(), "factor")) ||
+        failed(need(getOriginalMaxPositionEmbeddings().has_value(),
+                    "original_max_position_embeddings")) ||
+        failed(need(getShortFactor().has_value(), "short_factor")) ||
+        failed(need(getLongFactor().has_value(), "long_factor")))
+      return failure();
+    return success();
   }
   return success();
 }

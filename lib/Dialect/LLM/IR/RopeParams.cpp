@@ -24,6 +24,9 @@ ref::RopeParams pimc::llm::ropeParamsOf(RopeOp op) {
   case RopeKind::Llama3:
     p.kind = RopeParams::Kind::Llama3;
     break;
+  case RopeKind::LongRope:
+    p.kind = RopeParams::Kind::LongRope;
+    break;
   }
   p.interleaved = op.getLayout() == RopeLayout::Interleaved;
   p.rotaryDim = op.getRotaryDim();
@@ -46,5 +49,9 @@ ref::RopeParams pimc::llm::ropeParamsOf(RopeOp op) {
   if (auto m = op.getMscaleAllDim())
     p.mscaleAllDim = m->convertToDouble();
   p.truncate = op.getTruncate().value_or(true);
+  if (auto f = op.getShortFactor())
+    p.shortFactor.assign(f->begin(), f->end());
+  if (auto f = op.getLongFactor())
+    p.longFactor.assign(f->begin(), f->end());
   return p;
 }

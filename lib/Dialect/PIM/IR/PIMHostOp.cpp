@@ -148,8 +148,8 @@ Problem readRope(Attribute a, pimsim::RopeSpec &r) {
       std::optional<pimsim::RopeKind> k = pimsim::parseRopeKind(kind);
       if (!p && !k)
         p = fail(f.key, "is '" + kind +
-                            "', expected default, linear, dynamic, yarn or "
-                            "llama3");
+                            "', expected default, linear, dynamic, yarn, "
+                            "llama3 or longrope");
       if (k)
         r.kind = *k;
     } else if (f.integer) {
@@ -160,6 +160,12 @@ Problem readRope(Attribute a, pimsim::RopeSpec &r) {
       double x = 0;
       p = readNumber(f.key, v, x);
       r.*f.optional = x;
+    } else if (f.list) {
+      auto list = dyn_cast<DenseF64ArrayAttr>(v);
+      if (!list)
+        p = fail(f.key, "must be an array<f64: ...>");
+      else
+        (r.*f.list).assign(list.asArrayRef().begin(), list.asArrayRef().end());
     } else {
       p = readBool(f.key, v, r.*f.boolean);
     }

@@ -143,6 +143,11 @@ public:
   llvm::Expected<std::vector<int64_t>>
   integers(llvm::StringRef key, RequiredField, IntRange range = {}) const;
 
+  /// An array of finite numbers; elements are named `key[i]`.
+  OptionalField<std::vector<double>> numbers(llvm::StringRef key) const;
+  llvm::Expected<std::vector<double>> numbers(llvm::StringRef key,
+                                              RequiredField) const;
+
   /// A nested object, read by a JSONFields of its own.
   OptionalField<JSONFields> object(llvm::StringRef key) const;
   llvm::Expected<JSONFields> object(llvm::StringRef key, RequiredField) const;

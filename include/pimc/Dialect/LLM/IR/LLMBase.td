@@ -47,7 +47,8 @@ def LLM_RopeKind : I32EnumAttr<"RopeKind", "rotary embedding frequency scheme", 
     I32EnumAttrCase<"Linear", 1, "linear">,
     I32EnumAttrCase<"Dynamic", 2, "dynamic">,
     I32EnumAttrCase<"Yarn", 3, "yarn">,
-    I32EnumAttrCase<"Llama3", 4, "llama3">]> {
+    I32EnumAttrCase<"Llama3", 4, "llama3">,
+    I32EnumAttrCase<"LongRope", 5, "longrope">]> {
   let cppNamespace = "::pimc::llm";
   let genSpecializedAttr = 0;
 }

@@ -146,14 +146,20 @@ def LLM_RopeOp : LLM_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
     `yarn` blends interpolation and extrapolation between beta_fast and
     beta_slow and multiplies cos and sin by the attention factor; `llama3`
     divides low frequencies by `factor` with a smooth band between
-    `low_freq_factor` and `high_freq_factor`. Angles `p * inv_freq`, cos
-    and sin in f32.
+    `low_freq_factor` and `high_freq_factor`; `longrope` (Phi-3) divides
+    each frequency by its `short_factor`, or by its `long_factor` once
+    offset + T exceeds `original_max_position_embeddings`, and multiplies
+    cos and sin by `attention_factor` (default sqrt(1 + ln(factor) /
+    ln(original_max_position_embeddings)), 1 when factor <= 1). Angles
+    `p * inv_freq`, cos and sin in f32.
 
     Which attributes each kind needs: `linear`: factor; `dynamic`: factor,
     max_position_embeddings; `yarn`: factor, original_max_position_embeddings
     (beta_fast, beta_slow, attention_factor, mscale, mscale_all_dim,
     truncate optional); `llama3`: factor, low_freq_factor,
-    high_freq_factor, original_max_position_embeddings.
+    high_freq_factor, original_max_position_embeddings; `longrope`: factor,
+    original_max_position_embeddings, short_factor and long_factor
+    (rotary_dim / 2 values each; attention_factor optional).
   }];
   let arguments = (ins LLM_Activations:$input, Index:$offset,
                        LLM_RopeKindAttr:$kind, LLM_RopeLayoutAttr:$layout,
@@ -168,7 +174,9 @@ def LLM_RopeOp : LLM_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
                        OptionalAttr<F64Attr>:$attention_factor,
                        OptionalAttr<F64Attr>:$mscale,
                        OptionalAttr<F64Attr>:$mscale_all_dim,
-                       OptionalAttr<BoolAttr>:$truncate);
+                       OptionalAttr<BoolAttr>:$truncate,
+                       OptionalAttr<DenseF64ArrayAttr>:$short_factor,
+                       OptionalAttr<DenseF64ArrayAttr>:$long_factor);
   let results = (outs LLM_Activations:$result);
   let assemblyFormat = "$input `,` $offset attr-dict `:` type($input)";
   let hasVerifier = 1;
