@@ -50,6 +50,7 @@ CASES = {
     "granite3-8b-hbm3-2k": ("config:ibm-granite--granite-3.0-8b-instruct", "targets/hbm3-pim.json", 2048),
     "smollm3-3b-hbm3-2k": ("config:HuggingFaceTB--SmolLM3-3B", "targets/hbm3-pim.json", 2048),
     "olmo2-7b-hbm3-2k": ("config:allenai--OLMo-2-1124-7B", "targets/hbm3-pim.json", 2048),
+    "gemma2-9b-hbm3-2k": ("config:google--gemma-2-9b", "targets/hbm3-pim.json", 2048),
     "gemma3-1b-hbm3-2k": ("config:google--gemma-3-1b-it", "targets/hbm3-pim.json", 2048),
     "stablelm2-1.6b-hbm3-2k": ("config:stabilityai--stablelm-2-1_6b", "targets/hbm3-pim.json", 2048),
     "glm4-9b-hbm3-2k": ("config:THUDM--glm-4-9b-chat-hf", "targets/hbm3-pim.json", 2048),

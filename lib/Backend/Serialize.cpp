@@ -303,6 +303,13 @@ llvm::Error Serializer::macro(pim::MacroOp m, pimsim::Instruction &inst) {
       inst.fn = *fn;
       continue;
     }
+    if (*key == pimsim::Field::Cap) {
+      auto cap = dyn_cast<FloatAttr>(f.getValue());
+      if (!cap)
+        return fail(m, "field 'cap' must be a float");
+      inst.cap = static_cast<float>(cap.getValueAsDouble());
+      continue;
+    }
     if (*key == pimsim::Field::Data) {
       auto data = dyn_cast<pim::DataAttr>(f.getValue());
       if (!data)

@@ -70,6 +70,8 @@ public:
     if (auto s = string("model_type"))
       type = *s;
   }
+  /// Whether the key is there at all (null included).
+  bool present(StringRef k) const { return o.get(k); }
   const json::Value *get(StringRef k) const {
     const json::Value *v = o.get(k);
     return v && v->kind() != json::Value::Null ? v : nullptr;
@@ -245,17 +247,22 @@ FeatureUse multipliers(const View &v) {
 }
 
 FeatureUse softcap(const View &v) {
+  // Gemma2Config's defaults apply where the keys are absent (a null key is
+  // no cap); the attention cap runs on the softmax unit (sfm cap=), the
+  // final one as host calls.
+  bool gemma2 = v.is({"gemma2"});
   std::vector<std::string> caps;
-  if (auto c = v.number("attn_logit_softcapping"))
-    caps.push_back("attention " + show(*c));
-  if (auto c = v.number("final_logit_softcapping"))
-    caps.push_back("final " + show(*c));
+  auto read = [&](StringRef key, StringRef what, double dflt) {
+    if (std::optional<double> c = v.number(key))
+      caps.push_back((what + " " + show(*c)).str());
+    else if (gemma2 && !v.present(key))
+      caps.push_back((what + " " + show(dflt)).str());
+  };
+  read("attn_logit_softcapping", "attention", 50);
+  read("final_logit_softcapping", "final", 30);
   if (caps.empty())
     return na();
-  return lacks(llvm::join(caps, ", "),
-               "llm.attention has logit_softcap, but the PIM attention has no "
-               "tanh on its scores and the host no attention over the KV "
-               "cache");
+  return yes(llvm::join(caps, ", "));
 }
 
 FeatureUse qkNorm(const View &v) {

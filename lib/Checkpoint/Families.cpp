@@ -103,24 +103,31 @@ Expected<double> positiveOr(const JSONFields &f, StringRef key, double dflt) {
   return v;
 }
 
-/// Sliding layers by a pattern (gemma3, cohere2): every layer slides with
-/// window sliding_window (default 4096) except every `pattern`-th
-/// (sliding_window_pattern), which attends fully. An explicit null window
-/// is none at all (transformers keeps None): then no layer slides.
-Error readWindowPattern(const JSONFields &f, ModelConfig &cfg,
-                        int64_t defaultPattern) {
+/// Sliding layers by a pattern (gemma2, gemma3, cohere2): every layer
+/// slides with window sliding_window (default 4096) except every
+/// `pattern`-th, which attends fully. An explicit null window is none at
+/// all (transformers keeps None): then no layer slides.
+Error readPatternWindow(const JSONFields &f, ModelConfig &cfg,
+                        int64_t pattern) {
   bool nullWindow = llvm::is_contained(f.keys(), "sliding_window") &&
                     !f.value("sliding_window");
   if (!nullWindow)
     PIMC_ASSIGN_OR_RETURN(cfg.slidingWindow,
                           f.integerOr("sliding_window", 4096, IntRange{1}));
-  int64_t pattern = defaultPattern;
-  PIMC_ASSIGN_OR_RETURN(pattern, f.integerOr("sliding_window_pattern",
-                                             defaultPattern, IntRange{1}));
   cfg.layers.resize(cfg.numLayers);
   for (auto [i, layer] : llvm::enumerate(cfg.layers))
     layer.sliding = cfg.slidingWindow && (int64_t(i) + 1) % pattern != 0;
   return Error::success();
+}
+
+/// readPatternWindow with the pattern from sliding_window_pattern (gemma3,
+/// cohere2).
+Error readWindowPattern(const JSONFields &f, ModelConfig &cfg,
+                        int64_t defaultPattern) {
+  int64_t pattern = defaultPattern;
+  PIMC_ASSIGN_OR_RETURN(pattern, f.integerOr("sliding_window_pattern",
+                                             defaultPattern, IntRange{1}));
+  return readPatternWindow(f, cfg, pattern);
 }
 
 /// What every Gemma shares (spec 2.25): (1+w) RMSNorms, embeddings scaled by
@@ -153,6 +160,53 @@ Error configureGemma(const JSONFields &f, ModelConfig &cfg) {
   return noWindow(f, cfg);
 }
 
+/// A softcap (attn_logit_softcapping, final_logit_softcapping): `dflt` when
+/// absent, none when null (transformers skips the tanh for None).
+Expected<std::optional<double>> readSoftcap(const JSONFields &f, StringRef key,
+                                            std::optional<double> dflt) {
+  if (llvm::is_contained(f.keys(), key) && !f.value(key))
+    return std::nullopt;
+  if (!f.value(key))
+    return dflt;
+  Expected<double> v = positiveOr(f, key, 1.0);
+  if (!v)
+    return v.takeError();
+  return std::optional<double>(*v);
+}
+
+/// Gemma 2 (spec 2.25): the common Gemma with sandwich norms, the softmax
+/// scale query_pre_attn_scalar^-0.5, attention and final-logit softcapping,
+/// and alternating layers: even layers slide (window sliding_window), odd
+/// layers attend fully (transformers' default layer_types, which an explicit
+/// layer_types overrides). No QK norm.
+Error configureGemma2(const JSONFields &f, ModelConfig &cfg) {
+  if (Error e = configureGemmaCommon(f, cfg))
+    return e;
+  cfg.norms = {"input_layernorm", "post_attention_layernorm",
+               "pre_feedforward_layernorm", "post_feedforward_layernorm"};
+  double scalar = 256;
+  PIMC_ASSIGN_OR_RETURN(scalar, positiveOr(f, "query_pre_attn_scalar", 256));
+  cfg.attentionScale = 1.0 / std::sqrt(scalar);
+  PIMC_ASSIGN_OR_RETURN(cfg.attnLogitSoftcap,
+                        readSoftcap(f, "attn_logit_softcapping", 50.0));
+  PIMC_ASSIGN_OR_RETURN(cfg.finalLogitSoftcap,
+                        readSoftcap(f, "final_logit_softcapping", 30.0));
+  // Checkpoints of transformers 4.42 also carry sliding_window_size, which
+  // no transformers release reads (sliding_window is the window): one that
+  // disagrees with the window is refused rather than guessed.
+  if (Error e = readPatternWindow(f, cfg, 2))
+    return e;
+  if (const json::Value *size = f.value("sliding_window_size"))
+    if (!cfg.slidingWindow || size->getAsInteger() != *cfg.slidingWindow)
+      return f.fieldError("sliding_window_size",
+                          "is " + show(*size) + " but sliding_window is " +
+                              (cfg.slidingWindow
+                                   ? std::to_string(*cfg.slidingWindow)
+                                   : std::string("null")) +
+                              " (transformers reads only sliding_window)");
+  return Error::success();
+}
+
 /// Gemma 3 text (spec 2.26): the common Gemma with sandwich norms (before
 /// and after each branch), per-head (1+w) QK norms, the softmax scale
 /// query_pre_attn_scalar^-0.5, and sliding layers (window sliding_window)
@@ -161,10 +215,12 @@ Error configureGemma(const JSONFields &f, ModelConfig &cfg) {
 Error configureGemma3(const JSONFields &f, ModelConfig &cfg) {
   if (Error e = configureGemmaCommon(f, cfg))
     return e;
-  for (StringRef cap : {"attn_logit_softcapping", "final_logit_softcapping"})
-    if (const json::Value *v = f.value(cap))
-      return f.fieldError(cap,
-                          "softcapping is not supported yet, got " + show(*v));
+  // Gemma3TextConfig's softcaps default to None.
+  PIMC_ASSIGN_OR_RETURN(cfg.attnLogitSoftcap,
+                        readSoftcap(f, "attn_logit_softcapping", std::nullopt));
+  PIMC_ASSIGN_OR_RETURN(
+      cfg.finalLogitSoftcap,
+      readSoftcap(f, "final_logit_softcapping", std::nullopt));
   cfg.qkNorm = true;
   cfg.norms = {"input_layernorm", "post_attention_layernorm",
                "pre_feedforward_layernorm", "post_feedforward_layernorm"};
@@ -588,6 +644,14 @@ constexpr StringLiteral kGemma3Fields[] = {"attention_bias",
                                            "sliding_window_pattern",
                                            "rope_local_base_freq",
                                            "cache_implementation"};
+constexpr StringLiteral kGemma2Fields[] = {"attention_bias",
+                                           "hidden_activation",
+                                           "use_bidirectional_attention",
+                                           "query_pre_attn_scalar",
+                                           "attn_logit_softcapping",
+                                           "final_logit_softcapping",
+                                           "sliding_window_size",
+                                           "cache_implementation"};
 constexpr StringLiteral kGemmaFields[] = {"attention_bias", "hidden_activation",
                                           "use_bidirectional_attention"};
 
@@ -608,6 +672,8 @@ const FamilySpec kFamilies[] = {
      configureSmolLM3},
     {"olmo2", kOlmo2Fields, 2048, "silu", false, 1e4, "rms_norm_eps", 1e-5,
      configureOlmo2},
+    {"gemma2", kGemma2Fields, 8192, "gelu_pytorch_tanh", true, 1e4,
+     "rms_norm_eps", 1e-6, configureGemma2},
     {"gemma3_text", kGemma3Fields, 131072, "gelu_pytorch_tanh", true, 1e6,
      "rms_norm_eps", 1e-6, configureGemma3},
     {"stablelm", kStableLmFields, 4096, "silu", false, 1e4, "layer_norm_eps",

@@ -959,7 +959,9 @@ std::string semanticConfigJSON(const ModelConfig &c) {
       {"embedding_scale", c.embeddingScale},
       {"attention_scale", c.attentionScale},
       {"residual_multiplier", c.residualMultiplier},
-      {"logit_scale", c.logitScale}};
+      {"logit_scale", c.logitScale},
+      {"attn_logit_softcap", c.attnLogitSoftcap},
+      {"final_logit_softcap", c.finalLogitSoftcap}};
   for (auto [key, v] : scales)
     if (v)
       o[key] = *v;

@@ -47,6 +47,9 @@ TIED_FINAL_NORM = 3.0
 ATTN_IMPL = "eager"
 
 SMALL = dict(hidden=256, layers=4, heads=8, kv_heads=2, inter=512, vocab=512)
+# Gemma 2's softcaps for the small model (see "gemma2" below).
+ATTN_SOFTCAP = 4.0
+FINAL_SOFTCAP = 8.0
 
 LLAMA31_ROPE_SCALING = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                         "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}
@@ -124,6 +127,19 @@ FAMILIES = {
     # 3 are full), their own RoPE base (rope_local_base_freq 1e4 against rope_theta 1e6) and the
     # linear x8 scaling of the 4B-27B checkpoints on the full layers only. Embedding and final
     # norm as gemma (tied head).
+    # Gemma 2 (spec 2.25) with every switch on: the sandwich norms, query_pre_attn_scalar 48,
+    # alternating layers (transformers' default layer_types: 0 and 2 slide with a window of 8,
+    # shorter than the 38 positions, 1 and 3 are full), and both softcaps at values that bite at
+    # this scale: the largest attention score of a step is about 3 (up to 5.8), which the cap of
+    # 4 takes to 2.5 (3.6); the logits (std 1.8, largest 5.7) come out of the cap of 8 up to 0.8
+    # lower. Embedding and final norm as gemma, MQA as gemma-2b.
+    "gemma2": dict(SMALL, kv_heads=1, model_type="gemma2", dtype="bfloat16", rope_theta=10000.0,
+                   eps=1e-6, max_pos=8192, tie=True, head_dim=64, norm_one_plus=True,
+                   embed_std=TIED_EMBED_STD / 16, final_norm_mean=TIED_FINAL_NORM * 16,
+                   norms=dict(attn_in="input_layernorm", attn_out="post_attention_layernorm",
+                              mlp_in="pre_feedforward_layernorm",
+                              mlp_out="post_feedforward_layernorm"),
+                   attn_softcap=ATTN_SOFTCAP, final_softcap=FINAL_SOFTCAP, min_margin=0.05),
     "gemma3_text": dict(SMALL, kv_heads=1, model_type="gemma3_text", dtype="bfloat16",
                         rope_theta=1000000.0, eps=1e-6, max_pos=32768, tie=True, head_dim=64,
                         qk_norm=True, norm_one_plus=True, embed_std=TIED_EMBED_STD / 16,
@@ -233,6 +249,7 @@ ARCH = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
         "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM", "gemma": "GemmaForCausalLM",
         "granite": "GraniteForCausalLM", "smollm3": "SmolLM3ForCausalLM",
         "olmo2": "Olmo2ForCausalLM", "gemma3_text": "Gemma3ForCausalLM",
+        "gemma2": "Gemma2ForCausalLM",
         "stablelm": "StableLmForCausalLM", "glm": "GlmForCausalLM", "glm4": "Glm4ForCausalLM",
         "cohere": "CohereForCausalLM", "cohere2": "Cohere2ForCausalLM",
         "starcoder2": "Starcoder2ForCausalLM", "falcon": "FalconForCausalLM",
@@ -291,6 +308,14 @@ def make_config(f):
                  rope_local_base_freq=10000.0, rope_scaling=f["rope_scaling"],
                  attn_logit_softcapping=None, final_logit_softcapping=None,
                  cache_implementation="hybrid", pad_token_id=0)
+    elif mt == "gemma2":
+        # The released files' keys (google/gemma-2-9b), sliding_window_size included.
+        c.update(attention_bias=False, head_dim=f["head_dim"], hidden_act="gelu_pytorch_tanh",
+                 hidden_activation="gelu_pytorch_tanh", query_pre_attn_scalar=48,
+                 sliding_window=8, sliding_window_size=8,
+                 attn_logit_softcapping=f["attn_softcap"],
+                 final_logit_softcapping=f["final_softcap"], cache_implementation="hybrid",
+                 pad_token_id=0)
     elif mt == "internlm2":
         c.update(bias=True, rope_scaling=f["rope_scaling"], attn_implementation="eager",
                  pretraining_tp=1, pad_token_id=2,

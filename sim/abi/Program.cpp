@@ -15,10 +15,13 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/SHA256.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 using namespace llvm;
@@ -50,7 +53,7 @@ const StringRef kFunctionNames[] = {"softmax", "exp",     "relu", "gelu",
                                     "silu",    "sigmoid", "tanh", "leaky_relu"};
 const StringRef kFieldNames[] = {"channels", "row",   "col",   "count",  "bank",
                                  "offset",   "src",   "bytes", "length", "fn",
-                                 "reg",      "value", "data",  "kernel"};
+                                 "reg",      "value", "data",  "kernel", "cap"};
 static_assert(std::size(kKernelKindNames) == kNumKernelKinds);
 static_assert(std::size(kOpcodeNames) == kNumOpcodes);
 static_assert(std::size(kFunctionNames) == kNumFunctions);
@@ -145,7 +148,8 @@ const OperandSpec kMvSB[] = {O(F::Bank), O(F::Row), O(F::Count), O(F::Reg),
                              O(F::Channels)};
 // Data of an sfm (1.4): where fn=softmax writes its statistics [max, sum]
 // (two fp32, 8 bytes).
-const OperandSpec kSfm[] = {R(F::Length), O(F::Fn), O(F::Data), O(F::Channels)};
+const OperandSpec kSfm[] = {R(F::Length), O(F::Fn), O(F::Data), O(F::Cap),
+                            O(F::Channels)};
 const OperandSpec kEwMul[] = {R(F::Row), R(F::Col), R(F::Count),
                               O(F::Channels)};
 const OperandSpec kEwAdd[] = {R(F::Offset), R(F::Src), R(F::Count),
@@ -259,6 +263,8 @@ int64_t Instruction::get(Field field) const {
     return dataOffset;
   case Field::Kernel:
     return kernel;
+  case Field::Cap:
+    return 0;
   }
   return 0;
 }
@@ -305,6 +311,8 @@ void Instruction::set(Field field, int64_t v) {
     break;
   case Field::Kernel:
     kernel = v;
+    break;
+  case Field::Cap:
     break;
   }
 }
@@ -399,10 +407,11 @@ Instruction Instruction::mvGB(int64_t bank, int64_t count) {
   inst.count = count;
   return inst;
 }
-Instruction Instruction::sfm(int64_t length, Function fn) {
+Instruction Instruction::sfm(int64_t length, Function fn, float cap) {
   Instruction inst = make(Opcode::Sfm);
   inst.length = length;
   inst.fn = fn;
+  inst.cap = cap;
   return inst;
 }
 Instruction Instruction::rdAcc(int64_t count) {
@@ -434,7 +443,7 @@ bool Instruction::operator==(const Instruction &o) const {
          count == o.count && bank == o.bank && offset == o.offset &&
          src == o.src && bytes == o.bytes && length == o.length && fn == o.fn &&
          reg == o.reg && value == o.value && dataRegion == o.dataRegion &&
-         dataOffset == o.dataOffset && kernel == o.kernel &&
+         dataOffset == o.dataOffset && kernel == o.kernel && cap == o.cap &&
          strides == o.strides && body == o.body;
 }
 
@@ -957,10 +966,11 @@ private:
       auto field = static_cast<Field>(f);
       if (opcodeHasField(inst.op, field))
         continue;
-      bool isDefault = field == Field::Channels ? inst.channels.empty()
-                       : field == Field::Data
-                           ? inst.dataRegion == -1 && inst.dataOffset == 0
-                           : inst.get(field) == defaults.get(field);
+      bool isDefault =
+          field == Field::Channels ? inst.channels.empty()
+          : field == Field::Data ? inst.dataRegion == -1 && inst.dataOffset == 0
+          : field == Field::Cap  ? inst.cap == 0.0f
+                                 : inst.get(field) == defaults.get(field);
       if (!isDefault)
         problems.add(ctx + ": field '" + fieldName(field) +
                      "' is not used by " + opcodeName(inst.op));
@@ -968,6 +978,10 @@ private:
     std::string why;
     if (!checkChannelSet(inst.channels, why))
       problems.add(ctx + ": " + why);
+    if (inst.cap != 0.0f && !(std::isfinite(inst.cap) && inst.cap > 0.0f))
+      problems.add(ctx + ": cap " +
+                   formatv("{0}", format("%g", double(inst.cap))).str() +
+                   " must be positive and finite");
     if (opcodeHasField(inst.op, Field::Fn) &&
         static_cast<size_t>(inst.fn) >= kNumFunctions)
       problems.add(ctx + ": unknown function " +
@@ -1421,11 +1435,16 @@ private:
                functionName(inst.fn));
       else if (inst.fn == Function::Exp && inst.dataRegion != -1)
         report(ctx + ": only fn=softmax writes statistics (data=)");
-      else if (none_of(t.nearMemory, [](const NearMemoryUnit &u) {
-                 return u.name == "softmax";
-               }))
+      else if (inst.fn == Function::Exp && inst.cap != 0.0f)
+        report(ctx + ": only fn=softmax takes a logit softcap (cap=)");
+      else if (!t.nearMemoryUnit("softmax"))
         report(ctx + ": target '" + t.name +
                "' has no softmax near-memory unit");
+      else if (inst.cap != 0.0f &&
+               !is_contained(t.nearMemoryUnit("softmax")->features, "softcap"))
+        report(ctx + ": target '" + t.name +
+               "': its softmax near-memory unit has no feature 'softcap' "
+               "(cap=)");
       break;
     }
     case Opcode::Af:

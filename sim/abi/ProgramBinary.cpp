@@ -188,7 +188,7 @@ private:
           inst.count, inst.bank, inst.offset, inst.src, inst.bytes, inst.length,
           static_cast<fb::Function>(inst.fn), inst.reg, inst.value,
           static_cast<int32_t>(inst.dataRegion), inst.dataOffset,
-          static_cast<uint32_t>(inst.kernel), strides, body));
+          static_cast<uint32_t>(inst.kernel), strides, body, inst.cap));
     }
     return fbb.CreateVector(out);
   }
@@ -269,6 +269,7 @@ std::vector<Instruction> instructions(
     inst.dataRegion = in->data_region();
     inst.dataOffset = in->data_offset();
     inst.kernel = in->kernel();
+    inst.cap = in->cap(); // (2.2) absent in older programs: 0, no cap
     if (in->strides())
       for (const fb::Stride *ptr : *in->strides()) {
         fb::Stride s = load<fb::Stride>(ptr);

@@ -22,6 +22,10 @@
 #include "llvm/ADT/Twine.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 
 using namespace llvm;
@@ -120,6 +124,24 @@ std::string strideVarName(const Program &p, unsigned loop) {
 }
 
 /// base + sum(step * var): "8", "8+i", "2*i-j", "0", "32*kv_len".
+/// The shortest %g text of a float that reads back as the same float,
+/// without an exponent where one of up to 9 digits exists (a cap of 50
+/// prints "50", 0.1f "0.1", 1e-20f "1e-20").
+std::string capText(float v) {
+  char buf[32];
+  std::string exponentForm;
+  for (int digits = 1; digits <= 9; ++digits) {
+    std::snprintf(buf, sizeof(buf), "%.*g", digits, double(v));
+    if (std::strtof(buf, nullptr) != v)
+      continue;
+    if (!std::strchr(buf, 'e'))
+      return buf;
+    if (exponentForm.empty())
+      exponentForm = buf;
+  }
+  return exponentForm;
+}
+
 std::string affineText(const Program &p, int64_t base, ArrayRef<Stride> strides,
                        Field field) {
   std::string out;
@@ -351,6 +373,10 @@ private:
         break;
       case Field::Kernel:
         os << " " << name(p.kernels, inst.kernel, "kernel");
+        break;
+      case Field::Cap:
+        if (inst.cap != 0.0f)
+          os << " cap=" << capText(inst.cap);
         break;
       case Field::Count:
         if (inst.op == Opcode::Loop) {
@@ -1454,6 +1480,8 @@ private:
       inst.fn = *fn;
       return Error::success();
     }
+    case Field::Cap:
+      return parseCap(t, inst.cap);
     case Field::Data: {
       // region, optionally followed by +offset / -offset terms.
       StringRef s = t.value;
@@ -1475,6 +1503,18 @@ private:
       return Error::success();
     }
     }
+  }
+
+  /// A positive finite float; the shortest text that reads back exactly.
+  Error parseCap(const Token &t, float &cap) {
+    double v = 0;
+    if (t.quoted || StringRef(t.value).getAsDouble(v) || !std::isfinite(v) ||
+        v <= 0 || !std::isfinite(float(v)))
+      return errorAtValue(t, 0,
+                          "cap must be a positive finite number, found '" +
+                              t.value + "'");
+    cap = float(v);
+    return Error::success();
   }
 
   StringRef text, source;

@@ -105,6 +105,12 @@ bool isRowCommand(Command cmd) {
 // Target queries
 //===----------------------------------------------------------------------===//
 
+const NearMemoryUnit *Target::nearMemoryUnit(StringRef name) const {
+  auto it = llvm::find_if(
+      nearMemory, [&](const NearMemoryUnit &u) { return u.name == name; });
+  return it == nearMemory.end() ? nullptr : &*it;
+}
+
 Expected<int64_t> Target::timing(StringRef timingName) const {
   auto it = timings.find(timingName);
   if (it == timings.end())
@@ -273,6 +279,8 @@ constexpr StringLiteral kAccumulateFormats[] = {"fp32", "fp16", "bf16"};
 constexpr StringLiteral kActivationFunctions[] = {
     "gelu", "sigmoid", "tanh", "relu", "leaky_relu", "silu", "exp"};
 constexpr StringLiteral kPlacements[] = {"buffer_die", "controller"};
+/// Options of a near-memory unit's macro-op: "softcap" is `sfm cap=` (2.2).
+constexpr StringLiteral kNearMemoryFeatures[] = {"softcap"};
 
 std::string joinNames(ArrayRef<StringLiteral> names) {
   std::string out;
@@ -426,6 +434,7 @@ private:
   Error resolveConstraintTimings(const std::vector<std::string> &minNames);
   Error readPimUnit(const JSONFields &root);
   Error readNearMemory(const JSONFields &root);
+  Error readFeatures(const JSONFields &unit, NearMemoryUnit &out);
   Error readHost(const JSONFields &root);
   Error readEnergy(const JSONFields &root);
   Error readController(const JSONFields &root);
@@ -886,7 +895,7 @@ Error TargetReader::readNearMemory(const JSONFields &root) {
     if (!u)
       return u.takeError();
     if (Error e = u->checkKeys({"name", "placement", "elements_per_cycle",
-                                "latency_cycles", "functions"}))
+                                "latency_cycles", "functions", "features"}))
       return e;
     NearMemoryUnit unit;
     auto name = u->string("name", required);
@@ -927,8 +936,30 @@ Error TargetReader::readNearMemory(const JSONFields &root) {
           return error(jsonIndexPath(path, j), "empty function name");
       unit.functions = std::move(*names);
     }
+    if (Error e = readFeatures(*u, unit))
+      return e;
     target.nearMemory.push_back(std::move(unit));
   }
+  return Error::success();
+}
+
+Error TargetReader::readFeatures(const JSONFields &u, NearMemoryUnit &unit) {
+  auto arr = u.array("features");
+  if (!arr)
+    return arr.takeError();
+  if (!*arr)
+    return Error::success();
+  auto names =
+      stringList(**arr, u.pathOf("features"), kNearMemoryFeatures, "feature");
+  if (!names)
+    return names.takeError();
+  // softcap is an option of `sfm`, which only the softmax unit runs.
+  if (!names->empty() && unit.name != "softmax")
+    return u.fieldError("features", "'" + names->front() +
+                                        "' is a feature of the softmax unit "
+                                        "(sfm), not of '" +
+                                        unit.name + "'");
+  unit.features = std::move(*names);
   return Error::success();
 }
 

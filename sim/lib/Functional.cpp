@@ -217,6 +217,19 @@ void FunctionalModel::moveToSoftmax(int64_t channel, int64_t firstUnit,
     s.softmax[s.sbFill++] = takeAccumulator(s, firstUnit + i, reg);
 }
 
+bool FunctionalModel::capScores(int64_t channel, int64_t length, float cap) {
+  ChannelState &s = state(channel);
+  if (length <= 0 || length > s.sbFill) {
+    fail(formatv("functional model: sfm cap={0} length={1}, but the softmax "
+                 "buffer of channel {2} holds {3} values (moved in by mv_sb)",
+                 cap, length, channel, s.sbFill));
+    return false;
+  }
+  for (float &v : MutableArrayRef<float>(s.softmax.data(), length))
+    v = std::tanh(v / cap) * cap;
+  return true;
+}
+
 bool FunctionalModel::softmaxUnit(int64_t channel, int64_t length, Function fn,
                                   float stats[2]) {
   ChannelState &s = state(channel);
@@ -414,6 +427,10 @@ void FunctionalModel::onCommand(int64_t, Command cmd, const DecodedAddress &,
   case Command::SFM: {
     if (req->type != RequestType::Sfm)
       return;
+    if (op.cap != 0.0f) {
+      capScores(channel, op.length, op.cap);
+      return;
+    }
     float stats[2] = {0.0f, 0.0f};
     if (!softmaxUnit(channel, op.length, op.fn, stats) || op.region < 0)
       return;

@@ -260,6 +260,14 @@ private:
              std::max<int64_t>(1, f(Field::Count)));
       return Error::success();
     case Opcode::Sfm:
+      // A capped sfm (2.2) is two passes of the unit over the scores: the
+      // cap (one PIM_SFM whose operand carries the cap), then the softmax.
+      if (inst.cap != 0.0f) {
+        operand(0);
+        if (operands)
+          pending.cap = inst.cap;
+        emit(RequestType::Sfm, 0, 0, 0);
+      }
       operand(0);
       emit(RequestType::Sfm, 0, 0, 0);
       return Error::success();

@@ -264,8 +264,9 @@ TEST(FunctionalTest, AttentionScoreGddr6AimMatchesReferenceBitForBit) {
 /// GEMV (columns 0..3 of row 41) reads as its input.
 /// With `stats` (1.4, fn=softmax), the sfm also writes its [max, sum] to
 /// region st (8 bytes per channel), checked bit for bit too.
+/// With `cap` (2.2), the sfm caps each score first: c * tanh(s / c).
 void runAttentionHead(StringRef fn, unsigned seed, int qExpBase,
-                      bool stats = false) {
+                      bool stats = false, float cap = 0.0f) {
   Target t = loadShipped("hbm3-pim.json");
   ASSERT_EQ(t.pim.inputFormat, "fp16");
   const int T = 64, D = 64, H = 2;
@@ -284,7 +285,8 @@ void runAttentionHead(StringRef fn, unsigned seed, int qExpBase,
   mv_sb bank=0 row=40 count=8
   barrier
   sfm length=64 fn=)" +
-                     fn.str() + (stats ? " data=st+8*ch" : "") + R"(
+                     fn.str() + (stats ? " data=st+8*ch" : "") +
+                     (cap != 0.0f ? " cap=" + std::to_string(cap) : "") + R"(
   barrier
   mv_gb row=41 count=4
   barrier
@@ -313,6 +315,15 @@ void runAttentionHead(StringRef fn, unsigned seed, int qExpBase,
   std::vector<float> ref, refStats;
   for (int h = 0; h < H; ++h) {
     std::vector<float> s = refGemvLanes(&Kc[h * T * D], &q[h * D], T, D, false);
+    if (cap != 0.0f) {
+      int bitten = 0; // the cap changes the scores noticeably
+      for (float &v : s) {
+        float c = std::tanh(v / cap) * cap;
+        bitten += std::fabs(c - v) > 0.05f * std::fabs(v);
+        v = c;
+      }
+      EXPECT_GE(bitten, 8) << "head " << h;
+    }
     std::vector<float> p(T);
     if (fn == "exp") {
       for (int i = 0; i < T; ++i)
@@ -368,6 +379,93 @@ TEST(FunctionalTest, AttentionHeadSoftmaxStatsMatchReferenceBitForBit) {
   // 1.4: `sfm data=` writes [max, sum]; the other results are unchanged.
   runAttentionHead("softmax", 2024, 9, /*stats=*/true);
   runAttentionHead("softmax", 2025, 9, /*stats=*/true);
+}
+
+TEST(FunctionalTest, AttentionHeadSoftcapMatchesReferenceBitForBit) {
+  // 2.2: `sfm cap=` caps each score (f32 tanh) before the softmax, and the
+  // statistics are those of the capped scores.
+  runAttentionHead("softmax", 2024, 9, /*stats=*/true, /*cap=*/0.5f);
+  runAttentionHead("softmax", 2026, 9, /*stats=*/false, /*cap=*/0.75f);
+}
+
+TEST(FunctionalTest, SoftcapFormAndChecks) {
+  Target t = loadShipped("hbm3-pim.json");
+  auto program = [&](StringRef sfm) {
+    return assemble(header(t) + R"(
+.stream s channels=0-3
+  mv_sb count=2
+  barrier
+  )" + sfm.str() + R"(
+.entry decode = s
+)");
+  };
+  Program p = program("sfm length=16 cap=50");
+  EXPECT_FLOAT_EQ(p.streams[0].body[2].cap, 50.0f);
+  // Text and binary round trips; the shortest text that reads back.
+  EXPECT_NE(textOf(p).find("  sfm length=16 cap=50\n"), std::string::npos)
+      << textOf(p);
+  Program odd = program("sfm length=16 cap=0.1");
+  EXPECT_NE(textOf(odd).find("  sfm length=16 cap=0.1\n"), std::string::npos);
+  EXPECT_EQ(assemble(textOf(odd)), odd);
+  auto bytes = serializeProgram(odd);
+  ASSERT_TRUE(bool(bytes)) << toString(bytes.takeError());
+  auto read = parseProgramBuffer(*bytes, "s.pimb");
+  ASSERT_TRUE(bool(read)) << toString(read.takeError());
+  EXPECT_EQ(*read, odd);
+  EXPECT_EQ(read->streams[0].body[2].cap, 0.1f);
+  EXPECT_EQ(errorOf(validateProgram(p, t)), "<success>");
+  // Functional: 16 zero scores stay 0 under the cap: max 0, each 1/16.
+  // Timing: one more PIM_SFM (the cap pass) than the plain sfm.
+  Program plain = program("sfm length=16");
+  Simulator a(t, SimMode::Timing), b(t, SimMode::Timing);
+  ASSERT_FALSE(bool(a.loadProgram(p)));
+  ASSERT_FALSE(bool(b.loadProgram(plain)));
+  auto ra = a.run("decode"), rb = b.run("decode");
+  ASSERT_TRUE(bool(ra) && bool(rb));
+  auto sfms = [](const RunReport &r) {
+    return r.pim.commandCounts[static_cast<size_t>(Command::SFM)];
+  };
+  EXPECT_EQ(sfms(*ra), 8); // two per channel
+  EXPECT_EQ(sfms(*rb), 4);
+  EXPECT_EQ(ra->pim.requests, rb->pim.requests + 4);
+  EXPECT_GE(ra->pim.cycles, rb->pim.cycles);
+  Simulator f(t, SimMode::Functional);
+  ASSERT_FALSE(bool(f.loadProgram(p)));
+  auto rf = f.run("decode");
+  ASSERT_TRUE(bool(rf)) << toString(rf.takeError());
+  EXPECT_EQ(statsText(*rf, t), statsText(*ra, t));
+  // Errors: only softmax takes a cap; a cap is positive and finite; the
+  // target must declare the feature.
+  EXPECT_NE(errorOf(validateProgram(program("sfm length=16 fn=exp cap=2"), t))
+                .find("only fn=softmax takes a logit softcap (cap=)"),
+            std::string::npos);
+  for (StringRef bad : {"cap=0", "cap=-1", "cap=inf", "cap=x", "cap=1e40"}) {
+    auto parsed = parseProgramText(header(t) +
+                                       ".stream s channels=0\n  sfm "
+                                       "length=16 " +
+                                       bad.str() +
+                                       "\n.entry "
+                                       "decode = s\n",
+                                   "t.s");
+    EXPECT_NE(errorOf(std::move(parsed))
+                  .find("cap must be a positive finite "
+                        "number"),
+              std::string::npos)
+        << bad.str();
+  }
+  Program nan = p;
+  nan.streams[0].body[2].cap = -2.0f;
+  EXPECT_NE(errorOf(validateProgram(nan, t))
+                .find("cap -2 must be positive and finite"),
+            std::string::npos)
+      << errorOf(validateProgram(nan, t));
+  Target plainUnit = t;
+  plainUnit.nearMemory[0].features.clear();
+  plainUnit.name = "no-softcap";
+  EXPECT_NE(errorOf(validateProgram(p, plainUnit))
+                .find("target 'no-softcap': its softmax near-memory unit has "
+                      "no feature 'softcap' (cap=)"),
+            std::string::npos);
 }
 
 TEST(FunctionalTest, SoftmaxStatsFormAndChecks) {

@@ -42,7 +42,7 @@ Target hbm3Target() {
   t.org = hbm3Org();
   t.pim.globalBufferBytes = 8192;
   t.pim.activationFunctions = {"gelu", "relu"};
-  t.nearMemory.push_back({"softmax", "buffer_die", 16, 0, {}});
+  t.nearMemory.push_back({"softmax", "buffer_die", 16, 0, {}, {}});
   return t;
 }
 

@@ -365,6 +365,9 @@ TEST(Hbm3Pim, PimHostEnergy) {
   EXPECT_EQ(t.nearMemory[0].name, "softmax");
   EXPECT_EQ(t.nearMemory[0].placement, "buffer_die");
   EXPECT_TRUE(t.nearMemory[0].functions.empty());
+  EXPECT_EQ(t.nearMemory[0].features, (std::vector<std::string>{"softcap"}));
+  EXPECT_EQ(t.nearMemoryUnit("softmax"), &t.nearMemory[0]);
+  EXPECT_EQ(t.nearMemoryUnit("reduce"), nullptr);
   EXPECT_EQ(t.nearMemory[1].name, "vector");
   EXPECT_EQ(t.nearMemory[1].placement, "controller");
   EXPECT_DOUBLE_EQ(t.host.flops, 312e12);
@@ -923,6 +926,20 @@ TEST(TargetValidation, PimUnitAndNearMemory) {
                                 Array{"gelu", "swish2"};
                           }),
                "pim_unit.activation_functions[1]: unknown activation function");
+  // (2.2) features: known names, on the softmax unit only.
+  EXPECT_ERROR(
+      errorAfter("hbm3-pim.json",
+                 [](Object &o) {
+                   nearMemoryUnit(o, 0)["features"] = Array{"softcap", "bias"};
+                 }),
+      "near_memory[0].features[1]: unknown feature 'bias' (expected "
+      "one of: softcap)");
+  EXPECT_ERROR(errorAfter("hbm3-pim.json",
+                          [](Object &o) {
+                            nearMemoryUnit(o, 1)["features"] = Array{"softcap"};
+                          }),
+               "near_memory[1].features: 'softcap' is a feature of the "
+               "softmax unit (sfm), not of 'vector'");
   EXPECT_ERROR(errorAfter("hbm3-pim.json",
                           [](Object &o) {
                             nearMemoryUnit(o, 0)["placement"] = "logic_die";

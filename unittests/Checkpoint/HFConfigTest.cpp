@@ -268,6 +268,32 @@ const char *gemma3 = R"({
   "vocab_size": 262144
 })";
 
+// google/gemma-2-9b (spec 2.25; examples/configs has the whole file).
+const char *gemma2 = R"({
+  "architectures": ["Gemma2ForCausalLM"],
+  "attention_bias": false,
+  "attn_logit_softcapping": 50.0,
+  "cache_implementation": "hybrid",
+  "final_logit_softcapping": 30.0,
+  "head_dim": 256,
+  "hidden_act": "gelu_pytorch_tanh",
+  "hidden_activation": "gelu_pytorch_tanh",
+  "hidden_size": 3584,
+  "intermediate_size": 14336,
+  "max_position_embeddings": 8192,
+  "model_type": "gemma2",
+  "num_attention_heads": 16,
+  "num_hidden_layers": 42,
+  "num_key_value_heads": 8,
+  "query_pre_attn_scalar": 256,
+  "rms_norm_eps": 1e-06,
+  "rope_theta": 10000.0,
+  "sliding_window": 4096,
+  "sliding_window_size": 4096,
+  "torch_dtype": "float32",
+  "vocab_size": 256000
+})";
+
 // stabilityai/stablelm-2-1_6b (spec 2.21; examples/configs has the whole
 // file).
 const char *stablelm2 = R"({
@@ -881,15 +907,83 @@ TEST(HFConfigTest, Gemma3) {
   EXPECT_FALSE(scaled.layers[5].sliding);
   EXPECT_TRUE(scaled.layers[6].sliding);
 
-  EXPECT_CONTAINS(
-      errorOf(patched(gemma3, R"({"attn_logit_softcapping": 50.0})")),
-      "cfg.json: attn_logit_softcapping: softcapping is not supported yet");
+  // Gemma 3's softcaps default to none; given, they apply as in Gemma 2.
+  EXPECT_FALSE(c.attnLogitSoftcap || c.finalLogitSoftcap);
+  ModelConfig capped =
+      parseOk(patched(gemma3, R"({"attn_logit_softcapping": 50.0})"));
+  ASSERT_TRUE(capped.attnLogitSoftcap);
+  EXPECT_DOUBLE_EQ(*capped.attnLogitSoftcap, 50.0);
+  EXPECT_FALSE(capped.finalLogitSoftcap);
   EXPECT_CONTAINS(errorOf(patched(gemma3, R"({"sliding_window_pattern": 0})")),
                   "sliding_window_pattern");
   EXPECT_CONTAINS(errorOf(patched(gemma3, R"({"rope_local_base_freq": -1})")),
                   "rope_local_base_freq: must be positive");
   EXPECT_CONTAINS(
       errorOf(patched(gemma3, R"({"use_bidirectional_attention": true})")),
+      "use_bidirectional_attention");
+}
+
+TEST(HFConfigTest, Gemma2) {
+  ModelConfig c = parseOk(gemma2);
+  EXPECT_EQ(c.modelType, "gemma2");
+  EXPECT_EQ(c.normWeight, NormWeight::OnePlusScale);
+  EXPECT_EQ(c.mlpActivation, MlpActivation::GeluTanh);
+  EXPECT_FALSE(c.qkNorm);
+  EXPECT_TRUE(c.tieWordEmbeddings);
+  EXPECT_EQ(c.norms.attnOut, "post_attention_layernorm");
+  EXPECT_EQ(c.norms.mlpIn, "pre_feedforward_layernorm");
+  EXPECT_EQ(c.norms.mlpOut, "post_feedforward_layernorm");
+  ASSERT_TRUE(c.attentionScale && c.embeddingScale && c.slidingWindow);
+  EXPECT_DOUBLE_EQ(*c.attentionScale, 1.0 / 16);
+  EXPECT_DOUBLE_EQ(*c.embeddingScale, std::sqrt(3584.0));
+  EXPECT_EQ(*c.slidingWindow, 4096);
+  ASSERT_TRUE(c.attnLogitSoftcap && c.finalLogitSoftcap);
+  EXPECT_DOUBLE_EQ(*c.attnLogitSoftcap, 50.0);
+  EXPECT_DOUBLE_EQ(*c.finalLogitSoftcap, 30.0);
+  // transformers' default layer_types: even layers slide.
+  ASSERT_EQ(c.layers.size(), 42u);
+  for (int i = 0; i < 42; ++i)
+    EXPECT_EQ(c.layers[i].sliding, i % 2 == 0) << "layer " << i;
+  EXPECT_FALSE(c.slidingRope);
+  std::string semantic = semanticConfigJSON(c);
+  EXPECT_CONTAINS(semantic, "\"attn_logit_softcap\":50");
+  EXPECT_CONTAINS(semantic, "\"final_logit_softcap\":30");
+  EXPECT_CONTAINS(semantic, "\"full_attention_layers\":[1,3,");
+
+  // Gemma2Config's defaults for absent keys.
+  ModelConfig dflt = parseOk(patched(
+      gemma2, R"({"attn_logit_softcapping": null, "final_logit_softcapping":
+                 null, "sliding_window": null, "sliding_window_size": null,
+                 "query_pre_attn_scalar": 224, "rope_theta": null})"));
+  EXPECT_DOUBLE_EQ(*dflt.attnLogitSoftcap, 50.0);
+  EXPECT_DOUBLE_EQ(*dflt.finalLogitSoftcap, 30.0);
+  EXPECT_EQ(*dflt.slidingWindow, 4096);
+  EXPECT_DOUBLE_EQ(*dflt.attentionScale, 1.0 / std::sqrt(224.0));
+  EXPECT_DOUBLE_EQ(dflt.rope.theta, 1e4);
+  // Explicit nulls: no softcap (transformers skips the tanh for None), no
+  // window (no layer slides).
+  std::string nulls = gemma2;
+  for (StringRef key : {"attn_logit_softcapping", "final_logit_softcapping",
+                        "sliding_window", "sliding_window_size"}) {
+    size_t at = nulls.find(("\"" + key + "\": ").str());
+    size_t end = nulls.find(',', at);
+    nulls.replace(at, end - at, ("\"" + key + "\": null").str());
+  }
+  ModelConfig none = parseOk(nulls);
+  EXPECT_FALSE(none.attnLogitSoftcap || none.finalLogitSoftcap ||
+               none.slidingWindow);
+  for (const LayerAttention &l : none.layers)
+    EXPECT_FALSE(l.sliding);
+
+  EXPECT_CONTAINS(errorOf(patched(gemma2, R"({"attn_logit_softcapping": 0})")),
+                  "cfg.json: attn_logit_softcapping: must be positive, got 0");
+  EXPECT_CONTAINS(
+      errorOf(patched(gemma2, R"({"final_logit_softcapping": -30})")),
+      "final_logit_softcapping: must be positive");
+  EXPECT_CONTAINS(errorOf(patched(gemma2, R"({"sliding_window_size": 2048})")),
+                  "sliding_window_size: is 2048 but sliding_window is 4096");
+  EXPECT_CONTAINS(
+      errorOf(patched(gemma2, R"({"use_bidirectional_attention": true})")),
       "use_bidirectional_attention");
 }
 

@@ -140,6 +140,11 @@ struct ModelConfig {
   std::optional<double> residualMultiplier;
   /// logits = logitScale * lm_head(h) (Granite: 1 / logits_scaling).
   std::optional<double> logitScale;
+  /// Gemma 2: attention scores s become c * tanh(s / c) before the mask and
+  /// softmax (attn_logit_softcapping).
+  std::optional<double> attnLogitSoftcap;
+  /// Gemma 2: logits become c * tanh(logits / c) (final_logit_softcapping).
+  std::optional<double> finalLogitSoftcap;
   bool tieWordEmbeddings = false;
   bool attentionBias = false; // q/k/v/o bias (llama); qwen2 forces q/k/v
   bool qkvBias = false;       // q/k/v projections carry a bias

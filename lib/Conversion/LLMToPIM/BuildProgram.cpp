@@ -674,6 +674,9 @@ LogicalResult Lowering::emitLibraryKernel(
                   {}};
   for (const auto &[name, at] : data)
     site.data[name] = {at.first.base, at.first.off + at.second};
+  if (auto at = dyn_cast<pim::AttentionOp>(op))
+    if (std::optional<APFloat> cap = at.getLogitSoftcap())
+      site.softmaxCap = cap->convertToFloat();
   return emitKernel(op, k, args, site);
 }
 
@@ -929,6 +932,8 @@ LogicalResult Lowering::lowerAttention(pim::AttentionOp op) {
     SmallVector<NamedAttribute> sf{attr("length", sym(pp.kvLen))};
     if (S > 1) // [max, sum] of head ch * G + q of part p
       sf.push_back(data(stats, 8 * p * H, ch() * (8 * G) + q * 8));
+    if (std::optional<APFloat> cap = op.getLogitSoftcap()) // per score
+      sf.push_back(attr("cap", b.getF32FloatAttr(cap->convertToFloat())));
     macro(qb, "sfm", sf);
     barrier(qb);
     macro(qb, "mv_gb", {attr("count", sym(pp.vrows) * m.cols)});

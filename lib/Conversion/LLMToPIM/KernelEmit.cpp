@@ -222,6 +222,20 @@ struct Emitter {
               name, b.getStringAttr(pimsim::functionName(inst.fn))));
         continue;
       }
+      if (f == pimsim::Field::Cap) {
+        float cap = inst.cap;
+        if (site.softmaxCap != 0.0f && inst.fn == pimsim::Function::Softmax) {
+          if (cap != 0.0f) {
+            error = "its sfm has its own cap; the op's logit_softcap "
+                    "cannot be applied as well";
+            return failure();
+          }
+          cap = site.softmaxCap;
+        }
+        if (cap != 0.0f)
+          fields.push_back(b.getNamedAttr(name, b.getF32FloatAttr(cap)));
+        continue;
+      }
       if (f == pimsim::Field::Data) {
         if (inst.dataRegion < 0)
           continue;

@@ -78,6 +78,10 @@ struct KernelSite {
     int64_t offset = 0;
   };
   std::map<std::string, Data> data;
+  /// The op's logit softcap (attention), 0: none. Every `sfm fn=softmax` of
+  /// the kernel gets `cap=` it: the cap is per score, ahead of the softmax,
+  /// so a kernel's softmax over the scores carries it unchanged.
+  float softmaxCap = 0.0f;
 };
 
 /// Instantiates `kernel` with `args` into `site` as pim.macro / pim.loop

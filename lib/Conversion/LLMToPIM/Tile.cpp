@@ -20,6 +20,7 @@
 #include "pimc/Dialect/PIM/IR/PIMDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -86,9 +87,6 @@ int64_t Tiler::gemvKParts(GemvOp op) const {
 
 /// What the PIM mapping of attention needs (docs/backend.md, "Attention").
 LogicalResult Tiler::checkAttention(pim::AttentionOp op) const {
-  if (op.getLogitSoftcap())
-    return op.emitError("PIM lowering: attention logit softcapping is not "
-                        "supported on the PIM units yet");
   if (!op.getCausal())
     return op.emitError("PIM lowering: non-causal attention is not supported "
                         "in decode");
@@ -111,6 +109,20 @@ LogicalResult Tiler::checkAttention(pim::AttentionOp op) const {
     return op.emitError() << "PIM lowering: target '" << m.t.name
                           << "' has no softmax near-memory unit (the host "
                              "softmax path is not implemented yet)";
+  // The cap is per score, ahead of the softmax: the unit applies it (sfm
+  // cap=), which also keeps it exact under a split (attn_combine merges
+  // capped-score statistics).
+  const pimsim::NearMemoryUnit *sfm = m.t.nearMemoryUnit("softmax");
+  if (op.getLogitSoftcap() && !llvm::is_contained(sfm->features, "softcap"))
+    return op.emitError()
+           << "PIM lowering: target '" << m.t.name
+           << "': attention with logit_softcap "
+           << llvm::formatv(
+                  "{0}",
+                  llvm::format("%g", op.getLogitSoftcap()->convertToDouble()))
+                  .str()
+           << " needs the softmax near-memory unit's feature "
+              "'softcap' (sfm cap=), which it does not list";
   return success();
 }
 

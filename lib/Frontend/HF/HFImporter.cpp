@@ -83,6 +83,7 @@ private:
   Value plainMlp(StringRef layer, Value x);
   /// `x * factor` when the feature is set, else x.
   Value scaled(Value x, std::optional<double> factor, Location loc);
+  Value softcapped(Value x, std::optional<double> cap, Location loc);
 
   RankedTensorType act(ArrayRef<int64_t> shape) {
     return RankedTensorType::get(shape, b.getF32Type());
@@ -378,6 +379,15 @@ Value DecoderBuilder::plainMlp(StringRef layer, Value x) {
   return project(cfg.plainMlp->down, up, H, I);
 }
 
+/// c * tanh(x / c) as scale, tanh, scale (Gemma 2's final-logit softcap).
+Value DecoderBuilder::softcapped(Value x, std::optional<double> cap,
+                                 Location l) {
+  if (!cap)
+    return x;
+  Value t = llm::TanhOp::create(b, l, x.getType(), scaled(x, 1.0 / *cap, l));
+  return scaled(t, *cap, l);
+}
+
 Value DecoderBuilder::scaled(Value x, std::optional<double> factor,
                              Location l) {
   if (!factor)
@@ -456,7 +466,9 @@ Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
   Value attn = llm::AttentionOp::create(
       b, attnLoc, act({dyn, nh, hd}), q, kvRead.getKey(), kvRead.getValue(),
       b.getF32FloatAttr(static_cast<float>(scale)), b.getBoolAttr(true), window,
-      FloatAttr());
+      cfg.attnLogitSoftcap
+          ? b.getF32FloatAttr(static_cast<float>(*cfg.attnLogitSoftcap))
+          : FloatAttr());
   attn = llm::ReshapeOp::create(b, attnLoc, act({dyn, nh * hd}), attn);
   std::string oName = attnPrefix + "." + n.o;
   Value wo = projectionWeight(oName, H, nh * hd);
@@ -554,6 +566,7 @@ llvm::Expected<OwningOpRef<ModuleOp>> DecoderBuilder::build() {
   outs[0] = llm::LMHeadOp::create(b, loc(n.head), act({1, cfg.vocabSize}), last,
                                   head);
   outs[0] = scaled(outs[0], cfg.logitScale, loc(n.head));
+  outs[0] = softcapped(outs[0], cfg.finalLogitSoftcap, loc(n.head));
   func::ReturnOp::create(b, modelLoc, outs);
 
   if (!problems.empty()) {

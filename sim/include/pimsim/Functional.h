@@ -41,6 +41,8 @@ struct RequestOperand {
   Function fn = Function::Softmax; // SFM: softmax or exp
   int64_t reg = 0;                 // MAC* / RDACC / MVSB: accumulator
                                    // register of each PIM unit (1.3)
+  float cap = 0.0f; // SFM (2.2): non-zero on the cap pass of a capped sfm,
+                    // which only replaces each score s by cap * tanh(s / cap)
 };
 
 /// IEEE binary16 / bfloat16 to fp32 (exact).
@@ -99,6 +101,9 @@ private:
   bool softmaxUnit(int64_t channel, int64_t length, Function fn,
                    float stats[2]);
   void moveToGlobalBuffer(int64_t channel);
+  /// The cap pass of `sfm cap=` (2.2): the first `length` scores become
+  /// tanh(s / cap) * cap in f32, the reference's order. False when it failed.
+  bool capScores(int64_t channel, int64_t length, float cap);
 
   const Target &tgt;
   const Program &prog;

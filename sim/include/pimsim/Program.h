@@ -44,8 +44,9 @@ struct ProgramVersion {
 /// 2.0: typed host ops (HostKernel::ops, Program::hostTensors) instead of
 /// JSON strings, and the memory plan (Program::memory); 1.x programs are
 /// refused (recompile them). 2.1: the library kernel a stream runs
-/// (StreamInfo::kernel). 2.2: longrope (RopeKind::LongRope and the rope's
-/// short_factor / long_factor lists).
+/// (StreamInfo::kernel). 2.2: `cap=` on sfm (Instruction::cap, the logit
+/// softcap applied to each score before the softmax), and longrope
+/// (RopeKind::LongRope and the rope's short_factor / long_factor lists).
 constexpr ProgramVersion kProgramVersion{2, 2};
 
 /// Half-open [first, first + count). Printed inclusive: "0-15".
@@ -286,9 +287,10 @@ enum class Field : uint8_t {
   Reg,
   Value,
   Data,
-  Kernel
+  Kernel,
+  Cap
 };
-constexpr unsigned kNumFields = 14;
+constexpr unsigned kNumFields = 15;
 llvm::StringRef fieldName(Field field); // "row", "data", ...
 std::optional<Field> parseField(llvm::StringRef name);
 /// Fields a loop stride may advance (Data: the data offset; Reg: 1.3).
@@ -369,13 +371,17 @@ struct Instruction {
   int64_t reg = 0; // set_cfr: CFR number; mac_* / rd_acc / mv_sb (1.3):
                    // accumulator register of each PIM unit
   int64_t value = 0;
-  int64_t dataRegion = -1;       // host-visible data: region index, -1 none
-  int64_t dataOffset = 0;        // byte offset within dataRegion
-  int64_t kernel = 0;            // host kernel index (call)
+  int64_t dataRegion = -1; // host-visible data: region index, -1 none
+  int64_t dataOffset = 0;  // byte offset within dataRegion
+  int64_t kernel = 0;      // host kernel index (call)
+  /// (2.2) sfm fn=softmax: each score s becomes cap * tanh(s / cap) before
+  /// the softmax; 0: no cap. Not an integer field: get(Field::Cap) is 0.
+  float cap = 0.0f;
   std::vector<Stride> strides;   // sorted by (field, loop), steps non-zero
   std::vector<Instruction> body; // loop only
 
-  /// The field's value before strides (Data: the data offset).
+  /// The field's value before strides (Data: the data offset; Channels and
+  /// Cap, which are not integers: 0).
   int64_t get(Field field) const;
   void set(Field field, int64_t value);
   /// The field's value in the iteration given by the enclosing loops'
@@ -397,7 +403,8 @@ struct Instruction {
   static Instruction wrGB(int64_t offset, int64_t bytes);
   static Instruction mvSB(int64_t bank, int64_t count);
   static Instruction mvGB(int64_t bank, int64_t count);
-  static Instruction sfm(int64_t length, Function fn = Function::Softmax);
+  static Instruction sfm(int64_t length, Function fn = Function::Softmax,
+                         float cap = 0.0f);
   static Instruction rdAcc(int64_t count);
   static Instruction af(Function fn, int64_t count);
   static Instruction load(int64_t bank, int64_t row, int64_t col,

@@ -144,6 +144,9 @@ struct NearMemoryUnit {
   /// serves its own macro-ops, e.g. `sfm`). A HostKernel with
   /// `unit == name` runs here (docs/target-schema.md).
   std::vector<std::string> functions;
+  /// Options of the unit's own macro-op (docs/target-schema.md): "softcap",
+  /// the softmax unit's `sfm cap=` (program format 2.2).
+  std::vector<std::string> features;
 };
 
 struct HostModel {
@@ -175,6 +178,8 @@ struct Target {
   Energy energy;
   int64_t queueDepth = 32; // per-channel request queue entries
 
+  /// The near-memory unit called `name`, or nullptr.
+  const NearMemoryUnit *nearMemoryUnit(llvm::StringRef name) const;
   /// A named timing; error naming it when the target lacks it.
   llvm::Expected<int64_t> timing(llvm::StringRef name) const;
   /// Peak bandwidth over the pins (all channels), bytes/s.

@@ -9,6 +9,8 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace pimc::pim;
 
@@ -247,6 +249,13 @@ LogicalResult MacroOp::verify() {
       auto s = dyn_cast<StringAttr>(f.getValue());
       if (!s || !pimsim::parseFunction(s.getValue()))
         return emitOpError() << "field 'fn' must name a function";
+      continue;
+    }
+    if (*field == pimsim::Field::Cap) {
+      auto cap = dyn_cast<FloatAttr>(f.getValue());
+      if (!cap || !(cap.getValueAsDouble() > 0) ||
+          !std::isfinite(cap.getValueAsDouble()))
+        return emitOpError("field 'cap' must be a positive finite float");
       continue;
     }
     if (*field == pimsim::Field::Data) {

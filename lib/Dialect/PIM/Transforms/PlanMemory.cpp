@@ -181,7 +181,7 @@ private:
         Footprint f = fp.of(symbols, cast<FlatSymbolRefAttr>(step).getValue());
         if (f.everything)
           for (auto [i, span] : llvm::enumerate(spans))
-            touch(i, Access{fp.actRegion(), span});
+            touch(i, Access{fp.actRegion(), span, Range{}});
         for (const Access &a : f.accesses) {
           if (a.region != fp.actRegion())
             continue;
