@@ -63,6 +63,8 @@ CASES = {
     "qwen3-8b-hbm3-2k": ("config:Qwen--Qwen3-8B", "targets/hbm3-pim.json", 2048),
     "mistral-7b-hbm3-2k": ("config:mistralai--Mistral-7B-v0.1", "targets/hbm3-pim.json", 2048),
     "falcon3-7b-hbm3-2k": ("config:tiiuae--Falcon3-7B-Base", "targets/hbm3-pim.json", 2048),
+    "phi3.5-mini-hbm3-2k": ("config:microsoft--Phi-3.5-mini-instruct", "targets/hbm3-pim.json", 2048),
+    "phi4-mini-hbm3-2k": ("config:microsoft--Phi-4-mini-instruct", "targets/hbm3-pim.json", 2048),
     # The kernel library against the generated lowering. On 2 channels the
     # tiny model's GEMVs have 2-8 output groups per bank (gemv_fit's class).
     "llama-tiny-hbm3-ch2": ("llama", "targets/hbm3-pim.json", 16, "generated", ["--channels", "2"]),
