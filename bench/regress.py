@@ -65,6 +65,9 @@ CASES = {
     "falcon3-7b-hbm3-2k": ("config:tiiuae--Falcon3-7B-Base", "targets/hbm3-pim.json", 2048),
     "phi3.5-mini-hbm3-2k": ("config:microsoft--Phi-3.5-mini-instruct", "targets/hbm3-pim.json", 2048),
     "phi4-mini-hbm3-2k": ("config:microsoft--Phi-4-mini-instruct", "targets/hbm3-pim.json", 2048),
+    "llama3.1-8b-hbm3-2k": ("config:meta-llama--Llama-3.1-8B-Instruct", "targets/hbm3-pim.json", 2048),
+    # 35B: on the 10-stack target, as Llama-3-70B.
+    "command-r-35b-hbm3x10-2k": ("config:CohereForAI--c4ai-command-r-v01", "targets/hbm3-pim-10stack.json", 2048),
     # The kernel library against the generated lowering. On 2 channels the
     # tiny model's GEMVs have 2-8 output groups per bank (gemv_fit's class).
     "llama-tiny-hbm3-ch2": ("llama", "targets/hbm3-pim.json", 16, "generated", ["--channels", "2"]),
