@@ -1320,7 +1320,7 @@ TEST(HostOpParseTest, ErrorsNameTheLineOrTheKernelAndOp) {
                   json::Object{{"op", "softmax"}}}),
       "t.s:10:3: unknown host op 'softmax' (host ops: embedding, rms_norm, "
       "add, rope, gated_act, pack, v_stage, sum, linear, logits, "
-      "attn_combine, call)");
+      "attn_combine, call, layer_norm)");
   EXPECT_EQ(parseError({json::Object{{"op", "rms_norm"},
                                      {"in", buf(0, 4, "f32")},
                                      {"out", buf(0, 4, "f32")},

@@ -304,6 +304,17 @@ Error HostOps::runOp(Device &device, const HostOp &op,
     }
     return writeBuffer(device, region, op.out, y);
   }
+  case HostOpKind::LayerNorm: {
+    auto x = readBuffer(device, region, op.in);
+    if (!x)
+      return x.takeError();
+    int64_t d = tensorRefs[op.tensor].shape[0];
+    std::vector<float> w(static_cast<size_t>(d)), y(x->size());
+    widen(op.tensor, 0, d, w.data());
+    ref::layerNorm(x->data(), op.groups, d, w.data(), /*b=*/nullptr, op.eps,
+                   y.data());
+    return writeBuffer(device, region, op.out, y);
+  }
   case HostOpKind::RmsNorm: {
     auto x = readBuffer(device, region, op.in);
     if (!x)

@@ -28,7 +28,8 @@ using detail::parseName;
 const StringRef kElemFormatNames[] = {"f32", "fp16", "bf16"};
 const StringRef kHostOpKindNames[] = {
     "embedding", "rms_norm", "add",    "rope",   "gated_act",    "pack",
-    "v_stage",   "sum",      "linear", "logits", "attn_combine", "call"};
+    "v_stage",   "sum",      "linear", "logits", "attn_combine", "call",
+    "layer_norm"};
 const StringRef kGatedActNames[] = {"silu", "gelu", "gelu_tanh"};
 const StringRef kRopeKindNames[] = {"default", "linear", "dynamic",
                                     "yarn",    "llama3", "longrope"};
@@ -183,6 +184,11 @@ ArrayRef<HostFieldSpec> hostOpFields(HostOpKind kind) {
       {"stats_stride", F::OutStride},
       {"part_keys", F::PartKeys, true, 1},
       {"param", F::Param}};
+  static const HostFieldSpec layerNorm[] = {{"in", F::In},
+                                            {"out", F::Out},
+                                            {"weight", F::Tensor},
+                                            {"eps", F::Eps},
+                                            {"groups", F::Groups, false, 1}};
   static const HostFieldSpec call[] = {{"source", F::Source},
                                        {"mlir", F::Mlir},
                                        {"args", F::Args},
@@ -214,6 +220,8 @@ ArrayRef<HostFieldSpec> hostOpFields(HostOpKind kind) {
     return attnCombine;
   case HostOpKind::Call:
     return call;
+  case HostOpKind::LayerNorm:
+    return layerNorm;
   }
   return {};
 }
@@ -576,6 +584,7 @@ void OpChecker::kindRules() {
       fail("the program has no parameter 'token'");
     break;
   case HostOpKind::RmsNorm:
+  case HostOpKind::LayerNorm:
     if (!(op.eps >= 0) || !std::isfinite(op.eps))
       fail("'eps' must be a finite number >= 0");
     needRank("weight", 1, "[D]");

@@ -140,6 +140,14 @@ std::vector<HostOp> everyKind() {
   lg.kind = HostOpKind::Logits;
   lg.in = f32(0, 16);
   ops.push_back(lg);
+  HostOp ln;
+  ln.kind = HostOpKind::LayerNorm;
+  ln.in = f32(0, 16);
+  ln.out = f32(64, 16);
+  ln.tensor = 1;
+  ln.eps = 1e-5f;
+  ln.groups = 2;
+  ops.push_back(ln);
   return ops;
 }
 
@@ -338,6 +346,7 @@ TEST(HostOpTest, BuffersAndWhetherTheOpWritesThem) {
   EXPECT_EQ(visits(ops[9]), V({"r0", "r256", "w512"})); // attn_combine
   EXPECT_EQ(visits(ops[10]), V({"r0", "w64"}));         // call
   EXPECT_EQ(visits(ops[11]), V({"r0"}));                // logits
+  EXPECT_EQ(visits(ops[12]), V({"r0", "w64"}));         // layer_norm
   HostOp add = ops[2];
   add.tensor = -1;
   add.b = f32(64, 8);

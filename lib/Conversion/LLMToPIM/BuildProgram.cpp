@@ -1197,6 +1197,27 @@ FailureOr<pim::ProgramOp> Lowering::run() {
       slots[n.getResult()] = out;
       continue;
     }
+    if (auto n = dyn_cast<llm::LayerNormOp>(op); n && isVectorLayerNorm(n)) {
+      Slot in = contiguous(lookup(n.getInput()));
+      auto w = n.getWeight().getDefiningOp<llm::WeightOp>();
+      int64_t D = cast<ShapedType>(w.getType()).getDimSize(0);
+      Slot out = alloc(in.n);
+      hostOp("layer_norm",
+             {attr("in", buf(in)), attr("out", buf(out)),
+              attr("weight", tensorRef(w)),
+              attr("eps", b.getF64FloatAttr(n.getEpsilon().convertToFloat())),
+              attr("groups", in.n / D)});
+      if (Value bias = n.getBias()) {
+        if (in.n != D)
+          return n.emitError("PIM lowering: a layer_norm bias over ")
+                 << in.n / D << " rows (one row per op is supported)";
+        hostOp("add", {attr("a", buf(out)),
+                       attr("b", tensorRef(bias.getDefiningOp<llm::WeightOp>())),
+                       attr("out", buf(out))});
+      }
+      slots[n.getResult()] = out;
+      continue;
+    }
     if (auto g = dyn_cast<GemvOp>(op)) {
       if (failed(lowerGemv(g)))
         return failure();

@@ -22,8 +22,21 @@ using namespace mlir;
 using namespace pimc;
 using namespace pimc::pim;
 
+bool pimc::pim::isVectorLayerNorm(Operation *op) {
+  auto n = dyn_cast<llm::LayerNormOp>(op);
+  if (!n)
+    return false;
+  auto rank1Weight = [](Value v) {
+    auto w = v ? v.getDefiningOp<llm::WeightOp>() : llm::WeightOp();
+    return w && cast<ShapedType>(w.getType()).getRank() == 1;
+  };
+  auto in = dyn_cast<RankedTensorType>(n.getInput().getType());
+  return in && n.getNormalizedAxis() == in.getRank() - 1 &&
+         rank1Weight(n.getWeight()) && (!n.getBias() || rank1Weight(n.getBias()));
+}
+
 bool pimc::pim::hasOwnLowering(Operation *op) {
-  return isa<arith::ConstantOp, arith::AddIOp, tensor::DimOp, func::ReturnOp,
+  return isVectorLayerNorm(op) || isa<arith::ConstantOp, arith::AddIOp, tensor::DimOp, func::ReturnOp,
              llm::WeightOp, llm::EmbeddingOp, llm::RMSNormOp, llm::LinearOp,
              llm::LMHeadOp, llm::GatedMLPOp, llm::ReshapeOp, llm::RopeOp,
              llm::KVCacheAppendOp, llm::KVCacheReadOp, llm::AttentionOp,

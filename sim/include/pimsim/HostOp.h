@@ -74,9 +74,10 @@ enum class HostOpKind : uint8_t {
   Linear,
   Logits,
   AttnCombine,
-  Call
+  Call,
+  LayerNorm
 };
-constexpr unsigned kNumHostOpKinds = 12;
+constexpr unsigned kNumHostOpKinds = 13;
 llvm::StringRef hostOpKindName(HostOpKind kind); // "embedding", "rms_norm"..
 std::optional<HostOpKind> parseHostOpKind(llvm::StringRef name);
 
@@ -196,10 +197,10 @@ struct HostOp {
   HostOpKind kind = HostOpKind::Logits;
   ActBuffer in, out;
   ActBuffer a, b;      // add a, b; gated_act gate, up; attn_combine stats (b)
-  int64_t tensor = -1; // Program::hostTensors: embedding table, rms_norm and
+  int64_t tensor = -1; // Program::hostTensors: embedding table, norm and
                        // linear weight, add b
-  float eps = 0;       // rms_norm
-  int64_t groups = 1;  // rms_norm: vectors; v_stage: staging column groups
+  float eps = 0;       // rms_norm, layer_norm
+  int64_t groups = 1;  // norms: vectors; v_stage: staging column groups
   bool gemma = false;  // rms_norm: (1 + w)
   bool clear = true;   // v_stage: zero the staging when a column starts
   int64_t heads = 0, headDim = 0; // rope, v_stage; attn_combine (`block`)

@@ -85,6 +85,10 @@ bool isLowerableOp(mlir::Operation *op);
 /// Whether `op` has a lowering of its own (device or dedicated host op),
 /// not the generic host call (what `pimc support` reports).
 bool hasOwnLowering(mlir::Operation *op);
+/// An llm.layer_norm over the last dimension whose weight (and bias, if
+/// any) are rank-1 llm.weights: a `layer_norm` host op (plus an `add` of
+/// the bias), which a near-memory unit may run like rms_norm.
+bool isVectorLayerNorm(mlir::Operation *op);
 /// A static-cache decode step (transformers' StaticCache exported as a pure
 /// function): @forward(token [1] or [1, 1], position (the same, or index),
 /// states: static f32 tensors) -> (logits, the states updated, in order).
