@@ -357,15 +357,19 @@ Error HostOps::runOp(Device &device, const HostOp &op,
     auto gate = readBuffer(device, region, op.a);
     if (!gate)
       return gate.takeError();
-    auto up = readBuffer(device, region, op.b);
-    if (!up)
-      return up.takeError();
+    std::vector<float> up; // empty: the plain activation
+    if (op.b != pimsim::ActBuffer()) {
+      auto u = readBuffer(device, region, op.b);
+      if (!u)
+        return u.takeError();
+      up = std::move(*u);
+    }
     for (size_t i = 0; i < gate->size(); ++i) {
       float g = (*gate)[i];
       float act = op.act == GatedActFn::Silu   ? ref::silu(g)
                   : op.act == GatedActFn::Gelu ? ref::geluErf(g)
                                                : ref::geluTanh(g);
-      (*gate)[i] = act * (*up)[i];
+      (*gate)[i] = up.empty() ? act : act * up[i];
     }
     return writeBuffer(device, region, op.out, *gate);
   }

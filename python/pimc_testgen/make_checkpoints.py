@@ -215,10 +215,11 @@ FAMILIES = {
     # gate|up gate_up_proj, GQA and the tied head and partial rotary (0.75: 24 of 32 dims) of
     # Phi-4-mini, a window of 8 on every layer (Phi-3-mini-4k's 2047, scaled down), and longrope
     # with the top-level original_max_position_embeddings 16 crossed during decode (positions
-    # 16..36 use the long factors, and the attention factor sqrt(1 + ln 4 / ln 16) from
-    # max_pos / L0 = 4 scales every call).
+    # 16..36 use the long factors, and the attention factor sqrt(1 + ln 8 / ln 16) from
+    # max_pos / L0 = 8 scales every call). max_pos 128 leaves room for e2e-split's
+    # --max-context 128.
     "phi3": dict(SMALL, model_type="phi3", dtype="bfloat16", rope_theta=10000.0, eps=1e-5,
-                 max_pos=64, tie=True, fused_qkv=True, fused_gate_up=True, sliding_window=8,
+                 max_pos=128, tie=True, fused_qkv=True, fused_gate_up=True, sliding_window=8,
                  rope_scaling={"type": "longrope", "short_factor": PHI3_SHORT_FACTOR,
                                "long_factor": PHI3_LONG_FACTOR},
                  min_margin=0.05),

@@ -148,7 +148,7 @@ ArrayRef<HostFieldSpec> hostOpFields(HostOpKind kind) {
                                        {"head_dim", F::HeadDim, true, 2},
                                        {"rope", F::Rope}};
   static const HostFieldSpec gatedAct[] = {
-      {"gate", F::A}, {"up", F::B}, {"out", F::Out}, {"act", F::Act}};
+      {"gate", F::A}, {"up", F::B, false}, {"out", F::Out}, {"act", F::Act}};
   static const HostFieldSpec pack[] = {{"in", F::In},
                                        {"out", F::Out},
                                        {"blocks", F::Blocks, true, 1},
@@ -498,7 +498,9 @@ public:
                               intField(op, s.field), s.min));
     for (HostField f :
          {HostField::In, HostField::Out, HostField::A, HostField::B})
-      if (takes(op.kind, f) && (f != HostField::B || op.tensor < 0))
+      if (takes(op.kind, f) && (f != HostField::B || op.tensor < 0) &&
+          !(f == HostField::B && op.kind == HostOpKind::GatedAct &&
+            op.b == ActBuffer())) // gated_act's optional up
         buffer(keyOf(op.kind, f), bufferOf(f));
     if (takes(op.kind, HostField::Tensor) &&
         (op.kind != HostOpKind::Add || op.b == ActBuffer()) &&
@@ -614,7 +616,8 @@ void OpChecker::kindRules() {
   case HostOpKind::GatedAct:
     if (unsigned(op.act) >= kNumGatedActFns)
       fail("'act' is unknown");
-    sameLength("up", op.b, "'gate'", op.a.elements);
+    if (op.b != ActBuffer()) // (2.2) without up: the plain activation
+      sameLength("up", op.b, "'gate'", op.a.elements);
     sameLength("out", op.out, "'gate'", op.a.elements);
     break;
   case HostOpKind::Pack:

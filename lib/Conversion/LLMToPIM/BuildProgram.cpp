@@ -1223,6 +1223,15 @@ FailureOr<pim::ProgramOp> Lowering::run() {
         return failure();
       continue;
     }
+    if (auto g = dyn_cast<llm::GeluOp>(op)) {
+      Slot in = contiguous(lookup(g.getInput()));
+      Slot out = alloc(in.n);
+      hostOp("gated_act",
+             {attr("gate", buf(in)), attr("out", buf(out)),
+              attr("act", g.getApproximate() ? "gelu_tanh" : "gelu")});
+      slots[g.getResult()] = out;
+      continue;
+    }
     if (auto g = dyn_cast<GatedActOp>(op)) {
       Slot gs = lookup(g.getGate()), us = lookup(g.getUp());
       Slot act = alloc(gs.n);

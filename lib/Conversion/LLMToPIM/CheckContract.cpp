@@ -40,7 +40,7 @@ bool pimc::pim::hasOwnLowering(Operation *op) {
              llm::WeightOp, llm::EmbeddingOp, llm::RMSNormOp, llm::LinearOp,
              llm::LMHeadOp, llm::GatedMLPOp, llm::ReshapeOp, llm::RopeOp,
              llm::KVCacheAppendOp, llm::KVCacheReadOp, llm::AttentionOp,
-             llm::AddOp, llm::SliceOp>(op);
+             llm::AddOp, llm::SliceOp, llm::GeluOp>(op);
 }
 
 bool pimc::pim::isLowerableOp(Operation *op) {

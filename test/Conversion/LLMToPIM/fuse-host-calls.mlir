@@ -6,7 +6,7 @@
 // CHECK-LABEL: func.func @forward
 // CHECK: llm.layer_norm {{.*}}pim.host_group = 0 : i64
 // CHECK: llm.weight "w2"
-// CHECK: llm.gelu {{.*}}pim.host_group = 0 : i64
+// CHECK: llm.erf {{.*}}pim.host_group = 0 : i64
 // CHECK: llm.mul {{.*}}pim.host_group = 0 : i64
 // CHECK: llm.add
 // CHECK-NOT: pim.host_group
@@ -17,11 +17,10 @@
 // CHECK: llm.tanh {{.*}}pim.host_group = 1 : i64
 // CHECK: return
 func.func @forward(%tok: tensor<1xi64>, %off: index, %x: tensor<1x16xf32>) -> tensor<1x16xf32> {
-  %w = llm.weight "ln.weight" : tensor<16xf32>
-  %b = llm.weight "ln.bias" : tensor<16xf32>
-  %n = llm.layer_norm %x weight %w bias %b {axis = 1 : i64, epsilon = 1.0e-5 : f32} : (tensor<1x16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<1x16xf32>
+  // Over both axes: not the vector unit's layer_norm (isVectorLayerNorm).
+  %n = llm.layer_norm %x {axis = 0 : i64, epsilon = 1.0e-5 : f32} : (tensor<1x16xf32>) -> tensor<1x16xf32>
   %w2 = llm.weight "w2" : tensor<1x16xf32>
-  %g = llm.gelu %n {approximate = true} : tensor<1x16xf32>
+  %g = llm.erf %n : tensor<1x16xf32>
   %m = llm.mul %g, %w2 : tensor<1x16xf32>
   %a = llm.add %m, %x : tensor<1x16xf32>
   %t = llm.tanh %a : tensor<1x16xf32>
