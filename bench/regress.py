@@ -63,6 +63,8 @@ CASES = {
     "qwen3-8b-hbm3-2k": ("config:Qwen--Qwen3-8B", "targets/hbm3-pim.json", 2048),
     "mistral-7b-hbm3-2k": ("config:mistralai--Mistral-7B-v0.1", "targets/hbm3-pim.json", 2048),
     "falcon3-7b-hbm3-2k": ("config:tiiuae--Falcon3-7B-Base", "targets/hbm3-pim.json", 2048),
+    # GPT-2 at its whole learned position table (n_positions 1024).
+    "gpt2-124m-hbm3-1k": ("config:openai-community--gpt2", "targets/hbm3-pim.json", 1024),
     # The kernel library against the generated lowering. On 2 channels the
     # tiny model's GEMVs have 2-8 output groups per bank (gemv_fit's class).
     "llama-tiny-hbm3-ch2": ("llama", "targets/hbm3-pim.json", 16, "generated", ["--channels", "2"]),
