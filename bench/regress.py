@@ -68,6 +68,8 @@ CASES = {
     "llama3.1-8b-hbm3-2k": ("config:meta-llama--Llama-3.1-8B-Instruct", "targets/hbm3-pim.json", 2048),
     # 35B: on the 10-stack target, as Llama-3-70B.
     "command-r-35b-hbm3x10-2k": ("config:CohereForAI--c4ai-command-r-v01", "targets/hbm3-pim-10stack.json", 2048),
+    # GPT-2 at its whole learned position table (n_positions 1024).
+    "gpt2-124m-hbm3-1k": ("config:openai-community--gpt2", "targets/hbm3-pim.json", 1024),
     # The kernel library against the generated lowering. On 2 channels the
     # tiny model's GEMVs have 2-8 output groups per bank (gemv_fit's class).
     "llama-tiny-hbm3-ch2": ("llama", "targets/hbm3-pim.json", 16, "generated", ["--channels", "2"]),

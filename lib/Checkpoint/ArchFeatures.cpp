@@ -161,7 +161,7 @@ FeatureUse biases(const View &v) {
 }
 
 /// Fused parts are row views (q|k|v, or per KV group [q.., k, v]); GPT-2's
-/// transposed Conv1D is not.
+/// Conv1D c_attn is read as row views of its transpose.
 FeatureUse fused(const View &v) {
   if (v.is({"phi3"}))
     return yes("qkv_proj, gate_up_proj");
@@ -175,8 +175,7 @@ FeatureUse fused(const View &v) {
   if (v.is({"internlm2"}))
     return yes("wqkv, grouped per KV head");
   if (v.is({"gpt2"}))
-    return lacks("c_attn (Conv1D, transposed)",
-                 "a Conv1D weight is [in, out]; the importer reads [out, in]");
+    return yes("c_attn (Conv1D, transposed)");
   return na();
 }
 
@@ -315,7 +314,9 @@ FeatureUse layers(const View &v) {
 FeatureUse positions(const View &v) {
   if (v.flag("alibi"))
     return lacks("ALiBi", "no ALiBi bias in llm.attention");
-  if (v.is({"gpt2"}) || v.string("position_embedding_type") == "absolute")
+  if (v.is({"gpt2"}))
+    return yes("learned absolute");
+  if (v.string("position_embedding_type") == "absolute")
     return lacks("learned absolute", irOnly("llm.embedding, llm.positions"));
   double partial = v.number("partial_rotary_factor")
                        .value_or(v.is({"glm", "glm4"}) ? 0.5

@@ -586,6 +586,60 @@ Error configurePhi3(const JSONFields &f, ModelConfig &cfg) {
   return Error::success();
 }
 
+/// GPT-2 (spec 2.13): learned absolute positions (transformer.wpe) added to
+/// the token embedding and no RoPE, pre-norm LayerNorms with bias (ln_1,
+/// ln_2, ln_f), a fused q|k|v c_attn and every projection a Conv1D (stored
+/// [in, out], read transposed), biases everywhere, a plain MLP c_fc -> c_proj
+/// of n_inner (null: 4 * n_embd), the head tied to wte. The common keys are
+/// read under GPT2Config's names (n_embd, n_layer, ...; kGpt2KeyNames).
+Error configureGpt2(const JSONFields &f, ModelConfig &cfg) {
+  if (Error e = noWindow(f, cfg))
+    return e;
+  for (StringRef key :
+       {"rope_theta", "rope_scaling", "rope_parameters",
+        "partial_rotary_factor", "num_key_value_heads", "head_dim"})
+    if (const json::Value *v = f.value(key))
+      return f.fieldError(key, "transformers' gpt2 ignores it (learned "
+                               "absolute positions, n_head heads of n_embd / "
+                               "n_head), got " +
+                                   show(*v));
+  bool flag = false;
+  PIMC_ASSIGN_OR_RETURN(flag, f.booleanOr("add_cross_attention", false));
+  if (flag)
+    return f.fieldError("add_cross_attention",
+                        "cross-attention layers (GPT-2 as the decoder of an "
+                        "encoder-decoder model) are not supported");
+  PIMC_ASSIGN_OR_RETURN(flag, f.booleanOr("scale_attn_weights", true));
+  if (!flag)
+    cfg.attentionScale = 1.0;
+  PIMC_ASSIGN_OR_RETURN(cfg.attentionScaleByInverseLayer,
+                        f.booleanOr("scale_attn_by_inverse_layer_idx", false));
+  // reorder_and_upcast_attn: the eager path's f32 scores with the scale
+  // applied to q first; pimc's attention is f32 already, the same function.
+  if (Expected<std::optional<bool>> v = f.boolean("reorder_and_upcast_attn");
+      !v)
+    return v.takeError();
+  if (cfg.intermediateSize == 0)
+    cfg.intermediateSize = 4 * cfg.hiddenSize;
+  cfg.names.layers = "transformer.h";
+  cfg.names.attn = "attn";
+  cfg.names.qkv = "c_attn";
+  cfg.names.o = "c_proj";
+  cfg.names.embed = "transformer.wte";
+  cfg.names.positions = "transformer.wpe";
+  cfg.names.finalNorm = "transformer.ln_f";
+  cfg.norms = {"ln_1", "", "ln_2", ""};
+  cfg.fusedQKV = true;
+  cfg.conv1dWeights = true;
+  cfg.learnedPositions = true;
+  cfg.plainMlp = PlainMlp{"c_fc", "c_proj"};
+  cfg.qkvBias = cfg.oBias = cfg.mlpBias = true;
+  cfg.normKind = NormKind::LayerNorm;
+  cfg.normBias = true;
+  cfg.layers.assign(cfg.numLayers, LayerAttention{false, /*rope=*/false});
+  return Error::success();
+}
+
 constexpr StringLiteral kLlamaFields[] = {"attention_bias", "mlp_bias"};
 constexpr StringLiteral kGraniteFields[] = {
     "attention_bias",       "mlp_bias",       "embedding_multiplier",
@@ -655,6 +709,24 @@ constexpr StringLiteral kGemma2Fields[] = {"attention_bias",
 constexpr StringLiteral kGemmaFields[] = {"attention_bias", "hidden_activation",
                                           "use_bidirectional_attention"};
 
+constexpr StringLiteral kGpt2Fields[] = {"n_embd",
+                                         "n_layer",
+                                         "n_head",
+                                         "n_positions",
+                                         "n_inner",
+                                         "activation_function",
+                                         "scale_attn_weights",
+                                         "scale_attn_by_inverse_layer_idx",
+                                         "reorder_and_upcast_attn",
+                                         "add_cross_attention"};
+/// GPT2Config's attribute_map, and its names of the MLP width and activation.
+constexpr KeyName kGpt2KeyNames[] = {{"hidden_size", "n_embd"},
+                                     {"num_hidden_layers", "n_layer"},
+                                     {"num_attention_heads", "n_head"},
+                                     {"max_position_embeddings", "n_positions"},
+                                     {"intermediate_size", "n_inner"},
+                                     {"hidden_act", "activation_function"}};
+
 const FamilySpec kFamilies[] = {
     {"llama", kLlamaFields, 2048, "silu", false, 1e4, "rms_norm_eps", 1e-6,
      configureLlama},
@@ -694,6 +766,8 @@ const FamilySpec kFamilies[] = {
      1e-6, configureInternLM2},
     {"phi3", kPhi3Fields, 4096, "silu", false, 1e4, "rms_norm_eps", 1e-5,
      configurePhi3},
+    {"gpt2", kGpt2Fields, 1024, "gelu_new", true, 1e4, "layer_norm_epsilon",
+     1e-5, configureGpt2, kGpt2KeyNames},
 };
 
 /// HF activation names (ACT2FN) of the gated MLP's gate.
@@ -712,6 +786,12 @@ constexpr ActivationName kActivations[] = {
 } // namespace
 
 ArrayRef<FamilySpec> families() { return kFamilies; }
+
+StringRef FamilySpec::keyFor(StringRef common) const {
+  const KeyName *it = llvm::find_if(
+      keyNames, [&](const KeyName &k) { return k.common == common; });
+  return it == keyNames.end() ? common : StringRef(it->own);
+}
 
 const FamilySpec *lookupFamily(StringRef modelType) {
   const FamilySpec *it = llvm::find_if(

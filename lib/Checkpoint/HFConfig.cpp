@@ -99,6 +99,16 @@ constexpr KnownField knownFields[] = {
     {"label2id", false},
     {"tokenizer_class", false},
     {"pretraining_tp", false}, // checked to be positive
+    {"attn_pdrop", false},
+    // GPT2DoubleHeadsModel's classification head and generate() defaults.
+    {"summary_type", false},
+    {"summary_use_proj", false},
+    {"summary_activation", false},
+    {"summary_proj_to_labels", false},
+    {"summary_first_dropout", false},
+    {"task_specific_params", false},
+    // GPT-2's old name of n_positions; transformers ignores it.
+    {"n_ctx", false},
 };
 
 std::string show(const json::Value &v) { return formatv("{0}", v).str(); }
@@ -511,15 +521,20 @@ const KnownField *commonField(StringRef key) {
 
 Error checkKnownFields(const ConfigReader &r, const JSONFields &root,
                        const FamilySpec &family, StringRef modelType) {
+  // A common key the family names otherwise is unknown under the common
+  // name (GPT-2's hidden_size is n_embd).
   std::optional<StringRef> key = root.firstUnknownKey([&](StringRef key) {
-    return commonField(key) || llvm::is_contained(family.fields, key) ||
-           key == family.normEpsKey;
+    return (commonField(key) && family.keyFor(key) == key) ||
+           llvm::is_contained(family.fields, key) || key == family.normEpsKey;
   });
   if (!key)
     return Error::success();
+  std::string ownName;
+  if (StringRef own = family.keyFor(*key); own != *key)
+    ownName = ("; " + modelType + " names it " + own).str();
   return r.errorAbout(*key, "unknown config field '" + *key +
                                 "' (not known to the " + modelType +
-                                " importer)");
+                                " importer" + ownName + ")");
 }
 
 } // namespace
@@ -680,15 +695,16 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &rootObj,
   if (Error e = checkKnownFields(r, f, *family, modelType))
     return e;
 
-  // Geometry.
-  auto geometry = [&](StringRef key) {
-    return f.integer(key, required, geometryRange(key));
+  // Geometry, each key under the family's name for it (FamilySpec::keyFor).
+  auto ownKey = [&](StringRef common) { return family->keyFor(common); };
+  auto geometry = [&](StringRef common) {
+    return f.integer(ownKey(common), required, geometryRange(common));
   };
   PIMC_ASSIGN_OR_RETURN(cfg.hiddenSize, geometry("hidden_size"));
   // Required unless the family's hook sets it (falcon: ffn_hidden_size).
-  PIMC_ASSIGN_OR_RETURN(
-      cfg.intermediateSize,
-      f.integerOr("intermediate_size", 0, geometryRange("intermediate_size")));
+  PIMC_ASSIGN_OR_RETURN(cfg.intermediateSize,
+                        f.integerOr(ownKey("intermediate_size"), 0,
+                                    geometryRange("intermediate_size")));
   PIMC_ASSIGN_OR_RETURN(cfg.numLayers, geometry("num_hidden_layers"));
   PIMC_ASSIGN_OR_RETURN(cfg.numHeads, geometry("num_attention_heads"));
   PIMC_ASSIGN_OR_RETURN(cfg.vocabSize, geometry("vocab_size"));
@@ -704,14 +720,15 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &rootObj,
     PIMC_ASSIGN_OR_RETURN(cfg.headDim, geometry("head_dim"));
   } else {
     if (cfg.hiddenSize % cfg.numHeads != 0)
-      return r.error("num_attention_heads",
-                     Twine(cfg.numHeads) + " does not divide hidden_size (" +
-                         Twine(cfg.hiddenSize) + ") and head_dim is not given");
+      return r.error(ownKey("num_attention_heads"),
+                     Twine(cfg.numHeads) + " does not divide " +
+                         ownKey("hidden_size") + " (" + Twine(cfg.hiddenSize) +
+                         ") and head_dim is not given");
     cfg.headDim = cfg.hiddenSize / cfg.numHeads;
   }
 
   PIMC_ASSIGN_OR_RETURN(cfg.maxPositionEmbeddings,
-                        f.integerOr("max_position_embeddings",
+                        f.integerOr(ownKey("max_position_embeddings"),
                                     family->defaultMaxPositions,
                                     geometryRange("max_position_embeddings")));
   StringRef epsKey = family->normEpsKey;
@@ -723,7 +740,7 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &rootObj,
 
   cfg.hiddenAct = family->defaultActivation.str();
   cfg.mlpActivation = *activationNamed(cfg.hiddenAct);
-  if (Error e = readActivation(f, "hidden_act", cfg))
+  if (Error e = readActivation(f, ownKey("hidden_act"), cfg))
     return e;
 
   PIMC_ASSIGN_OR_RETURN(
@@ -759,7 +776,8 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &rootObj,
   if (Error e = family->configure(f, cfg))
     return e;
   if (cfg.intermediateSize == 0)
-    return f.fieldError("intermediate_size", "required field is missing");
+    return f.fieldError(ownKey("intermediate_size"),
+                        "required field is missing");
 
   // Per-layer attention: a family with a window slides on every layer
   // unless layer_types says otherwise; the family's hook may have marked
@@ -937,6 +955,12 @@ std::string semanticConfigJSON(const ModelConfig &c) {
         c.names.embed,  c.names.finalNorm, c.names.head};
   if (c.fusedGateUp)
     o["fused_gate_up"] = true;
+  if (c.conv1dWeights)
+    o["conv1d_weights"] = true;
+  if (c.learnedPositions)
+    o["learned_positions"] = c.names.positions;
+  if (c.attentionScaleByInverseLayer)
+    o["attention_scale_by_inverse_layer"] = true;
   if (c.slidingRope)
     o["sliding_rope"] = ropeJSON(*c.slidingRope);
   // Layers that differ, only where some do (older programs' identities).

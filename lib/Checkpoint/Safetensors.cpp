@@ -24,6 +24,7 @@
 #include "llvm/Support/SHA256.h"
 
 #include <algorithm>
+#include <cstring>
 
 using namespace llvm;
 
@@ -474,15 +475,22 @@ std::string rowSliceName(StringRef base, int64_t begin, int64_t end) {
   return formatv("{0}[{1}:{2}]", base, begin, end).str();
 }
 
+std::string transposedName(StringRef base) { return (base + "^T").str(); }
+
 const TensorView *WeightStore::lookup(StringRef name) const {
   auto it = byName.find(name);
-  return it == byName.end() ? rowView(name) : it->second;
+  if (it != byName.end())
+    return it->second;
+  if (name.ends_with("]"))
+    return rowView(name);
+  if (name.ends_with("^T"))
+    return transposedView(name);
+  return nullptr;
 }
 
 const TensorView *WeightStore::rowView(StringRef name) const {
-  // "<base>[<begin>:<end>]", decimal, nothing else.
-  if (!name.ends_with("]"))
-    return nullptr;
+  // "<base>[<begin>:<end>]", decimal, nothing else; the base is a stored
+  // tensor or a transpose.
   size_t open = name.rfind('[');
   if (open == StringRef::npos)
     return nullptr;
@@ -491,10 +499,11 @@ const TensorView *WeightStore::rowView(StringRef name) const {
   uint64_t begin = 0, end = 0;
   if (first.getAsInteger(10, begin) || second.getAsInteger(10, end))
     return nullptr;
-  auto it = byName.find(base);
-  if (it == byName.end())
+  const TensorView *found =
+      base.ends_with("]") ? nullptr : lookup(base); // one slice, not nested
+  if (!found)
     return nullptr;
-  const TensorView &t = *it->second;
+  const TensorView &t = *found;
   if (t.shape.empty() || begin >= end || end > uint64_t(t.shape[0]))
     return nullptr;
   std::lock_guard<std::mutex> lock(viewsMutex);
@@ -506,6 +515,31 @@ const TensorView *WeightStore::rowView(StringRef name) const {
     view->shape[0] = int64_t(end - begin);
     view->data = t.data + begin * rowBytes;
     view->numBytes = (end - begin) * rowBytes;
+  }
+  return view.get();
+}
+
+const TensorView *WeightStore::transposedView(StringRef name) const {
+  auto it = byName.find(name.drop_back(2));
+  if (it == byName.end() || it->second->shape.size() != 2)
+    return nullptr;
+  const TensorView &t = *it->second;
+  std::lock_guard<std::mutex> lock(viewsMutex);
+  std::unique_ptr<TensorView> &view = views[name];
+  if (!view) {
+    // out[c, r] = in[r, c], element by element in the stored dtype.
+    uint64_t rows = uint64_t(t.shape[0]), cols = uint64_t(t.shape[1]);
+    uint64_t size = dtypeSize(t.dtype);
+    std::vector<uint8_t> &bytes = transposedBytes[name];
+    bytes.resize(t.numBytes);
+    for (uint64_t r = 0; r < rows; ++r)
+      for (uint64_t c = 0; c < cols; ++c)
+        std::memcpy(&bytes[(c * rows + r) * size],
+                    t.data + (r * cols + c) * size, size);
+    view = std::make_unique<TensorView>(t);
+    view->name = name.str();
+    view->shape = {int64_t(cols), int64_t(rows)};
+    view->data = bytes.data();
   }
   return view.get();
 }

@@ -541,7 +541,8 @@ Error Interpreter::Impl::execute(Operation *op, Env &env) {
             return Error::success();
           })
           .Case([&](llm::PositionsOp p) -> Error {
-            int64_t n = p.getType().getDimSize(0);
+            int64_t n = p.getCount() ? env[p.getCount()].index
+                                     : p.getType().getDimSize(0);
             int64_t offset = env[p.getOffset()].index;
             auto t = std::make_shared<Tensor>();
             t->shape = {n};

@@ -223,6 +223,16 @@ FAMILIES = {
                  rope_scaling={"type": "longrope", "short_factor": PHI3_SHORT_FACTOR,
                                "long_factor": PHI3_LONG_FACTOR},
                  min_margin=0.05),
+    # GPT-2 (spec 2.13) with its switches on: learned absolute positions (wpe, n_positions 128,
+    # positions 0..37 used), the Conv1D projections stored [in, out] (c_attn's q|k|v are column
+    # ranges), LayerNorms with bias, biases everywhere, the gelu_new MLP of n_inner null
+    # (4 * n_embd), the head tied to wte, and scale_attn_by_inverse_layer_idx (layer i's softmax
+    # scale divided by i + 1). MHA with 2 heads (one KV head per channel fits hbm3-pim-2ch);
+    # float32 as the released checkpoints. q and k are drawn 2x larger: with the tied head and
+    # nearly position-independent attention the greedy output otherwise collapses onto a few
+    # tokens (3x sharpens attention until bf16 MACs miss the logit tolerance).
+    "gpt2": dict(SMALL, heads=2, kv_heads=2, inter=1024, model_type="gpt2", dtype="float32", eps=1e-5,
+                 max_pos=128, tie=True, qk_std_mult=2.0, min_margin=0.05),
     # Llama-2: MHA (8 kv heads = 8 q heads), theta 1e4, no head_dim field, rope_scaling null.
     "llama2": dict(SMALL, kv_heads=8, model_type="llama", dtype="float16", rope_theta=10000.0, eps=1e-5,
                    max_pos=4096, tie=False),
@@ -254,15 +264,54 @@ ARCH = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
         "stablelm": "StableLmForCausalLM", "glm": "GlmForCausalLM", "glm4": "Glm4ForCausalLM",
         "cohere": "CohereForCausalLM", "cohere2": "Cohere2ForCausalLM",
         "starcoder2": "Starcoder2ForCausalLM", "falcon": "FalconForCausalLM",
-        "internlm2": "InternLM2ForCausalLM", "phi3": "Phi3ForCausalLM"}
+        "internlm2": "InternLM2ForCausalLM", "phi3": "Phi3ForCausalLM",
+        "gpt2": "GPT2LMHeadModel"}
 
 
 # --------------------------------------------------------------------------------------------
 # config.json (real HF field names, as each family's released configs use them: `legacy` format,
 # transformers 4.x). Families with config_format v5 keep the file save_pretrained writes instead.
 
+def gpt2_config(f):
+    """A GPT-2 config.json as the released ones are (GPT2Config's own key names, n_ctx, the
+    double-heads model's summary_* keys), n_inner null and the layer-index scaling on."""
+    return {
+        "activation_function": "gelu_new",
+        "architectures": [ARCH["gpt2"]],
+        "attn_pdrop": 0.0,
+        "bos_token_id": 1,
+        "embd_pdrop": 0.0,
+        "eos_token_id": 2,
+        "initializer_range": 0.02,
+        "layer_norm_epsilon": f["eps"],
+        "model_type": "gpt2",
+        "n_ctx": f["max_pos"],
+        "n_embd": f["hidden"],
+        "n_head": f["heads"],
+        "n_inner": None,
+        "n_layer": f["layers"],
+        "n_positions": f["max_pos"],
+        "reorder_and_upcast_attn": False,
+        "resid_pdrop": 0.0,
+        "scale_attn_by_inverse_layer_idx": True,
+        "scale_attn_weights": True,
+        "summary_activation": None,
+        "summary_first_dropout": 0.1,
+        "summary_proj_to_labels": True,
+        "summary_type": "cls_index",
+        "summary_use_proj": True,
+        "task_specific_params": {"text-generation": {"do_sample": True, "max_length": 50}},
+        "torch_dtype": f["dtype"],
+        "transformers_version": "4.51.0",
+        "use_cache": True,
+        "vocab_size": f["vocab"],
+    }
+
+
 def make_config(f):
     mt = f["model_type"]
+    if mt == "gpt2":
+        return gpt2_config(f)
     c = {
         "architectures": [ARCH[mt]],
         "attention_dropout": 0.0,
@@ -496,6 +545,38 @@ def falcon_weights(f, randn, linear, normw, put):
         put("lm_head.weight", linear((V, H), 2.0 * H ** -0.5))
 
 
+def gpt2_weights(f, randn, linear, normw, put):
+    """GPT-2's tensors (GPT2LMHeadModel's names): every projection a Conv1D stored [in, out], the
+    transpose of the nn.Linear weight drawn here; c_attn's columns are q|k|v."""
+    H, L, I, V, P = f["hidden"], f["layers"], f["inter"], f["vocab"], f["max_pos"]
+
+    def ln(name, mean=1.0):
+        put(name + ".weight", normw(H, mean))
+        put(name + ".bias", 0.02 * randn(H))
+
+    def conv1d(name, out_in, std, row_scale=None):
+        W = linear(out_in, std)
+        if row_scale is not None:
+            W = W * row_scale[:, None]
+        put(name + ".weight", W.t().contiguous())
+        put(name + ".bias", 0.02 * randn(out_in[0]))
+
+    put("transformer.wte.weight", randn(V, H) * f.get("embed_std", TIED_EMBED_STD))
+    put("transformer.wpe.weight", randn(P, H) * f.get("pos_std", TIED_EMBED_STD))
+    for l in range(L):
+        p = "transformer.h.%d." % l
+        ln(p + "ln_1")
+        # q and k scaled up: sharper attention, so the output depends on the context
+        qk = f.get("qk_std_mult", 1.0)
+        conv1d(p + "attn.c_attn", (3 * H, H), H ** -0.5,
+               torch.tensor([qk] * (2 * H) + [1.0] * H))
+        conv1d(p + "attn.c_proj", (H, H), (2.0 / (L * H)) ** 0.5)
+        ln(p + "ln_2")
+        conv1d(p + "mlp.c_fc", (I, H), H ** -0.5)
+        conv1d(p + "mlp.c_proj", (H, I), (2.0 / (L * I)) ** 0.5)
+    ln("transformer.ln_f", f.get("final_norm_mean", TIED_FINAL_NORM))
+
+
 def make_weights(f, g):
     """Returns dict name -> tensor in storage dtype, in HF state_dict order."""
     H, L, nh, nkv, I, V = f["hidden"], f["layers"], f["heads"], f["kv_heads"], f["inter"], f["vocab"]
@@ -541,9 +622,9 @@ def make_weights(f, g):
         bound = (1.01 if gq["sym"] else 0.51) * scale.t().repeat_interleave(G, dim=1)
         assert bool(((deq - W).abs() <= bound).all()), prefix
 
-    if f["model_type"] in ("falcon", "internlm2"):
-        {"falcon": falcon_weights, "internlm2": internlm2_weights}[f["model_type"]](
-            f, randn, linear, normw, put)
+    if f["model_type"] in ("falcon", "internlm2", "gpt2"):
+        {"falcon": falcon_weights, "internlm2": internlm2_weights,
+         "gpt2": gpt2_weights}[f["model_type"]](f, randn, linear, normw, put)
         return out, torch.randint(0, V, (PROMPT_LEN,), generator=g).tolist()
 
     # Embeddings N(0,1) (tied: see TIED_EMBED_STD). q/k/v/gate/up/lm_head N(0, 1/fan_in) (lm_head x2).

@@ -441,6 +441,39 @@ const char *internlm25 = R"({
   "vocab_size": 92544
 })";
 
+// openai-community/gpt2 (spec 2.13; examples/configs has the same file).
+const char *gpt2 = R"({
+  "activation_function": "gelu_new",
+  "architectures": [
+    "GPT2LMHeadModel"
+  ],
+  "attn_pdrop": 0.1,
+  "bos_token_id": 50256,
+  "embd_pdrop": 0.1,
+  "eos_token_id": 50256,
+  "initializer_range": 0.02,
+  "layer_norm_epsilon": 1e-05,
+  "model_type": "gpt2",
+  "n_ctx": 1024,
+  "n_embd": 768,
+  "n_head": 12,
+  "n_layer": 12,
+  "n_positions": 1024,
+  "resid_pdrop": 0.1,
+  "summary_activation": null,
+  "summary_first_dropout": 0.1,
+  "summary_proj_to_labels": true,
+  "summary_type": "cls_index",
+  "summary_use_proj": true,
+  "task_specific_params": {
+    "text-generation": {
+      "do_sample": true,
+      "max_length": 50
+    }
+  },
+  "vocab_size": 50257
+})";
+
 /// `base` with the top-level fields of `patch` replaced (null in the patch
 /// removes the field).
 std::string patched(const char *base, const char *patch) {
@@ -1259,6 +1292,83 @@ TEST(HFConfigTest, InternLM2) {
   EXPECT_FALSE(b.mlpBias);
   EXPECT_CONTAINS(errorOf(patched(internlm25, R"({"bias": 1})")),
                   "cfg.json: bias: expected true or false, got 1");
+}
+
+TEST(HFConfigTest, Gpt2) {
+  ModelConfig c = parseOk(gpt2);
+  // GPT2Config's names of the common keys (its attribute_map).
+  EXPECT_EQ(c.hiddenSize, 768);
+  EXPECT_EQ(c.numLayers, 12);
+  EXPECT_EQ(c.numHeads, 12);
+  EXPECT_EQ(c.numKvHeads, 12);
+  EXPECT_EQ(c.headDim, 64);
+  EXPECT_EQ(c.maxPositionEmbeddings, 1024);
+  EXPECT_EQ(c.intermediateSize, 4 * 768); // n_inner absent (or null)
+  EXPECT_EQ(c.vocabSize, 50257);
+  EXPECT_EQ(c.normEps, 1e-5);
+  EXPECT_EQ(c.hiddenAct, "gelu_new");
+  EXPECT_EQ(c.mlpActivation, MlpActivation::GeluTanh);
+  EXPECT_TRUE(c.tieWordEmbeddings);
+  EXPECT_TRUE(c.learnedPositions && c.conv1dWeights && c.fusedQKV);
+  EXPECT_TRUE(c.qkvBias && c.oBias && c.mlpBias && c.normBias);
+  EXPECT_EQ(c.normKind, NormKind::LayerNorm);
+  EXPECT_EQ(c.qkvLayout, QKVLayout::Contiguous);
+  EXPECT_EQ(c.names.layers, "transformer.h");
+  EXPECT_EQ(c.names.attn, "attn");
+  EXPECT_EQ(c.names.qkv, "c_attn");
+  EXPECT_EQ(c.names.o, "c_proj");
+  EXPECT_EQ(c.names.embed, "transformer.wte");
+  EXPECT_EQ(c.names.positions, "transformer.wpe");
+  EXPECT_EQ(c.names.finalNorm, "transformer.ln_f");
+  EXPECT_EQ(c.norms.attnIn, "ln_1");
+  EXPECT_EQ(c.norms.mlpIn, "ln_2");
+  ASSERT_TRUE(c.plainMlp);
+  EXPECT_EQ(c.plainMlp->up, "c_fc");
+  EXPECT_EQ(c.plainMlp->down, "c_proj");
+  ASSERT_EQ(c.layers.size(), 12u);
+  for (const LayerAttention &l : c.layers)
+    EXPECT_FALSE(l.rope || l.sliding);
+  EXPECT_FALSE(c.attentionScale);
+  EXPECT_FALSE(c.attentionScaleByInverseLayer);
+  std::string identity = semanticConfigJSON(c);
+  EXPECT_CONTAINS(identity, "\"conv1d_weights\":true");
+  EXPECT_CONTAINS(identity, "\"learned_positions\":\"transformer.wpe\"");
+
+  ModelConfig i = parseOk(patched(gpt2, R"({"n_inner": 1000,
+      "activation_function": "gelu", "scale_attn_weights": false,
+      "scale_attn_by_inverse_layer_idx": true,
+      "reorder_and_upcast_attn": true})"));
+  EXPECT_EQ(i.intermediateSize, 1000);
+  EXPECT_EQ(i.mlpActivation, MlpActivation::Gelu);
+  EXPECT_EQ(i.attentionScale, 1.0);
+  EXPECT_TRUE(i.attentionScaleByInverseLayer);
+
+  // Errors name the key the config uses.
+  EXPECT_CONTAINS(errorOf(patched(gpt2, R"({"n_embd": null})")),
+                  "cfg.json: n_embd: required field is missing");
+  EXPECT_CONTAINS(errorOf(patched(gpt2, R"({"n_head": 7})")),
+                  "cfg.json: n_head: 7 does not divide n_embd (768)");
+  EXPECT_CONTAINS(errorOf(patched(gpt2, R"({"n_layer": "12"})")),
+                  "cfg.json: n_layer:");
+  EXPECT_CONTAINS(errorOf(patched(gpt2, R"({"activation_function": "relu"})")),
+                  "cfg.json: activation_function: unsupported activation "
+                  "'relu'");
+  // The common names are not GPT-2's.
+  EXPECT_CONTAINS(errorOf(patched(gpt2, R"({"hidden_size": 768})")),
+                  "unknown config field 'hidden_size' (not known to the gpt2 "
+                  "importer; gpt2 names it n_embd)");
+  EXPECT_CONTAINS(errorOf(patched(gpt2, R"({"hidden_act": "gelu"})")),
+                  "gpt2 names it activation_function");
+  // Refused semantics, by name.
+  EXPECT_CONTAINS(errorOf(patched(gpt2, R"({"add_cross_attention": true})")),
+                  "cfg.json: add_cross_attention: cross-attention layers");
+  EXPECT_CONTAINS(errorOf(patched(gpt2, R"({"rope_theta": 10000})")),
+                  "cfg.json: rope_theta: transformers' gpt2 ignores it");
+  EXPECT_CONTAINS(errorOf(patched(gpt2, R"({"sliding_window": 8})")),
+                  "cfg.json: sliding_window: gpt2 has no sliding-window");
+  EXPECT_CONTAINS(
+      errorOf(patched(gpt2, R"({"scale_attn_weights": 1})")),
+      "cfg.json: scale_attn_weights: expected true or false, got 1");
 }
 
 TEST(HFConfigTest, LayerTypes) {

@@ -212,6 +212,64 @@ TEST_F(SafetensorsTest, RowViews) {
   EXPECT_EQ((*store)->totalBytes(), 52u);
 }
 
+// A Conv1D weight (stored [in, out]) read as its transpose: one copy in the
+// stored dtype, shape [out, in]; row views of the transpose are columns of
+// the stored tensor.
+TEST_F(SafetensorsTest, TransposedViews) {
+  float f32[6] = {0, 1, 2, 3, 4, 5}; // [[0 1 2] [3 4 5]]
+  uint16_t bf16[6] = {0x3f80, 0x4000, 0x4040, 0x4080, 0x40a0, 0x40c0};
+  std::string data = bytesOf(f32, 24) + bytesOf(bf16, 12);
+  std::string header = headerJson({{"c", "F32", {2, 3}, 0, 24},
+                                   {"h", "BF16", {3, 2}, 24, 36},
+                                   {"b", "F32", {0}, 36, 36}});
+  std::string path = write("conv1d.safetensors", fileBytes(header, data));
+  auto store = WeightStore::openFiles({path});
+  ASSERT_TRUE(bool(store)) << toString(store.takeError());
+
+  EXPECT_EQ(transposedName("c"), "c^T");
+  const TensorView *t = (*store)->lookup("c^T");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->name, "c^T");
+  EXPECT_EQ(t->dtype, DType::F32);
+  EXPECT_EQ(ArrayRef<int64_t>(t->shape), ArrayRef<int64_t>({3, 2}));
+  EXPECT_EQ(t->numBytes, 24u);
+  EXPECT_EQ(t->file, path);
+  float got[6];
+  std::memcpy(got, t->data, 24);
+  EXPECT_EQ(ArrayRef<float>(got), ArrayRef<float>({0, 3, 1, 4, 2, 5}));
+  // Materialized once: the same view (and bytes) each time.
+  EXPECT_EQ((*store)->lookup("c^T"), t);
+  EXPECT_NE(t->data, (*store)->lookup("c")->data);
+
+  // Rows of the transpose: columns 1..2 of the stored tensor, a view into
+  // the transpose's bytes.
+  const TensorView *cols = (*store)->lookup(rowSliceName("c^T", 1, 3));
+  ASSERT_NE(cols, nullptr);
+  EXPECT_EQ(ArrayRef<int64_t>(cols->shape), ArrayRef<int64_t>({2, 2}));
+  EXPECT_EQ(cols->data, t->data + 8);
+  EXPECT_EQ(cols->numBytes, 16u);
+
+  // Two-byte elements move whole.
+  const TensorView *h = (*store)->lookup("h^T");
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(h->dtype, DType::BF16);
+  EXPECT_EQ(ArrayRef<int64_t>(h->shape), ArrayRef<int64_t>({2, 3}));
+  uint16_t hg[6];
+  std::memcpy(hg, h->data, 12);
+  EXPECT_EQ(
+      ArrayRef<uint16_t>(hg),
+      ArrayRef<uint16_t>({0x3f80, 0x4040, 0x40a0, 0x4000, 0x4080, 0x40c0}));
+
+  // Only a stored two-dimensional tensor has a transpose; a transpose of a
+  // view or of a transpose is no tensor.
+  for (const char *bad : {"b^T", "nope^T", "c[0:1]^T", "c^T^T", "c^t",
+                          "c^T[2:2]", "c^T[0:4]", "^T"})
+    EXPECT_EQ((*store)->lookup(bad), nullptr) << bad;
+  // The checkpoint's table is unchanged.
+  EXPECT_EQ((*store)->names(), (std::vector<std::string>{"b", "c", "h"}));
+  EXPECT_EQ((*store)->totalBytes(), 36u);
+}
+
 TEST_F(SafetensorsTest, ZeroTensorsAndScalars) {
   EXPECT_EQ(openError(fileBytes("{}", "")), "");
   EXPECT_EQ(openError(fileBytes(R"({"__metadata__":{"format":"pt"}})", "")),

@@ -29,6 +29,12 @@
 
 namespace pimc::ckpt {
 
+/// A common key under the family's own name (transformers' attribute_map:
+/// GPT-2's n_embd is hidden_size).
+struct KeyName {
+  llvm::StringLiteral common, own;
+};
+
 struct FamilySpec {
   llvm::StringLiteral modelType;
   /// Keys this family reads beyond the common ones.
@@ -43,6 +49,12 @@ struct FamilySpec {
   /// Reads the family's switches from the config's top-level fields (errors
   /// name the field) after the common fields are in `cfg`.
   llvm::Error (*configure)(const JSONFields &config, ModelConfig &cfg);
+  /// Common keys the family's config names otherwise; the common name is
+  /// then unknown to the family.
+  llvm::ArrayRef<KeyName> keyNames = {};
+
+  /// The key that holds the common key `common` in this family's configs.
+  llvm::StringRef keyFor(llvm::StringRef common) const;
 };
 
 /// Every family, in the order `pimc support` lists them.

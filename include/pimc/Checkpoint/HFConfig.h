@@ -97,12 +97,14 @@ struct TensorNames {
   std::string embed = "model.embed_tokens";
   std::string finalNorm = "model.norm";
   std::string head = "lm_head";
+  std::string positions; // learnedPositions: the position table (wpe)
   bool isLlama() const { return *this == TensorNames(); }
   bool operator==(const TensorNames &x) const {
     return std::tie(layers, attn, q, k, v, o, qkv, mlp, gate, up, down, gateUp,
-                    embed, finalNorm, head) ==
+                    embed, finalNorm, head, positions) ==
            std::tie(x.layers, x.attn, x.q, x.k, x.v, x.o, x.qkv, x.mlp, x.gate,
-                    x.up, x.down, x.gateUp, x.embed, x.finalNorm, x.head);
+                    x.up, x.down, x.gateUp, x.embed, x.finalNorm, x.head,
+                    x.positions);
   }
 };
 
@@ -136,6 +138,9 @@ struct ModelConfig {
   std::optional<double> embeddingScale;
   /// The softmax scale, when not head_dim^-0.5 (Granite's muP multiplier).
   std::optional<double> attentionScale;
+  /// The softmax scale of layer i is divided by i + 1 (GPT-2's
+  /// scale_attn_by_inverse_layer_idx).
+  bool attentionScaleByInverseLayer = false;
   /// h += residualMultiplier * branch, for the attention and MLP branches.
   std::optional<double> residualMultiplier;
   /// logits = logitScale * lm_head(h) (Granite: 1 / logits_scaling).
@@ -171,6 +176,14 @@ struct ModelConfig {
   bool fusedQKV = false;
   QKVLayout qkvLayout = QKVLayout::Contiguous;
   bool fusedGateUp = false;
+  /// The projection weights are transformers Conv1D weights, stored
+  /// [in, out] (GPT-2); the importer reads them as their transposes
+  /// (transposedName), in nn.Linear's [out, in].
+  bool conv1dWeights = false;
+  /// h0 = embed(ids) + positions[pos]: a learned absolute position table
+  /// `<names.positions>.weight` [maxPositionEmbeddings, hidden] (GPT-2's
+  /// wpe); every layer is then without RoPE.
+  bool learnedPositions = false;
   TensorNames names;
   /// Set: the MLP is plain (mlpActivation between two projections, biases
   /// when mlpBias), not gated.

@@ -96,6 +96,16 @@ private:
 /// importer, the interpreter and the runtime read the part like a tensor.
 std::string rowSliceName(llvm::StringRef base, int64_t begin, int64_t end);
 
+/// The name of the transpose of the 2-D tensor `base` ("base^T"): a
+/// transformers Conv1D weight (GPT-2's c_attn, c_proj, c_fc), stored
+/// [in, out], read in nn.Linear's [out, in] layout. WeightStore::lookup
+/// materializes the transpose once (the model's own size; the mapped file
+/// is only read), so the importer, the interpreter, the compiler and the
+/// runtime read it like a stored tensor. Row views compose:
+/// rowSliceName(transposedName(t), a, b) is rows a..b of the transpose,
+/// i.e. columns a..b of the stored Conv1D weight.
+std::string transposedName(llvm::StringRef base);
+
 /// All tensors of a checkpoint directory: `model.safetensors`, or the shards
 /// listed by `model.safetensors.index.json` (each shard opened once; every
 /// tensor of the weight_map must be present in the shard it names).
@@ -107,9 +117,11 @@ public:
   static llvm::Expected<std::unique_ptr<WeightStore>>
   openFiles(llvm::ArrayRef<std::string> paths);
 
-  /// nullptr when no tensor has that name. A rowSliceName whose base is
-  /// stored and whose rows lie inside it names a view of those rows (no
+  /// nullptr when no tensor has that name. A rowSliceName whose base
+  /// resolves and whose rows lie inside it names a view of those rows (no
   /// copy): the same dtype, shape [end - begin, ...] and contiguous bytes.
+  /// A transposedName of a stored 2-D tensor names its transpose (copied
+  /// once, on first lookup; shape [cols, rows], the same dtype).
   const TensorView *lookup(llvm::StringRef name) const;
   /// Tensor names in a stable (sorted) order.
   std::vector<std::string> names() const;
@@ -122,11 +134,14 @@ public:
 
 private:
   const TensorView *rowView(llvm::StringRef name) const;
+  const TensorView *transposedView(llvm::StringRef name) const;
 
   std::vector<std::unique_ptr<SafetensorsFile>> files;
   llvm::StringMap<const TensorView *> byName;
-  /// Row views handed out so far (pointers stay valid).
+  /// Row and transposed views handed out so far (pointers stay valid).
   mutable llvm::StringMap<std::unique_ptr<TensorView>> views;
+  /// The bytes of each materialized transpose, by its name.
+  mutable llvm::StringMap<std::vector<uint8_t>> transposedBytes;
   mutable std::mutex viewsMutex;
 };
 

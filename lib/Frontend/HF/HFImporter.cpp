@@ -57,7 +57,8 @@ private:
   /// The q, k and v projections of layer prefix `p` over its attention
   /// input x: their own tensors, or rows of the fused qkv tensor.
   QKV projectQKV(StringRef p, Value x);
-  /// A projection weight [N, K]: dense, or GPTQ when the config says so.
+  /// A projection weight [N, K]: dense, or GPTQ when the config says so, or
+  /// the transpose of a Conv1D weight stored [K, N] (conv1dWeights).
   Value projectionWeight(StringRef prefix, int64_t n, int64_t k);
   Type floatType(DType dtype);
   /// The element type of every tensor of a timing-only model.
@@ -178,12 +179,21 @@ DecoderBuilder::QKV DecoderBuilder::projectQKV(StringRef p, Value x) {
             project(n.v, nkv * hd)};
   }
   // Rows of the fused weight (and bias), each tensor checked once.
+  // A Conv1D's q|k|v are column ranges of the stored [H, total]: row
+  // ranges of its transpose.
   std::string fused = attn + "." + n.qkv;
   int64_t total = (nh + 2 * nkv) * hd;
-  Type wElem = checkTensor(fused + ".weight", {total, H});
+  std::string fusedWeight = fused + ".weight";
+  Type wElem;
+  if (cfg.conv1dWeights) {
+    wElem = checkTensor(fusedWeight, {H, total});
+    fusedWeight = transposedName(fusedWeight);
+  } else {
+    wElem = checkTensor(fusedWeight, {total, H});
+  }
   Type bElem = cfg.qkvBias ? checkTensor(fused + ".bias", {total}) : Type();
   auto part = [&](int64_t begin, int64_t rows) -> Value {
-    Value w = rowPart(fused + ".weight", wElem, begin, {rows, H});
+    Value w = rowPart(fusedWeight, wElem, begin, {rows, H});
     Value bias =
         cfg.qkvBias ? rowPart(fused + ".bias", bElem, begin, {rows}) : Value();
     return llm::LinearOp::create(b, loc(fused), act({dyn, rows}), x, w, bias);
@@ -209,6 +219,13 @@ DecoderBuilder::QKV DecoderBuilder::projectQKV(StringRef p, Value x) {
 }
 
 Value DecoderBuilder::projectionWeight(StringRef prefix, int64_t n, int64_t k) {
+  if (cfg.conv1dWeights) {
+    std::string name = (prefix + ".weight").str();
+    Type elem = checkTensor(name, {k, n});
+    return llm::WeightOp::create(b, loc(name),
+                                 RankedTensorType::get({n, k}, elem),
+                                 b.getStringAttr(transposedName(name)));
+  }
   if (!cfg.gptq)
     return denseWeight((prefix + ".weight").str(), {n, k});
 
@@ -463,6 +480,8 @@ Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
                            ? b.getI64IntegerAttr(*cfg.slidingWindow)
                            : IntegerAttr();
   double scale = cfg.attentionScale.value_or(1.0 / std::sqrt(double(hd)));
+  if (cfg.attentionScaleByInverseLayer)
+    scale /= double(layer + 1);
   Value attn = llm::AttentionOp::create(
       b, attnLoc, act({dyn, nh, hd}), q, kvRead.getKey(), kvRead.getValue(),
       b.getF32FloatAttr(static_cast<float>(scale)), b.getBoolAttr(true), window,
@@ -513,10 +532,18 @@ llvm::Expected<OwningOpRef<ModuleOp>> DecoderBuilder::build() {
   if (cfg.mlpBias && !cfg.plainMlp)
     return llvm::createStringError("config field 'mlp_bias': biases of a "
                                    "gated MLP are not supported yet");
+  if (cfg.gptq && cfg.conv1dWeights)
+    return llvm::createStringError("GPTQ weights of Conv1D projections are "
+                                   "not supported yet");
   if (cfg.gptq && (cfg.fusedQKV || cfg.fusedGateUp))
     return llvm::createStringError("GPTQ weights of fused projections "
                                    "(qkv_proj, gate_up_proj) are not "
                                    "supported yet");
+  if (cfg.learnedPositions && maxContext > cfg.maxPositionEmbeddings)
+    return llvm::createStringError(llvm::formatv(
+        "a context of {0} positions exceeds the {1} rows of the learned "
+        "position table '{2}.weight'",
+        maxContext, cfg.maxPositionEmbeddings, cfg.names.positions));
   Location modelLoc = loc(cfg.modelType);
   OwningOpRef<ModuleOp> module = ModuleOp::create(modelLoc);
   (*module)->setAttr("llm.model_type", b.getStringAttr(cfg.modelType));
@@ -547,6 +574,17 @@ llvm::Expected<OwningOpRef<ModuleOp>> DecoderBuilder::build() {
   Value hidden = llm::EmbeddingOp::create(
       b, loc(n.embed), act({dyn, cfg.hiddenSize}), table, tokens);
   hidden = scaled(hidden, cfg.embeddingScale, loc(n.embed));
+  if (cfg.learnedPositions) {
+    // h0 = wte[ids] + wpe[offset .. offset + T).
+    Location l = loc(n.positions);
+    Value positions = llm::PositionsOp::create(
+        b, l, RankedTensorType::get({dyn}, b.getI64Type()), offset, count);
+    Value posTable = denseWeight(n.positions + ".weight",
+                                 {cfg.maxPositionEmbeddings, cfg.hiddenSize});
+    Value posEmbed = llm::EmbeddingOp::create(b, l, act({dyn, cfg.hiddenSize}),
+                                              posTable, positions);
+    hidden = llm::AddOp::create(b, l, hidden, posEmbed);
+  }
   SmallVector<Value> outs;
   outs.push_back(Value());
   for (int64_t i = 0; i < cfg.numLayers; ++i) {

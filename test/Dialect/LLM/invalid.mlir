@@ -259,6 +259,34 @@ func.func @embedding_hidden(%t: tensor<512x256xbf16>, %ids: tensor<?xi64>) -> te
 // -----
 
 //===----------------------------------------------------------------------===//
+// llm.positions
+//===----------------------------------------------------------------------===//
+
+func.func @positions_rank(%o: index) -> tensor<1x4xi64> {
+  // expected-error @+1 {{result must be a rank-1 tensor}}
+  %r = llm.positions %o : tensor<1x4xi64>
+  return %r : tensor<1x4xi64>
+}
+
+// -----
+
+func.func @positions_dynamic_without_count(%o: index) -> tensor<?xi64> {
+  // expected-error @+1 {{a dynamic result needs a count}}
+  %r = llm.positions %o : tensor<?xi64>
+  return %r : tensor<?xi64>
+}
+
+// -----
+
+func.func @positions_static_with_count(%o: index, %n: index) -> tensor<4xi64> {
+  // expected-error @+1 {{a static result takes no count}}
+  %r = llm.positions %o, %n : tensor<4xi64>
+  return %r : tensor<4xi64>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // llm.linear, llm.lm_head (shared projection checks)
 //===----------------------------------------------------------------------===//
 

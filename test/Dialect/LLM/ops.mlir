@@ -9,6 +9,13 @@ func.func @decoder_layer(%ids: tensor<?xi64>, %start: index, %len: index,
   %emb = llm.weight "model.embed_tokens.weight" : tensor<512x256xbf16>
   // CHECK: llm.embedding %{{.*}}, %{{.*}} : (tensor<512x256xbf16>, tensor<?xi64>) -> tensor<?x256xf32>
   %h = llm.embedding %emb, %ids : (tensor<512x256xbf16>, tensor<?xi64>) -> tensor<?x256xf32>
+  // Learned positions (GPT-2): the step's T positions from %start.
+  %c0 = arith.constant 0 : index
+  %count = tensor.dim %ids, %c0 : tensor<?xi64>
+  // CHECK: llm.positions %{{.*}}, %{{.*}} : tensor<?xi64>
+  %pos = llm.positions %start, %count : tensor<?xi64>
+  // CHECK: llm.positions %{{.*}} : tensor<1xi64>
+  %pos1 = llm.positions %start : tensor<1xi64>
   %nw = llm.weight "model.layers.0.input_layernorm.weight" : tensor<256xbf16>
   // CHECK: llm.rms_norm %{{.*}}, %{{.*}} {epsilon = 9.99999974E-6 : f32}
   %x = llm.rms_norm %h, %nw {epsilon = 1.0e-5 : f32} : (tensor<?x256xf32>, tensor<256xbf16>) -> tensor<?x256xf32>

@@ -138,8 +138,11 @@ LogicalResult EmbeddingOp::verify() {
 
 LogicalResult PositionsOp::verify() {
   auto t = ranked(getResult());
-  if (!t || t.getRank() != 1 || t.isDynamicDim(0))
-    return emitOpError() << "result must be a static rank-1 tensor";
+  if (!t || t.getRank() != 1)
+    return emitOpError() << "result must be a rank-1 tensor";
+  if (t.isDynamicDim(0) != bool(getCount()))
+    return emitOpError() << (getCount() ? "a static result takes no count"
+                                        : "a dynamic result needs a count");
   return success();
 }
 

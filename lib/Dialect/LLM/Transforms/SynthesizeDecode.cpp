@@ -372,7 +372,8 @@ LogicalResult Synthesizer::visitSpecial(Operation *op, bool &handled) {
     }
     auto ty = cast<RankedTensorType>(c.getType());
     Value pos = PositionsOp::create(
-        b, c.getLoc(), RankedTensorType::get({1}, ty.getElementType()), offset);
+        b, c.getLoc(), RankedTensorType::get({1}, ty.getElementType()), offset,
+        Value());
     if (ty.getRank() != 1)
       pos = ReshapeOp::create(b, c.getLoc(), stepType(ty, dim), pos);
     map.map(c.getResult(), pos);

@@ -73,12 +73,21 @@ def LLM_PositionsOp : LLM_Op<"positions", [Pure]> {
   let description = [{
     `result[t] = offset + t` for t in [0, T): the absolute positions of the
     T tokens a step processes, for learned position embeddings (GPT-2) and
-    position-dependent masks. llm-synthesize-decode writes it where a graph
-    traced at positions 0..T-1 had the constant `arange(T)`.
+    position-dependent masks. T is the result's static size, or `count`
+    when the result is dynamic (the step's token count, as the Hugging Face
+    importer's prefill-or-decode forward has it). llm-synthesize-decode
+    writes it where a graph traced at positions 0..T-1 had the constant
+    `arange(T)`.
+
+    Example:
+    ```mlir
+    %p = llm.positions %offset : tensor<1xi64>
+    %q = llm.positions %offset, %count : tensor<?xi64>
+    ```
   }];
-  let arguments = (ins Index:$offset);
+  let arguments = (ins Index:$offset, Optional<Index>:$count);
   let results = (outs RankedTensorOf<[I64]>:$result);
-  let assemblyFormat = "$offset attr-dict `:` type($result)";
+  let assemblyFormat = "$offset (`,` $count^)? attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 
