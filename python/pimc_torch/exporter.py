@@ -405,6 +405,35 @@ def _is_size_arith(n):
         "_operator", "operator")
 
 
+def _identity_mutations(ep, inputs, dynamic_shapes):
+    """The buffers a static-shape export 'mutates' to the value they already hold, from nothing
+    the inputs' data reach: transformers' longrope `dynamic_rope_update` writes inv_freq =
+    where(max position + 1 > original_max, long, original) on every call, positions being an
+    arange over the (static) sequence length. Such a write is the identity for every input of
+    the traced shape, so it is not state; checked by running the program once."""
+    specs = list(getattr(ep.graph_signature, "output_specs", None) or [])
+    if dynamic_shapes is not None or not any(s.kind.name == "BUFFER_MUTATION" for s in specs):
+        return set()
+    out_node = [n for n in ep.graph.nodes if n.op == "output"][0]
+    flat_out = pytree.tree_flatten(out_node.args[0])[0]
+    user = {n for n, sp in zip([n for n in ep.graph.nodes if n.op == "placeholder"],
+                               ep.graph_signature.input_specs)
+            if sp.kind.name == "USER_INPUT"}
+    reached = set(user)
+    for n in ep.graph.nodes:
+        if any(a in reached for a in n.all_input_nodes):
+            reached.add(n)
+    targets = [s.target for o, s in zip(flat_out, specs)
+               if s.kind.name == "BUFFER_MUTATION" and o not in reached]
+    if not targets:
+        return set()
+    m = ep.module()
+    before = {t: m.get_buffer(t).clone() for t in targets}
+    with torch.no_grad():
+        m(*inputs)
+    return {t for t in targets if torch.equal(before[t], m.get_buffer(t))}
+
+
 def _trace_torch_export(module, inputs, input_names, root, state_io=False, dynamic_shapes=None,
                         core_aten=False):
     import torch.export as texport
@@ -419,6 +448,7 @@ def _trace_torch_export(module, inputs, input_names, root, state_io=False, dynam
         # core_aten: torch's default table instead, the core ATen opset backends consume
         # (linear -> permute + addmm/mm, SDPA -> bmm + _softmax + masks).
         ep = ep.run_decompositions() if core_aten else ep.run_decompositions({})
+    same = _identity_mutations(ep, inputs, dynamic_shapes)   # before the graph is edited
     gm = ep.graph_module
     sig = ep.graph_signature
     state = dict(ep.state_dict)
@@ -476,6 +506,10 @@ def _trace_torch_export(module, inputs, input_names, root, state_io=False, dynam
             raise ExportError("torch.export: %d output specs for %d outputs"
                               % (len(specs), len(flat_out)))
         allowed = ("USER_OUTPUT", "BUFFER_MUTATION") if state_io else ("USER_OUTPUT",)
+        # A buffer written with the value it holds, from no input's data, is not state.
+        keep = [s.kind.name != "BUFFER_MUTATION" or s.target not in same for s in specs]
+        flat_out = [o for o, k in zip(flat_out, keep) if k]
+        specs = [s for s, k in zip(specs, keep) if k]
         bad = [s for s in specs if s.kind.name not in allowed]
         if bad:
             raise ExportError("torch.export: the module mutates %s during forward; only pure "

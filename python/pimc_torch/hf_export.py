@@ -81,8 +81,12 @@ def load_config(path):
         # of a field is a typo (num_hiden_layers would silently build the default 32 layers);
         # other unknown keys (legacy ones such as Qwen2.5's use_mrope) are reported and ignored,
         # as transformers does.
+        # Phi-3 reads partial_rotary_factor into rope_parameters and keeps the key as well.
+        rope = getattr(config, "rope_parameters", None)
+        rope = rope if isinstance(rope, dict) else {}
         unknown = sorted(k for k in kwargs if k not in fields and k not in _METADATA_KEYS
-                         and not k.startswith("_") and k in vars(config))
+                         and not k.startswith("_") and k in vars(config)
+                         and not (k in rope and rope[k] == kwargs[k]))
         typos = [(k, difflib.get_close_matches(k, fields, n=1, cutoff=0.8)) for k in unknown]
         typos = [(k, m[0]) for k, m in typos if m]
         if typos:

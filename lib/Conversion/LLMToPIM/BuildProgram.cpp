@@ -1211,9 +1211,10 @@ FailureOr<pim::ProgramOp> Lowering::run() {
         if (in.n != D)
           return n.emitError("PIM lowering: a layer_norm bias over ")
                  << in.n / D << " rows (one row per op is supported)";
-        hostOp("add", {attr("a", buf(out)),
-                       attr("b", tensorRef(bias.getDefiningOp<llm::WeightOp>())),
-                       attr("out", buf(out))});
+        hostOp("add",
+               {attr("a", buf(out)),
+                attr("b", tensorRef(bias.getDefiningOp<llm::WeightOp>())),
+                attr("out", buf(out))});
       }
       slots[n.getResult()] = out;
       continue;
@@ -1307,7 +1308,7 @@ FailureOr<pim::ProgramOp> Lowering::run() {
         return failure();
       continue;
     }
-    if (auto add = dyn_cast<llm::AddOp>(op)) {
+    if (auto add = dyn_cast<llm::AddOp>(op); add && pim::hasOwnLowering(op)) {
       Slot x = contiguous(lookup(add.getLhs()));
       Slot y = contiguous(lookup(add.getRhs()));
       Slot out = alloc(x.n);

@@ -32,15 +32,28 @@ bool pimc::pim::isVectorLayerNorm(Operation *op) {
   };
   auto in = dyn_cast<RankedTensorType>(n.getInput().getType());
   return in && n.getNormalizedAxis() == in.getRank() - 1 &&
-         rank1Weight(n.getWeight()) && (!n.getBias() || rank1Weight(n.getBias()));
+         rank1Weight(n.getWeight()) &&
+         (!n.getBias() || rank1Weight(n.getBias()));
+}
+
+/// An add of two activations (the vector unit's `add`); an add of a constant
+/// or a weight is a host call, which holds the constant.
+static bool isActivationAdd(Operation *op) {
+  auto add = dyn_cast<llm::AddOp>(op);
+  auto isStored = [](Value v) {
+    return v.getDefiningOp<arith::ConstantOp>() ||
+           v.getDefiningOp<llm::WeightOp>();
+  };
+  return add && !isStored(add.getLhs()) && !isStored(add.getRhs());
 }
 
 bool pimc::pim::hasOwnLowering(Operation *op) {
-  return isVectorLayerNorm(op) || isa<arith::ConstantOp, arith::AddIOp, tensor::DimOp, func::ReturnOp,
+  return isVectorLayerNorm(op) || isActivationAdd(op) ||
+         isa<arith::ConstantOp, arith::AddIOp, tensor::DimOp, func::ReturnOp,
              llm::WeightOp, llm::EmbeddingOp, llm::RMSNormOp, llm::LinearOp,
              llm::LMHeadOp, llm::GatedMLPOp, llm::ReshapeOp, llm::RopeOp,
              llm::KVCacheAppendOp, llm::KVCacheReadOp, llm::AttentionOp,
-             llm::AddOp, llm::SliceOp, llm::GeluOp>(op);
+             llm::SliceOp, llm::GeluOp>(op);
 }
 
 bool pimc::pim::isLowerableOp(Operation *op) {

@@ -135,3 +135,53 @@ func.func @forward(%ids: tensor<4xi64>) -> tensor<4x32xf32> {
   %l = llm.matmul %h, %t : (tensor<4x16xf32>, tensor<16x32xf32>) -> tensor<4x32xf32>
   return %l : tensor<4x32xf32>
 }
+
+// -----
+
+// A splat constant laid out along the sequence (GPT-2's exported GELU adds a
+// `1` of the activation's shape) is the same at every position: it is made
+// again at one. The head is found under a scaling by a splat and a softcap
+// (Cohere's logit_scale, Gemma 2's final tanh), which stay after it.
+// CHECK: func.func @forward(%{{.*}}: tensor<1xi64>, %{{.*}}: index) -> tensor<1x1x32xf32>
+// CHECK: %[[ONE:.*]] = arith.constant dense<1.000000e+00> : tensor<1x1x16xf32>
+// CHECK: llm.add %{{.*}}, %[[ONE]] : tensor<1x1x16xf32>
+// CHECK: %[[H:.*]] = llm.lm_head {{.*}} -> tensor<1x32xf32>
+// CHECK: %[[R:.*]] = llm.reshape %[[H]] : tensor<1x32xf32> -> tensor<1x1x32xf32>
+// CHECK: %[[S:.*]] = llm.mul %[[R]], %{{.*}} : tensor<1x1x32xf32>
+// CHECK: %[[T:.*]] = llm.tanh %[[S]]
+// CHECK: llm.scale %[[T]] {factor = 3.000000e+01 : f32}
+func.func @forward(%ids: tensor<1x4xi64>) -> tensor<1x4x32xf32> {
+  %one = arith.constant dense<1.0> : tensor<1x4x16xf32>
+  %cap = arith.constant dense<0.0625> : tensor<1x4x32xf32>
+  %emb = llm.weight "wte" : tensor<32x16xf32>
+  %ids1 = llm.reshape %ids : tensor<1x4xi64> -> tensor<4xi64>
+  %x = llm.embedding %emb, %ids1 : (tensor<32x16xf32>, tensor<4xi64>) -> tensor<4x16xf32>
+  %x3 = llm.reshape %x : tensor<4x16xf32> -> tensor<1x4x16xf32>
+  %t = llm.tanh %x3 : tensor<1x4x16xf32>
+  %g = llm.add %t, %one : tensor<1x4x16xf32>
+  %g2 = llm.reshape %g : tensor<1x4x16xf32> -> tensor<4x16xf32>
+  %l = llm.linear %g2, %emb : (tensor<4x16xf32>, tensor<32x16xf32>) -> tensor<4x32xf32>
+  %l3 = llm.reshape %l : tensor<4x32xf32> -> tensor<1x4x32xf32>
+  %s = llm.mul %l3, %cap : tensor<1x4x32xf32>
+  %th = llm.tanh %s : tensor<1x4x32xf32>
+  %out = llm.scale %th {factor = 30.0 : f32} : tensor<1x4x32xf32>
+  return %out : tensor<1x4x32xf32>
+}
+
+// -----
+
+// A constant along the sequence that is not a splat (a folded position
+// table) is still refused.
+func.func @forward(%ids: tensor<1x2xi64>) -> tensor<1x2x4xf32> {
+  %tab = arith.constant dense<[[[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]]> : tensor<1x2x4xf32>
+  %emb = llm.weight "wte" : tensor<4x4xf32>
+  %ids1 = llm.reshape %ids : tensor<1x2xi64> -> tensor<2xi64>
+  %x = llm.embedding %emb, %ids1 : (tensor<4x4xf32>, tensor<2xi64>) -> tensor<2x4xf32>
+  %x3 = llm.reshape %x : tensor<2x4xf32> -> tensor<1x2x4xf32>
+  // expected-error@+1 {{cannot synthesize a decode step: an operand that does not depend on the tokens is laid out along the sequence (a constant traced at 2 positions)}}
+  %h = llm.add %x3, %tab : tensor<1x2x4xf32>
+  %h2 = llm.reshape %h : tensor<1x2x4xf32> -> tensor<2x4xf32>
+  %l = llm.linear %h2, %emb : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+  %l3 = llm.reshape %l : tensor<2x4xf32> -> tensor<1x2x4xf32>
+  return %l3 : tensor<1x2x4xf32>
+}

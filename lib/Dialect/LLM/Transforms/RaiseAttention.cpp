@@ -308,37 +308,53 @@ std::optional<double> matchScale(Value z, MatmulOp &qk) {
   return std::nullopt;
 }
 
-/// Gemma 2's logit soft-capping, c * tanh(s / c) (or s * (1/c)); returns c
-/// and sets `s`.
+/// tanh(s / c) (or of s * (1/c)): sets `s`.
+bool matchCappedTanh(Value t, double c, Value &s) {
+  auto tanh = defOp<TanhOp>(t);
+  if (!tanh || c <= 0)
+    return false;
+  Value in = tanh.getInput();
+  auto isInverse = [&](double r) { return std::fabs(r * c - 1.0) <= 1e-6; };
+  if (auto div = defOp<DivOp>(in)) {
+    std::optional<double> d = matchSplat(div.getRhs());
+    if (!d || *d != c)
+      return false;
+    s = div.getLhs();
+    return true;
+  }
+  if (auto sc = defOp<ScaleOp>(in)) {
+    if (!isInverse(sc.getFactor().convertToDouble()))
+      return false;
+    s = sc.getInput();
+    return true;
+  }
+  auto m = defOp<MulOp>(in);
+  return m && matchEitherOrder(m, [&](Value a, Value b) {
+           std::optional<double> r = matchSplat(b);
+           if (!r || !isInverse(*r))
+             return false;
+           s = a;
+           return true;
+         });
+}
+
+/// Gemma 2's logit soft-capping, c * tanh(s / c) (or s * (1/c)), the outer
+/// product a mul by a splat or an llm.scale; returns c and sets `s`.
 std::optional<double> matchSoftcap(Value z, Value &s) {
+  if (auto sc = defOp<ScaleOp>(z)) {
+    double c = sc.getFactor().convertToDouble();
+    if (matchCappedTanh(sc.getInput(), c, s))
+      return c;
+    return std::nullopt;
+  }
   auto mul = defOp<MulOp>(z);
   if (!mul)
     return std::nullopt;
   std::optional<double> cap;
   matchEitherOrder(mul, [&](Value t, Value c) {
-    auto tanh = defOp<TanhOp>(t);
     std::optional<double> cv = matchSplat(c);
-    if (!tanh || !cv || *cv <= 0)
+    if (!cv || !matchCappedTanh(t, *cv, s))
       return false;
-    Value in = tanh.getInput();
-    if (auto div = defOp<DivOp>(in)) {
-      std::optional<double> d = matchSplat(div.getRhs());
-      if (!d || *d != *cv)
-        return false;
-      s = div.getLhs();
-    } else if (auto m = defOp<MulOp>(in)) {
-      bool ok = matchEitherOrder(m, [&](Value a, Value b) {
-        std::optional<double> r = matchSplat(b);
-        if (!r || std::fabs(*r * *cv - 1.0) > 1e-6)
-          return false;
-        s = a;
-        return true;
-      });
-      if (!ok)
-        return false;
-    } else {
-      return false;
-    }
     cap = *cv;
     return true;
   });

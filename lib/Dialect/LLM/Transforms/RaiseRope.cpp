@@ -150,7 +150,7 @@ template <typename OpTy> OpTy findTrig(Value v) {
     Operation *def = v.getDefiningOp();
     if (!def || def->getNumOperands() < 1 ||
         !isa<BroadcastOp, ReshapeOp, TransposeOp, SliceOp, GatherOp, CastOp,
-             ConcatOp>(def))
+             ConcatOp, ScaleOp>(def))
       return {};
     v = def->getOperand(0);
   }
@@ -165,6 +165,30 @@ std::vector<float> ropeInvFreq(const ref::RopeParams &params, int64_t seqLen,
   attentionFactor = 1.0f;
   ref::ropeFrequencies(params, seqLen, inv, attentionFactor);
   return inv;
+}
+
+/// Whether an angle table of width d repeats each frequency in place
+/// (columns 2i, 2i + 1) rather than as cat(freqs, freqs) (columns i and
+/// i + d/2). Interleaved pairs usually come with in-place angles, but a
+/// graph may compute cat(freqs, freqs) and repeat-interleave the cos/sin
+/// afterwards (GLM): the table says which; `layout` breaks ties.
+bool inPlaceAngles(const ConstTensor &x, int64_t d, RopeLayout layout) {
+  int64_t width = x.shape.empty() ? 0 : x.shape.back();
+  bool preferred = layout == RopeLayout::Interleaved;
+  if (width != d || d < 2)
+    return false;
+  auto holds = [&](bool inPlace) {
+    for (int64_t r = 0; r < x.numElements() / width; ++r)
+      for (int64_t i = 0; i < d / 2; ++i) {
+        const double *row = x.data.data() + r * width;
+        if (inPlace ? row[2 * i] != row[2 * i + 1] : row[i] != row[i + d / 2])
+          return false;
+      }
+    return true;
+  };
+  return holds(preferred)    ? preferred
+         : holds(!preferred) ? !preferred
+                             : preferred;
 }
 
 /// What the angle table says about the rope: base, first position and
@@ -188,7 +212,7 @@ std::optional<RopeEstimate> estimateRope(const ConstTensor &x, int64_t d,
   // Column holding the last frequency d/2 - 1: duplicated in place
   // (interleaved) or as cat(freqs, freqs) (half-split) when width = d.
   int64_t m = d / 2 - 1;
-  int64_t col = width == d && layout == RopeLayout::Interleaved ? 2 * m : m;
+  int64_t col = inPlaceAngles(x, d, layout) ? 2 * m : m;
   int64_t rows = x.numElements() / width;
   double theta = 0;
   std::vector<double> firsts;
@@ -247,9 +271,8 @@ std::optional<TableFrequencies> tableFrequencies(const ConstTensor &x,
   if ((width != d && width != d / 2) || d < 2)
     return std::nullopt;
   int64_t half = d / 2, rows = x.numElements() / width;
-  auto colOf = [&](int64_t i) {
-    return width == d && layout == RopeLayout::Interleaved ? 2 * i : i;
-  };
+  bool inPlace = inPlaceAngles(x, d, layout);
+  auto colOf = [&](int64_t i) { return inPlace ? 2 * i : i; };
   int64_t best = -1;
   for (int64_t r = 0; r < rows; ++r)
     if (x.data[r * width] > 0 &&
@@ -743,6 +766,172 @@ std::optional<RopeMatch> estimateYarn(
   return std::nullopt;
 }
 
+/// The select(max(position) + 1 > L0, long, short) of d/2 inverse
+/// frequencies behind an angle table (transformers' longrope), with the
+/// evaluated branches and L0.
+struct LongRopeSelect {
+  std::vector<double> shortInv, longInv;
+  int64_t l0;
+  bool tracedLong; // the traced call took the long branch
+};
+
+/// The first llm.select of `n` elements at most `depth` ops above `v`.
+SelectOp findSelect(Value v, int64_t n, int depth = 8) {
+  Operation *def = v.getDefiningOp();
+  if (!def || depth == 0)
+    return {};
+  if (auto sel = dyn_cast<SelectOp>(def);
+      sel && rankedType(sel.getResult()).getNumElements() == n)
+    return sel;
+  for (Value o : def->getOperands())
+    if (SelectOp sel = findSelect(o, n, depth - 1))
+      return sel;
+  return {};
+}
+
+/// The arange 0..T-1 constants and the compare against a constant under a
+/// condition.
+void conditionLeaves(Value cond, int64_t T, SmallVectorImpl<Value> &aranges,
+                     std::optional<double> &bound) {
+  SmallVector<Value> work{cond};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    if (auto c = defOp<arith::ConstantOp>(v)) {
+      std::optional<ConstTensor> t = evaluateConstant(v);
+      bool arange = t && t->numElements() == T;
+      for (int64_t i = 0; arange && i < T; ++i)
+        arange = t->data[i] == static_cast<double>(i);
+      if (arange)
+        aranges.push_back(v);
+      continue;
+    }
+    if (auto cmp = defOp<CompareOp>(v);
+        cmp && cmp.getPredicate() == ComparePredicate::Gt)
+      if (std::optional<ConstTensor> r = evaluateConstant(cmp.getRhs());
+          r && r->numElements() == 1)
+        bound = r->data[0];
+    if (Operation *def = v.getDefiningOp())
+      llvm::append_range(work, def->getOperands());
+  }
+}
+
+/// Whether `cond`, as a function of the traced positions, is
+/// max(position) + 1 > l0: evaluated with the positions moved to end at q,
+/// densely around the switch and at far positions.
+bool isLongRopeSwitch(Value cond, ArrayRef<Value> aranges, int64_t T,
+                      int64_t l0, const ckpt::WeightStore *weights) {
+  SmallVector<int64_t> ends;
+  for (int64_t q = std::max(T - 1, l0 - 2 * T); q <= l0 + 2 * T; ++q)
+    ends.push_back(q);
+  for (int64_t q : {T - 1, 2 * l0, 16 * l0, int64_t(1) << 20})
+    ends.push_back(q);
+  for (int64_t q : ends) {
+    llvm::DenseMap<Value, ConstTensor> bind;
+    for (Value a : aranges) {
+      ConstTensor t{llvm::to_vector(rankedType(a).getShape()), {}};
+      for (int64_t i = 0; i < T; ++i)
+        t.data.push_back(static_cast<double>(q - T + 1 + i));
+      bind[a] = std::move(t);
+    }
+    std::optional<ConstTensor> c = evaluateConstant(cond, weights, &bind);
+    if (!c || c->numElements() == 0)
+      return false;
+    for (double v : c->data)
+      if ((v != 0) != (q + 1 > l0))
+        return false;
+  }
+  return true;
+}
+
+std::optional<LongRopeSelect>
+matchLongRopeSelect(Value angles, int64_t d, int64_t T,
+                    const ckpt::WeightStore *weights) {
+  SelectOp sel = findSelect(angles, d / 2);
+  if (!sel)
+    return std::nullopt;
+  std::optional<ConstTensor> lng =
+      evaluateConstant(sel.getTrueValue(), weights);
+  std::optional<ConstTensor> shrt =
+      evaluateConstant(sel.getFalseValue(), weights);
+  std::optional<ConstTensor> cond =
+      evaluateConstant(sel.getCondition(), weights);
+  if (!lng || !shrt || !cond || cond->data.empty())
+    return std::nullopt;
+  SmallVector<Value> aranges;
+  std::optional<double> bound;
+  conditionLeaves(sel.getCondition(), T, aranges, bound);
+  if (aranges.empty() || !bound || *bound < 1 || *bound != std::round(*bound) ||
+      *bound > double(1 << 24))
+    return std::nullopt;
+  int64_t l0 = static_cast<int64_t>(*bound);
+  if (!isLongRopeSwitch(sel.getCondition(), aranges, T, l0, weights))
+    return std::nullopt;
+  return LongRopeSelect{shrt->data, lng->data, l0, cond->data[0] != 0};
+}
+
+/// Phi-3's longrope as transformers computes it: per-frequency divisors
+/// (short up to L0 tokens, long beyond) of theta^(-2i/d), cos and sin
+/// scaled by sqrt(1 + ln(factor) / ln(L0)). Only the divisors times
+/// theta^(2i/d) are observable, so theta is taken as a round base (the
+/// divisors absorb the choice); `accept` checks the traced tables and the
+/// other branch is checked here, so every position agrees.
+std::optional<RopeMatch> estimateLongRope(
+    Value angles, const ConstTensor &cosT, const ConstTensor &sinT, int64_t d,
+    RopeLayout layout, int64_t T, const ckpt::WeightStore *weights,
+    llvm::function_ref<std::optional<RopeMatch>(const ref::RopeParams &)>
+        accept) {
+  std::optional<LongRopeSelect> sel =
+      matchLongRopeSelect(angles, d, T, weights);
+  if (!sel || cosT.numElements() == 0)
+    return std::nullopt;
+  double amp = 0;
+  for (int64_t i = 0, n = cosT.numElements(); i < n; ++i)
+    amp += std::hypot(cosT.data[i], sinT.data[i]);
+  amp /= static_cast<double>(cosT.numElements());
+  const double l0 = static_cast<double>(sel->l0);
+  double factor = std::exp((amp * amp - 1.0) * std::log(l0));
+  factor = std::max(1.0, std::round(factor * l0) / l0);
+  // Configs write the divisors with a few digits: try them rounded to 6
+  // significant ones first (the checks decide), then as the graph has them.
+  for (double theta : {10000.0, 500000.0, 1000000.0, 250000.0, 100000.0})
+    for (int digits : {6, 0}) {
+      ref::RopeParams p;
+      p.kind = ref::RopeParams::Kind::LongRope;
+      p.interleaved = layout == RopeLayout::Interleaved;
+      p.rotaryDim = d;
+      p.theta = theta;
+      p.factor = factor;
+      p.originalMaxPositionEmbeddings = sel->l0;
+      if (std::fabs(std::sqrt(1.0 + std::log(factor) / std::log(l0)) - amp) >
+          1e-6)
+        p.attentionFactor = static_cast<double>(static_cast<float>(amp));
+      for (int64_t i = 0; i < d / 2; ++i) {
+        double base = std::pow(theta, -2.0 * i / d);
+        auto snap = [&](double v) {
+          return digits ? roundSignificant(v, digits) : v;
+        };
+        p.shortFactor.push_back(snap(base / sel->shortInv[i]));
+        p.longFactor.push_back(snap(base / sel->longInv[i]));
+      }
+      if (!ref::ropeParamsProblem(p).empty())
+        return std::nullopt;
+      // The branch the trace did not take, over the whole position range.
+      const std::vector<double> &other =
+          sel->tracedLong ? sel->shortInv : sel->longInv;
+      float af = 1.0f;
+      std::vector<float> inv =
+          ropeInvFreq(p, sel->tracedLong ? sel->l0 : sel->l0 + 1, af);
+      if (!holdsOverPositionRange(TableFrequencies{0, other}, inv))
+        continue;
+      if (std::optional<RopeMatch> m = accept(p))
+        return m;
+    }
+  return std::nullopt;
+}
+
 /// Matches `op` = x * cos + rotate(x) * sin and checks the tables; the
 /// failure reason is returned in `why`.
 std::optional<RopeMatch> matchRope(AddOp op, const ckpt::WeightStore *weights,
@@ -874,6 +1063,12 @@ std::optional<RopeMatch> matchRope(AddOp op, const ckpt::WeightStore *weights,
     if (std::optional<RopeMatch> m =
             estimateYarn(angles, *c, *s, d, pairs, est->offset, check))
       return m;
+    // Longrope's per-frequency divisors, switched at L0 in the graph.
+    if (computed && est->factor == 1.0)
+      if (std::optional<RopeMatch> m = estimateLongRope(
+              cosOp.getInput(), *c, *s, d, pairs,
+              angles.numElements() / angles.shape.back(), weights, check))
+        return m;
   }
   why = rangeFailed ? "no rope kind reproduces the computed table over the "
                       "whole position range (only at the traced positions)"
@@ -902,7 +1097,9 @@ Value buildRope(PatternRewriter &rewriter, Location loc, Value x,
   RopeKind kind = p.kind == ref::RopeParams::Kind::Linear   ? RopeKind::Linear
                   : p.kind == ref::RopeParams::Kind::Llama3 ? RopeKind::Llama3
                   : p.kind == ref::RopeParams::Kind::Yarn   ? RopeKind::Yarn
-                                                            : RopeKind::Default;
+                  : p.kind == ref::RopeParams::Kind::LongRope
+                      ? RopeKind::LongRope
+                      : RopeKind::Default;
   SmallVector<NamedAttribute> attrs = {
       rewriter.getNamedAttr("kind", RopeKindAttr::get(ctx, kind)),
       rewriter.getNamedAttr("layout", RopeLayoutAttr::get(ctx, m.pairs)),
@@ -935,6 +1132,18 @@ Value buildRope(PatternRewriter &rewriter, Location loc, Value x,
     if (!p.truncate)
       attrs.push_back(
           rewriter.getNamedAttr("truncate", rewriter.getBoolAttr(false)));
+  }
+  if (kind == RopeKind::LongRope) {
+    attrs.push_back(rewriter.getNamedAttr(
+        "original_max_position_embeddings",
+        rewriter.getI64IntegerAttr(p.originalMaxPositionEmbeddings)));
+    attrs.push_back(rewriter.getNamedAttr(
+        "short_factor", rewriter.getDenseF64ArrayAttr(p.shortFactor)));
+    attrs.push_back(rewriter.getNamedAttr(
+        "long_factor", rewriter.getDenseF64ArrayAttr(p.longFactor)));
+    if (p.attentionFactor)
+      attrs.push_back(rewriter.getNamedAttr(
+          "attention_factor", rewriter.getF64FloatAttr(*p.attentionFactor)));
   }
   auto rope = RopeOp::create(rewriter, loc, TypeRange{seqMajor.getType()},
                              ValueRange{seqMajor, off}, attrs);

@@ -53,6 +53,36 @@ FailureOr<std::pair<Value, Value>> headOperands(Operation *def) {
   return std::pair<Value, Value>(mm.getLhs(), tr.getInput());
 }
 
+/// The value of a splat constant, else null.
+DenseElementsAttr splatOf(Value v) {
+  DenseElementsAttr dense;
+  if (!matchPattern(v, m_Constant(&dense)) || !dense.isSplat())
+    return {};
+  return dense;
+}
+
+/// A splat constant: a scale that acts on every logit alike.
+bool isScalarConstant(Value v) { return static_cast<bool>(splatOf(v)); }
+
+/// The op that projects to the vocabulary under the logits, looking through
+/// reshapes, scalings by a constant (Cohere's logit_scale, Granite's
+/// 1 / logits_scaling) and a tanh (Gemma 2's final softcap) after the head,
+/// which stay where they are.
+Operation *headDef(Value logits) {
+  Operation *def = logits.getDefiningOp();
+  while (def) {
+    if (isa<ReshapeOp, ScaleOp, TanhOp>(def))
+      def = def->getOperand(0).getDefiningOp();
+    else if (isa<MulOp, DivOp>(def) && isScalarConstant(def->getOperand(1)))
+      def = def->getOperand(0).getDefiningOp();
+    else if (isa<MulOp>(def) && isScalarConstant(def->getOperand(0)))
+      def = def->getOperand(1).getDefiningOp();
+    else
+      break;
+  }
+  return def;
+}
+
 class Synthesizer {
 public:
   Synthesizer(func::FuncOp src, int64_t maxContext)
@@ -135,7 +165,7 @@ FailureOr<int64_t> Synthesizer::elementwiseAxis(Operation *op) {
   if (axis == kNone)
     return kNone;
   for (Value v : op->getOperands())
-    if (auto t = rankedOf(v); t && axisOf(v) == kNone &&
+    if (auto t = rankedOf(v); t && axisOf(v) == kNone && !splatOf(v) &&
                               (axis >= t.getRank() || t.getDimSize(axis) != 1))
       return fail(op, "an operand that does not depend on the tokens is laid "
                       "out along the sequence (a constant traced at " +
@@ -437,6 +467,19 @@ LogicalResult Synthesizer::visit(Operation *op) {
     neu.setType(stepType(old.getType(), *a));
     axes[old] = *a;
   }
+  // A splat constant traced at T positions (a `1 +` materialised to the
+  // activation's shape) holds the same value at every one: one position.
+  if (*a != kNone && !isa<arith::ConstantOp>(op))
+    for (OpOperand &o : n->getOpOperands())
+      if (DenseElementsAttr splat = splatOf(o.get());
+          splat && rankedOf(o.get()).getRank() > *a &&
+          rankedOf(o.get()).getDimSize(*a) != 1) {
+        auto type = cast<RankedTensorType>(stepType(o.get().getType(), *a));
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(n);
+        o.set(arith::ConstantOp::create(b, n->getLoc(), type,
+                                        splat.resizeSplat(type)));
+      }
   return success();
 }
 
@@ -489,10 +532,7 @@ FailureOr<func::FuncOp> Synthesizer::run() {
       for (Value v : ret.getOperands())
         results.push_back(map.lookup(v));
       // The projection to the vocabulary is the head.
-      Value logits = results[0];
-      Operation *def = logits.getDefiningOp();
-      while (def && isa<ReshapeOp>(def))
-        def = def->getOperand(0).getDefiningOp();
+      Operation *def = headDef(results[0]);
       if (FailureOr<std::pair<Value, Value>> head = headOperands(def);
           succeeded(head)) {
         b.setInsertionPoint(def);
