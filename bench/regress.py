@@ -58,6 +58,7 @@ CASES = {
     "command-r7b-hbm3-2k": ("config:CohereForAI--c4ai-command-r7b-12-2024", "targets/hbm3-pim.json", 2048),
     "starcoder2-7b-hbm3-2k": ("config:bigcode--starcoder2-7b", "targets/hbm3-pim.json", 2048),
     "falcon-7b-hbm3-2k": ("config:tiiuae--falcon-7b", "targets/hbm3-pim.json", 2048),
+    "falcon-rw-1b-hbm3-2k": ("config:tiiuae--falcon-rw-1b", "targets/hbm3-pim.json", 2048),
     "internlm2.5-7b-hbm3-2k": ("config:internlm--internlm2_5-7b-chat", "targets/hbm3-pim.json", 2048),
     "qwen2.5-7b-hbm3-2k": ("config:Qwen--Qwen2.5-7B-Instruct", "targets/hbm3-pim.json", 2048),
     "qwen3-8b-hbm3-2k": ("config:Qwen--Qwen3-8B", "targets/hbm3-pim.json", 2048),

@@ -310,6 +310,20 @@ llvm::Error Serializer::macro(pim::MacroOp m, pimsim::Instruction &inst) {
       inst.cap = static_cast<float>(cap.getValueAsDouble());
       continue;
     }
+    if (*key == pimsim::Field::AlibiScale) {
+      auto scale = dyn_cast<FloatAttr>(f.getValue());
+      if (!scale)
+        return fail(m, "field 'alibi_scale' must be a float");
+      inst.alibiScale = static_cast<float>(scale.getValueAsDouble());
+      continue;
+    }
+    if (*key == pimsim::Field::Alibi) {
+      auto slopes = dyn_cast<DenseF32ArrayAttr>(f.getValue());
+      if (!slopes)
+        return fail(m, "field 'alibi' must be an array<f32>");
+      inst.alibi.assign(slopes.asArrayRef().begin(), slopes.asArrayRef().end());
+      continue;
+    }
     if (*key == pimsim::Field::Data) {
       auto data = dyn_cast<pim::DataAttr>(f.getValue());
       if (!data)

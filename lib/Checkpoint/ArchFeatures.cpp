@@ -312,8 +312,8 @@ FeatureUse layers(const View &v) {
 }
 
 FeatureUse positions(const View &v) {
-  if (v.flag("alibi"))
-    return lacks("ALiBi", "no ALiBi bias in llm.attention");
+  if (v.flag("alibi")) // llm.attention's alibi_slopes; falcon reads it
+    return yes("ALiBi");
   if (v.is({"gpt2"}))
     return yes("learned absolute");
   if (v.string("position_embedding_type") == "absolute")

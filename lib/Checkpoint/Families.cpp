@@ -447,15 +447,15 @@ Error configureStarcoder2(const JSONFields &f, ModelConfig &cfg) {
 /// with bias, a plain MLP (activation, ffn_hidden_size = 4H by default),
 /// biases everywhere when `bias`, and parallel blocks: one input_layernorm,
 /// or ln_attn and ln_mlp (num_ln_in_parallel_attn = 2, the new
-/// architecture's default). ALiBi (Falcon-RW) is refused.
+/// architecture's default). `alibi` (Falcon-RW): ALiBi biases instead of
+/// RoPE on every layer.
 Error configureFalcon(const JSONFields &f, ModelConfig &cfg) {
   if (Error e = noWindow(f, cfg))
     return e;
-  bool alibi = false, newArch = false, multiQuery = true, parallel = true,
-       bias = false;
-  PIMC_ASSIGN_OR_RETURN(alibi, f.booleanOr("alibi", false));
-  if (alibi)
-    return f.fieldError("alibi", "ALiBi attention biases are not supported");
+  bool newArch = false, multiQuery = true, parallel = true, bias = false;
+  PIMC_ASSIGN_OR_RETURN(cfg.alibi, f.booleanOr("alibi", false));
+  if (cfg.alibi) // transformers' FalconAttention skips the rotary embedding
+    cfg.layers.assign(cfg.numLayers, LayerAttention{false, /*rope=*/false});
   if (Error e = requireValue(f, cfg, "apply_residual_connection_post_layernorm",
                              false))
     return e;

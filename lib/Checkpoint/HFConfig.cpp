@@ -959,6 +959,8 @@ std::string semanticConfigJSON(const ModelConfig &c) {
     o["conv1d_weights"] = true;
   if (c.learnedPositions)
     o["learned_positions"] = c.names.positions;
+  if (c.alibi)
+    o["alibi"] = true;
   if (c.attentionScaleByInverseLayer)
     o["attention_scale_by_inverse_layer"] = true;
   if (c.slidingRope)

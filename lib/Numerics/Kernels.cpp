@@ -814,6 +814,28 @@ void applyRope(float *x, int64_t T, int64_t H, int64_t headDim, int64_t offset,
 
 //===-- Attention ---------------------------------------------------------===//
 
+namespace {
+float roundToBF16(float x) { return bf16ToFloat(floatToBf16(x)); }
+} // namespace
+
+std::vector<float> alibiSlopes(int64_t heads) {
+  std::vector<float> slopes;
+  if (heads <= 0)
+    return slopes;
+  int64_t n = int64_t(1) << llvm::Log2_64(uint64_t(heads));
+  for (int64_t h = 1; h <= n; ++h)
+    slopes.push_back(roundToBF16(float(std::exp2(-8.0 * double(h) / n))));
+  for (int64_t h = 1; int64_t(slopes.size()) < heads; h += 2)
+    slopes.push_back(roundToBF16(float(std::exp2(-4.0 * double(h) / n))));
+  return slopes;
+}
+
+float alibiBias(float slope, int64_t key) {
+  // bf16 slopes times the positions as a bf16 tensor: the position is
+  // converted to bf16 first, the product rounded again.
+  return roundToBF16(slope * roundToBF16(float(key)));
+}
+
 void attention(const float *q, const float *k, const float *v, int64_t T,
                int64_t S, int64_t nh, int64_t nkv, int64_t hd, int64_t hdv,
                const AttentionParams &p, float *out) {
@@ -838,7 +860,10 @@ void attention(const float *q, const float *k, const float *v, int64_t T,
 
       float mx = -std::numeric_limits<float>::infinity();
       for (int64_t s = lo; s < hi; ++s) {
-        float sc = dotF32(qv, k + (s * nkv + g) * hd, hd) * p.scale;
+        float sc = dotF32(qv, k + (s * nkv + g) * hd, hd);
+        if (!p.alibiSlopes.empty()) // the bias before the scale
+          sc += alibiBias(p.alibiSlopes[size_t(h)], s);
+        sc *= p.scale;
         if (p.logitSoftcap != 0.0f)
           sc = std::tanh(sc / p.logitSoftcap) * p.logitSoftcap;
         scores[size_t(s)] = sc;

@@ -627,6 +627,8 @@ Error Interpreter::Impl::execute(Operation *op, Env &env) {
             p.slidingWindow = a.getSlidingWindow().value_or(0);
             if (auto c = a.getLogitSoftcap())
               p.logitSoftcap = c->convertToFloat();
+            if (auto slopes = a.getAlibiSlopes())
+              p.alibiSlopes.assign(slopes->begin(), slopes->end());
             auto out = makeF32({T, nh, hdv});
             attention(q.f.data(), k.f.data(), v.f.data(), T, S, nh, nkv, hd,
                       hdv, p, out->f.data());

@@ -51,9 +51,10 @@ const StringRef kOpcodeNames[] = {
     "set_model", "set_head", "set_cfr", "call",       "loop"};
 const StringRef kFunctionNames[] = {"softmax", "exp",     "relu", "gelu",
                                     "silu",    "sigmoid", "tanh", "leaky_relu"};
-const StringRef kFieldNames[] = {"channels", "row",   "col",   "count",  "bank",
-                                 "offset",   "src",   "bytes", "length", "fn",
-                                 "reg",      "value", "data",  "kernel", "cap"};
+const StringRef kFieldNames[] = {
+    "channels", "row",    "col",  "count", "bank",       "offset", "src",
+    "bytes",    "length", "fn",   "reg",   "value",      "data",   "kernel",
+    "cap",      "alibi",  "head", "key0",  "alibi_scale"};
 static_assert(std::size(kKernelKindNames) == kNumKernelKinds);
 static_assert(std::size(kOpcodeNames) == kNumOpcodes);
 static_assert(std::size(kFunctionNames) == kNumFunctions);
@@ -101,6 +102,8 @@ bool isStridable(Field field) {
   case Field::Reg:
   case Field::Value:
   case Field::Data:
+  case Field::Head:
+  case Field::Key0:
     return true;
   default:
     return false;
@@ -148,8 +151,9 @@ const OperandSpec kMvSB[] = {O(F::Bank), O(F::Row), O(F::Count), O(F::Reg),
                              O(F::Channels)};
 // Data of an sfm (1.4): where fn=softmax writes its statistics [max, sum]
 // (two fp32, 8 bytes).
-const OperandSpec kSfm[] = {R(F::Length), O(F::Fn), O(F::Data), O(F::Cap),
-                            O(F::Channels)};
+const OperandSpec kSfm[] = {R(F::Length), O(F::Fn),         O(F::Data),
+                            O(F::Cap),    O(F::Alibi),      O(F::Head),
+                            O(F::Key0),   O(F::AlibiScale), O(F::Channels)};
 const OperandSpec kEwMul[] = {R(F::Row), R(F::Col), R(F::Count),
                               O(F::Channels)};
 const OperandSpec kEwAdd[] = {R(F::Offset), R(F::Src), R(F::Count),
@@ -264,7 +268,13 @@ int64_t Instruction::get(Field field) const {
   case Field::Kernel:
     return kernel;
   case Field::Cap:
+  case Field::Alibi:
+  case Field::AlibiScale:
     return 0;
+  case Field::Head:
+    return head;
+  case Field::Key0:
+    return key0;
   }
   return 0;
 }
@@ -313,6 +323,14 @@ void Instruction::set(Field field, int64_t v) {
     kernel = v;
     break;
   case Field::Cap:
+  case Field::Alibi:
+  case Field::AlibiScale:
+    break;
+  case Field::Head:
+    head = v;
+    break;
+  case Field::Key0:
+    key0 = v;
     break;
   }
 }
@@ -444,7 +462,8 @@ bool Instruction::operator==(const Instruction &o) const {
          src == o.src && bytes == o.bytes && length == o.length && fn == o.fn &&
          reg == o.reg && value == o.value && dataRegion == o.dataRegion &&
          dataOffset == o.dataOffset && kernel == o.kernel && cap == o.cap &&
-         strides == o.strides && body == o.body;
+         alibi == o.alibi && head == o.head && key0 == o.key0 &&
+         alibiScale == o.alibiScale && strides == o.strides && body == o.body;
 }
 
 //===----------------------------------------------------------------------===//
@@ -952,6 +971,29 @@ private:
                    " regions");
   }
 
+  /// (2.2) ALiBi on sfm: finite slopes and a positive finite scale; head=,
+  /// key0= and alibi_scale= only with slopes.
+  void checkAlibi(const Where &ctx, const Instruction &inst) {
+    if (inst.alibi.empty()) {
+      if (inst.alibiScale != 0.0f || inst.head != 0 || inst.key0 != 0 ||
+          any_of(inst.strides, [](const Stride &st) {
+            return st.field == Field::Head || st.field == Field::Key0;
+          }))
+        problems.add(ctx + ": head=, key0= and alibi_scale= need alibi= "
+                           "slopes");
+      return;
+    }
+    for (auto [i, m] : enumerate(inst.alibi))
+      if (!std::isfinite(m)) {
+        problems.add(ctx + ": alibi slope " + Twine(i) + " is not finite");
+        break;
+      }
+    if (!(std::isfinite(inst.alibiScale) && inst.alibiScale > 0.0f))
+      problems.add(ctx + ": alibi_scale " +
+                   formatv("{0}", format("%g", double(inst.alibiScale))).str() +
+                   " must be positive and finite");
+  }
+
   void checkInstruction(size_t streamIndex, const Stream &s,
                         const Instruction &inst, unsigned depth,
                         size_t &counter) {
@@ -970,7 +1012,9 @@ private:
           field == Field::Channels ? inst.channels.empty()
           : field == Field::Data ? inst.dataRegion == -1 && inst.dataOffset == 0
           : field == Field::Cap  ? inst.cap == 0.0f
-                                 : inst.get(field) == defaults.get(field);
+          : field == Field::Alibi      ? inst.alibi.empty()
+          : field == Field::AlibiScale ? inst.alibiScale == 0.0f
+                                       : inst.get(field) == defaults.get(field);
       if (!isDefault)
         problems.add(ctx + ": field '" + fieldName(field) +
                      "' is not used by " + opcodeName(inst.op));
@@ -982,6 +1026,7 @@ private:
       problems.add(ctx + ": cap " +
                    formatv("{0}", format("%g", double(inst.cap))).str() +
                    " must be positive and finite");
+    checkAlibi(ctx, inst);
     if (opcodeHasField(inst.op, Field::Fn) &&
         static_cast<size_t>(inst.fn) >= kNumFunctions)
       problems.add(ctx + ": unknown function " +
@@ -1270,6 +1315,19 @@ private:
     return s;
   }
 
+  /// (2.2) ALiBi: every channel's and iteration's head indexes the slopes,
+  /// and key positions are not negative.
+  void checkAlibiRanges(const Where &ctx, const Instruction &inst) {
+    Span h = span(inst, Field::Head), k = span(inst, Field::Key0);
+    if (h.overflow || h.lo < 0 || h.hi >= int64_t(inst.alibi.size()))
+      report(ctx + ": head spans [" + Twine(h.lo) + ", " + Twine(h.hi) +
+             "], outside the " + Twine(inst.alibi.size()) + " alibi slopes");
+    if (k.overflow || k.lo < 0)
+      report(ctx + ": key0 reaches " + Twine(k.lo) +
+             "; key positions are "
+             "not negative");
+  }
+
   /// Reports a problem of the current instruction once, however many
   /// parameter corners show it, naming the first corner that does.
   void report(const Twine &msg) {
@@ -1437,6 +1495,8 @@ private:
         report(ctx + ": only fn=softmax writes statistics (data=)");
       else if (inst.fn == Function::Exp && inst.cap != 0.0f)
         report(ctx + ": only fn=softmax takes a logit softcap (cap=)");
+      else if (inst.fn == Function::Exp && !inst.alibi.empty())
+        report(ctx + ": only fn=softmax takes ALiBi biases (alibi=)");
       else if (!t.nearMemoryUnit("softmax"))
         report(ctx + ": target '" + t.name +
                "' has no softmax near-memory unit");
@@ -1445,6 +1505,13 @@ private:
         report(ctx + ": target '" + t.name +
                "': its softmax near-memory unit has no feature 'softcap' "
                "(cap=)");
+      else if (!inst.alibi.empty() &&
+               !is_contained(t.nearMemoryUnit("softmax")->features, "alibi"))
+        report(ctx + ": target '" + t.name +
+               "': its softmax near-memory unit has no feature 'alibi' "
+               "(alibi=)");
+      if (!inst.alibi.empty())
+        checkAlibiRanges(ctx, inst);
       break;
     }
     case Opcode::Af:

@@ -183,12 +183,16 @@ private:
                             static_cast<uint8_t>(s.loop));
         strides = fbb.CreateVectorOfStructs(list);
       }
+      Offset<flatbuffers::Vector<float>> alibi = 0;
+      if (!inst.alibi.empty())
+        alibi = fbb.CreateVector(inst.alibi);
       out.push_back(fb::CreateInstruction(
           fbb, static_cast<fb::Opcode>(inst.op), channels, inst.row, inst.col,
           inst.count, inst.bank, inst.offset, inst.src, inst.bytes, inst.length,
           static_cast<fb::Function>(inst.fn), inst.reg, inst.value,
           static_cast<int32_t>(inst.dataRegion), inst.dataOffset,
-          static_cast<uint32_t>(inst.kernel), strides, body, inst.cap));
+          static_cast<uint32_t>(inst.kernel), strides, body, inst.cap, alibi,
+          inst.head, inst.key0, inst.alibiScale));
     }
     return fbb.CreateVector(out);
   }
@@ -270,6 +274,11 @@ std::vector<Instruction> instructions(
     inst.dataOffset = in->data_offset();
     inst.kernel = in->kernel();
     inst.cap = in->cap(); // (2.2) absent in older programs: 0, no cap
+    if (in->alibi())      // (2.2) ALiBi; absent: none
+      inst.alibi.assign(in->alibi()->begin(), in->alibi()->end());
+    inst.head = in->head();
+    inst.key0 = in->key0();
+    inst.alibiScale = in->alibi_scale();
     if (in->strides())
       for (const fb::Stride *ptr : *in->strides()) {
         fb::Stride s = load<fb::Stride>(ptr);

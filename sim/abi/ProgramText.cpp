@@ -378,6 +378,18 @@ private:
         if (inst.cap != 0.0f)
           os << " cap=" << capText(inst.cap);
         break;
+      case Field::AlibiScale:
+        if (inst.alibiScale != 0.0f)
+          os << " alibi_scale=" << capText(inst.alibiScale);
+        break;
+      case Field::Alibi:
+        if (!inst.alibi.empty()) {
+          os << " alibi=";
+          ListSeparator sep(",");
+          for (float m : inst.alibi)
+            os << sep << capText(m);
+        }
+        break;
       case Field::Count:
         if (inst.op == Opcode::Loop) {
           os << " " << loopVarName(depth - 1) << " "
@@ -1481,7 +1493,11 @@ private:
       return Error::success();
     }
     case Field::Cap:
-      return parseCap(t, inst.cap);
+      return parseCap(t, inst.cap, "cap");
+    case Field::AlibiScale:
+      return parseCap(t, inst.alibiScale, "alibi_scale");
+    case Field::Alibi:
+      return parseSlopes(t, inst.alibi);
     case Field::Data: {
       // region, optionally followed by +offset / -offset terms.
       StringRef s = t.value;
@@ -1506,14 +1522,31 @@ private:
   }
 
   /// A positive finite float; the shortest text that reads back exactly.
-  Error parseCap(const Token &t, float &cap) {
+  Error parseCap(const Token &t, float &cap, StringRef what) {
     double v = 0;
     if (t.quoted || StringRef(t.value).getAsDouble(v) || !std::isfinite(v) ||
         v <= 0 || !std::isfinite(float(v)))
       return errorAtValue(t, 0,
-                          "cap must be a positive finite number, found '" +
+                          what + " must be a positive finite number, found '" +
                               t.value + "'");
     cap = float(v);
+    return Error::success();
+  }
+
+  /// ALiBi slopes (2.2): a comma-separated list of finite floats.
+  Error parseSlopes(const Token &t, std::vector<float> &slopes) {
+    SmallVector<StringRef> parts;
+    StringRef(t.value).split(parts, ',');
+    slopes.clear();
+    for (StringRef s : parts) {
+      double v = 0;
+      if (t.quoted || s.getAsDouble(v) || !std::isfinite(float(v)))
+        return errorAtValue(t, 0,
+                            "alibi slopes must be finite numbers separated "
+                            "by commas, found '" +
+                                t.value + "'");
+      slopes.push_back(float(v));
+    }
     return Error::success();
   }
 

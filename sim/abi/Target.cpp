@@ -279,8 +279,9 @@ constexpr StringLiteral kAccumulateFormats[] = {"fp32", "fp16", "bf16"};
 constexpr StringLiteral kActivationFunctions[] = {
     "gelu", "sigmoid", "tanh", "relu", "leaky_relu", "silu", "exp"};
 constexpr StringLiteral kPlacements[] = {"buffer_die", "controller"};
-/// Options of a near-memory unit's macro-op: "softcap" is `sfm cap=` (2.2).
-constexpr StringLiteral kNearMemoryFeatures[] = {"softcap"};
+/// Options of a near-memory unit's macro-op (2.2): "softcap" is `sfm cap=`,
+/// "alibi" `sfm alibi=` (ALiBi biases).
+constexpr StringLiteral kNearMemoryFeatures[] = {"softcap", "alibi"};
 
 std::string joinNames(ArrayRef<StringLiteral> names) {
   std::string out;
@@ -953,7 +954,8 @@ Error TargetReader::readFeatures(const JSONFields &u, NearMemoryUnit &unit) {
       stringList(**arr, u.pathOf("features"), kNearMemoryFeatures, "feature");
   if (!names)
     return names.takeError();
-  // softcap is an option of `sfm`, which only the softmax unit runs.
+  // softcap and alibi are options of `sfm`, which only the softmax unit
+  // runs.
   if (!names->empty() && unit.name != "softmax")
     return u.fieldError("features", "'" + names->front() +
                                         "' is a feature of the softmax unit "

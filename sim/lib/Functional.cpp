@@ -230,6 +230,24 @@ bool FunctionalModel::capScores(int64_t channel, int64_t length, float cap) {
   return true;
 }
 
+bool FunctionalModel::biasScores(int64_t channel, const RequestOperand &op) {
+  ChannelState &s = state(channel);
+  if (op.length <= 0 || op.length > s.sbFill) {
+    fail(formatv("functional model: sfm alibi length={0}, but the softmax "
+                 "buffer of channel {1} holds {2} values (moved in by mv_sb)",
+                 op.length, channel, s.sbFill));
+    return false;
+  }
+  for (int64_t i = 0; i < op.length; ++i) {
+    // The key position as bf16, the product rounded to bf16 (the bias
+    // tensor transformers builds).
+    float key = bf16ToFloat(floatToBf16(float(op.key0 + i)));
+    float bias = bf16ToFloat(floatToBf16(op.slope * key));
+    s.softmax[size_t(i)] += bias * op.alibiScale;
+  }
+  return true;
+}
+
 bool FunctionalModel::softmaxUnit(int64_t channel, int64_t length, Function fn,
                                   float stats[2]) {
   ChannelState &s = state(channel);
@@ -427,6 +445,10 @@ void FunctionalModel::onCommand(int64_t, Command cmd, const DecodedAddress &,
   case Command::SFM: {
     if (req->type != RequestType::Sfm)
       return;
+    if (op.alibiScale != 0.0f) {
+      biasScores(channel, op);
+      return;
+    }
     if (op.cap != 0.0f) {
       capScores(channel, op.length, op.cap);
       return;

@@ -260,8 +260,23 @@ private:
              std::max<int64_t>(1, f(Field::Count)));
       return Error::success();
     case Opcode::Sfm:
-      // A capped sfm (2.2) is two passes of the unit over the scores: the
-      // cap (one PIM_SFM whose operand carries the cap), then the softmax.
+      // ALiBi and the cap (2.2) are passes of the unit over the scores
+      // before the softmax, one PIM_SFM each whose operand carries them:
+      // the bias, then the cap, then the softmax.
+      if (!inst.alibi.empty()) {
+        int64_t head = f(Field::Head);
+        if (head < 0 || head >= int64_t(inst.alibi.size()))
+          return createStringError(
+              formatv("sfm head={0} is outside its {1} alibi slopes", head,
+                      inst.alibi.size()));
+        operand(0);
+        if (operands) {
+          pending.slope = inst.alibi[size_t(head)];
+          pending.key0 = f(Field::Key0);
+          pending.alibiScale = inst.alibiScale;
+        }
+        emit(RequestType::Sfm, 0, 0, 0);
+      }
       if (inst.cap != 0.0f) {
         operand(0);
         if (operands)

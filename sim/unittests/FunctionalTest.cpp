@@ -265,8 +265,39 @@ TEST(FunctionalTest, AttentionScoreGddr6AimMatchesReferenceBitForBit) {
 /// With `stats` (1.4, fn=softmax), the sfm also writes its [max, sum] to
 /// region st (8 bytes per channel), checked bit for bit too.
 /// With `cap` (2.2), the sfm caps each score first: c * tanh(s / c).
+/// With `alibi` (2.2), channel ch's head gets ALiBi slope slopes[ch] (sfm
+/// alibi= head=ch key0= alibi_scale=): score i += bf16(m * bf16(key0 + i))
+/// * scale before the cap and the softmax.
+struct AlibiCase {
+  float slopes[2];
+  int64_t key0;
+  float scale;
+};
+
+/// x rounded to bfloat16 (nearest, ties to even), written out here rather
+/// than through the simulator's conversion.
+float refRoundBf16(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  uint32_t lsb = (bits >> 16) & 1u;
+  bits = (bits + 0x7fffu + lsb) & 0xffff0000u;
+  std::memcpy(&x, &bits, 4);
+  return x;
+}
+
+/// The sfm fields of `a`, every float printed exactly (%.9g).
+std::string alibiText(const AlibiCase &a) {
+  std::string out;
+  raw_string_ostream os(out);
+  os << format(" alibi=%.9g,%.9g head=ch key0=%lld alibi_scale=%.9g",
+               double(a.slopes[0]), double(a.slopes[1]),
+               static_cast<long long>(a.key0), double(a.scale));
+  return out;
+}
+
 void runAttentionHead(StringRef fn, unsigned seed, int qExpBase,
-                      bool stats = false, float cap = 0.0f) {
+                      bool stats = false, float cap = 0.0f,
+                      const AlibiCase *alibi = nullptr) {
   Target t = loadShipped("hbm3-pim.json");
   ASSERT_EQ(t.pim.inputFormat, "fp16");
   const int T = 64, D = 64, H = 2;
@@ -286,7 +317,9 @@ void runAttentionHead(StringRef fn, unsigned seed, int qExpBase,
   barrier
   sfm length=64 fn=)" +
                      fn.str() + (stats ? " data=st+8*ch" : "") +
-                     (cap != 0.0f ? " cap=" + std::to_string(cap) : "") + R"(
+                     (cap != 0.0f ? " cap=" + std::to_string(cap) : "") +
+                     (alibi ? alibiText(*alibi) : "") +
+                     R"(
   barrier
   mv_gb row=41 count=4
   barrier
@@ -315,6 +348,17 @@ void runAttentionHead(StringRef fn, unsigned seed, int qExpBase,
   std::vector<float> ref, refStats;
   for (int h = 0; h < H; ++h) {
     std::vector<float> s = refGemvLanes(&Kc[h * T * D], &q[h * D], T, D, false);
+    if (alibi) {
+      float lo = s[0], hi = s[0];
+      for (int i = 0; i < T; ++i) {
+        float m = alibi->slopes[h];
+        float key = refRoundBf16(float(alibi->key0 + i));
+        s[i] += refRoundBf16(m * key) * alibi->scale;
+        lo = std::min(lo, s[i]);
+        hi = std::max(hi, s[i]);
+      }
+      EXPECT_GT(hi - lo, 1.0f) << "head " << h; // the bias spreads the scores
+    }
     if (cap != 0.0f) {
       int bitten = 0; // the cap changes the scores noticeably
       for (float &v : s) {
@@ -386,6 +430,99 @@ TEST(FunctionalTest, AttentionHeadSoftcapMatchesReferenceBitForBit) {
   // statistics are those of the capped scores.
   runAttentionHead("softmax", 2024, 9, /*stats=*/true, /*cap=*/0.5f);
   runAttentionHead("softmax", 2026, 9, /*stats=*/false, /*cap=*/0.75f);
+}
+
+TEST(FunctionalTest, AttentionHeadAlibiMatchesReferenceBitForBit) {
+  // 2.2: `sfm alibi=` adds bf16(m_head * bf16(key0 + i)) * alibi_scale to score
+  // i before the softmax: powers of two and a slope that is not one
+  // (bf16(2^-0.25)), keys far enough (1000+) that the bf16 rounding of the
+  // product shows; then with the cap after the bias.
+  AlibiCase far{{0.5f, 0.83984375f}, 1000, 0.125f};
+  runAttentionHead("softmax", 2024, 9, /*stats=*/true, 0.0f, &far);
+  AlibiCase capped{{0.25f, 0.0625f}, 3, 0.0883883476f};
+  runAttentionHead("softmax", 2027, 9, /*stats=*/false, /*cap=*/0.75f, &capped);
+}
+
+TEST(FunctionalTest, AlibiFormAndChecks) {
+  Target t = loadShipped("hbm3-pim.json");
+  auto program = [&](StringRef sfm) {
+    return assemble(header(t) + R"(
+.stream s channels=0-3
+  mv_sb count=2
+  barrier
+  )" + sfm.str() + R"(
+.entry decode = s
+)");
+  };
+  Program p = program("sfm length=16 alibi=0.5,0.25,0.125,0.0625 head=ch "
+                      "key0=7 alibi_scale=0.125");
+  const Instruction &sfm = p.streams[0].body[2];
+  EXPECT_EQ(sfm.alibi, (std::vector<float>{0.5f, 0.25f, 0.125f, 0.0625f}));
+  EXPECT_EQ(sfm.key0, 7);
+  EXPECT_EQ(sfm.at(Field::Head, {}, 3), 3);
+  EXPECT_FLOAT_EQ(sfm.alibiScale, 0.125f);
+  // Text and binary round trips.
+  EXPECT_NE(textOf(p).find("  sfm length=16 alibi=0.5,0.25,0.125,0.0625 "
+                           "head=ch key0=7 alibi_scale=0.125\n"),
+            std::string::npos)
+      << textOf(p);
+  EXPECT_EQ(assemble(textOf(p)), p);
+  auto bytes = serializeProgram(p);
+  ASSERT_TRUE(bool(bytes)) << toString(bytes.takeError());
+  auto read = parseProgramBuffer(*bytes, "s.pimb");
+  ASSERT_TRUE(bool(read)) << toString(read.takeError());
+  EXPECT_EQ(*read, p);
+  EXPECT_EQ(errorOf(validateProgram(p, t)), "<success>");
+  // Timing: one more PIM_SFM (the bias pass) than the plain sfm.
+  Program plain = program("sfm length=16");
+  Simulator a(t, SimMode::Timing), b(t, SimMode::Timing);
+  ASSERT_FALSE(bool(a.loadProgram(p)));
+  ASSERT_FALSE(bool(b.loadProgram(plain)));
+  auto ra = a.run("decode"), rb = b.run("decode");
+  ASSERT_TRUE(bool(ra) && bool(rb));
+  EXPECT_EQ(ra->pim.commandCounts[static_cast<size_t>(Command::SFM)], 8);
+  EXPECT_EQ(ra->pim.requests, rb->pim.requests + 4);
+  // Errors: softmax only; a head outside the slopes; fields without slopes;
+  // a scale that is not positive; a target without the feature.
+  auto problem = [&](StringRef sfm) {
+    return errorOf(validateProgram(program(sfm), t));
+  };
+  EXPECT_NE(problem("sfm length=16 fn=exp alibi=1 alibi_scale=1")
+                .find("only fn=softmax takes ALiBi biases (alibi=)"),
+            std::string::npos);
+  EXPECT_NE(problem("sfm length=16 alibi=1,2,3 head=ch alibi_scale=1")
+                .find("head spans [0, 3], outside the 3 alibi slopes"),
+            std::string::npos);
+  EXPECT_NE(problem("sfm length=16 alibi=1,2,3,4 head=ch key0=-1 "
+                    "alibi_scale=1")
+                .find("key0 reaches -1"),
+            std::string::npos);
+  auto noSlopes = parseProgramText(
+      header(t) + ".stream s channels=0\n  sfm length=16 head=1\n.entry "
+                  "decode = s\n",
+      "t.s");
+  EXPECT_NE(errorOf(std::move(noSlopes))
+                .find("head=, key0= and alibi_scale= need alibi= slopes"),
+            std::string::npos);
+  Program zero = p;
+  zero.streams[0].body[2].alibiScale = 0.0f;
+  EXPECT_NE(errorOf(validateProgram(zero, t))
+                .find("alibi_scale 0 must be positive and finite"),
+            std::string::npos);
+  auto parsed = parseProgramText(header(t) + ".stream s channels=0\n  sfm "
+                                             "length=16 alibi=1,x\n.entry "
+                                             "decode = s\n",
+                                 "t.s");
+  EXPECT_NE(
+      errorOf(std::move(parsed)).find("alibi slopes must be finite numbers"),
+      std::string::npos);
+  Target noAlibi = t;
+  noAlibi.nearMemory[0].features = {"softcap"};
+  noAlibi.name = "no-alibi";
+  EXPECT_NE(errorOf(validateProgram(p, noAlibi))
+                .find("target 'no-alibi': its softmax near-memory unit has "
+                      "no feature 'alibi' (alibi=)"),
+            std::string::npos);
 }
 
 TEST(FunctionalTest, SoftcapFormAndChecks) {

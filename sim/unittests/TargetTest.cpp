@@ -365,7 +365,8 @@ TEST(Hbm3Pim, PimHostEnergy) {
   EXPECT_EQ(t.nearMemory[0].name, "softmax");
   EXPECT_EQ(t.nearMemory[0].placement, "buffer_die");
   EXPECT_TRUE(t.nearMemory[0].functions.empty());
-  EXPECT_EQ(t.nearMemory[0].features, (std::vector<std::string>{"softcap"}));
+  EXPECT_EQ(t.nearMemory[0].features,
+            (std::vector<std::string>{"softcap", "alibi"}));
   EXPECT_EQ(t.nearMemoryUnit("softmax"), &t.nearMemory[0]);
   EXPECT_EQ(t.nearMemoryUnit("reduce"), nullptr);
   EXPECT_EQ(t.nearMemory[1].name, "vector");
@@ -933,12 +934,18 @@ TEST(TargetValidation, PimUnitAndNearMemory) {
                    nearMemoryUnit(o, 0)["features"] = Array{"softcap", "bias"};
                  }),
       "near_memory[0].features[1]: unknown feature 'bias' (expected "
-      "one of: softcap)");
+      "one of: softcap, alibi)");
   EXPECT_ERROR(errorAfter("hbm3-pim.json",
                           [](Object &o) {
                             nearMemoryUnit(o, 1)["features"] = Array{"softcap"};
                           }),
                "near_memory[1].features: 'softcap' is a feature of the "
+               "softmax unit (sfm), not of 'vector'");
+  EXPECT_ERROR(errorAfter("hbm3-pim.json",
+                          [](Object &o) {
+                            nearMemoryUnit(o, 1)["features"] = Array{"alibi"};
+                          }),
+               "near_memory[1].features: 'alibi' is a feature of the "
                "softmax unit (sfm), not of 'vector'");
   EXPECT_ERROR(errorAfter("hbm3-pim.json",
                           [](Object &o) {

@@ -1199,8 +1199,25 @@ TEST(HFConfigTest, Falcon) {
   EXPECT_FALSE(seq.parallelBlock);
   EXPECT_EQ(seq.norms.mlpIn, "post_attention_layernorm");
 
-  EXPECT_CONTAINS(errorOf(patched(falcon7b, R"({"alibi": true})")),
-                  "cfg.json: alibi: ALiBi attention biases are not supported");
+  // Falcon-RW (falcon-rw-1b's switches): ALiBi, no RoPE on any layer, the
+  // multi-head form with biases and sequential blocks.
+  ModelConfig rw = parseOk(patched(falcon7b, R"({"alibi": true, "bias": true,
+      "multi_query": false, "parallel_attn": false, "hidden_size": 2048,
+      "num_attention_heads": 32, "num_hidden_layers": 24,
+      "vocab_size": 50304})"));
+  EXPECT_TRUE(rw.alibi);
+  ASSERT_EQ(rw.layers.size(), 24u);
+  EXPECT_TRUE(
+      llvm::none_of(rw.layers, [](const LayerAttention &l) { return l.rope; }));
+  EXPECT_EQ(rw.numKvHeads, 32);
+  EXPECT_EQ(rw.headDim, 64);
+  EXPECT_EQ(rw.qkvLayout, QKVLayout::Grouped);
+  EXPECT_FALSE(rw.parallelBlock);
+  EXPECT_TRUE(rw.qkvBias && rw.oBias && rw.mlpBias);
+  EXPECT_EQ(rw.norms.mlpIn, "post_attention_layernorm");
+  EXPECT_FALSE(parseOk(falcon7b).alibi);
+  EXPECT_CONTAINS(errorOf(patched(falcon7b, R"({"alibi": "yes"})")),
+                  "cfg.json: alibi");
   EXPECT_CONTAINS(
       errorOf(patched(falcon7b, R"({"new_decoder_architecture": true,
                                    "num_ln_in_parallel_attn": 1,

@@ -609,6 +609,8 @@ naiveAttention(const std::vector<float> &q, const std::vector<float> &k,
         double dot = 0;
         for (int64_t j = 0; j < hd; ++j)
           dot += double(q[(t * nh + h) * hd + j]) * k[(s * nkv + g) * hd + j];
+        if (!p.alibiSlopes.empty()) // exact here: small keys, 2^-k slopes
+          dot += double(p.alibiSlopes[size_t(h)]) * double(s);
         dot *= p.scale;
         if (p.logitSoftcap != 0)
           dot = p.logitSoftcap * std::tanh(dot / p.logitSoftcap);
@@ -726,6 +728,39 @@ TEST(Attention, SoftcapMatchesNaive) {
   for (size_t i = 0; i < a.size(); ++i)
     diff = std::max(diff, std::abs(a[i] - b[i]));
   EXPECT_GT(diff, 1e-2);
+}
+
+TEST(Attention, AlibiMatchesNaive) {
+  // Slopes of 4 heads (2^-2 .. 2^-8): the bias bf16(m * s) is exact for
+  // these keys, so the naive double version needs no rounding.
+  for (auto [nh, nkv] : {std::pair<int64_t, int64_t>{4, 4}, {4, 2}}) {
+    AttentionCase c{3, 11, nh, nkv, 8, 8, {}};
+    c.p.scale = 1.0f / std::sqrt(8.0f);
+    c.p.alibiSlopes = alibiSlopes(4);
+    expectAttentionMatchesNaive(c);
+  }
+}
+
+TEST(Attention, AlibiSlopesAndBiasAsTransformers) {
+  // build_alibi_tensor's slopes (transformers 5.24, bf16): a power of two
+  // of heads, and 12 heads (8 + the odd powers of 2^(-4/8) for 4 more).
+  EXPECT_EQ(alibiSlopes(4),
+            (std::vector<float>{0.25f, 0.0625f, 0.015625f, 0.00390625f}));
+  std::vector<float> s12 = alibiSlopes(12);
+  ASSERT_EQ(s12.size(), 12u);
+  EXPECT_EQ(s12[0], 0.5f);
+  EXPECT_EQ(s12[7], 0.00390625f);
+  EXPECT_EQ(s12[8], 0.70703125f);             // bf16(2^-0.5)
+  EXPECT_EQ(s12[9], 0.353515625f);            // bf16(2^-1.5)
+  EXPECT_EQ(s12[11], 0.08837890625f);         // bf16(2^-3.5)
+  EXPECT_EQ(alibiSlopes(32)[0], 0.83984375f); // bf16(2^-0.25)
+  EXPECT_TRUE(alibiSlopes(0).empty());
+  // The position becomes bf16 first (257 -> 256), then the product is
+  // rounded: 0.83984375 * 256 = 215 (the exact 215.84 would give 216), as
+  // build_alibi_tensor gives for 32 heads at key 257.
+  EXPECT_EQ(alibiBias(0.83984375f, 257), 215.0f);
+  EXPECT_EQ(alibiBias(0.83984375f, 1001), 840.0f); // 1000 * m = 839.84
+  EXPECT_EQ(alibiBias(0.5f, 37), 18.5f);
 }
 
 //===-- Linear ------------------------------------------------------------===//

@@ -184,6 +184,9 @@ struct ModelConfig {
   /// `<names.positions>.weight` [maxPositionEmbeddings, hidden] (GPT-2's
   /// wpe); every layer is then without RoPE.
   bool learnedPositions = false;
+  /// ALiBi (Falcon-RW): every layer is without RoPE and llm.attention gets
+  /// the heads' slopes (alibiSlopes(numHeads), Numerics/Kernels.h).
+  bool alibi = false;
   TensorNames names;
   /// Set: the MLP is plain (mlpActivation between two projections, biases
   /// when mlpBias), not gated.

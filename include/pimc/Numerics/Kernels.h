@@ -153,7 +153,22 @@ struct AttentionParams {
   bool causal = true;
   int64_t slidingWindow = 0; // 0: none; else key s visible iff s > pos - W
   float logitSoftcap = 0.0f; // 0: none; else S = c * tanh(S / c) before mask
+  /// ALiBi: one slope per query head (empty: none). The score of key s is
+  /// (q . k + alibiBias(m_h, s)) * scale: the bias before the scale.
+  std::vector<float> alibiSlopes;
 };
+
+/// ALiBi's slopes for `heads` query heads as transformers' Falcon / BLOOM
+/// build_alibi_tensor computes them: with n the largest power of two <=
+/// heads, m_h = 2^(-8h/n) for h = 1..n, then the remaining heads take the
+/// odd powers 2^(-4h/n), h = 1, 3, 5, ...; each an f32 rounded to bf16.
+std::vector<float> alibiSlopes(int64_t heads);
+
+/// ALiBi's bias of the key at absolute position `key` for slope m:
+/// bf16(m * bf16(key)), as transformers builds the bias tensor (bf16 slopes
+/// times the integer positions: a bfloat16 product of the position
+/// converted to bfloat16, exact below 257, and the slope).
+float alibiBias(float slope, int64_t key);
 
 /// q [T, nh, hd], k [S, nkv, hd], v [S, nkv, hdv] -> out [T, nh, hdv].
 /// Query t sits at position S - T + t (queries are the last T positions of

@@ -43,7 +43,8 @@ struct CachedAttentionPattern : OpConversionPattern<llm::KVCacheAppendOp> {
         rewriter, at.getLoc(), at.getType(), append.getType(), at.getQuery(),
         append.getKey(), append.getValue(), append.getCache(),
         at.getScaleAttr(), rewriter.getBoolAttr(at.getCausal()),
-        at.getSlidingWindowAttr(), at.getLogitSoftcapAttr());
+        at.getSlidingWindowAttr(), at.getLogitSoftcapAttr(),
+        at.getAlibiSlopesAttr());
     copyDispatch(at, pa);
     rewriter.replaceOp(at, pa.getResult());
     rewriter.eraseOp(read);

@@ -210,6 +210,8 @@ private:
   void emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
                 int64_t P);
   LogicalResult lowerAttention(pim::AttentionOp op);
+  void appendAlibi(SmallVectorImpl<NamedAttribute> &sf, pim::AttentionOp op,
+                   AffineExpr head, int64_t key0);
   /// Stream `s`'s body from the library kernel pim-select-kernels chose for
   /// `op` (KernelSites.h); `data` binds the kernel's `.data` names to slots
   /// (plus a byte offset), `runtime` its runtime names to program
@@ -764,6 +766,21 @@ FailureOr<int64_t> Lowering::decision(Operation *op, StringRef name) {
                          << "' on the op (run pim-tile first)";
 }
 
+/// ALiBi on the softmax unit (sfm alibi=, docs/backend.md): the slopes of
+/// the op's query heads, the head the sfm runs (`head`, over channels and
+/// the q loop) and the absolute position of its first score (`key0`). The
+/// scores arrive scaled (q was scaled on the host), so the unit scales the
+/// bias the same way (alibi_scale), keeping the bias before the scale.
+void Lowering::appendAlibi(SmallVectorImpl<NamedAttribute> &sf,
+                           pim::AttentionOp op, AffineExpr head, int64_t key0) {
+  sf.push_back(attr("alibi", b.getDenseF32ArrayAttr(*op.getAlibiSlopes())));
+  sf.push_back(attr("head", head));
+  if (key0 != 0)
+    sf.push_back(attr("key0", key0));
+  sf.push_back(
+      attr("alibi_scale", b.getF32FloatAttr(op.getScale().convertToFloat())));
+}
+
 LogicalResult Lowering::lowerAttention(pim::AttentionOp op) {
   auto qt = cast<ShapedType>(op.getQuery().getType());
   auto kt = cast<ShapedType>(op.getKey().getType());
@@ -934,6 +951,8 @@ LogicalResult Lowering::lowerAttention(pim::AttentionOp op) {
       sf.push_back(data(stats, 8 * p * H, ch() * (8 * G) + q * 8));
     if (std::optional<APFloat> cap = op.getLogitSoftcap()) // per score
       sf.push_back(attr("cap", b.getF32FloatAttr(cap->convertToFloat())));
+    if (op.getAlibiSlopes()) // q head ch * G + q; part p's keys from p Tp
+      appendAlibi(sf, op, ch() * G + q, p * g.Tp);
     macro(qb, "sfm", sf);
     barrier(qb);
     macro(qb, "mv_gb", {attr("count", sym(pp.vrows) * m.cols)});

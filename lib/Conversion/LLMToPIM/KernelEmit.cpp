@@ -236,6 +236,15 @@ struct Emitter {
           fields.push_back(b.getNamedAttr(name, b.getF32FloatAttr(cap)));
         continue;
       }
+      if (f == pimsim::Field::Alibi || f == pimsim::Field::AlibiScale) {
+        // The slopes are the op's, per query head: the backend never picks
+        // a library kernel for ALiBi attention (pim-select-kernels).
+        if (!inst.alibi.empty() || inst.alibiScale != 0.0f) {
+          error = "a kernel's sfm cannot carry ALiBi slopes of its own";
+          return failure();
+        }
+        continue;
+      }
       if (f == pimsim::Field::Data) {
         if (inst.dataRegion < 0)
           continue;

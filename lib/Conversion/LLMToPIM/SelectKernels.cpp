@@ -36,6 +36,8 @@ struct OpShape {
   StringRef kind;
   std::vector<KernelArgs> streams;
   double generated = 0;
+  /// Set: no library kernel can serve the op, for this reason.
+  std::string onlyGenerated;
 };
 
 class Selector {
@@ -97,6 +99,9 @@ FailureOr<OpShape> Selector::shapeOf(Operation *op) {
   s.streams.push_back(attentionArgs(m, qt.getDimSize(1), kt.getDimSize(1),
                                     qt.getDimSize(2), split.getInt(), maxT));
   s.generated = attentionGeneratedCycles(m, s.streams.back());
+  if (at.getAlibiSlopes()) // a kernel's sfm could not index the slopes
+    s.onlyGenerated = "ALiBi attention needs the generated lowering (sfm "
+                      "alibi= with a per-head index)";
   return s;
 }
 
@@ -156,8 +161,11 @@ LogicalResult Selector::run(StringRef mode) {
         b.getNamedAttr("generated", b.getI64IntegerAttr(shape->generated))};
     std::string best = "generated", whyNone;
     double bestCycles = mode == "library" ? -1 : shape->generated;
+    if (!shape->onlyGenerated.empty())
+      whyNone = shape->onlyGenerated;
     for (const kernels::KernelFile &k : *lib) {
-      if (k.op != shape->kind || (!only.empty() && !only.count(k.name)))
+      if (k.op != shape->kind || (!only.empty() && !only.count(k.name)) ||
+          !shape->onlyGenerated.empty())
         continue;
       FailureOr<Verdict> v = price(k, *shape);
       if (failed(v))

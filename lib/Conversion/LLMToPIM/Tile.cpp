@@ -38,6 +38,8 @@ struct Tiler {
   bool elementwiseForced() const { return opts.dispatch.count("elementwise"); }
   int64_t gemvKParts(GemvOp op) const;
   LogicalResult checkAttention(pim::AttentionOp op) const;
+  LogicalResult checkAlibi(pim::AttentionOp op,
+                           const pimsim::NearMemoryUnit &sfm) const;
   int64_t attentionSplit(pim::AttentionOp op, std::string &why) const;
 };
 
@@ -123,6 +125,25 @@ LogicalResult Tiler::checkAttention(pim::AttentionOp op) const {
                   .str()
            << " needs the softmax near-memory unit's feature "
               "'softcap' (sfm cap=), which it does not list";
+  return checkAlibi(op, *sfm);
+}
+
+/// ALiBi runs on the softmax unit (sfm alibi=), which needs the feature;
+/// the bias is per key at its absolute position, which a ring cache's
+/// slots do not keep in order.
+LogicalResult Tiler::checkAlibi(pim::AttentionOp op,
+                                const pimsim::NearMemoryUnit &sfm) const {
+  if (!op.getAlibiSlopes())
+    return success();
+  if (!llvm::is_contained(sfm.features, "alibi"))
+    return op.emitError() << "PIM lowering: target '" << m.t.name
+                          << "': attention with ALiBi biases needs the "
+                             "softmax near-memory unit's feature 'alibi' "
+                             "(sfm alibi=), which it does not list";
+  if (op.getSlidingWindow())
+    return op.emitError("PIM lowering: ALiBi attention with a sliding window "
+                        "is not supported (a ring cache's slots are not in "
+                        "key order)");
   return success();
 }
 

@@ -11,6 +11,7 @@
 #include "pimc/Checkpoint/GPTQ.h"
 
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
+#include "pimc/Numerics/Kernels.h"
 #include "pimc/Support/Shape.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -487,7 +488,9 @@ Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
       b.getF32FloatAttr(static_cast<float>(scale)), b.getBoolAttr(true), window,
       cfg.attnLogitSoftcap
           ? b.getF32FloatAttr(static_cast<float>(*cfg.attnLogitSoftcap))
-          : FloatAttr());
+          : FloatAttr(),
+      cfg.alibi ? b.getDenseF32ArrayAttr(pimc::ref::alibiSlopes(nh))
+                : DenseF32ArrayAttr());
   attn = llm::ReshapeOp::create(b, attnLoc, act({dyn, nh * hd}), attn);
   std::string oName = attnPrefix + "." + n.o;
   Value wo = projectionWeight(oName, H, nh * hd);

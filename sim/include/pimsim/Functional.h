@@ -43,6 +43,11 @@ struct RequestOperand {
                                    // register of each PIM unit (1.3)
   float cap = 0.0f; // SFM (2.2): non-zero on the cap pass of a capped sfm,
                     // which only replaces each score s by cap * tanh(s / cap)
+  /// SFM (2.2): on the bias pass of an ALiBi sfm, score i gets
+  /// bf16(slope * bf16(key0 + i)) * alibiScale added (alibiScale 0: no
+  /// pass).
+  float slope = 0.0f, alibiScale = 0.0f;
+  int64_t key0 = 0;
 };
 
 /// IEEE binary16 / bfloat16 to fp32 (exact).
@@ -104,6 +109,9 @@ private:
   /// The cap pass of `sfm cap=` (2.2): the first `length` scores become
   /// tanh(s / cap) * cap in f32, the reference's order. False when it failed.
   bool capScores(int64_t channel, int64_t length, float cap);
+  /// The bias pass of an ALiBi sfm (2.2): score i += bf16(slope * bf16(key0
+  /// + i)) * scale in f32. False when it failed.
+  bool biasScores(int64_t channel, const RequestOperand &op);
 
   const Target &tgt;
   const Program &prog;

@@ -45,7 +45,8 @@ struct ProgramVersion {
 /// JSON strings, and the memory plan (Program::memory); 1.x programs are
 /// refused (recompile them). 2.1: the library kernel a stream runs
 /// (StreamInfo::kernel). 2.2: `cap=` on sfm (Instruction::cap, the logit
-/// softcap applied to each score before the softmax), and longrope
+/// softcap applied to each score before the softmax), ALiBi on sfm
+/// (`alibi=` slopes, `head=`, `key0=`, `alibi_scale=`), and longrope
 /// (RopeKind::LongRope and the rope's short_factor / long_factor lists).
 constexpr ProgramVersion kProgramVersion{2, 2};
 
@@ -288,9 +289,13 @@ enum class Field : uint8_t {
   Value,
   Data,
   Kernel,
-  Cap
+  Cap,
+  Alibi,
+  Head,
+  Key0,
+  AlibiScale
 };
-constexpr unsigned kNumFields = 15;
+constexpr unsigned kNumFields = 19;
 llvm::StringRef fieldName(Field field); // "row", "data", ...
 std::optional<Field> parseField(llvm::StringRef name);
 /// Fields a loop stride may advance (Data: the data offset; Reg: 1.3).
@@ -377,11 +382,18 @@ struct Instruction {
   /// (2.2) sfm fn=softmax: each score s becomes cap * tanh(s / cap) before
   /// the softmax; 0: no cap. Not an integer field: get(Field::Cap) is 0.
   float cap = 0.0f;
+  /// (2.2) sfm fn=softmax, ALiBi: the slopes of the stream's query heads
+  /// (empty: no bias). Score i gets bf16(alibi[head] * (key0 + i)) *
+  /// alibiScale added before the softmax (docs/pimsim-isa.md).
+  std::vector<float> alibi;
+  int64_t head = 0; // index into alibi (strided per channel and loop)
+  int64_t key0 = 0; // absolute key position of score 0
+  float alibiScale = 0.0f;
   std::vector<Stride> strides;   // sorted by (field, loop), steps non-zero
   std::vector<Instruction> body; // loop only
 
-  /// The field's value before strides (Data: the data offset; Channels and
-  /// Cap, which are not integers: 0).
+  /// The field's value before strides (Data: the data offset; Channels,
+  /// Cap, Alibi and AlibiScale, which are not integers: 0).
   int64_t get(Field field) const;
   void set(Field field, int64_t value);
   /// The field's value in the iteration given by the enclosing loops'

@@ -694,6 +694,22 @@ func.func @attention_softcap(%q: tensor<?x8x32xf32>, %k: tensor<?x2x32xf32>, %v:
 
 // -----
 
+func.func @attention_alibi_count(%q: tensor<?x8x32xf32>, %k: tensor<?x2x32xf32>, %v: tensor<?x2x32xf32>) -> tensor<?x8x32xf32> {
+  // expected-error @+1 {{alibi_slopes has 2 slopes for 8 query heads}}
+  %o = llm.attention %q, %k, %v {scale = 0.125 : f32, alibi_slopes = array<f32: 0.5, 0.25>} : (tensor<?x8x32xf32>, tensor<?x2x32xf32>, tensor<?x2x32xf32>) -> tensor<?x8x32xf32>
+  return %o : tensor<?x8x32xf32>
+}
+
+// -----
+
+func.func @attention_alibi_finite(%q: tensor<?x2x32xf32>, %k: tensor<?x2x32xf32>, %v: tensor<?x2x32xf32>) -> tensor<?x2x32xf32> {
+  // expected-error @+1 {{alibi_slopes[1] is not finite}}
+  %o = llm.attention %q, %k, %v {scale = 0.125 : f32, alibi_slopes = array<f32: 0.5, 0x7F800000>} : (tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<?x2x32xf32>) -> tensor<?x2x32xf32>
+  return %o : tensor<?x2x32xf32>
+}
+
+// -----
+
 func.func @attention_window_not_causal(%q: tensor<?x8x32xf32>, %k: tensor<?x2x32xf32>, %v: tensor<?x2x32xf32>) -> tensor<?x8x32xf32> {
   // expected-error @+1 {{sliding_window requires causal attention}}
   %o = llm.attention %q, %k, %v {scale = 0.125 : f32, causal = false, sliding_window = 8} : (tensor<?x8x32xf32>, tensor<?x2x32xf32>, tensor<?x2x32xf32>) -> tensor<?x8x32xf32>

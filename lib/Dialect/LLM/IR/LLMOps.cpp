@@ -14,6 +14,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace pimc::llm;
 
@@ -268,6 +270,14 @@ LogicalResult AttentionOp::verify() {
     return emitOpError() << "logit_softcap must be positive";
   if (!getCausal() && getSlidingWindow())
     return emitOpError() << "sliding_window requires causal attention";
+  if (std::optional<ArrayRef<float>> slopes = getAlibiSlopes()) {
+    if (!ShapedType::isDynamic(nh) && int64_t(slopes->size()) != nh)
+      return emitOpError() << "alibi_slopes has " << slopes->size()
+                           << " slopes for " << nh << " query heads";
+    for (auto [h, m] : llvm::enumerate(*slopes))
+      if (!std::isfinite(m))
+        return emitOpError() << "alibi_slopes[" << h << "] is not finite";
+  }
   return success();
 }
 

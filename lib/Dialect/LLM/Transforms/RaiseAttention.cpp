@@ -528,7 +528,8 @@ struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
         rewriter.getF32FloatAttr(static_cast<float>(*scale)),
         rewriter.getBoolAttr(mask->causal), window,
         softcap ? rewriter.getF32FloatAttr(static_cast<float>(*softcap))
-                : FloatAttr());
+                : FloatAttr(),
+        DenseF32ArrayAttr());
     // Back in the torch layout of q (the product may be a bmm on a view).
     Value out = toHeadMajor(rewriter, loc, att, ql->batched);
     rewriter.replaceOp(pv, reshapeTo(rewriter, loc, out,

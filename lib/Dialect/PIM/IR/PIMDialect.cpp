@@ -258,6 +258,23 @@ LogicalResult MacroOp::verify() {
         return emitOpError("field 'cap' must be a positive finite float");
       continue;
     }
+    if (*field == pimsim::Field::AlibiScale) {
+      auto scale = dyn_cast<FloatAttr>(f.getValue());
+      if (!scale || !(scale.getValueAsDouble() > 0) ||
+          !std::isfinite(scale.getValueAsDouble()))
+        return emitOpError(
+            "field 'alibi_scale' must be a positive finite float");
+      continue;
+    }
+    if (*field == pimsim::Field::Alibi) {
+      auto slopes = dyn_cast<DenseF32ArrayAttr>(f.getValue());
+      if (!slopes || slopes.empty() ||
+          !llvm::all_of(slopes.asArrayRef(),
+                        [](float m) { return std::isfinite(m); }))
+        return emitOpError("field 'alibi' must be a non-empty array<f32> of "
+                           "finite slopes");
+      continue;
+    }
     if (*field == pimsim::Field::Data) {
       // The region or buffer it names: ProgramOp::verify, with one set of
       // names (buffers are spread over the program: a lookup per macro op

@@ -208,12 +208,25 @@ def LLM_AttentionOp : LLM_Op<"attention", [Pure]> {
     also hides keys at or before `pos - W` (the last W keys, self included,
     stay visible). Softmax in f32 with max subtraction; the weighted sum of
     values in f32.
+
+    `alibi_slopes` (ALiBi, Falcon-RW / BLOOM): one slope m_h per query
+    head. Query head h's score of the key at absolute position s is
+    `(q . k + bf16(m_h * bf16(s))) * scale`: the bias is added before the
+    scale, computed in bfloat16 (round to nearest even) as transformers'
+    build_alibi_tensor makes it (bf16 slopes times the integer positions:
+    the position becomes bf16, exact up to 256, and so does the product). The slopes are those bf16 values (the importer
+    computes them as transformers does). s is the absolute key index; a
+    bias relative to the query (m_h * (s - pos)) gives the same softmax
+    (shift invariance) but not the same bf16 rounding, so the absolute
+    form is the definition. Softcap, when both are set, applies to the
+    biased, scaled score.
   }];
   let arguments = (ins LLM_Activations:$query, LLM_Activations:$key,
                        LLM_Activations:$value, F32Attr:$scale,
                        DefaultValuedAttr<BoolAttr, "true">:$causal,
                        OptionalAttr<LLM_I64Attr>:$sliding_window,
-                       OptionalAttr<F32Attr>:$logit_softcap);
+                       OptionalAttr<F32Attr>:$logit_softcap,
+                       OptionalAttr<DenseF32ArrayAttr>:$alibi_slopes);
   let results = (outs LLM_Activations:$result);
   let assemblyFormat = "$query `,` $key `,` $value attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;

@@ -56,13 +56,14 @@ def PIM_AttentionOp : PIM_Op<"attention", [Pure]> {
     llm.attention: `key` and `value` [1, nkv, hd] are written at the
     current position of `cache` (a @forward argument), then `query`
     [1, nh, hd] attends over the cache with llm.attention's `scale`,
-    `causal`, `sliding_window` and `logit_softcap`. Results: the attention
+    `causal`, `sliding_window`, `logit_softcap` and `alibi_slopes`. Results: the attention
     output [1, nh, hd] and the updated cache.
   }];
   let arguments = (ins AnyRankedTensor:$query, AnyRankedTensor:$key,
                    AnyRankedTensor:$value, AnyType:$cache, F32Attr:$scale,
                    BoolAttr:$causal, OptionalAttr<PIM_I64>:$sliding_window,
-                   OptionalAttr<F32Attr>:$logit_softcap);
+                   OptionalAttr<F32Attr>:$logit_softcap,
+                   OptionalAttr<DenseF32ArrayAttr>:$alibi_slopes);
   let results = (outs AnyRankedTensor:$result, AnyType:$new_cache);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $cache attr-dict `:`
