@@ -500,6 +500,15 @@ struct RopeMatch {
   RopeLayoutGuess layout;
 };
 
+/// The mean sqrt(cos^2 + sin^2) of two tables of the same size: the factor
+/// that scales both (YaRN's and longrope's attention factor).
+double tableAmplitude(const ConstTensor &cosT, const ConstTensor &sinT) {
+  double amp = 0;
+  for (int64_t i = 0, n = cosT.numElements(); i < n; ++i)
+    amp += std::hypot(cosT.data[i], sinT.data[i]);
+  return amp / static_cast<double>(cosT.numElements());
+}
+
 /// HF's get_mscale: the attention factor 0.1 * m * ln(s) + 1 of a YaRN
 /// factor s (1 for s <= 1).
 double yarnMscaleOf(double s, double m) {
@@ -546,10 +555,7 @@ std::optional<RopeMatch> estimateYarn(
   if (std::fabs(f[0] - 1.0) > 1e-3)
     return std::nullopt;
   // Amplitude of the tables: the attention factor when it scales both.
-  double amp = 0;
-  for (int64_t i = 0, n = cosT.numElements(); i < n; ++i)
-    amp += std::hypot(cosT.data[i], sinT.data[i]);
-  amp /= static_cast<double>(cosT.numElements());
+  double amp = tableAmplitude(cosT, sinT);
 
   // theta from a ratio of neighbouring frequencies where the ramp is flat:
   // the head (unscaled, when lo >= 1) or the tail (fully interpolated, when
@@ -887,10 +893,7 @@ std::optional<RopeMatch> estimateLongRope(
       matchLongRopeSelect(angles, d, T, weights);
   if (!sel || cosT.numElements() == 0)
     return std::nullopt;
-  double amp = 0;
-  for (int64_t i = 0, n = cosT.numElements(); i < n; ++i)
-    amp += std::hypot(cosT.data[i], sinT.data[i]);
-  amp /= static_cast<double>(cosT.numElements());
+  double amp = tableAmplitude(cosT, sinT);
   const double l0 = static_cast<double>(sel->l0);
   double factor = std::exp((amp * amp - 1.0) * std::log(l0));
   factor = std::max(1.0, std::round(factor * l0) / l0);
