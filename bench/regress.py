@@ -69,6 +69,9 @@ CASES = {
     "llama3.1-8b-hbm3-2k": ("config:meta-llama--Llama-3.1-8B-Instruct", "targets/hbm3-pim.json", 2048),
     # 35B: on the 10-stack target, as Llama-3-70B.
     "command-r-35b-hbm3x10-2k": ("config:CohereForAI--c4ai-command-r-v01", "targets/hbm3-pim-10stack.json", 2048),
+    # Falcon's new decoder architecture (GQA 128:8 in grouped fused QKV, two parallel LayerNorms):
+    # 84 GB of bf16 weights, on the 10-stack target.
+    "falcon-40b-hbm3x10-2k": ("config:tiiuae--falcon-40b", "targets/hbm3-pim-10stack.json", 2048),
     # GPT-2 at its whole learned position table (n_positions 1024).
     "gpt2-124m-hbm3-1k": ("config:openai-community--gpt2", "targets/hbm3-pim.json", 1024),
     # The kernel library against the generated lowering. On 2 channels the
