@@ -53,6 +53,12 @@ FailureOr<std::pair<Value, Value>> headOperands(Operation *def) {
   return std::pair<Value, Value>(mm.getLhs(), tr.getInput());
 }
 
+/// Ops whose operands all have the result's sequence dimension.
+bool isPerElement(Operation *op) {
+  return op->hasTrait<OpTrait::Elementwise>() ||
+         isa<CastOp, ConvertOp, CompareOp, SelectOp>(op);
+}
+
 /// The value of a splat constant, else null.
 DenseElementsAttr splatOf(Value v) {
   DenseElementsAttr dense;
@@ -348,8 +354,7 @@ FailureOr<int64_t> Synthesizer::resultAxis(Operation *op) {
   }
   if (auto mm = dyn_cast<MatmulOp>(op))
     return matmulAxis(mm);
-  if (op->hasTrait<OpTrait::Elementwise>() ||
-      isa<CastOp, ConvertOp, CompareOp, SelectOp>(op))
+  if (isPerElement(op))
     return elementwiseAxis(op);
   return fail(op, "'" + op->getName().getStringRef() +
                       "' is not known to act per position");
@@ -469,7 +474,7 @@ LogicalResult Synthesizer::visit(Operation *op) {
   }
   // A splat constant traced at T positions (a `1 +` materialised to the
   // activation's shape) holds the same value at every one: one position.
-  if (*a != kNone && !isa<arith::ConstantOp>(op))
+  if (*a != kNone && (isPerElement(op) || isa<ConcatOp>(op)))
     for (OpOperand &o : n->getOpOperands())
       if (DenseElementsAttr splat = splatOf(o.get());
           splat && rankedOf(o.get()).getRank() > *a &&
