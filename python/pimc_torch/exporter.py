@@ -448,7 +448,8 @@ def _trace_torch_export(module, inputs, input_names, root, state_io=False, dynam
         # core_aten: torch's default table instead, the core ATen opset backends consume
         # (linear -> permute + addmm/mm, SDPA -> bmm + _softmax + masks).
         ep = ep.run_decompositions() if core_aten else ep.run_decompositions({})
-    same = _identity_mutations(ep, inputs, dynamic_shapes)   # before the graph is edited
+    # Before the graph is edited; a state export keeps every write, so it runs nothing here.
+    same = set() if state_io else _identity_mutations(ep, inputs, dynamic_shapes)
     gm = ep.graph_module
     sig = ep.graph_signature
     state = dict(ep.state_dict)

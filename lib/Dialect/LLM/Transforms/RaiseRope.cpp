@@ -1112,42 +1112,34 @@ Value buildRope(PatternRewriter &rewriter, Location loc, Value x,
   if (kind != RopeKind::Default)
     attrs.push_back(
         rewriter.getNamedAttr("factor", rewriter.getF64FloatAttr(p.factor)));
-  if (kind == RopeKind::Llama3) {
-    attrs.push_back(rewriter.getNamedAttr(
-        "low_freq_factor", rewriter.getF64FloatAttr(p.lowFreqFactor)));
-    attrs.push_back(rewriter.getNamedAttr(
-        "high_freq_factor", rewriter.getF64FloatAttr(p.highFreqFactor)));
+  auto f64 = [&](StringRef name, double v) {
+    attrs.push_back(rewriter.getNamedAttr(name, rewriter.getF64FloatAttr(v)));
+  };
+  if (kind == RopeKind::Llama3 || kind == RopeKind::Yarn ||
+      kind == RopeKind::LongRope)
     attrs.push_back(rewriter.getNamedAttr(
         "original_max_position_embeddings",
         rewriter.getI64IntegerAttr(p.originalMaxPositionEmbeddings)));
+  if (kind == RopeKind::Llama3) {
+    f64("low_freq_factor", p.lowFreqFactor);
+    f64("high_freq_factor", p.highFreqFactor);
   }
   if (kind == RopeKind::Yarn) {
-    attrs.push_back(rewriter.getNamedAttr(
-        "original_max_position_embeddings",
-        rewriter.getI64IntegerAttr(p.originalMaxPositionEmbeddings)));
-    attrs.push_back(rewriter.getNamedAttr(
-        "beta_fast", rewriter.getF64FloatAttr(p.betaFast)));
-    attrs.push_back(rewriter.getNamedAttr(
-        "beta_slow", rewriter.getF64FloatAttr(p.betaSlow)));
-    if (p.attentionFactor)
-      attrs.push_back(rewriter.getNamedAttr(
-          "attention_factor", rewriter.getF64FloatAttr(*p.attentionFactor)));
+    f64("beta_fast", p.betaFast);
+    f64("beta_slow", p.betaSlow);
     if (!p.truncate)
       attrs.push_back(
           rewriter.getNamedAttr("truncate", rewriter.getBoolAttr(false)));
   }
   if (kind == RopeKind::LongRope) {
     attrs.push_back(rewriter.getNamedAttr(
-        "original_max_position_embeddings",
-        rewriter.getI64IntegerAttr(p.originalMaxPositionEmbeddings)));
-    attrs.push_back(rewriter.getNamedAttr(
         "short_factor", rewriter.getDenseF64ArrayAttr(p.shortFactor)));
     attrs.push_back(rewriter.getNamedAttr(
         "long_factor", rewriter.getDenseF64ArrayAttr(p.longFactor)));
-    if (p.attentionFactor)
-      attrs.push_back(rewriter.getNamedAttr(
-          "attention_factor", rewriter.getF64FloatAttr(*p.attentionFactor)));
   }
+  if (p.attentionFactor &&
+      (kind == RopeKind::Yarn || kind == RopeKind::LongRope))
+    f64("attention_factor", *p.attentionFactor);
   auto rope = RopeOp::create(rewriter, loc, TypeRange{seqMajor.getType()},
                              ValueRange{seqMajor, off}, attrs);
   Value back = rope.getResult();

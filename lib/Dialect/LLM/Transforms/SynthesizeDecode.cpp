@@ -67,9 +67,6 @@ DenseElementsAttr splatOf(Value v) {
   return dense;
 }
 
-/// A splat constant: a scale that acts on every logit alike.
-bool isScalarConstant(Value v) { return static_cast<bool>(splatOf(v)); }
-
 /// The op that projects to the vocabulary under the logits, looking through
 /// reshapes, scalings by a constant (Cohere's logit_scale, Granite's
 /// 1 / logits_scaling) and a tanh (Gemma 2's final softcap) after the head,
@@ -79,9 +76,9 @@ Operation *headDef(Value logits) {
   while (def) {
     if (isa<ReshapeOp, ScaleOp, TanhOp>(def))
       def = def->getOperand(0).getDefiningOp();
-    else if (isa<MulOp, DivOp>(def) && isScalarConstant(def->getOperand(1)))
+    else if (isa<MulOp, DivOp>(def) && splatOf(def->getOperand(1)))
       def = def->getOperand(0).getDefiningOp();
-    else if (isa<MulOp>(def) && isScalarConstant(def->getOperand(0)))
+    else if (isa<MulOp>(def) && splatOf(def->getOperand(0)))
       def = def->getOperand(1).getDefiningOp();
     else
       break;
