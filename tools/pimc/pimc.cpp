@@ -1119,7 +1119,9 @@ int runCompile(mlir::MLIRContext &ctx) {
 
   auto runPhase = [&](pim::BackendPhase phase) -> bool {
     mlir::PassManager pm(&ctx);
-    if (printIRAfterAll || printIRBeforeAll)
+    if (printIRAfterAll || printIRBeforeAll) {
+      // MLIR prints IR only from a single-threaded pass manager.
+      ctx.disableMultithreading();
       pm.enableIRPrinting(
           [&](mlir::Pass *, mlir::Operation *) {
             return printIRBeforeAll.getValue();
@@ -1128,6 +1130,7 @@ int runCompile(mlir::MLIRContext &ctx) {
             return printIRAfterAll.getValue();
           },
           /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false);
+    }
     if (mlirTiming)
       pm.enableTiming();
     // The IR is verified once at the end of the phase, not after each pass

@@ -1,5 +1,4 @@
-//===- CreationOps.cpp - ATen creation and conversion
-//-----------------------===//
+//===- CreationOps.cpp - ATen creation and conversion --------------------===//
 //
 // The FX importer's builders for creation and conversion, and their rows of the
 // op table (ATen schema syntax, as torch declares them).
@@ -58,7 +57,17 @@ LogicalResult buildFillScalar(OpContext &c) { return fill(c, c.f64("value")); }
 LogicalResult buildOnes(OpContext &c) { return fill(c, 1); }
 LogicalResult buildScalarTensor(OpContext &c) { return fill(c, c.f64("s")); }
 
-/// _to_copy / to.dtype / type_as: the traced dtype says the target.
+/// The narrow float type of a float16 / bfloat16 dtype, else null.
+Type narrowFloat(Builder &b, llvm::StringRef dtype) {
+  if (dtype == "float16")
+    return b.getF16Type();
+  if (dtype == "bfloat16")
+    return b.getBF16Type();
+  return {};
+}
+
+/// _to_copy / to.dtype / type_as: the traced dtype says the target (to
+/// float16 / bfloat16, the importer's rounding point rounds the f32 value).
 LogicalResult convertTo(OpContext &c, Value self) {
   llvm::StringRef dtype = c.node.meta[0].dtype;
   RankedTensorType rt = c.resultType();
@@ -68,16 +77,10 @@ LogicalResult convertTo(OpContext &c, Value self) {
     c.results.push_back(*folded);
     return success();
   }
-  if (dtype == "float16" || dtype == "bfloat16") {
-    // A rounding point of the module's native precision.
-    Type narrow =
-        dtype == "float16" ? Type(c.b.getF16Type()) : Type(c.b.getBF16Type());
-    Value x = toF32(c, self);
-    c.results.push_back(llm::CastOp::create(
-        c.b, c.loc, RankedTensorType::get(rt.getShape(), narrow), x));
-    return success();
-  }
-  if (dtype == "float64")
+  if ((dtype == "float16" || dtype == "bfloat16") &&
+      typeOf(self).getElementType() == narrowFloat(c.b, dtype))
+    c.results.push_back(self);
+  else if (dtype == "float16" || dtype == "bfloat16" || dtype == "float64")
     // float64 activations are computed in f32 (docs/fx-importer.md).
     c.results.push_back(toF32(c, self));
   else
@@ -176,4 +179,22 @@ llvm::ArrayRef<OpEntry> pimc::fx::detail::creationOpEntries() {
       {"type_as(Tensor self, Tensor other)", buildToCopy},
   };
   return entries;
+}
+
+Value OpContext::roundToTraced(unsigned i, Value v) {
+  Type narrow = narrowFloat(b, node.meta[i].dtype);
+  if (!narrow || !v || !typeOf(v).getElementType().isF32())
+    return v;
+  const llvm::fltSemantics &sem = cast<FloatType>(narrow).getFloatSemantics();
+  if (std::optional<Lit> l = litOf(v)) {
+    for (double &x : l->v) {
+      APFloat f(static_cast<float>(x));
+      bool lost = false;
+      f.convert(sem, APFloat::rmNearestTiesToEven, &lost);
+      x = f.convertToDouble();
+    }
+    return emitLit(*this, *l);
+  }
+  return llm::CastOp::create(
+      b, loc, RankedTensorType::get(typeOf(v).getShape(), narrow), v);
 }

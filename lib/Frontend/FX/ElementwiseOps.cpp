@@ -37,10 +37,22 @@ double applyBinary(Binary k, double a, double b, bool f32) {
   return 0;
 }
 
+/// torch computes a float16 / bfloat16 result in that type, so an integer
+/// tensor operand is converted to it first (ALiBi's positions times bf16
+/// slopes: positions beyond 256 round). Scalars (rank 0) keep their value,
+/// as torch's kernels read them at f32.
+Value promotedOperand(OpContext &c, Value v) {
+  if (!c.narrowResult() || isFloat(v) || rankOf(v) == 0)
+    return v;
+  return c.roundToTraced(0, toElem(c, v, c.b.getF32Type()));
+}
+
 /// `lhs op rhs` in the result's element type. Integer results are computed
 /// in f32 and converted back (exact below 2^24: indices, counts).
 LogicalResult binary(OpContext &c, Binary kind, Value lhs, Value rhs) {
   RankedTensorType rt = c.resultType();
+  lhs = promotedOperand(c, lhs);
+  rhs = promotedOperand(c, rhs);
   if (auto folded = foldElementwise(
           c, {lhs, rhs}, rt.getShape(), rt.getElementType(),
           [&](ArrayRef<double> a) {
@@ -110,7 +122,8 @@ LogicalResult buildRsubTensor(OpContext &c) {
                 scaledBy(c, c.tensor("self"), c.f64("alpha")));
 }
 LogicalResult buildMulTensor(OpContext &c) {
-  Value a = c.tensor("self"), b = c.tensor("other");
+  Value a = promotedOperand(c, c.tensor("self"));
+  Value b = promotedOperand(c, c.tensor("other"));
   // x * (a uniform constant), e.g. the attention scale: llm.scale, as for
   // mul.Scalar (the same f32 product).
   RankedTensorType rt = c.resultType();

@@ -1055,6 +1055,10 @@ llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run() {
       values[n.name] = standIns;
       continue;
     }
+    // torch rounds every float16 / bfloat16 result; pimc computes in f32
+    // and rounds there too (e.g. ALiBi's bf16 slopes times the positions).
+    for (auto [r, v] : llvm::enumerate(c.results))
+      v = c.roundToTraced(r, v);
     values[n.name] = c.results;
   }
   if (!problems.empty())

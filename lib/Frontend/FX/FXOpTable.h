@@ -121,6 +121,16 @@ public:
   /// An error at the node's location, prefixed with the op.
   mlir::InFlightDiagnostic error() const;
 
+  /// `v`, computed in f32 for result i, rounded where the graph computes
+  /// result i in float16 / bfloat16 (a rounding point): constants round in
+  /// place, other values become llm.cast to the narrow type. Values
+  /// already narrow, and results of any other dtype, are `v` itself.
+  mlir::Value roundToTraced(unsigned i, mlir::Value v);
+  /// Whether the graph computes result i in float16 / bfloat16.
+  bool narrowResult(unsigned i = 0) const {
+    return node.meta[i].dtype == "float16" || node.meta[i].dtype == "bfloat16";
+  }
+
   llvm::SmallVector<mlir::Value, 3> results;
 
 private:

@@ -9,8 +9,8 @@
 
 #include <cmath>
 #include <cstring>
-#include <tuple>
 #include <functional>
+#include <tuple>
 
 using namespace mlir;
 
@@ -184,8 +184,7 @@ public:
     if (it != memo.end())
       return it->second;
     auto type = dyn_cast<RankedTensorType>(v.getType());
-    if (!type || !type.hasStaticShape() ||
-        type.getNumElements() > maxElements)
+    if (!type || !type.hasStaticShape() || type.getNumElements() > maxElements)
       return std::nullopt;
     Operation *def = v.getDefiningOp();
     if (!def)
@@ -250,7 +249,7 @@ private:
         uint16_t bits;
         std::memcpy(&bits, t->data + 2 * i, 2);
         APFloat f(t->dtype == ckpt::DType::F16 ? APFloat::IEEEhalf()
-                                             : APFloat::BFloat(),
+                                               : APFloat::BFloat(),
                   APInt(16, bits));
         out.data.push_back(f.convertToDouble());
         break;
@@ -381,9 +380,17 @@ private:
         })
         .Case([&](ConcatOp op) { return concat(op.getInputs(), op.getAxis()); })
         .Case([&](CastOp op) -> std::optional<ConstTensor> {
-          if (!getElementTypeOrSelf(op.getType()).isF32())
+          auto to = dyn_cast<FloatType>(getElementTypeOrSelf(op.getType()));
+          if (!to)
             return std::nullopt;
-          return eval(op.getInput());
+          // Widening is exact; narrowing rounds to nearest even.
+          const llvm::fltSemantics &sem = to.getFloatSemantics();
+          return unary(op.getInput(), Value(), [&sem](double a) {
+            APFloat f(a);
+            bool lost = false;
+            f.convert(sem, APFloat::rmNearestTiesToEven, &lost);
+            return f.convertToDouble();
+          });
         })
         .Case([&](AddOp op) {
           return binary(op.getLhs(), op.getRhs(), v,
@@ -538,8 +545,7 @@ std::optional<ConstTensor> Evaluator::evalPrimitive(Operation *op, Value v,
         return unary(c.getInput(), v, [](double a) { return std::fabs(a); });
       })
       .Case([&](ReluOp c) {
-        return unary(c.getInput(), v,
-                     [](double a) { return a > 0 ? a : 0.0; });
+        return unary(c.getInput(), v, [](double a) { return a > 0 ? a : 0.0; });
       })
       .Case([&](LogOp c) {
         return unary(c.getInput(), v,

@@ -12,6 +12,7 @@
 // head mapping llm.attention uses.
 //
 //===----------------------------------------------------------------------===//
+#include "AlibiBias.h"
 #include "GraphMatch.h"
 #include "pimc/Dialect/LLM/Transforms/Passes.h"
 
@@ -22,11 +23,6 @@ using namespace mlir;
 namespace pimc::llm {
 
 namespace {
-
-/// Mask values at or below this hide a key: exp(s + m - max) is exactly 0
-/// in f32 for every score |s| < 1e8 (HF uses finfo.min, hand-written models
-/// -inf or -1e9).
-constexpr double kMaskedBelow = -1e9;
 
 RankedTensorType rankedType(Value v) {
   return dyn_cast<RankedTensorType>(v.getType());
@@ -141,10 +137,13 @@ std::optional<KeySource> matchKeyTranspose(Value kt) {
   return KeySource{tr.getInput(), p};
 }
 
-/// What a constant mask does: which keys of each query row it hides.
+/// What a constant mask does: which keys of each query row it hides, and
+/// the finite bias it adds to the keys it shows (e.g. ALiBi), if any.
 struct MaskInfo {
   bool causal = false;
   std::optional<int64_t> window;
+  Value bias;                ///< null: 0 at every visible key
+  std::vector<bool> visible; ///< [T, S], kept when there is a bias
 };
 
 /// Classifies `visible[t][s]` (T x S) as no mask, causal, or causal with a
@@ -169,7 +168,8 @@ std::optional<MaskInfo> classifyMask(const std::vector<bool> &visible,
     if (lo > 0)
       window = std::max(window, pos - lo + 1);
   }
-  MaskInfo info{true, std::nullopt};
+  MaskInfo info;
+  info.causal = true;
   if (window > 0)
     info.window = window;
   for (int64_t t = 0; t < T; ++t) {
@@ -235,19 +235,25 @@ std::optional<MaskInfo> matchMask(Value s, Value &z,
       std::optional<ConstTensor> m = evaluateMask(mask, T, S, weights);
       if (!m)
         return false;
+      bool biased = false;
       auto vis = visibility(*m, [&](int64_t i) -> std::optional<bool> {
         double x = m->data[i];
-        if (x == 0.0)
-          return true;
         if (x <= kMaskedBelow)
           return false;
-        return std::nullopt;
+        if (!std::isfinite(x))
+          return std::nullopt;
+        biased |= x != 0.0;
+        return true;
       });
       if (!vis)
         return false;
       info = classifyMask(*vis, T, S);
       if (!info)
         return false;
+      if (biased) {
+        info->bias = maskBias(mask, weights);
+        info->visible = std::move(*vis);
+      }
       z = scores;
       return true;
     });
@@ -482,6 +488,23 @@ struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
       kt = stripUnitReshape(kt0);
       *scale *= *pre;
     }
+    DenseF32ArrayAttr alibi;
+    if (mask->bias) {
+      if (softcap)
+        return rewriter.notifyMatchFailure(
+            pv, "a softcap and a mask bias (llm.attention biases first)");
+      auto st = rankedType(softmax.getResult());
+      int64_t rank = st.getRank();
+      TracedBias traced{mask->bias, mask->visible,
+                        headLayout(q) ? headLayout(q)->heads : 0,
+                        st.getDimSize(rank - 2), st.getDimSize(rank - 1)};
+      std::optional<std::vector<float>> slopes =
+          matchAlibiBias(traced, *scale, weights);
+      if (!slopes)
+        return rewriter.notifyMatchFailure(
+            pv, "the mask's bias is not ALiBi at every position");
+      alibi = rewriter.getDenseF32ArrayAttr(*slopes);
+    }
     std::optional<KeySource> k = matchKeyTranspose(kt);
     Value v = stripUnitReshape(pv.getRhs());
     if (!k || !rankedType(k->src).hasStaticShape())
@@ -529,7 +552,7 @@ struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
         rewriter.getBoolAttr(mask->causal), window,
         softcap ? rewriter.getF32FloatAttr(static_cast<float>(*softcap))
                 : FloatAttr(),
-        DenseF32ArrayAttr());
+        alibi);
     // Back in the torch layout of q (the product may be a bmm on a view).
     Value out = toHeadMajor(rewriter, loc, att, ql->batched);
     rewriter.replaceOp(pv, reshapeTo(rewriter, loc, out,
