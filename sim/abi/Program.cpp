@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <set>
 
 using namespace llvm;
 
@@ -537,7 +538,8 @@ bool KernelOperand::operator==(const KernelOperand &b) const {
 bool HostKernel::operator==(const HostKernel &b) const {
   return name == b.name && kind == b.kind && m == b.m && n == b.n && k == b.k &&
          flops == b.flops && bytes == b.bytes && operands == b.operands &&
-         unit == b.unit && elements == b.elements && ops == b.ops;
+         unit == b.unit && elements == b.elements && ops == b.ops &&
+         sets == b.sets;
 }
 bool Stream::operator==(const Stream &b) const {
   return name == b.name && channels == b.channels && body == b.body &&
@@ -582,6 +584,16 @@ int64_t saturatingAddParam(int64_t a, int64_t b) {
   int64_t sum = 0;
   return AddOverflow(a, b, sum) ? (b > 0 ? INT64_MAX : INT64_MIN) : sum;
 }
+/// Derived parameter `p` from the value of its source.
+int64_t derivedValue(const Param &p, int64_t src) {
+  int64_t v = floorDiv(saturatingAddParam(src, p.add), p.div);
+  if (p.mod > 0) {
+    v %= p.mod;
+    if (v < 0)
+      v += p.mod;
+  }
+  return std::clamp(v, p.min, std::max(p.min, p.max));
+}
 } // namespace
 
 Expected<std::vector<int64_t>>
@@ -592,6 +604,11 @@ resolveParams(const Program &program,
     if (i < 0)
       return createStringError(inconvertibleErrorCode(),
                                "program has no parameter '%s'", name.c_str());
+    if (program.params[i].device)
+      return createStringError(
+          inconvertibleErrorCode(),
+          "parameter '%s' is set by the device during the run, not an input",
+          name.c_str());
     if (!program.params[i].isInput())
       return createStringError(
           inconvertibleErrorCode(),
@@ -602,7 +619,9 @@ resolveParams(const Program &program,
   values.reserve(program.params.size());
   for (const Param &p : program.params) {
     int64_t v = 0;
-    if (p.isInput()) {
+    if (p.device) {
+      v = p.timing;
+    } else if (p.isInput()) {
       auto it = inputs.find(p.name);
       if (it == inputs.end())
         return createStringError(inconvertibleErrorCode(),
@@ -619,17 +638,18 @@ resolveParams(const Program &program,
           p.div < 1)
         return createStringError(inconvertibleErrorCode(),
                                  "parameter '%s' is malformed", p.name.c_str());
-      v = floorDiv(saturatingAddParam(values[p.src], p.add), p.div);
-      if (p.mod > 0) {
-        v %= p.mod;
-        if (v < 0)
-          v += p.mod;
-      }
-      v = std::clamp(v, p.min, std::max(p.min, p.max));
+      v = derivedValue(p, values[p.src]);
     }
     values.push_back(v);
   }
   return values;
+}
+
+void updateDerivedParams(const Program &program, std::vector<int64_t> &values) {
+  for (auto [i, p] : llvm::enumerate(program.params))
+    if (!p.device && !p.isInput() && p.src >= 0 &&
+        p.src < static_cast<int64_t>(i) && i < values.size())
+      values[i] = derivedValue(p, values[p.src]);
 }
 
 DecodedAddress bankAddress(const Organization &org, int64_t channel,
@@ -672,6 +692,7 @@ public:
       messages.push_back(msg.str());
     ++total;
   }
+  bool empty() const { return total == 0; }
   Error take() {
     if (total == 0)
       return Error::success();
@@ -781,6 +802,14 @@ public:
         problems.add(ctx + ": mod " + Twine(prm.mod) + " must be >= 0");
       if (prm.src == -1 && (prm.add != 0 || prm.div != 1 || prm.mod != 0))
         problems.add(ctx + ": an input parameter has no add, div or mod");
+      if (prm.device && prm.src != -1)
+        problems.add(ctx + ": a device parameter is not derived");
+      if (prm.device && (prm.timing < prm.min || prm.timing > prm.max))
+        problems.add(ctx + ": timing value " + Twine(prm.timing) +
+                     " is outside [" + Twine(prm.min) + ", " + Twine(prm.max) +
+                     "]");
+      if (!prm.device && prm.timing != 0)
+        problems.add(ctx + ": only a device parameter has a timing value");
     }
     for (auto [i, r] : enumerate(p.regions)) {
       std::string ctx = ("region " + Twine(i) + " (" + r.name + ")").str();
@@ -838,7 +867,10 @@ public:
         for (const std::string &why : hostOpProblems(op, p))
           problems.add(ctx + ", op " + Twine(j) + " (" +
                        hostOpKindName(op.kind) + "): " + why);
+      for (auto [j, set] : enumerate(k.sets))
+        checkParamSet((ctx + ", set " + Twine(j)).str(), set);
     }
+    checkDeviceParamsSet();
     checkHostTensors();
     for (auto [i, s] : enumerate(p.streams)) {
       std::string ctx = ("stream " + Twine(i) + " (" + s.name + ")").str();
@@ -886,9 +918,105 @@ public:
         }
       }
     }
+    if (problems.empty())
+      for (const Entry &e : p.entries)
+        checkDeviceParamOrder(e);
   }
 
 private:
+  /// (2.3) A kernel sets a device parameter from an int32 inside a region.
+  void checkParamSet(const std::string &ctx, const ParamSet &set) {
+    if (set.param < 0 || set.param >= static_cast<int64_t>(p.params.size())) {
+      problems.add(ctx + ": refers to parameter " + Twine(set.param) +
+                   ", but the program has " + Twine(p.params.size()) +
+                   " parameters");
+      return;
+    }
+    if (!p.params[set.param].device)
+      problems.add(ctx + ": parameter '" + p.params[set.param].name +
+                   "' is not a device parameter");
+    checkRegionIndex(ctx, set.region);
+    if (set.region < 0 || set.region >= static_cast<int64_t>(p.regions.size()))
+      return;
+    const Region &r = p.regions[set.region];
+    if (set.offset < 0 || set.offset % 4 != 0 || set.offset > r.bytes - 4)
+      problems.add(ctx + ": offset " + Twine(set.offset) +
+                   " is not a 4-byte "
+                   "aligned int32 inside region '" +
+                   r.name + "' (" + Twine(r.bytes) + " bytes)");
+  }
+
+  /// (2.3) A device parameter no kernel sets would be a constant.
+  void checkDeviceParamsSet() {
+    for (auto [i, prm] : enumerate(p.params)) {
+      if (!prm.device)
+        continue;
+      bool set = any_of(p.kernels, [&, i = i](const HostKernel &k) {
+        return any_of(k.sets, [&](const ParamSet &s) {
+          return s.param == static_cast<int64_t>(i);
+        });
+      });
+      if (!set)
+        problems.add("parameter " + Twine(i) + " (" + prm.name +
+                     "): a device parameter that no kernel sets");
+    }
+  }
+
+  /// The device parameter behind parameter `i` (itself or the root of its
+  /// derivation), or -1.
+  int64_t deviceRoot(int64_t i) const {
+    while (i >= 0 && !p.params[i].device)
+      i = p.params[i].src;
+    return i;
+  }
+
+  /// Device parameters a stream's fields use, and the kernels it calls.
+  void streamUses(ArrayRef<Instruction> body, std::set<int64_t> &params,
+                  std::vector<int64_t> &calls) const {
+    for (const Instruction &inst : body) {
+      for (const Stride &st : inst.strides)
+        if (isParamStride(st.loop))
+          if (int64_t d = deviceRoot(st.loop - kParamBase); d >= 0)
+            params.insert(d);
+      if (inst.op == Opcode::Call)
+        calls.push_back(inst.kernel);
+      streamUses(inst.body, params, calls);
+    }
+  }
+
+  /// (2.3) Streams are expanded before their phase runs and kernels set
+  /// parameters when they complete, so a stream may use a device parameter
+  /// only in a phase after the one where a kernel set it.
+  void checkDeviceParamOrder(const Entry &e) {
+    std::set<int64_t> ready, pending;
+    auto setBy = [&](int64_t kernel) {
+      for (const ParamSet &s : p.kernels[kernel].sets)
+        pending.insert(s.param);
+    };
+    for (auto [j, step] : enumerate(e.steps)) {
+      if (step.kind == StepKind::Barrier) {
+        ready.insert(pending.begin(), pending.end());
+        continue;
+      }
+      if (step.kind == StepKind::Kernel) {
+        setBy(step.index);
+        continue;
+      }
+      std::set<int64_t> used;
+      std::vector<int64_t> calls;
+      streamUses(p.streams[step.index].body, used, calls);
+      for (int64_t d : used)
+        if (!ready.count(d))
+          problems.add("entry '" + e.name + "', step " + Twine(j) +
+                       " (stream " + p.streams[step.index].name +
+                       "): uses device parameter '" + p.params[d].name +
+                       "' before a kernel has set it in an earlier phase");
+      for (int64_t k : calls)
+        if (k >= 0 && k < static_cast<int64_t>(p.kernels.size()))
+          setBy(k);
+    }
+  }
+
   void checkHostTensors() {
     StringSet<> names;
     for (auto [i, t] : enumerate(p.hostTensors)) {

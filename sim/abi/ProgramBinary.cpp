@@ -93,9 +93,17 @@ public:
       auto operands = fbb.CreateVectorOfStructs(ops);
       auto unit = optionalString(k.unit);
       auto hostOps = detail::encodeHostOps(fbb, k.ops);
+      Offset<flatbuffers::Vector<const fb::ParamSet *>> sets = 0;
+      if (!k.sets.empty()) {
+        std::vector<fb::ParamSet> list;
+        for (const ParamSet &set : k.sets)
+          list.emplace_back(set.offset, static_cast<uint32_t>(set.param),
+                            static_cast<uint32_t>(set.region));
+        sets = fbb.CreateVectorOfStructs(list);
+      }
       kernels.push_back(fb::CreateHostKernel(
           fbb, name, static_cast<fb::KernelKind>(k.kind), k.m, k.n, k.k,
-          k.flops, k.bytes, operands, unit, k.elements, hostOps));
+          k.flops, k.bytes, operands, unit, k.elements, hostOps, sets));
     }
     std::vector<Offset<fb::Stream>> streams;
     for (const Stream &s : p.streams) {
@@ -126,7 +134,8 @@ public:
       for (const Param &prm : p.params) {
         auto name = fbb.CreateString(prm.name);
         list.push_back(fb::CreateParam(fbb, name, prm.min, prm.max, prm.src,
-                                       prm.add, prm.div, prm.mod));
+                                       prm.add, prm.div, prm.mod, prm.device,
+                                       prm.timing));
       }
       params = fbb.CreateVector(list);
     }
@@ -365,6 +374,11 @@ Program convert(const fb::Program &in) {
           h.operands.push_back({static_cast<OperandRole>(op.role()),
                                 op.region(), op.offset(), op.bytes()});
         }
+      if (k->sets())
+        for (const fb::ParamSet *ptr : *k->sets()) {
+          fb::ParamSet set = load<fb::ParamSet>(ptr);
+          h.sets.push_back({set.param(), set.region(), set.offset()});
+        }
       p.kernels.push_back(std::move(h));
     }
   if (in.streams())
@@ -394,7 +408,8 @@ Program convert(const fb::Program &in) {
   if (in.params())
     for (const fb::Param *prm : *in.params())
       p.params.push_back({str(prm->name()), prm->min(), prm->max(), prm->src(),
-                          prm->add(), prm->div(), prm->mod()});
+                          prm->add(), prm->div(), prm->mod(), prm->device(),
+                          prm->timing()});
   if (const fb::ModelIdentity *m = in.model())
     p.model = {str(m->model_type()), str(m->config()), str(m->tensors())};
   p.hostTensors = detail::decodeHostTensors(in.host_tensors());

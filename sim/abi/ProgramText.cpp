@@ -194,7 +194,9 @@ public:
       os << "\n";
     for (const Param &prm : p.params) {
       os << ".param " << prm.name;
-      if (!prm.isInput()) {
+      if (prm.device)
+        os << " from=device timing=" << prm.timing;
+      else if (!prm.isInput()) {
         os << " src=" << name(p.params, prm.src, "param");
         if (prm.add != 0)
           os << " add=" << prm.add;
@@ -261,6 +263,9 @@ public:
         os << " unit=" << word(k.unit);
       if (k.elements != 0)
         os << " elements=" << k.elements;
+      for (const ParamSet &set : k.sets)
+        os << " set=" << name(p.params, set.param, "param") << "@"
+           << regionName(set.region) << "+" << set.offset;
       os << "\n";
       for (const HostOp &op : k.ops) {
         os << "  ";
@@ -937,7 +942,8 @@ private:
     return Error::success();
   }
 
-  /// .param NAME [src=OTHER [add=N] [div=N] [mod=N]] min=A max=B
+  /// .param NAME [src=OTHER [add=N] [div=N] [mod=N] | from=device timing=V]
+  ///        min=A max=B
   Error parseParam(std::vector<Token> &toks) {
     Param prm;
     if (toks.size() < 2 || toks[1].hasKey || toks[1].quoted)
@@ -950,11 +956,27 @@ private:
     if (p.paramIndex(prm.name) >= 0)
       return error(toks[1], "parameter '" + prm.name + "' is defined twice");
     StringMap<const Token *> kv;
-    const StringRef keys[] = {"src", "add", "div", "mod", "min", "max"};
+    const StringRef keys[] = {"src", "add", "div",  "mod",
+                              "min", "max", "from", "timing"};
     if (Error err = collect(toks, 2, ".param", keys, kv))
       return err;
     if (Error err = require(toks[0], kv, {"min", "max"}))
       return err;
+    if (kv.count("from")) {
+      if (kv["from"]->value != "device")
+        return errorAtValue(*kv["from"], 0,
+                            "unknown parameter source '" + kv["from"]->value +
+                                "' (expected device)");
+      for (StringRef k : {"src", "add", "div", "mod"})
+        if (kv.count(k))
+          return error(*kv[k], "a device parameter has no '" + k + "'");
+      prm.device = true;
+      if (kv.count("timing"))
+        if (Error err = parseInt(*kv["timing"], prm.timing))
+          return err;
+    } else if (kv.count("timing")) {
+      return error(*kv["timing"], "'timing' needs 'from=device'");
+    }
     if (kv.count("src")) {
       prm.src = p.paramIndex(kv["src"]->value);
       if (prm.src < 0)
@@ -1169,9 +1191,10 @@ private:
     if (Error err = declareLaunchName(toks[1], k.name))
       return err;
     StringMap<const Token *> kv;
-    const StringRef keys[] = {"kind",  "m",  "n",   "k",    "flops",
-                              "bytes", "in", "out", "unit", "elements"};
-    if (Error err = collect(toks, 2, ".kernel", keys, kv, {"in", "out"}))
+    const StringRef keys[] = {"kind",  "m",        "n",  "k",
+                              "flops", "bytes",    "in", "out",
+                              "unit",  "elements", "set"};
+    if (Error err = collect(toks, 2, ".kernel", keys, kv, {"in", "out", "set"}))
       return err;
     if (Error err = require(toks[0], kv, {"kind"}))
       return err;
@@ -1188,6 +1211,13 @@ private:
         if (Error err = parseInt(*kv[f.first], *f.second))
           return err;
     for (size_t i = 2; i < toks.size(); ++i) {
+      if (toks[i].key == "set") {
+        ParamSet set;
+        if (Error err = parseParamSet(toks[i], set))
+          return err;
+        k.sets.push_back(set);
+        continue;
+      }
       if (toks[i].key != "in" && toks[i].key != "out")
         continue;
       KernelOperand op;
@@ -1201,6 +1231,26 @@ private:
     kernelIndex[k.name] = p.kernels.size();
     p.kernels.push_back(std::move(k));
     inKernel = true;
+    return Error::success();
+  }
+
+  /// set=PARAM@REGION+OFFSET (2.3): a device parameter the kernel sets.
+  Error parseParamSet(const Token &tok, ParamSet &set) {
+    StringRef v = tok.value;
+    auto [param, where] = v.split('@');
+    auto [region, offset] = where.split('+');
+    if (param.empty() || region.empty() || offset.empty())
+      return errorAtValue(
+          tok, 0, "expected set=PARAM@REGION+OFFSET, found '" + v + "'");
+    set.param = p.paramIndex(param);
+    if (set.param < 0)
+      return errorAtValue(tok, 0, "unknown parameter '" + param + "'");
+    if (Error err = lookupRegion(tok, region, param.size() + 1, set.region))
+      return err;
+    if (offset.getAsInteger(10, set.offset) || set.offset < 0)
+      return errorAtValue(tok, param.size() + region.size() + 2,
+                          "offset '" + offset +
+                              "' is not a non-negative integer");
     return Error::success();
   }
 

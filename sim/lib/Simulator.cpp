@@ -2,6 +2,7 @@
 #include "pimsim/Simulator.h"
 #include "pimsim/Functional.h"
 
+#include "llvm/Support/Endian.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -108,6 +109,27 @@ Simulator::readRegion(StringRef region, uint64_t offset, size_t bytes) const {
   std::vector<uint8_t> out(bytes);
   regionData[*index].read(offset, out);
   return out;
+}
+
+Error Simulator::setDeviceParams(const HostKernel &kernel,
+                                 std::vector<int64_t> &params) const {
+  if (simMode != SimMode::Functional || kernel.sets.empty())
+    return Error::success();
+  for (const ParamSet &set : kernel.sets) {
+    const Param &prm = prog->params[set.param];
+    uint8_t raw[4];
+    regionData[set.region].read(set.offset, raw);
+    int64_t v = static_cast<int32_t>(support::endian::read32le(raw));
+    if (v < prm.min || v > prm.max)
+      return createStringError(formatv(
+          "host kernel '{0}' sets parameter '{1}' to {2}, outside [{3}, {4}] "
+          "(read from region '{5}' at {6})",
+          kernel.name, prm.name, v, prm.min, prm.max,
+          prog->regions[set.region].name, set.offset));
+    params[set.param] = v;
+  }
+  updateDerivedParams(*prog, params);
+  return Error::success();
 }
 
 Error Simulator::writeMemory(uint64_t addr, ArrayRef<uint8_t> bytes) {
@@ -594,7 +616,8 @@ Expected<RunReport> Simulator::run(StringRef entryName,
   auto resolved = resolveParams(*prog, inputs);
   if (!resolved)
     return resolved.takeError();
-  const std::vector<int64_t> &params = *resolved;
+  // Device parameters (2.3) change when the kernels that set them complete.
+  std::vector<int64_t> &params = *resolved;
 
   RunReport report;
   report.entry = entryName.str();
@@ -626,12 +649,12 @@ Expected<RunReport> Simulator::run(StringRef entryName,
 
   auto callRunner = [&](int64_t kernel) -> Error {
     if (!runner)
-      return Error::success();
+      return setDeviceParams(prog->kernels[kernel], params);
     if (Error e = runner(kernel, prog->kernels[kernel], params))
       return createStringError(formatv("host kernel '{0}': {1}",
                                        prog->kernels[kernel].name,
                                        toString(std::move(e))));
-    return Error::success();
+    return setDeviceParams(prog->kernels[kernel], params);
   };
 
   // Runs the requests of one sub-phase (everything between two rendezvous

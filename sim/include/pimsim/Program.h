@@ -31,7 +31,7 @@ namespace pimsim {
 
 struct ProgramVersion {
   uint16_t major = 2;
-  uint16_t minor = 2;
+  uint16_t minor = 3;
 };
 /// The version this pimsim reads (any 2.x) and writes. 1.1 added runtime
 /// parameters, `offset` on mac_*, masking sfm and the opaque `params` /
@@ -48,7 +48,10 @@ struct ProgramVersion {
 /// softcap applied to each score before the softmax), ALiBi on sfm
 /// (`alibi=` slopes, `head=`, `key0=`, `alibi_scale=`), and longrope
 /// (RopeKind::LongRope and the rope's short_factor / long_factor lists).
-constexpr ProgramVersion kProgramVersion{2, 2};
+/// 2.3: device parameters (Param::device, Param::timing) and the kernels
+/// that set them (HostKernel::sets): addresses chosen by data computed
+/// during the run, e.g. the experts a MoE router selects.
+constexpr ProgramVersion kProgramVersion{2, 3};
 
 /// Half-open [first, first + count). Printed inclusive: "0-15".
 struct Range {
@@ -203,6 +206,17 @@ struct KernelOperand {
   bool operator==(const KernelOperand &o) const;
 };
 
+/// (2.3) A device parameter a kernel sets when it completes: the
+/// little-endian int32 at `offset` of region `region`.
+struct ParamSet {
+  int64_t param = 0;
+  int64_t region = 0;
+  int64_t offset = 0;
+  bool operator==(const ParamSet &o) const {
+    return param == o.param && region == o.region && offset == o.offset;
+  }
+};
+
 /// Work done off the PIM units: on the host (GEMM and the like; the host
 /// model times it from flops and bytes) or, when `unit` is set (1.2), on
 /// that near-memory unit of the target (timed as latency_cycles +
@@ -218,7 +232,8 @@ struct HostKernel {
   std::vector<KernelOperand> operands;
   std::string unit;     // (1.2) empty: the host; else a near_memory unit name
   int64_t elements = 0; // (1.2) elements the unit processes (timing)
-  std::vector<HostOp> ops; // (2.0)
+  std::vector<HostOp> ops;    // (2.0)
+  std::vector<ParamSet> sets; // (2.3) device parameters it sets
 
   bool onNearMemory() const { return !unit.empty(); }
   bool operator==(const HostKernel &o) const;
@@ -335,16 +350,23 @@ inline bool isParamStride(unsigned loop) {
 /// (resolveParams), within [min, max]. Otherwise derived from parameter
 /// `src` (< its own index): clamp(((value(src) + add) floordiv div) % mod
 /// (the modulo only if mod > 0, and non-negative), min, max).
+/// (2.3) A `device` parameter is neither: the kernels that list it in
+/// HostKernel::sets write it during the run (functional mode: the int32 the
+/// kernel left at its source; it must lie in [min, max]). It holds `timing`
+/// until then, and always in timing-only runs, which compute no data.
 struct Param {
   std::string name;
   int64_t min = 0, max = 0;
   int64_t src = -1;
   int64_t add = 0, div = 1, mod = 0;
+  bool device = false; // (2.3)
+  int64_t timing = 0;  // (2.3) a device parameter's value before it is set
 
-  bool isInput() const { return src < 0; }
+  bool isInput() const { return src < 0 && !device; }
   bool operator==(const Param &o) const {
     return name == o.name && min == o.min && max == o.max && src == o.src &&
-           add == o.add && div == o.div && mod == o.mod;
+           add == o.add && div == o.div && mod == o.mod && device == o.device &&
+           timing == o.timing;
   }
 };
 
@@ -555,12 +577,17 @@ llvm::Error checkProgram(const Program &program);
 llvm::Error validateProgram(const Program &program, const Target &target);
 
 /// The value of every parameter (one per Program::params, in order) from
-/// the caller's input parameters. Errors: an input parameter missing from
-/// `inputs` ("entry needs parameter 'pos'"), a name in `inputs` that is not
-/// an input parameter, a value outside [min, max].
+/// the caller's input parameters (device parameters: their `timing`
+/// value). Errors: an input parameter missing from `inputs` ("entry needs
+/// parameter 'pos'"), a name in `inputs` that is not an input parameter, a
+/// value outside [min, max].
 llvm::Expected<std::vector<int64_t>>
 resolveParams(const Program &program,
               const std::map<std::string, int64_t> &inputs);
+
+/// (2.3) Recomputes the derived parameters of `values` (program order)
+/// after a device parameter changed.
+void updateDerivedParams(const Program &program, std::vector<int64_t> &values);
 
 /// Text form (ProgramText.cpp). printProgram is the disassembler;
 /// parseProgramText the assembler, with errors "file:line:col: message".

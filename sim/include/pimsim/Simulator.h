@@ -162,6 +162,12 @@ private:
                            int64_t streamIndex = 0) const;
   llvm::Expected<int64_t> regionIndex(llvm::StringRef region, uint64_t offset,
                                       size_t bytes, llvm::StringRef what) const;
+  /// (2.3) Functional mode: the device parameters `kernel` sets, read from
+  /// the int32s it left in its regions (each must lie in the parameter's
+  /// range), and the parameters derived from them. Timing mode computes no
+  /// data, so they keep their timing values.
+  llvm::Error setDeviceParams(const HostKernel &kernel,
+                              std::vector<int64_t> &params) const;
 
   Target tgt;
   SimMode simMode;
