@@ -1163,6 +1163,54 @@ TEST_F(HostOpTest, SumAddsPartsInOrder) {
             "has 20");
 }
 
+TEST_F(HostOpTest, MoeRouteSelectsExpertsAsTheReference) {
+  // 8 experts, top 2: Mixtral's softmax-then-top-k with renormalisation,
+  // and gpt-oss-like top-k-then-softmax, and sigmoid scores scaled
+  // (DeepSeek-like): experts ascending as i32, weights bit for bit.
+  std::vector<float> logits = random(8, 40);
+  struct Case {
+    bool sigmoid, topkFirst, renormalize;
+    double scale;
+  };
+  for (Case c : {Case{false, false, true, 1.0}, Case{false, true, false, 1.0},
+                 Case{true, false, true, 2.5}}) {
+    load({json::Object{{"op", "moe_route"},
+                       {"in", buf(0, 8, "f32")},
+                       {"out", buf(64, 2, "f32")},
+                       {"experts", buf(96, 2, "i32")},
+                       {"top_k", 2},
+                       {"sigmoid", c.sigmoid},
+                       {"topk_first", c.topkFirst},
+                       {"renormalize", c.renormalize},
+                       {"scale", c.scale}}});
+    writeF32(0, logits);
+    ASSERT_FALSE(bool(run(0, 0)));
+    ref::MoEParams p;
+    p.topK = 2;
+    p.sigmoidScoring = c.sigmoid;
+    p.topkThenScore = c.topkFirst;
+    p.renormalize = c.renormalize;
+    p.routedScalingFactor = float(c.scale);
+    ref::MoERoute want = ref::routeToken(logits.data(), 8, p);
+    auto experts = device->readRegion("act", 96, 8);
+    ASSERT_TRUE(bool(experts));
+    std::vector<float> weights = readF32(64, 2);
+    for (int j = 0; j < 2; ++j) {
+      EXPECT_EQ(decodeElement(ElemFormat::I32, experts->data() + 4 * j),
+                float(want.experts[j]));
+      EXPECT_EQ(bitsOf(weights[j]), bitsOf(want.weights[j])) << j;
+    }
+    EXPECT_LT(want.experts[0], want.experts[1]);
+  }
+  EXPECT_EQ(parseError({json::Object{{"op", "moe_route"},
+                                     {"in", buf(0, 8, "f32")},
+                                     {"out", buf(64, 2, "f32")},
+                                     {"experts", buf(96, 2, "f32")},
+                                     {"top_k", 2}}}),
+            "t.s: kernel 0 (k), op 0 (moe_route): 'experts' must be i32, not "
+            "f32");
+}
+
 TEST_F(HostOpTest, AttnCombineMergesPartialSoftmaxes) {
   // 2 heads of block 4, 3 parts of 4 keys: part p holds keys 4p .. 4p+3.
   // Each part's o_p is normalised by its own sum; the merge must equal one
@@ -1320,7 +1368,7 @@ TEST(HostOpParseTest, ErrorsNameTheLineOrTheKernelAndOp) {
                   json::Object{{"op", "softmax"}}}),
       "t.s:10:3: unknown host op 'softmax' (host ops: embedding, rms_norm, "
       "add, rope, gated_act, pack, v_stage, sum, linear, logits, "
-      "attn_combine, call, layer_norm)");
+      "attn_combine, call, layer_norm, moe_route)");
   EXPECT_EQ(parseError({json::Object{{"op", "rms_norm"},
                                      {"in", buf(0, 4, "f32")},
                                      {"out", buf(0, 4, "f32")},

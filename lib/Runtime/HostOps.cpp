@@ -39,6 +39,12 @@ void encodeElement(ElemFormat format, float value, uint8_t *out) {
     out[1] = uint8_t(bits >> 8);
     return;
   }
+  case ElemFormat::I32: { // an integer held exactly in `value`
+    uint32_t bits = uint32_t(int32_t(value));
+    for (int i = 0; i < 4; ++i)
+      out[i] = uint8_t(bits >> (8 * i));
+    return;
+  }
   }
 }
 
@@ -55,6 +61,9 @@ float decodeElement(ElemFormat format, const uint8_t *in) {
     return ref::f16ToFloat(uint16_t(in[0] | in[1] << 8));
   case ElemFormat::BF16:
     return ref::bf16ToFloat(uint16_t(in[0] | in[1] << 8));
+  case ElemFormat::I32:
+    return float(int32_t(uint32_t(in[0]) | uint32_t(in[1]) << 8 |
+                         uint32_t(in[2]) << 16 | uint32_t(in[3]) << 24));
   }
   return 0;
 }
@@ -418,6 +427,25 @@ Error HostOps::runOp(Device &device, const HostOp &op,
                     outBytes->data() +
                         2 * size_t((i * op.groups + group) * op.lanes + lane));
     return device.writeRegion(region, uint64_t(staging.offset), *outBytes);
+  }
+  case HostOpKind::MoeRoute: {
+    // The routing of one token (ref::routeToken, llm.moe's steps 1-4): the
+    // selected experts in ascending index and their final weights.
+    auto logits = readBuffer(device, region, op.in);
+    if (!logits)
+      return logits.takeError();
+    ref::MoEParams p;
+    p.topK = op.topK;
+    p.sigmoidScoring = op.sigmoid;
+    p.topkThenScore = op.topkFirst;
+    p.renormalize = op.renormalize;
+    p.routedScalingFactor = op.scale;
+    ref::MoERoute r =
+        ref::routeToken(logits->data(), int64_t(logits->size()), p);
+    std::vector<float> experts(r.experts.begin(), r.experts.end());
+    if (Error e = writeBuffer(device, region, op.experts, experts))
+      return e;
+    return writeBuffer(device, region, op.out, r.weights);
   }
   case HostOpKind::Sum: {
     auto in = readBuffer(device, region, op.in);

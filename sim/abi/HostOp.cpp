@@ -25,11 +25,11 @@ namespace {
 using detail::nameOf;
 using detail::parseName;
 
-const StringRef kElemFormatNames[] = {"f32", "fp16", "bf16"};
+const StringRef kElemFormatNames[] = {"f32", "fp16", "bf16", "i32"};
 const StringRef kHostOpKindNames[] = {
-    "embedding", "rms_norm", "add",    "rope",   "gated_act",    "pack",
-    "v_stage",   "sum",      "linear", "logits", "attn_combine", "call",
-    "layer_norm"};
+    "embedding",    "rms_norm", "add",        "rope",     "gated_act",
+    "pack",         "v_stage",  "sum",        "linear",   "logits",
+    "attn_combine", "call",     "layer_norm", "moe_route"};
 const StringRef kGatedActNames[] = {"silu", "gelu", "gelu_tanh"};
 const StringRef kRopeKindNames[] = {"default", "linear", "dynamic",
                                     "yarn",    "llama3", "longrope"};
@@ -43,7 +43,9 @@ StringRef elemFormatName(ElemFormat f) { return nameOf(kElemFormatNames, f); }
 std::optional<ElemFormat> parseElemFormat(StringRef name) {
   return parseName<ElemFormat>(kElemFormatNames, name);
 }
-unsigned elemFormatBytes(ElemFormat f) { return f == ElemFormat::F32 ? 4 : 2; }
+unsigned elemFormatBytes(ElemFormat f) {
+  return f == ElemFormat::F32 || f == ElemFormat::I32 ? 4 : 2;
+}
 StringRef hostOpKindName(HostOpKind k) { return nameOf(kHostOpKindNames, k); }
 std::optional<HostOpKind> parseHostOpKind(StringRef name) {
   return parseName<HostOpKind>(kHostOpKindNames, name);
@@ -89,7 +91,9 @@ bool HostOp::operator==(const HostOp &o) const {
          param == o.param && parts == o.parts && partKeys == o.partKeys &&
          source == o.source && mlir == o.mlir && args == o.args &&
          results == o.results && weightBytes == o.weightBytes &&
-         flops == o.flops;
+         flops == o.flops && experts == o.experts && topK == o.topK &&
+         sigmoid == o.sigmoid && topkFirst == o.topkFirst &&
+         renormalize == o.renormalize;
 }
 
 //===----------------------------------------------------------------------===//
@@ -102,6 +106,7 @@ HostFieldType hostFieldType(HostField f) {
   case HostField::Out:
   case HostField::A:
   case HostField::B:
+  case HostField::Experts:
     return HostFieldType::Buffer;
   case HostField::Tensor:
     return HostFieldType::Tensor;
@@ -112,6 +117,9 @@ HostFieldType hostFieldType(HostField f) {
     return HostFieldType::Float;
   case HostField::Gemma:
   case HostField::Clear:
+  case HostField::Sigmoid:
+  case HostField::TopkFirst:
+  case HostField::Renormalize:
     return HostFieldType::Bool;
   case HostField::Rope:
     return HostFieldType::Rope;
@@ -189,6 +197,15 @@ ArrayRef<HostFieldSpec> hostOpFields(HostOpKind kind) {
                                             {"weight", F::Tensor},
                                             {"eps", F::Eps},
                                             {"groups", F::Groups, false, 1}};
+  static const HostFieldSpec moeRoute[] = {
+      {"in", F::In},
+      {"out", F::Out},
+      {"experts", F::Experts},
+      {"top_k", F::TopK, true, 1},
+      {"sigmoid", F::Sigmoid, false},
+      {"topk_first", F::TopkFirst, false},
+      {"renormalize", F::Renormalize, false},
+      {"scale", F::Scale, false}};
   static const HostFieldSpec call[] = {{"source", F::Source},
                                        {"mlir", F::Mlir},
                                        {"args", F::Args},
@@ -222,6 +239,8 @@ ArrayRef<HostFieldSpec> hostOpFields(HostOpKind kind) {
     return call;
   case HostOpKind::LayerNorm:
     return layerNorm;
+  case HostOpKind::MoeRoute:
+    return moeRoute;
   }
   return {};
 }
@@ -244,6 +263,8 @@ ActBuffer *hostBufferField(HostOp &op, HostField f) {
   case HostField::B:
   case HostField::BOrTensor:
     return &op.b;
+  case HostField::Experts:
+    return &op.experts;
   default:
     return nullptr;
   }
@@ -283,6 +304,8 @@ int64_t *hostIntField(HostOp &op, HostField f) {
     return &op.weightBytes;
   case HostField::Flops:
     return &op.flops;
+  case HostField::TopK:
+    return &op.topK;
   default:
     return nullptr;
   }
@@ -295,9 +318,20 @@ float *hostFloatField(HostOp &op, HostField f) {
 }
 
 bool *hostBoolField(HostOp &op, HostField f) {
-  return f == HostField::Gemma   ? &op.gemma
-         : f == HostField::Clear ? &op.clear
-                                 : nullptr;
+  switch (f) {
+  case HostField::Gemma:
+    return &op.gemma;
+  case HostField::Clear:
+    return &op.clear;
+  case HostField::Sigmoid:
+    return &op.sigmoid;
+  case HostField::TopkFirst:
+    return &op.topkFirst;
+  case HostField::Renormalize:
+    return &op.renormalize;
+  default:
+    return nullptr;
+  }
 }
 
 std::string *hostStringField(HostOp &op, HostField f) {
@@ -378,7 +412,8 @@ void forEachHostBuffer(const HostOp &op,
   for (bool writes : {false, true})
     for (const HostFieldSpec &spec : hostOpFields(op.kind)) {
       bool out = spec.field == HostField::Out;
-      bool written = out || spec.field == HostField::Results;
+      bool written = out || spec.field == HostField::Results ||
+                     spec.field == HostField::Experts;
       if (written != writes && !(out && updatesOut && !writes))
         continue;
       if (const std::vector<CallValue> *values =
@@ -431,18 +466,22 @@ constexpr HostField kAllFields[] = {
     HostField::Replicate, HostField::Scale,       HostField::Lanes,
     HostField::Param,     HostField::Parts,       HostField::PartKeys,
     HostField::Source,    HostField::Mlir,        HostField::Args,
-    HostField::Results,   HostField::WeightBytes, HostField::Flops};
+    HostField::Results,   HostField::WeightBytes, HostField::Flops,
+    HostField::Experts,   HostField::TopK,        HostField::Sigmoid,
+    HostField::TopkFirst, HostField::Renormalize};
 
 /// A field's name in messages (the key most kinds give it).
 StringRef fieldName(HostField f) {
   static const StringRef names[] = {
-      "in",         "out",       "a",     "b",      "tensor",  "b",
-      "eps",        "groups",    "gemma", "clear",  "heads",   "head_dim",
-      "replicas",   "rope",      "act",   "blocks", "block",   "in_stride",
-      "out_stride", "replicate", "scale", "lanes",  "param",   "parts",
-      "part_keys",  "source",    "mlir",  "args",   "results", "weight_bytes",
-      "flops"};
-  static_assert(std::size(names) == unsigned(HostField::Flops) + 1);
+      "in",         "out",      "a",         "b",          "tensor",
+      "b",          "eps",      "groups",    "gemma",      "clear",
+      "heads",      "head_dim", "replicas",  "rope",       "act",
+      "blocks",     "block",    "in_stride", "out_stride", "replicate",
+      "scale",      "lanes",    "param",     "parts",      "part_keys",
+      "source",     "mlir",     "args",      "results",    "weight_bytes",
+      "flops",      "experts",  "top_k",     "sigmoid",    "topk_first",
+      "renormalize"};
+  static_assert(std::size(names) == unsigned(HostField::Renormalize) + 1);
   return names[unsigned(f)];
 }
 
@@ -496,8 +535,8 @@ public:
           intField(op, s.field) < s.min)
         out.push_back(formatv("'{0}' is {1}, must be at least {2}", s.key,
                               intField(op, s.field), s.min));
-    for (HostField f :
-         {HostField::In, HostField::Out, HostField::A, HostField::B})
+    for (HostField f : {HostField::In, HostField::Out, HostField::A,
+                        HostField::B, HostField::Experts})
       if (takes(op.kind, f) && (f != HostField::B || op.tensor < 0) &&
           !(f == HostField::B && op.kind == HostOpKind::GatedAct &&
             op.b == ActBuffer())) // gated_act's optional up
@@ -518,10 +557,11 @@ public:
 
 private:
   const ActBuffer &bufferOf(HostField f) const {
-    return f == HostField::In    ? op.in
-           : f == HostField::Out ? op.out
-           : f == HostField::A   ? op.a
-                                 : op.b;
+    return f == HostField::In        ? op.in
+           : f == HostField::Out     ? op.out
+           : f == HostField::A       ? op.a
+           : f == HostField::Experts ? op.experts
+                                     : op.b;
   }
   void fail(const Twine &msg) { out.push_back(msg.str()); }
   void buffer(StringRef key, const ActBuffer &b) {
@@ -667,6 +707,18 @@ void OpChecker::kindRules() {
     break;
   case HostOpKind::Logits:
     needFormat("in", op.in, ElemFormat::F32);
+    break;
+  case HostOpKind::MoeRoute:
+    needFormat("in", op.in, ElemFormat::F32);
+    needFormat("out", op.out, ElemFormat::F32);
+    needFormat("experts", op.experts, ElemFormat::I32);
+    if (op.topK > op.in.elements)
+      fail(formatv("'top_k' is {0}, but 'in' has only {1} experts", op.topK,
+                   op.in.elements));
+    sameLength("out", op.out, "top_k", op.topK);
+    sameLength("experts", op.experts, "top_k", op.topK);
+    if (!std::isfinite(op.scale) || !(op.scale > 0))
+      fail("'scale' must be a positive finite number");
     break;
   case HostOpKind::Call:
     if (op.mlir.empty())

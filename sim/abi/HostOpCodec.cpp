@@ -123,7 +123,7 @@ Offset<fb::HostOp> hostOp(FlatBufferBuilder &fbb, const HostOp &op) {
   auto args = callValues(fbb, op.args);
   auto results = callValues(fbb, op.results);
   fb::ActBuffer in = buffer(op.in), out = buffer(op.out), a = buffer(op.a),
-                b = buffer(op.b);
+                b = buffer(op.b), experts = buffer(op.experts);
   fb::HostOpBuilder h(fbb);
   h.add_kind(static_cast<fb::HostOpKind>(op.kind));
   if (op.in != defaults.in)
@@ -160,6 +160,12 @@ Offset<fb::HostOp> hostOp(FlatBufferBuilder &fbb, const HostOp &op) {
   h.add_results(results);
   h.add_weight_bytes(op.weightBytes);
   h.add_flops(op.flops);
+  if (op.experts != defaults.experts)
+    h.add_experts(&experts);
+  h.add_top_k(op.topK);
+  h.add_sigmoid(op.sigmoid);
+  h.add_topk_first(op.topkFirst);
+  h.add_renormalize(op.renormalize);
   return h.Finish();
 }
 
@@ -196,6 +202,11 @@ HostOp hostOp(const fb::HostOp &in) {
   op.results = callValues(in.results());
   op.weightBytes = in.weight_bytes();
   op.flops = in.flops();
+  op.experts = buffer(in.experts());
+  op.topK = in.top_k();
+  op.sigmoid = in.sigmoid();
+  op.topkFirst = in.topk_first();
+  op.renormalize = in.renormalize();
   return op;
 }
 } // namespace

@@ -148,6 +148,17 @@ std::vector<HostOp> everyKind() {
   ln.eps = 1e-5f;
   ln.groups = 2;
   ops.push_back(ln);
+  HostOp mr; // (2.3)
+  mr.kind = HostOpKind::MoeRoute;
+  mr.in = f32(0, 8);
+  mr.out = f32(64, 2);
+  mr.experts = {96, 2, ElemFormat::I32};
+  mr.topK = 2;
+  mr.sigmoid = true;
+  mr.topkFirst = true;
+  mr.renormalize = true;
+  mr.scale = 2.5f;
+  ops.push_back(mr);
   return ops;
 }
 
@@ -231,6 +242,8 @@ TEST(HostOpTest, EveryKindRoundTripsThroughTextAndBinary) {
            "func.func @host() {\\\"quoted\\\" \\\\ }\\n}\" arg=f32[8]@0:1x8 "
            "arg=pos arg=token:1 result=f32[1]@64 weight_bytes=4096 "
            "flops=1048576\n",
+           "  moe_route in=f32[8]@0 out=f32[2]@64 experts=i32[2]@96 top_k=2 "
+           "sigmoid=true topk_first=true renormalize=true scale=2.5\n",
        })
     EXPECT_NE(text.find(want.str()), std::string::npos) << want.str() << "\n"
                                                         << text;
@@ -280,6 +293,19 @@ TEST(HostOpTest, ChecksNameTheKernelTheOpAndTheField) {
   c.results = {{CallValue::Kind::Position, {}, {}}};
   EXPECT_EQ(problem(c), "kernel 0 (k), op 0 (call): 'results[0]': a result "
                         "must be a buffer");
+  HostOp mr;
+  mr.kind = HostOpKind::MoeRoute;
+  mr.in = f32(0, 4);
+  mr.out = f32(64, 8);
+  mr.experts = {96, 8, ElemFormat::I32};
+  mr.topK = 8;
+  EXPECT_EQ(problem(mr), "kernel 0 (k), op 0 (moe_route): 'top_k' is 8, but "
+                         "'in' has only 4 experts");
+  mr.topK = 2;
+  mr.out = f32(64, 2);
+  mr.experts = f32(96, 2);
+  EXPECT_EQ(problem(mr), "kernel 0 (k), op 0 (moe_route): 'experts' must be "
+                         "i32, not f32");
   Program dup = programWith({});
   dup.hostTensors.push_back({"w", {8}});
   EXPECT_EQ(errorOf(checkProgram(dup)),
@@ -347,6 +373,7 @@ TEST(HostOpTest, BuffersAndWhetherTheOpWritesThem) {
   EXPECT_EQ(visits(ops[10]), V({"r0", "w64"}));         // call
   EXPECT_EQ(visits(ops[11]), V({"r0"}));                // logits
   EXPECT_EQ(visits(ops[12]), V({"r0", "w64"}));         // layer_norm
+  EXPECT_EQ(visits(ops[13]), V({"r0", "w64", "w96"}));  // moe_route
   HostOp add = ops[2];
   add.tensor = -1;
   add.b = f32(64, 8);

@@ -34,9 +34,11 @@ namespace pimsim {
 struct Program;
 
 /// Element formats of act-region buffers.
-enum class ElemFormat : uint8_t { F32, FP16, BF16 };
-constexpr unsigned kNumElemFormats = 3;
-llvm::StringRef elemFormatName(ElemFormat format); // "f32", "fp16", "bf16"
+/// I32 (2.3): integers, e.g. the experts moe_route selects.
+enum class ElemFormat : uint8_t { F32, FP16, BF16, I32 };
+constexpr unsigned kNumElemFormats = 4;
+llvm::StringRef
+elemFormatName(ElemFormat format); // "f32", "fp16", "bf16", "i32"
 std::optional<ElemFormat> parseElemFormat(llvm::StringRef name);
 unsigned elemFormatBytes(ElemFormat format);
 
@@ -75,9 +77,10 @@ enum class HostOpKind : uint8_t {
   Logits,
   AttnCombine,
   Call,
-  LayerNorm
+  LayerNorm,
+  MoeRoute // (2.3)
 };
-constexpr unsigned kNumHostOpKinds = 13;
+constexpr unsigned kNumHostOpKinds = 14;
 llvm::StringRef hostOpKindName(HostOpKind kind); // "embedding", "rms_norm"..
 std::optional<HostOpKind> parseHostOpKind(llvm::StringRef name);
 
@@ -158,7 +161,12 @@ enum class HostField : uint8_t {
   Args,
   Results,
   WeightBytes,
-  Flops
+  Flops,
+  Experts, // (2.3) moe_route: a written buffer
+  TopK,
+  Sigmoid,
+  TopkFirst,
+  Renormalize
 };
 
 /// What a field's value is.
@@ -220,6 +228,12 @@ struct HostOp {
   std::string mlir;     // call: `module { func.func @host ... }`
   std::vector<CallValue> args, results; // call
   int64_t weightBytes = 0, flops = 0;   // call: for the host time
+  // (2.3) moe_route: the router's logits `in` [E] give the top_k selected
+  // experts (ascending index, i32) in `experts` and their weights in `out`,
+  // as ref::routeToken computes them (`scale`: routed_scaling_factor).
+  ActBuffer experts;
+  int64_t topK = 0;
+  bool sigmoid = false, topkFirst = false, renormalize = false;
 
   bool operator==(const HostOp &o) const;
   bool operator!=(const HostOp &o) const { return !(*this == o); }

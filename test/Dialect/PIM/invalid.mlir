@@ -102,7 +102,7 @@ pim.program attributes {target = "t", target_hash = ""} {
 // -----
 pim.program attributes {target = "t", target_hash = ""} {
   pim.kernel @k attributes {kind = "other", flops = 0 : i64, bytes = 0 : i64} {
-    // expected-error@+1 {{unknown host op 'fft' (known: embedding, rms_norm, add, rope, gated_act, pack, v_stage, sum, linear, logits, attn_combine, call, layer_norm)}}
+    // expected-error@+1 {{unknown host op 'fft' (known: embedding, rms_norm, add, rope, gated_act, pack, v_stage, sum, linear, logits, attn_combine, call, layer_norm, moe_route)}}
     pim.host_op "fft" {}
   }
 }

@@ -9,6 +9,7 @@
 // CHECK: pim.weight "w" {{.*}}layout = #pim.gemv_rows<n0 = 0, ch0 = 0, nch = 4, row0 = 4, k_rows = 2, k0 = 0, k_len = 1024>
 // CHECK: pim.kernel @norm
 // CHECK-NEXT: pim.host_op "rms_norm"
+// CHECK-NEXT: pim.host_op "moe_route" {experts = {fmt = "i32", n = 2 : i64, off = 96 : i64}, in = {fmt = "f32", n = 8 : i64, off = 0 : i64}, out = {fmt = "f32", n = 2 : i64, off = 128 : i64}, renormalize = true, top_k = 2 : i64}
 // CHECK: pim.stream @gemv
 // CHECK: pim.macro "wr_gb" {bytes = 1024 : i64, data = #pim.data<@act, 0 : i64>, offset = 0 : i64}
 // CHECK: pim.loop 2 : i64 {
@@ -25,6 +26,7 @@ pim.program attributes {target = "hbm3-pim", target_hash = "sha256:0"} {
   pim.weight "w" {region = @weights, format = "fp16", shape = array<i64: 512, 1024>, layout = #pim.gemv_rows<n0 = 0, ch0 = 0, nch = 4, row0 = 4, k_rows = 2, k0 = 0, k_len = 1024>, rows = array<i64: 4, 4>, bytes = 1048576 : i64}
   pim.kernel @norm attributes {kind = "rmsnorm", flops = 10 : i64, bytes = 10 : i64} {
     pim.host_op "rms_norm" {in = {off = 0 : i64, n = 8 : i64, fmt = "f32"}, out = {off = 64 : i64, n = 8 : i64, fmt = "f32"}, weight = {tensor = "n", shape = [8]}, eps = 1.0e-5 : f64}
+    pim.host_op "moe_route" {in = {off = 0 : i64, n = 8 : i64, fmt = "f32"}, out = {off = 128 : i64, n = 2 : i64, fmt = "f32"}, experts = {off = 96 : i64, n = 2 : i64, fmt = "i32"}, top_k = 2 : i64, renormalize = true}
   }
   pim.stream @gemv attributes {channels = array<i64: 0, 4>} {
     pim.macro "wr_gb" {offset = 0 : i64, bytes = 1024 : i64, data = #pim.data<@act, 0 : i64>}
