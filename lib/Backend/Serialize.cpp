@@ -184,6 +184,8 @@ llvm::Error Serializer::param(pim::ParamOp x) {
     prm.div = x.getDiv();
     prm.mod = x.getMod();
   }
+  prm.device = x.getDevice();
+  prm.timing = x.getTiming();
   p.params.push_back(std::move(prm));
   return llvm::Error::success();
 }
@@ -256,6 +258,29 @@ llvm::Error Serializer::kernel(pim::KernelOp x) {
       return fail(h, why ? *why : clash);
     k.ops.push_back(std::move(op));
   }
+  if (auto sets = x.getSetsAttr())
+    for (Attribute a : sets) {
+      auto set = cast<DictionaryAttr>(a); // shapes checked by the verifier
+      auto data = set.getAs<pim::DataAttr>("data");
+      pimsim::ParamSet ps;
+      StringRef name = set.getAs<FlatSymbolRefAttr>("param").getValue();
+      ps.param = p.paramIndex(name);
+      if (ps.param < 0)
+        return fail(x, "sets unknown parameter @" + name);
+      // A placed pim.buffer: bytes of act from its offset.
+      FlatSymbolRefAttr region = data.getRegion();
+      int64_t base = 0;
+      if (auto it = buffers.find(region.getValue()); it != buffers.end()) {
+        region = act;
+        base = it->second;
+      }
+      llvm::Expected<int64_t> index = lookup(regions, x, "region", region);
+      if (!index)
+        return index.takeError();
+      ps.region = *index;
+      ps.offset = base + cast<IntegerAttr>(data.getOffset()).getInt();
+      k.sets.push_back(ps);
+    }
   kernels[k.name] = p.kernels.size();
   p.kernels.push_back(std::move(k));
   return llvm::Error::success();

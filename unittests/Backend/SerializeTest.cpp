@@ -132,6 +132,47 @@ TEST_F(SerializeTest, FieldsBecomeBasesAndStrides) {
   EXPECT_EQ(p.entries[0].steps[2].kind, pimsim::StepKind::Stream);
 }
 
+/// (2.3) A router kernel sets the device parameter @e0 from the int32 at
+/// byte 8 of act; the next phase's MAC reads expert e0's rows.
+constexpr const char *kRouted = R"mlir(
+pim.program attributes {target = "hbm3-pim", target_hash = "sha256:0"} {
+  pim.param @pos {min = 0 : i64, max = 2047 : i64}
+  pim.param @e0 {device, timing = 1 : i64, min = 0 : i64, max = 3 : i64}
+  pim.region @weights {kind = "weights", channels = array<i64: 0, 4>, banks = array<i64: 0, 64>, rows = array<i64: 0, 8>, bytes = 2097152 : i64}
+  pim.region @act {kind = "activations", channels = array<i64: 0, 4>, banks = array<i64: 0, 64>, rows = array<i64: 8, 1>, bytes = 4096 : i64}
+  pim.kernel @route attributes {kind = "other", flops = 0 : i64, bytes = 0 : i64, sets = [{param = @e0, data = #pim.data<@act, 8 : i64>}]} {
+    pim.host_op "moe_route" {in = {off = 0 : i64, n = 4 : i64, fmt = "f32"}, out = {off = 64 : i64, n = 1 : i64, fmt = "f32"}, experts = {off = 8 : i64, n = 1 : i64, fmt = "i32"}, top_k = 1 : i64}
+  }
+  pim.stream @expert attributes {channels = array<i64: 0, 4>} {
+    pim.macro "mac_ab" {row = #pim.index<()[s0] -> (s0 * 2), [@e0]>, col = 0 : i64, count = 32 : i64}
+  }
+  pim.entry @decode [@route, "barrier", @expert]
+}
+)mlir";
+
+TEST_F(SerializeTest, DeviceParametersAndTheKernelsThatSetThem) {
+  pimsim::Program p = serialize(kRouted);
+  ASSERT_EQ(p.params.size(), 2u);
+  EXPECT_TRUE(p.params[1].device);
+  EXPECT_EQ(p.params[1].timing, 1);
+  ASSERT_EQ(p.kernels.size(), 1u);
+  ASSERT_EQ(p.kernels[0].sets.size(), 1u);
+  EXPECT_EQ(p.kernels[0].sets[0], (pimsim::ParamSet{1, 1, 8}));
+  EXPECT_EQ(p.kernels[0].ops[0].kind, pimsim::HostOpKind::MoeRoute);
+  EXPECT_EQ(p.streams[0].body[0].at(pimsim::Field::Row, {}, 0, {0, 3}), 6);
+  EXPECT_FALSE(bool(pimsim::validateProgram(p, target)));
+
+  // The verifier: a device parameter is not derived; a set names its param
+  // and an aligned int32.
+  std::string bad = kRouted;
+  bad.replace(bad.find("timing = 1"), 10, "timing = 9");
+  EXPECT_FALSE(parseSourceString<ModuleOp>(bad, &context));
+  bad = kRouted;
+  bad.replace(bad.find("#pim.data<@act, 8 : i64>"), 24,
+              "#pim.data<@act, 6 : i64>");
+  EXPECT_FALSE(parseSourceString<ModuleOp>(bad, &context));
+}
+
 TEST_F(SerializeTest, GemvRowsLayoutIsTyped) {
   pimsim::Program p = serialize(kProgram);
   ASSERT_EQ(p.weights.size(), 1u);

@@ -304,7 +304,7 @@ std::string Lowering::param(StringRef name, int64_t min, int64_t max,
       src.empty() ? FlatSymbolRefAttr()
                   : FlatSymbolRefAttr::get(top.getContext(), src),
       top.getI64IntegerAttr(add), top.getI64IntegerAttr(div),
-      top.getI64IntegerAttr(mod));
+      top.getI64IntegerAttr(mod), UnitAttr(), top.getI64IntegerAttr(0));
   (void)p;
   return n;
 }
@@ -341,7 +341,7 @@ void Lowering::flush() {
         top.getF64FloatAttr(s.costNs),
         s.unit ? top.getStringAttr(s.unit->name) : StringAttr(),
         top.getI64IntegerAttr(s.unit ? s.elements : 0),
-        top.getStringAttr(currentLayer));
+        top.getStringAttr(currentLayer), ArrayAttr());
     k.getBody().push_back(new Block);
     OpBuilder kb = OpBuilder::atBlockEnd(&k.getBody().front());
     pim::HostOp::create(kb, loc, kb.getStringAttr(op), args);

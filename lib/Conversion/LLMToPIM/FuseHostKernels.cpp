@@ -161,9 +161,17 @@ private:
         b.getI64IntegerAttr(s.flops), b.getI64IntegerAttr(s.bytes),
         b.getF64FloatAttr(s.costNs),
         s.unit ? b.getStringAttr(s.unit->name) : StringAttr(),
-        b.getI64IntegerAttr(s.unit ? s.elements : 0), layer);
+        b.getI64IntegerAttr(s.unit ? s.elements : 0), layer, ArrayAttr());
     Block *body = new Block;
     fused.getBody().push_back(body);
+    // The device parameters the run's kernels set, set by the fused one
+    // (when it completes, as each of them would at the end of the phase).
+    SmallVector<Attribute> sets;
+    for (KernelOp k : run)
+      if (ArrayAttr s = k.getSetsAttr())
+        llvm::append_range(sets, s.getValue());
+    if (!sets.empty())
+      fused.setSetsAttr(b.getArrayAttr(sets));
     for (KernelOp k : run) {
       for (Operation &op : llvm::make_early_inc_range(k.getBody().front()))
         op.moveBefore(body, body->end());

@@ -296,3 +296,25 @@ pim.program attributes {target = "t", target_hash = ""} {
   // expected-error@+1 {{step @p is not a stream or kernel}}
   pim.entry @decode [@p]
 }
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.param @pos {min = 0 : i64, max = 7 : i64}
+  // expected-error@+1 {{a device parameter is not derived (no src, add, div or mod)}}
+  pim.param @e0 {device, src = @pos, min = 0 : i64, max = 7 : i64}
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  // expected-error@+1 {{timing 9 is outside [0, 7]}}
+  pim.param @e0 {device, timing = 9 : i64, min = 0 : i64, max = 7 : i64}
+}
+
+// -----
+pim.program attributes {target = "t", target_hash = ""} {
+  pim.param @e0 {device, min = 0 : i64, max = 7 : i64}
+  // expected-error@+1 {{sets @e0 from an offset that is not a non-negative multiple of 4}}
+  pim.kernel @k attributes {kind = "other", flops = 0 : i64, bytes = 0 : i64, sets = [{param = @e0, data = #pim.data<@act, 6 : i64>}]} {
+    pim.host_op "logits" {in = {off = 0 : i64, n = 4 : i64, fmt = "f32"}}
+  }
+}

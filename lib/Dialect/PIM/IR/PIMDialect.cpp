@@ -101,6 +101,15 @@ LogicalResult ParamOp::verify() {
     return emitOpError("div must be >= 1");
   if (getMod() < 0)
     return emitOpError("mod must be >= 0");
+  if (getDevice() &&
+      (getSrcAttr() || getAdd() != 0 || getDiv() != 1 || getMod() != 0))
+    return emitOpError("a device parameter is not derived (no src, add, div "
+                       "or mod)");
+  if (getDevice() && (getTiming() < getMin() || getTiming() > getMax()))
+    return emitOpError() << "timing " << getTiming() << " is outside ["
+                         << getMin() << ", " << getMax() << "]";
+  if (!getDevice() && getTiming() != 0)
+    return emitOpError("only a device parameter has a timing value");
   if (auto src = getSrcAttr()) {
     // The source must be a parameter defined earlier in the program.
     bool found = false;
@@ -182,6 +191,20 @@ LogicalResult KernelOp::verify() {
   for (Operation &op : getBody().front())
     if (!isa<HostOp>(op))
       return op.emitOpError("is not allowed in a host kernel");
+  for (Attribute a :
+       getSetsAttr() ? getSetsAttr().getValue() : ArrayRef<Attribute>()) {
+    auto set = dyn_cast<DictionaryAttr>(a);
+    auto param = set ? set.getAs<FlatSymbolRefAttr>("param") : nullptr;
+    auto data = set ? set.getAs<DataAttr>("data") : nullptr;
+    auto offset = data ? dyn_cast<IntegerAttr>(data.getOffset()) : nullptr;
+    if (!param || !data || set.size() != 2)
+      return emitOpError("each of 'sets' is {param = @p, data = "
+                         "#pim.data<@buffer, offset>}");
+    if (!offset || offset.getInt() < 0 || offset.getInt() % 4 != 0)
+      return emitOpError() << "sets @" << param.getValue()
+                           << " from an offset that is not a non-negative "
+                              "multiple of 4";
+  }
   return success();
 }
 

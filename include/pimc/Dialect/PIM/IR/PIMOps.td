@@ -49,16 +49,22 @@ def PIM_ProgramOp : PIM_Op<"program", [SymbolTable, IsolatedFromAbove,
 }
 
 def PIM_ParamOp : PIM_Op<"param", [Symbol, HasParent<"ProgramOp">]> {
-  let summary = "a runtime parameter (input, or derived from another)";
+  let summary = "a runtime parameter (input, derived, or set by the device)";
   let description = [{
     Input (no `src`): supplied per run, within [min, max]. Derived:
     `clamp(((src + add) floordiv div) % mod, min, max)` (`mod = 0`: none).
+    With `device` (program format 2.3): set during the run by the kernels
+    whose `sets` name it (e.g. the expert a MoE router selected), holding
+    `timing` until then and in timing-only runs (docs/pimsim-isa.md,
+    "Device parameters").
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, PIM_I64:$min, PIM_I64:$max,
                    OptionalAttr<FlatSymbolRefAttr>:$src,
                    DefaultValuedAttr<PIM_I64, "0">:$add,
                    DefaultValuedAttr<PIM_I64, "1">:$div,
-                   DefaultValuedAttr<PIM_I64, "0">:$mod);
+                   DefaultValuedAttr<PIM_I64, "0">:$mod,
+                   UnitAttr:$device,
+                   DefaultValuedAttr<PIM_I64, "0">:$timing);
   let assemblyFormat = "$sym_name attr-dict";
   let hasVerifier = 1;
 }
@@ -115,13 +121,16 @@ def PIM_KernelOp : PIM_Op<"kernel", [Symbol, HasParent<"ProgramOp">,
     kernel runs on that near-memory unit of the target (timed from
     `elements`), otherwise on the host. `layer` is the model layer the
     kernel was emitted in ("L0", "head"; pim-fuse-host-kernels names a
-    fused kernel after it).
+    fused kernel after it). `sets` (2.3) lists the device parameters the
+    kernel sets when it completes, each `{param = @e0, data =
+    #pim.data<@buffer, byte offset>}`: the int32 it left there.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$kind, PIM_I64:$flops,
                    PIM_I64:$bytes, OptionalAttr<F64Attr>:$cost_ns,
                    OptionalAttr<StrAttr>:$unit,
                    DefaultValuedAttr<PIM_I64, "0">:$elements,
-                   OptionalAttr<StrAttr>:$layer);
+                   OptionalAttr<StrAttr>:$layer,
+                   OptionalAttr<ArrayAttr>:$sets);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
   let hasVerifier = 1;
