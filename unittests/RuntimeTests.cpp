@@ -1161,6 +1161,30 @@ TEST_F(HostOpTest, SumAddsPartsInOrder) {
                                      {"stride", 8}}}),
             "t.s: kernel 0 (k), op 0 (sum): reads 21 elements of 'in', which "
             "has 20");
+  // (2.3) With a weight per part (MoE's combine): from 0, in part order.
+  std::vector<float> w = random(3, 31);
+  load({json::Object{{"op", "sum"},
+                     {"in", buf(0, 21, "f32")},
+                     {"out", buf(128, 5, "f32")},
+                     {"parts", 3},
+                     {"stride", 8},
+                     {"weights", buf(256, 3, "f32")}}});
+  writeF32(0, in);
+  writeF32(256, w);
+  ASSERT_FALSE(bool(run(0, 0)));
+  got = readF32(128, 5);
+  for (int n = 0; n < 5; ++n)
+    EXPECT_EQ(
+        bitsOf(got[n]),
+        bitsOf(((0.0f + w[0] * in[n]) + w[1] * in[8 + n]) + w[2] * in[16 + n]));
+  EXPECT_EQ(parseError({json::Object{{"op", "sum"},
+                                     {"in", buf(0, 21, "f32")},
+                                     {"out", buf(128, 5, "f32")},
+                                     {"parts", 3},
+                                     {"stride", 8},
+                                     {"weights", buf(256, 2, "f32")}}}),
+            "t.s: kernel 0 (k), op 0 (sum): 'weights' has 2 elements, parts "
+            "is 3");
 }
 
 TEST_F(HostOpTest, MoeRouteSelectsExpertsAsTheReference) {

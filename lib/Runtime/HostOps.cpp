@@ -452,6 +452,20 @@ Error HostOps::runOp(Device &device, const HostOp &op,
     if (!in)
       return in.takeError();
     std::vector<float> out(size_t(op.out.elements));
+    if (op.b.elements > 0) {
+      // (2.3) Weighted, as llm.moe combines its experts: from 0, parts
+      // (experts in ascending index) in order, each times its weight.
+      auto w = readBuffer(device, region, op.b);
+      if (!w)
+        return w.takeError();
+      for (size_t n = 0; n < out.size(); ++n) {
+        float acc = 0.0f;
+        for (int64_t p = 0; p < op.parts; ++p)
+          acc += (*w)[size_t(p)] * (*in)[size_t(p * op.inStride) + n];
+        out[n] = acc;
+      }
+      return writeBuffer(device, region, op.out, out);
+    }
     for (size_t n = 0; n < out.size(); ++n) {
       float acc = (*in)[n]; // parts added in order p = 0, 1, ...
       for (int64_t p = 1; p < op.parts; ++p)

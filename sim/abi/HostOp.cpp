@@ -177,7 +177,8 @@ ArrayRef<HostFieldSpec> hostOpFields(HostOpKind kind) {
   static const HostFieldSpec sum[] = {{"in", F::In},
                                       {"out", F::Out},
                                       {"parts", F::Parts, true, 1},
-                                      {"stride", F::InStride}};
+                                      {"stride", F::InStride},
+                                      {"weights", F::B, false}};
   static const HostFieldSpec linear[] = {
       {"in", F::In}, {"out", F::Out}, {"weight", F::Tensor}};
   static const HostFieldSpec logits[] = {{"in", F::In}};
@@ -538,8 +539,9 @@ public:
     for (HostField f : {HostField::In, HostField::Out, HostField::A,
                         HostField::B, HostField::Experts})
       if (takes(op.kind, f) && (f != HostField::B || op.tensor < 0) &&
-          !(f == HostField::B && op.kind == HostOpKind::GatedAct &&
-            op.b == ActBuffer())) // gated_act's optional up
+          !(f == HostField::B &&
+            (op.kind == HostOpKind::GatedAct || op.kind == HostOpKind::Sum) &&
+            op.b == ActBuffer())) // gated_act's optional up, sum's weights
         buffer(keyOf(op.kind, f), bufferOf(f));
     if (takes(op.kind, HostField::Tensor) &&
         (op.kind != HostOpKind::Add || op.b == ActBuffer()) &&
@@ -685,6 +687,10 @@ void OpChecker::kindRules() {
     break;
   case HostOpKind::Sum:
     reads("in", (op.parts - 1) * op.inStride + op.out.elements, op.in);
+    if (op.b != ActBuffer()) { // (2.3) a weight per part (MoE's combine)
+      needFormat("weights", op.b, ElemFormat::F32);
+      sameLength("weights", op.b, "parts", op.parts);
+    }
     break;
   case HostOpKind::AttnCombine:
     needFormat("in", op.in, ElemFormat::F32);

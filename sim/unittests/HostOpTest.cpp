@@ -105,6 +105,7 @@ std::vector<HostOp> everyKind() {
   s.out = f32(128, 8);
   s.parts = 3;
   s.inStride = 8;
+  s.b = f32(256, 3); // (2.3) weights
   ops.push_back(s);
   HostOp l;
   l.kind = HostOpKind::Linear;

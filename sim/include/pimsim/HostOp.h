@@ -204,7 +204,8 @@ const HostFieldSpec *findHostField(HostOpKind kind, llvm::StringRef key);
 struct HostOp {
   HostOpKind kind = HostOpKind::Logits;
   ActBuffer in, out;
-  ActBuffer a, b;      // add a, b; gated_act gate, up; attn_combine stats (b)
+  ActBuffer a, b;      // add a, b; gated_act gate, up; attn_combine stats (b);
+                       // sum weights (b, 2.3)
   int64_t tensor = -1; // Program::hostTensors: embedding table, norm and
                        // linear weight, add b
   float eps = 0;       // rms_norm, layer_norm
