@@ -148,7 +148,8 @@ FeatureUse attention(const View &v) {
 FeatureUse biases(const View &v) {
   bool all = v.is({"gpt2", "starcoder2"}) && v.flag("use_bias", true);
   bool qkv = all || v.flag("attention_bias") || v.flag("use_qkv_bias") ||
-             v.flag("bias") || v.is({"qwen2"});
+             v.flag("bias") || v.is({"qwen2"}) ||
+             (v.is({"qwen2_moe"}) && v.flag("qkv_bias", true));
   bool o = all || (v.flag("attention_bias") && !v.is({"glm", "glm4"})) ||
            (v.is({"internlm2", "falcon"}) && v.flag("bias"));
   bool mlp = all || v.flag("mlp_bias") ||
@@ -269,7 +270,7 @@ FeatureUse softcap(const View &v) {
 }
 
 FeatureUse qkNorm(const View &v) {
-  if (v.is({"qwen3"}))
+  if (v.is({"qwen3", "qwen3_moe"}))
     return yes("per head, RMSNorm");
   if (v.is({"gemma3_text"}))
     return yes("per head, (1+w) RMSNorm");
