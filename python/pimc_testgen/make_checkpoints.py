@@ -276,9 +276,11 @@ FAMILIES = {
                       min_margin=0.05, first_seed=8),
     # Qwen3-30B-A3B (qwen3_moe): 128 experts top-8 scaled to 16 top-4 of width 64, norm_topk_prob
     # true, decoder_sparse_step 2 (layers 1 and 3 sparse, 0 and 2 the dense MLP of 512), Qwen3's
-    # per-head QK norms and explicit head_dim 64.
+    # per-head QK norms and explicit head_dim 64. config.json as transformers 5 writes it
+    # (num_experts saved as num_local_experts, rope_parameters, dtype).
     "qwen3_moe": dict(SMALL, model_type="qwen3_moe", dtype="bfloat16", rope_theta=1000000.0,
                       eps=1e-6, max_pos=40960, tie=False, head_dim=64, qk_norm=True,
+                      config_format="v5",
                       moe=dict(experts=16, top_k=4, width=64, norm_topk_prob=True,
                                mlp_only_layers=[], sparse_step=2, router_std=5.0,
                                min_router_gap=0.01, min_experts_used=8),

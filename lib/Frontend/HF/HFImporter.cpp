@@ -405,22 +405,27 @@ Value DecoderBuilder::moeBlock(StringRef layer, Value x) {
   const MoEConfig &m = *cfg.moe;
   int64_t H = cfg.hiddenSize, I = m.intermediateSize;
   std::string block = (layer + "." + m.block).str();
+  // transformers keeps the experts fused in memory ([E, 2I, H] gate_up_proj,
+  // [E, H, I] down_proj; Mixtral's block renamed `mlp`) but save_pretrained
+  // writes one tensor per expert; a file holding the fused form is named
+  // rather than reported as E missing experts.
+  if (weights &&
+      !weights->lookup(block + "." + m.experts + ".0." + m.gate + ".weight"))
+    for (StringRef inMemory : {StringRef(m.block), StringRef("mlp")}) {
+      std::string fused =
+          (layer + "." + inMemory + "." + m.experts + ".gate_up_proj").str();
+      if (!weights->lookup(fused))
+        continue;
+      problems.push_back(llvm::formatv(
+          "tensor '{0}' holds the experts fused ([experts, 2 * "
+          "intermediate, hidden], transformers' in-memory layout); pimc "
+          "reads the per-expert tensors save_pretrained writes "
+          "('{1}.{2}.<e>.{3}.weight', ...)",
+          fused, block, m.experts, m.gate));
+      return x;
+    }
   Value router =
       denseWeight(block + "." + m.router + ".weight", {m.numExperts, H});
-  // transformers keeps the experts fused in memory ([E, 2I, H] gate_up_proj,
-  // [E, H, I] down_proj) but save_pretrained writes one tensor per expert;
-  // a file holding the fused form is named rather than reported as E
-  // missing experts.
-  std::string fused = block + "." + m.experts + ".gate_up_proj";
-  if (weights && weights->lookup(fused) &&
-      !weights->lookup(block + "." + m.experts + ".0." + m.gate + ".weight")) {
-    problems.push_back(llvm::formatv(
-        "tensor '{0}' holds the experts fused ([experts, 2 * intermediate, "
-        "hidden], transformers' in-memory layout); pimc reads the per-expert "
-        "tensors save_pretrained writes ('{1}.{2}.<e>.{3}.weight', ...)",
-        fused, block, m.experts, m.gate));
-    return x;
-  }
   SmallVector<Value> gates, ups, downs;
   for (int64_t e = 0; e < m.numExperts; ++e) {
     std::string expert = llvm::formatv("{0}.{1}.{2}", block, m.experts, e);

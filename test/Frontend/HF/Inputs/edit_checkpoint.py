@@ -5,8 +5,9 @@ bad-input tests:
     edit_checkpoint.py SRC DST [--drop TENSOR] [--config JSON] [--fuse-experts]
 
 --drop removes a tensor, --config replaces top-level config keys, --fuse-experts rewrites every
-MoE block's per-expert tensors (mlp.experts.<e>.{gate,up,down}_proj.weight) as the fused 3-D
-tensors transformers 5 keeps in memory (mlp.experts.gate_up_proj [E, 2I, H], down_proj [E, H, I]).
+MoE block's per-expert tensors (mlp.experts.<e>.{gate,up,down}_proj.weight; Mixtral's
+block_sparse_moe.experts.<e>.{w1,w3,w2}.weight) as the fused 3-D tensors transformers 5 keeps in
+memory (mlp.experts.gate_up_proj [E, 2I, H], down_proj [E, H, I]; Mixtral's block named mlp).
 """
 import argparse
 import json
@@ -38,19 +39,27 @@ def main():
             raise SystemExit("no tensor %r in %s" % (name, a.src))
         del tensors[name]
     if a.fuse_experts:
-        pat = re.compile(r"(.*\.experts)\.(\d+)\.(gate_proj|up_proj|down_proj)\.weight$")
+        # Mixtral's block_sparse_moe is `mlp` in memory, its w1 / w3 / w2 gate / up / down.
+        role = {"gate_proj": "gate", "up_proj": "up", "down_proj": "down",
+                "w1": "gate", "w3": "up", "w2": "down"}
+        pat = re.compile(r"(.*)\.(?:block_sparse_moe|mlp)\.experts\.(\d+)\."
+                         r"(gate_proj|up_proj|down_proj|w1|w3|w2)\.weight$")
         blocks = {}
         for name in list(tensors):
             m = pat.match(name)
             if m:
-                blocks.setdefault(m.group(1), {})[(int(m.group(2)), m.group(3))] = tensors.pop(name)
+                blocks.setdefault(m.group(1), {})[(int(m.group(2)), role[m.group(3)])] = tensors.pop(name)
         if not blocks:
             raise SystemExit("no per-expert tensors in %s" % a.src)
-        for prefix, parts in blocks.items():
+        for layer, parts in blocks.items():
             n = 1 + max(e for e, _ in parts)
+            prefix = layer + ".mlp.experts"
             tensors[prefix + ".gate_up_proj"] = torch.stack(
-                [torch.cat([parts[(e, "gate_proj")], parts[(e, "up_proj")]]) for e in range(n)])
-            tensors[prefix + ".down_proj"] = torch.stack([parts[(e, "down_proj")] for e in range(n)])
+                [torch.cat([parts[(e, "gate")], parts[(e, "up")]]) for e in range(n)])
+            tensors[prefix + ".down_proj"] = torch.stack([parts[(e, "down")] for e in range(n)])
+            router = layer + ".block_sparse_moe.gate.weight"
+            if router in tensors:
+                tensors[layer + ".mlp.gate.weight"] = tensors.pop(router)
     os.makedirs(a.dst)
     with open(os.path.join(a.dst, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
