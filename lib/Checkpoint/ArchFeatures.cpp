@@ -58,6 +58,10 @@ StringRef columnOfKey(StringRef key) {
              "layers")
       .Cases({"rope_theta", "partial_rotary_factor"}, "positions")
       .Cases({"rope_scaling", "rope_parameters", "use_mrope"}, "rope-scaling")
+      .Cases({"num_local_experts", "num_experts", "num_experts_per_tok",
+              "moe_intermediate_size", "shared_expert_intermediate_size",
+              "norm_topk_prob", "decoder_sparse_step", "mlp_only_layers"},
+             "moe")
       .Case("quantization_config", "quant")
       .Case("model_type", "family")
       .Default("other");
@@ -144,7 +148,8 @@ FeatureUse attention(const View &v) {
 FeatureUse biases(const View &v) {
   bool all = v.is({"gpt2", "starcoder2"}) && v.flag("use_bias", true);
   bool qkv = all || v.flag("attention_bias") || v.flag("use_qkv_bias") ||
-             v.flag("bias") || v.is({"qwen2"});
+             v.flag("bias") || v.is({"qwen2"}) ||
+             (v.is({"qwen2_moe"}) && v.flag("qkv_bias", true));
   bool o = all || (v.flag("attention_bias") && !v.is({"glm", "glm4"})) ||
            (v.is({"internlm2", "falcon"}) && v.flag("bias"));
   bool mlp = all || v.flag("mlp_bias") ||
@@ -265,7 +270,7 @@ FeatureUse softcap(const View &v) {
 }
 
 FeatureUse qkNorm(const View &v) {
-  if (v.is({"qwen3"}))
+  if (v.is({"qwen3", "qwen3_moe"}))
     return yes("per head, RMSNorm");
   if (v.is({"gemma3_text"}))
     return yes("per head, (1+w) RMSNorm");
@@ -355,13 +360,34 @@ FeatureUse ropeScaling(const View &v) {
   return lacks(what, "unknown rope_type");
 }
 
+/// The HF importer builds llm.moe for the families whose routing it reads
+/// (softmax, top-k, optional renormalisation, Qwen2-MoE's gated shared
+/// expert); the block runs as a host call until llm.moe has a PIM lowering.
 FeatureUse moe(const View &v) {
+  std::optional<double> experts;
   for (StringRef k : {"num_local_experts", "num_experts", "n_routed_experts",
                       "moe_num_experts"})
-    if (auto n = v.number(k); n && *n > 0)
-      return lacks(show(*n) + " experts",
-                   "llm.moe has no PIM lowering yet (issue 15)");
-  return na();
+    if (auto n = v.number(k); n && *n > 0 && !experts)
+      experts = n;
+  if (!experts)
+    return na();
+  std::string what = show(*experts) + " experts";
+  if (auto k = v.number("num_experts_per_tok"))
+    what += ", top-" + show(*k);
+  if (!v.is({"mixtral", "qwen2_moe", "qwen3_moe"}))
+    return lacks(what, "routing of " + (v.type.empty() ? "?" : v.type.str()) +
+                           ": the HF importer builds llm.moe for mixtral, "
+                           "qwen2_moe and qwen3_moe only (issue 15)");
+  if (v.is({"mixtral"}) || v.flag("norm_topk_prob"))
+    what += " renormalised";
+  if (v.is({"qwen2_moe"}))
+    what += ", gated shared expert";
+  if (v.is({"qwen2_moe", "qwen3_moe"}) &&
+      (v.number("decoder_sparse_step").value_or(1) != 1 ||
+       (v.get("mlp_only_layers") && v.get("mlp_only_layers")->getAsArray() &&
+        !v.get("mlp_only_layers")->getAsArray()->empty())))
+    what += ", some layers dense";
+  return yes(what + " (llm.moe, on the host)");
 }
 
 FeatureUse recurrent(const View &v) {

@@ -640,6 +640,170 @@ Error configureGpt2(const JSONFields &f, ModelConfig &cfg) {
   return Error::success();
 }
 
+/// Largest expert count pimc reads (far above any released model: 256 for
+/// DeepSeek-V3), so that the importer's loops over experts stay bounded.
+constexpr int64_t kMaxExperts = int64_t(1) << 14;
+
+/// The routing keys every MoE family shares: the number of routed experts
+/// under `key` (transformers also maps `alias` onto it; a config with both
+/// must agree), num_experts_per_tok, and the training-only keys, each
+/// type-checked and without effect: output_router_logits (adds the router
+/// logits to the output), router_aux_loss_coef (the load-balancing loss),
+/// router_jitter_noise (noise on the router input, applied only in
+/// training mode).
+Error readRouting(const JSONFields &f, MoEConfig &moe, StringRef key,
+                  StringRef alias, int64_t defaultExperts, int64_t minExperts,
+                  int64_t defaultTopK) {
+  StringRef used = key;
+  if (!alias.empty() && f.value(alias)) {
+    if (f.value(key) && *f.value(key) != *f.value(alias))
+      return f.fieldError(alias, "is " + show(*f.value(alias)) + " but " + key +
+                                     " is " + show(*f.value(key)) +
+                                     " (the same field in transformers)");
+    used = alias;
+  }
+  PIMC_ASSIGN_OR_RETURN(
+      moe.numExperts,
+      f.integerOr(used, defaultExperts, IntRange{minExperts, kMaxExperts}));
+  PIMC_ASSIGN_OR_RETURN(moe.topK,
+                        f.integerOr("num_experts_per_tok", defaultTopK,
+                                    IntRange{1, kMaxExperts}));
+  if (moe.numExperts > 0 && moe.topK > moe.numExperts)
+    return f.fieldError("num_experts_per_tok",
+                        formatv("selects {0} experts but there are only {1} "
+                                "({2})",
+                                moe.topK, moe.numExperts, used));
+  if (Expected<std::optional<bool>> v = f.boolean("output_router_logits"); !v)
+    return v.takeError();
+  for (StringRef k : {"router_aux_loss_coef", "router_jitter_noise"}) {
+    std::optional<double> v;
+    PIMC_ASSIGN_OR_RETURN(v, f.number(k));
+    if (v && *v < 0)
+      return f.fieldError(k, formatv("must be non-negative, got {0}", *v));
+  }
+  return Error::success();
+}
+
+/// Mixtral (spec 2.5): Mistral's attention (a window on every layer when
+/// sliding_window is set, no biases) and a sparse MoE block on every layer:
+/// softmax over num_local_experts, the top num_experts_per_tok experts
+/// renormalised, experts of width intermediate_size under the original
+/// names block_sparse_moe.gate and block_sparse_moe.experts.<e>.w1 (gate),
+/// w3 (up), w2 (down).
+Error configureMixtral(const JSONFields &f, ModelConfig &cfg) {
+  PIMC_ASSIGN_OR_RETURN(cfg.slidingWindow,
+                        f.integer("sliding_window", IntRange{1}));
+  MoEConfig moe;
+  if (Error e = readRouting(f, moe, "num_local_experts", "num_experts", 8,
+                            /*minExperts=*/1, 2))
+    return e;
+  moe.intermediateSize = cfg.intermediateSize;
+  moe.renormalize = true;
+  moe.block = "block_sparse_moe";
+  moe.gate = "w1";
+  moe.up = "w3";
+  moe.down = "w2";
+  moe.sparse.assign(cfg.numLayers, true);
+  cfg.moe = std::move(moe);
+  return Error::success();
+}
+
+/// What Qwen2-MoE and Qwen3-MoE share (spec 2.7, 4.1): num_experts routed
+/// experts of width moe_intermediate_size, the top num_experts_per_tok
+/// renormalised when norm_topk_prob; layer i is sparse when
+/// (i + 1) % decoder_sparse_step == 0 and i is not in mlp_only_layers (and
+/// there are experts), else it has the dense MLP of intermediate_size.
+Error readQwenMoE(const JSONFields &f, ModelConfig &cfg, StringRef alias,
+                  int64_t defaultExperts, int64_t defaultTopK,
+                  int64_t defaultWidth, MoEConfig &moe) {
+  if (Error e = readRouting(f, moe, "num_experts", alias, defaultExperts,
+                            /*minExperts=*/0, defaultTopK))
+    return e;
+  PIMC_ASSIGN_OR_RETURN(moe.intermediateSize,
+                        f.integerOr("moe_intermediate_size", defaultWidth,
+                                    IntRange{1, int64_t(1) << 20}));
+  PIMC_ASSIGN_OR_RETURN(moe.renormalize, f.booleanOr("norm_topk_prob", false));
+  int64_t step = 1;
+  PIMC_ASSIGN_OR_RETURN(step,
+                        f.integerOr("decoder_sparse_step", 1, IntRange{1}));
+  std::optional<std::vector<int64_t>> dense;
+  PIMC_ASSIGN_OR_RETURN(dense, f.integers("mlp_only_layers", IntRange{0}));
+  for (int64_t i : dense.value_or(std::vector<int64_t>()))
+    if (i >= cfg.numLayers)
+      return f.fieldError("mlp_only_layers",
+                          formatv("lists layer {0} but num_hidden_layers is "
+                                  "{1}",
+                                  i, cfg.numLayers));
+  moe.sparse.assign(cfg.numLayers, false);
+  for (int64_t i = 0; i < cfg.numLayers; ++i)
+    moe.sparse[i] = moe.numExperts > 0 && (i + 1) % step == 0 &&
+                    !(dense && llvm::is_contained(*dense, i));
+  return Error::success();
+}
+
+/// Qwen2-MoE (Qwen1.5-MoE): Qwen2's attention (q/k/v biases; transformers
+/// 5 names the switch qkv_bias, default true), the Qwen MoE layers, and on
+/// every sparse layer a shared expert of width
+/// shared_expert_intermediate_size whose output is scaled per token by
+/// sigmoid(shared_expert_gate . x).
+Error configureQwen2Moe(const JSONFields &f, ModelConfig &cfg) {
+  PIMC_ASSIGN_OR_RETURN(cfg.qkvBias, f.booleanOr("qkv_bias", true));
+  cfg.oBias = false;
+  if (Error e = readQwenWindow(f))
+    return e;
+  MoEConfig moe;
+  if (Error e = readQwenMoE(f, cfg, "", 60, 4, 1408, moe))
+    return e;
+  PIMC_ASSIGN_OR_RETURN(moe.sharedIntermediateSize,
+                        f.integerOr("shared_expert_intermediate_size", 5632,
+                                    IntRange{1, int64_t(1) << 20}));
+  moe.sharedExpertGate = true;
+  if (llvm::is_contained(moe.sparse, true))
+    cfg.moe = std::move(moe);
+  return Error::success();
+}
+
+/// Qwen3-MoE: Qwen3's attention (per-head QK RMSNorms, attention_bias) and
+/// the Qwen MoE layers without a shared expert. transformers 5 writes
+/// num_experts as num_local_experts (Qwen3MoeConfig's attribute_map).
+Error configureQwen3Moe(const JSONFields &f, ModelConfig &cfg) {
+  if (Error e = configureQwen3(f, cfg))
+    return e;
+  MoEConfig moe;
+  if (Error e = readQwenMoE(f, cfg, "num_local_experts", 128, 8, 768, moe))
+    return e;
+  if (llvm::is_contained(moe.sparse, true))
+    cfg.moe = std::move(moe);
+  return Error::success();
+}
+
+constexpr StringLiteral kMixtralFields[] = {
+    "num_local_experts",   "num_experts",          "num_experts_per_tok",
+    "router_jitter_noise", "output_router_logits", "router_aux_loss_coef"};
+constexpr StringLiteral kQwen2MoeFields[] = {"use_sliding_window",
+                                             "max_window_layers",
+                                             "qkv_bias",
+                                             "num_experts",
+                                             "num_experts_per_tok",
+                                             "moe_intermediate_size",
+                                             "shared_expert_intermediate_size",
+                                             "norm_topk_prob",
+                                             "decoder_sparse_step",
+                                             "mlp_only_layers",
+                                             "output_router_logits",
+                                             "router_aux_loss_coef"};
+constexpr StringLiteral kQwen3MoeFields[] = {
+    "attention_bias",        "use_sliding_window",   "max_window_layers",
+    "num_experts",           "num_local_experts",    "num_experts_per_tok",
+    "moe_intermediate_size", "norm_topk_prob",       "decoder_sparse_step",
+    "mlp_only_layers",       "output_router_logits", "router_aux_loss_coef"};
+/// MoE keys that only matter in training (Qwen2MoeConfig and
+/// Qwen3MoeConfig have no router_jitter_noise).
+constexpr StringLiteral kMixtralTrainingFields[] = {
+    "router_jitter_noise", "output_router_logits", "router_aux_loss_coef"};
+constexpr StringLiteral kQwenMoeTrainingFields[] = {"output_router_logits",
+                                                    "router_aux_loss_coef"};
+
 constexpr StringLiteral kLlamaFields[] = {"attention_bias", "mlp_bias"};
 constexpr StringLiteral kGraniteFields[] = {
     "attention_bias",       "mlp_bias",       "embedding_multiplier",
@@ -768,6 +932,39 @@ const FamilySpec kFamilies[] = {
      configurePhi3},
     {"gpt2", kGpt2Fields, 1024, "gelu_new", true, 1e4, "layer_norm_epsilon",
      1e-5, configureGpt2, kGpt2KeyNames},
+    {"mixtral",
+     kMixtralFields,
+     4096 * 32,
+     "silu",
+     false,
+     1e6,
+     "rms_norm_eps",
+     1e-5,
+     configureMixtral,
+     {},
+     kMixtralTrainingFields},
+    {"qwen2_moe",
+     kQwen2MoeFields,
+     32768,
+     "silu",
+     false,
+     1e4,
+     "rms_norm_eps",
+     1e-6,
+     configureQwen2Moe,
+     {},
+     kQwenMoeTrainingFields},
+    {"qwen3_moe",
+     kQwen3MoeFields,
+     32768,
+     "silu",
+     false,
+     1e4,
+     "rms_norm_eps",
+     1e-6,
+     configureQwen3Moe,
+     {},
+     kQwenMoeTrainingFields},
 };
 
 /// HF activation names (ACT2FN) of the gated MLP's gate.

@@ -525,7 +525,9 @@ Error checkKnownFields(const ConfigReader &r, const JSONFields &root,
   // name (GPT-2's hidden_size is n_embd).
   std::optional<StringRef> key = root.firstUnknownKey([&](StringRef key) {
     return (commonField(key) && family.keyFor(key) == key) ||
-           llvm::is_contained(family.fields, key) || key == family.normEpsKey;
+           llvm::is_contained(family.fields, key) ||
+           llvm::is_contained(family.noEffectFields, key) ||
+           key == family.normEpsKey;
   });
   if (!key)
     return Error::success();
@@ -648,6 +650,7 @@ Expected<ConfigSupport> analyzeConfigSupport(StringRef configPath) {
     root.erase(key);
   }
 
+  const FamilySpec *family = lookupFamily(report.modelType);
   std::vector<std::string> keys;
   for (const auto &kv : *rootPtr)
     keys.push_back(kv.first.str());
@@ -670,7 +673,8 @@ Expected<ConfigSupport> analyzeConfigSupport(StringRef configPath) {
                              : ConfigFeature::Status::NotChecked;
       if (isModelType)
         f.reason = report.fatal;
-    } else if (known && !known->semantic) {
+    } else if ((known && !known->semantic) ||
+               (family && llvm::is_contained(family->noEffectFields, key))) {
       f.status = ConfigFeature::Status::NoEffect;
     }
     report.features.push_back(std::move(f));
@@ -991,6 +995,23 @@ std::string semanticConfigJSON(const ModelConfig &c) {
   for (auto [key, v] : scales)
     if (v)
       o[key] = *v;
+  if (c.moe) {
+    const MoEConfig &m = *c.moe;
+    json::Array sparse;
+    for (auto [i, isSparse] : llvm::enumerate(m.sparse))
+      if (isSparse)
+        sparse.push_back(int64_t(i));
+    o["moe"] = json::Object{
+        {"num_experts", m.numExperts},
+        {"top_k", m.topK},
+        {"intermediate_size", m.intermediateSize},
+        {"renormalize", m.renormalize},
+        {"shared_intermediate_size", m.sharedIntermediateSize},
+        {"shared_expert_gate", m.sharedExpertGate},
+        {"sparse_layers", std::move(sparse)},
+        {"tensor_names", json::Array{m.block, m.router, m.experts, m.gate, m.up,
+                                     m.down, m.shared, m.sharedGate}}};
+  }
   if (c.gptq)
     o["gptq"] = json::Object{{"bits", c.gptq->bits},
                              {"group_size", c.gptq->groupSize},

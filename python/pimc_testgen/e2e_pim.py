@@ -43,8 +43,8 @@ import numpy as np
 # the GPTQ sym / 8-bit layouts: the two base targets).
 FAMILIES = ["llama", "llama31", "mistral", "qwen2", "qwen3", "gemma", "granite", "smollm3", "olmo2",
             "gemma3_text", "gemma2", "stablelm", "glm", "glm4", "cohere", "cohere2",
-            "starcoder2", "falcon", "falcon_new", "falcon_rw", "internlm2", "phi3", "gpt2", "llama_gptq4",
-            "llama_gptq4_sym", "llama_gptq8"]
+            "starcoder2", "falcon", "falcon_new", "falcon_rw", "internlm2", "phi3", "gpt2", "mixtral",
+            "qwen2_moe", "qwen3_moe", "llama_gptq4", "llama_gptq4_sym", "llama_gptq8"]
 BASE_ONLY = ["llama_gptq4_sym", "llama_gptq8"]
 REF_TOL = 1e-5
 # (name, target file, extra compile flags, tolerance[, only these families]).
@@ -55,13 +55,16 @@ REF_TOL = 1e-5
 DENSE = ["llama", "llama31", "mistral", "qwen2", "qwen3", "gemma", "granite", "smollm3", "olmo2",
          "gemma3_text", "gemma2", "stablelm", "glm", "glm4", "cohere", "cohere2", "starcoder2",
          "falcon", "falcon_new", "falcon_rw", "internlm2", "phi3", "gpt2", "llama_gptq4"]
+# The MoE families (llm.moe runs as a host call; the rest of the model on PIM).
+MOE = ["mixtral", "qwen2_moe", "qwen3_moe"]
 TARGETS = [("hbm3-pim", "hbm3-pim", [], 4e-3, FAMILIES),
            ("gddr6-aim", "gddr6-aim", [], 3e-2, FAMILIES),
-           ("hbm3-pim-2ch", "hbm3-pim", ["--channels", "2"], 4e-3, DENSE),
+           ("hbm3-pim-2ch", "hbm3-pim", ["--channels", "2"], 4e-3, DENSE + MOE),
            ("hbm3-pim-hostlin", "hbm3-pim", ["--dispatch", "linear=host"], 4e-3,
             ["llama", "qwen2", "qwen3", "gemma", "granite", "smollm3", "olmo2", "gemma3_text",
              "gemma2", "stablelm", "glm", "glm4", "cohere", "cohere2", "starcoder2", "falcon",
-             "falcon_new", "falcon_rw", "internlm2", "phi3", "gpt2"])]
+             "falcon_new", "falcon_rw", "internlm2", "phi3", "gpt2", "mixtral", "qwen2_moe",
+             "qwen3_moe"])]
 # Split attention (--attention-split, docs/backend.md): the 6-token prompt and
 # 32 steps reach position 36, so with 32 keys per part (--max-context 64 in 2
 # parts, 128 in 4) the last 5 tokens attend over two parts and the merge

@@ -36,6 +36,8 @@ PROMPT_LEN = 6
 MAX_NEW_TOKENS = 32
 MIN_MARGIN = 1e-3
 MAX_SEED_TRIES = 50
+# MoE seeds: a routing decision whose k-th expert weighs less than this is not at risk (below).
+HARMLESS_WEIGHT = 1e-3
 MIN_DISTINCT_TOKENS = 16     # also reject seeds whose greedy output collapses into a repeat loop
 # Tied head (lm_head = embedding): a small embedding keeps the residual stream dominated by the
 # layers (otherwise logits[t] ~ |e_t|^2 and the model echoes its input); the final norm weight is
@@ -247,6 +249,42 @@ FAMILIES = {
     # tokens (3x sharpens attention until bf16 MACs miss the logit tolerance).
     "gpt2": dict(SMALL, heads=2, kv_heads=2, inter=1024, model_type="gpt2", dtype="float32", eps=1e-5,
                  max_pos=128, tie=True, qk_std_mult=2.0, min_margin=0.05),
+    # The MoE families (spec 2.5, 2.7, 4.1): real architectures scaled down, every switch on.
+    # `moe`: experts E, top-k, the experts' width (mixtral: intermediate_size), the router's logit
+    # std (large enough that the softmax is peaked: a near tie between the k-th and (k+1)-th
+    # expert then weighs little), and the seed rules: every sparse layer routes the 38 positions
+    # to at least `min_experts_used` experts, and the k-th and (k+1)-th router logits of every
+    # routing decision of the golden run differ by more than `min_router_gap` (a routing flip
+    # from the targets' rounding would change the output discontinuously).
+    # Mixtral-8x7B: 8 experts, top-2 renormalised, every layer sparse, the original tensor names
+    # (block_sparse_moe.gate, experts.<e>.w1/w3/w2); a window of 8 on every layer (v0.1 has
+    # 4096; the 38 positions cross it), untied.
+    "mixtral": dict(SMALL, inter=128, model_type="mixtral", dtype="bfloat16", rope_theta=1000000.0,
+                    eps=1e-5, max_pos=32768, tie=False, sliding_window=8,
+                    moe=dict(experts=8, top_k=2, router_std=5.0, min_router_gap=0.01,
+                             min_experts_used=6),
+                    min_margin=0.05, first_seed=39),
+    # Qwen1.5-MoE-A2.7B (qwen2_moe): 60 experts top-4 scaled to 16 top-4 of width 64, the shared
+    # expert 4x wider (256, as 5632 = 4 x 1408) behind its sigmoid gate, norm_topk_prob false (the
+    # released value), q/k/v biases, and layer 1 dense through mlp_only_layers (the dense MLP of
+    # intermediate_size 512).
+    "qwen2_moe": dict(SMALL, model_type="qwen2_moe", dtype="bfloat16", rope_theta=1000000.0,
+                      eps=1e-6, max_pos=8192, tie=False, qkv_bias=True,
+                      moe=dict(experts=16, top_k=4, width=64, shared=256, norm_topk_prob=False,
+                               mlp_only_layers=[1], sparse_step=1, router_std=5.0,
+                               min_router_gap=0.01, min_experts_used=8),
+                      min_margin=0.05, first_seed=8),
+    # Qwen3-30B-A3B (qwen3_moe): 128 experts top-8 scaled to 16 top-4 of width 64, norm_topk_prob
+    # true, decoder_sparse_step 2 (layers 1 and 3 sparse, 0 and 2 the dense MLP of 512), Qwen3's
+    # per-head QK norms and explicit head_dim 64. config.json as transformers 5 writes it
+    # (num_experts saved as num_local_experts, rope_parameters, dtype).
+    "qwen3_moe": dict(SMALL, model_type="qwen3_moe", dtype="bfloat16", rope_theta=1000000.0,
+                      eps=1e-6, max_pos=40960, tie=False, head_dim=64, qk_norm=True,
+                      config_format="v5",
+                      moe=dict(experts=16, top_k=4, width=64, norm_topk_prob=True,
+                               mlp_only_layers=[], sparse_step=2, router_std=5.0,
+                               min_router_gap=0.01, min_experts_used=8),
+                      min_margin=0.05, first_seed=18),
     # Llama-2: MHA (8 kv heads = 8 q heads), theta 1e4, no head_dim field, rope_scaling null.
     "llama2": dict(SMALL, kv_heads=8, model_type="llama", dtype="float16", rope_theta=10000.0, eps=1e-5,
                    max_pos=4096, tie=False),
@@ -279,7 +317,25 @@ ARCH = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
         "cohere": "CohereForCausalLM", "cohere2": "Cohere2ForCausalLM",
         "starcoder2": "Starcoder2ForCausalLM", "falcon": "FalconForCausalLM",
         "internlm2": "InternLM2ForCausalLM", "phi3": "Phi3ForCausalLM",
-        "gpt2": "GPT2LMHeadModel"}
+        "gpt2": "GPT2LMHeadModel", "mixtral": "MixtralForCausalLM",
+        "qwen2_moe": "Qwen2MoeForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM"}
+
+
+def moe_sparse(f, layer):
+    """Whether `layer` has the MoE block (transformers' rule: Qwen2/3-MoE's decoder layer)."""
+    m = f.get("moe")
+    if not m:
+        return False
+    if f["model_type"] == "mixtral":
+        return True
+    return layer not in m["mlp_only_layers"] and (layer + 1) % m["sparse_step"] == 0
+
+
+def moe_names(f):
+    """(block, gate, up, down) of the experts as save_pretrained writes them."""
+    if f["model_type"] == "mixtral":
+        return "block_sparse_moe", "w1", "w3", "w2"
+    return "mlp", "gate_proj", "up_proj", "down_proj"
 
 
 # --------------------------------------------------------------------------------------------
@@ -363,6 +419,24 @@ def make_config(f):
     elif mt == "qwen3":
         c.update(attention_bias=False, head_dim=f["head_dim"], use_sliding_window=False,
                  sliding_window=None, max_window_layers=f["layers"], rope_scaling=None)
+    elif mt == "mixtral":
+        # As mistralai/Mixtral-8x7B-v0.1's config.json, with router_jitter_noise (later configs).
+        m = f["moe"]
+        c.update(sliding_window=f["sliding_window"], num_local_experts=m["experts"],
+                 num_experts_per_tok=m["top_k"], output_router_logits=False,
+                 router_aux_loss_coef=0.02, router_jitter_noise=0.0)
+    elif mt in ("qwen2_moe", "qwen3_moe"):
+        m = f["moe"]
+        c.update(use_sliding_window=False, sliding_window=None if mt == "qwen3_moe" else 32768,
+                 max_window_layers=f["layers"], num_experts=m["experts"],
+                 num_experts_per_tok=m["top_k"], moe_intermediate_size=m["width"],
+                 norm_topk_prob=m["norm_topk_prob"], decoder_sparse_step=m["sparse_step"],
+                 mlp_only_layers=m["mlp_only_layers"], output_router_logits=False,
+                 router_aux_loss_coef=0.001)
+        if mt == "qwen2_moe":
+            c["shared_expert_intermediate_size"] = m["shared"]
+        else:
+            c.update(attention_bias=False, head_dim=f["head_dim"], rope_scaling=None)
     elif mt == "granite":
         c.update(attention_bias=False, mlp_bias=False, rope_scaling=None, **f["multipliers"])
     elif mt == "gemma3_text":
@@ -695,7 +769,25 @@ def make_weights(f, g):
             put_norm(p + norms["attn_out"], H, (2.0 * L) ** -0.5)
         if "mlp_in" in norms:
             put_norm(p + norms["mlp_in"], H)
-        if f.get("plain_mlp"):
+        if moe_sparse(f, l):
+            # Router [E, H] (logit std router_std), experts as the dense MLP at the experts'
+            # width, Qwen2-MoE's shared expert and its gate [1, H].
+            m = f["moe"]
+            block, gname, uname, dname = moe_names(f)
+            width = m.get("width", I)
+            b = p + block + "."
+            put(b + "gate.weight", linear((m["experts"], H), m["router_std"] * H ** -0.5))
+            for e in range(m["experts"]):
+                put(b + "experts.%d.%s.weight" % (e, gname), linear((width, H), H ** -0.5))
+                put(b + "experts.%d.%s.weight" % (e, uname), linear((width, H), H ** -0.5))
+                put(b + "experts.%d.%s.weight" % (e, dname), linear((H, width), (2.0 / (L * width)) ** 0.5))
+            if m.get("shared"):
+                Is = m["shared"]
+                put(b + "shared_expert.gate_proj.weight", linear((Is, H), H ** -0.5))
+                put(b + "shared_expert.up_proj.weight", linear((Is, H), H ** -0.5))
+                put(b + "shared_expert.down_proj.weight", linear((H, Is), (2.0 / (L * Is)) ** 0.5))
+                put(b + "shared_expert_gate.weight", linear((1, H), H ** -0.5))
+        elif f.get("plain_mlp"):
             up, down = f["plain_mlp"]
             put(p + "mlp.%s.weight" % up, linear((I, H), H ** -0.5))
             put(p + "mlp.%s.bias" % up, 0.1 * randn(I))
@@ -707,7 +799,7 @@ def make_weights(f, g):
         else:
             put_proj(p + "mlp.gate_proj", linear((I, H), H ** -0.5))
             put_proj(p + "mlp.up_proj", linear((I, H), H ** -0.5))
-        if not f.get("plain_mlp"):
+        if not f.get("plain_mlp") and not moe_sparse(f, l):
             put_proj(p + "mlp.down_proj", linear((H, I), (2.0 / (L * I)) ** 0.5))
         if "mlp_out" in norms:
             put_norm(p + norms["mlp_out"], H, (2.0 * L) ** -0.5)
@@ -731,6 +823,30 @@ def hf_config(cfg):
 def write_json(path, obj):
     with open(path, "w") as fh:
         fh.write(json.dumps(obj, indent=2, sort_keys=True) + "\n")
+
+
+def in_memory_names(f, tensors):
+    """The state dict of transformers' module tree for checkpoint tensors: transformers 5 keeps a
+    MoE block's experts fused in memory (mlp.experts.gate_up_proj [E, 2I, H]: gate rows then up
+    rows per expert; mlp.experts.down_proj [E, H, I]) and calls Mixtral's block mlp; its
+    save_pretrained writes them back as one tensor per expert under the original names, which
+    verify_written checks against `tensors`."""
+    if not f.get("moe"):
+        return tensors
+    block, gname, uname, dname = moe_names(f)
+    out = dict(tensors)
+    for l in range(f["layers"]):
+        if not moe_sparse(f, l):
+            continue
+        src, dst = "model.layers.%d.%s." % (l, block), "model.layers.%d.mlp." % l
+        E = f["moe"]["experts"]
+        gates = [out.pop(src + "experts.%d.%s.weight" % (e, gname)) for e in range(E)]
+        ups = [out.pop(src + "experts.%d.%s.weight" % (e, uname)) for e in range(E)]
+        downs = [out.pop(src + "experts.%d.%s.weight" % (e, dname)) for e in range(E)]
+        out[dst + "experts.gate_up_proj"] = torch.stack([torch.cat([g, u]) for g, u in zip(gates, ups)])
+        out[dst + "experts.down_proj"] = torch.stack(downs)
+        out[dst + "gate.weight"] = out.pop(src + "gate.weight")
+    return out
 
 
 def load_into(model, tensors, tied):
@@ -763,7 +879,7 @@ def write_checkpoint(d, f, cfg, tensors):
         return sorted(os.listdir(d))
     model = AutoModelForCausalLM.from_config(hf_config(cfg), dtype=TORCH_DTYPES[f["dtype"]],
                                              attn_implementation=f.get("attn_impl", ATTN_IMPL))
-    load_into(model, tensors, f["tie"])
+    load_into(model, in_memory_names(f, tensors), f["tie"])
     nshards = f.get("shards", 1)
     total = sum(v.numel() * v.element_size() for v in tensors.values())
     # Shards fill in state_dict order up to max_shard_size; a bit over total/n gives n files.
@@ -978,6 +1094,43 @@ def check_rope_scaling(cfg, model):
 
 # --------------------------------------------------------------------------------------------
 
+def routing_stats(model, f, prompt, toks):
+    """Teacher-forced forward over the prompt and the golden tokens (every position the golden
+    run routed): per sparse layer the number of distinct experts chosen, and over all routing
+    decisions the smallest gap between the k-th and (k+1)-th router logit."""
+    k = f["moe"]["top_k"]
+    logits_by_layer = []
+
+    def hook(_module, _inputs, output):
+        logits_by_layer.append(output[0].detach().float())
+    routers = [m for m in model.modules() if type(m).__name__.endswith("TopKRouter")]
+    handles = [r.register_forward_hook(hook) for r in routers]
+    try:
+        with torch.no_grad():
+            model(torch.tensor([prompt + toks[:-1]]))
+    finally:
+        for h in handles:
+            h.remove()
+    sparse = [l for l in range(f["layers"]) if moe_sparse(f, l)]
+    if len(logits_by_layer) != len(sparse):
+        raise SystemExit("%d routers ran, expected the sparse layers %s" % (len(logits_by_layer), sparse))
+    # A decision whose k-th expert weighs less than HARMLESS_WEIGHT (after the model's
+    # renormalisation) cannot move the output visibly if the k-th and (k+1)-th swap: its gap
+    # is not counted.
+    renorm = f["model_type"] == "mixtral" or f["moe"].get("norm_topk_prob")
+    used, gap = [], float("inf")
+    for lg in logits_by_layer:
+        top = lg.sort(dim=-1, descending=True)
+        used.append(len(set(top.indices[:, :k].flatten().tolist())))
+        p = torch.softmax(lg, dim=-1).sort(dim=-1, descending=True).values
+        wk = p[:, k - 1] / (p[:, :k].sum(-1) if renorm else 1.0)
+        gaps = top.values[:, k - 1] - top.values[:, k]
+        counted = gaps[wk >= HARMLESS_WEIGHT]
+        if counted.numel():
+            gap = min(gap, float(counted.min()))
+    return used, gap
+
+
 def reference_note(f):
     if f.get("reference_golden"):
         return ("pimc_testgen/reference.py's plain-PyTorch %s from the saved checkpoint (no transformers "
@@ -1017,10 +1170,20 @@ def build_family(out_dir, family, base_seed):
             toks, logits = hf_greedy(model, prompt, MAX_NEW_TOKENS)
         margin = float(ref.top2_margins(logits).min())
         min_margin = f.get("min_margin", MIN_MARGIN)
-        if margin > min_margin and len(set(toks)) >= MIN_DISTINCT_TOKENS:
+        routing_ok, routing = True, None
+        if f.get("moe"):
+            m = f["moe"]
+            used, gap = routing_stats(model, f, prompt, toks)
+            routing = dict(experts_used_per_sparse_layer=used, min_router_logit_gap=round(gap, 6))
+            routing_ok = gap > m["min_router_gap"] and min(used) >= m["min_experts_used"]
+        if margin > min_margin and len(set(toks)) >= MIN_DISTINCT_TOKENS and routing_ok:
             break
-        print("    seed %d rejected: min top-2 margin %.3g (need > %g), %d distinct tokens (need >= %d)"
-              % (seed, margin, min_margin, len(set(toks)), MIN_DISTINCT_TOKENS))
+        print("    seed %d rejected: min top-2 margin %.3g (need > %g), %d distinct tokens (need >= %d)%s"
+              % (seed, margin, min_margin, len(set(toks)), MIN_DISTINCT_TOKENS,
+                 "" if routing is None else
+                 ", experts used %s (need >= %d), router gap %.3g (need > %g)"
+                 % (routing["experts_used_per_sparse_layer"], f["moe"]["min_experts_used"],
+                    routing["min_router_logit_gap"], f["moe"]["min_router_gap"])))
     else:
         raise SystemExit("%s: no acceptable seed in %d tries" % (family, MAX_SEED_TRIES))
     # (gemma3_text keeps one rotary table per layer type; its tokens test the scaled one.)
@@ -1041,6 +1204,7 @@ def build_family(out_dir, family, base_seed):
         "logits_dtype": "float32-le",
         "logits_shape": [MAX_NEW_TOKENS, cfg["vocab_size"]],
         "min_top2_margin": round(margin, 6),
+        **({"routing": routing} if routing else {}),
         "reference": reference_note(f),
         "transformers_version": transformers.__version__,
         "torch_version": torch.__version__,

@@ -474,6 +474,107 @@ const char *gpt2 = R"({
   "vocab_size": 50257
 })";
 
+// The published configs of the MoE families (mistralai/Mixtral-8x7B-v0.1,
+// Qwen/Qwen1.5-MoE-A2.7B, Qwen/Qwen3-30B-A3B; examples/configs has them too).
+const char *mixtral8x7b = R"({
+  "architectures": ["MixtralForCausalLM"],
+  "attention_dropout": 0.0,
+  "bos_token_id": 1,
+  "eos_token_id": 2,
+  "hidden_act": "silu",
+  "hidden_size": 4096,
+  "initializer_range": 0.02,
+  "intermediate_size": 14336,
+  "max_position_embeddings": 32768,
+  "model_type": "mixtral",
+  "num_attention_heads": 32,
+  "num_experts_per_tok": 2,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 8,
+  "num_local_experts": 8,
+  "output_router_logits": false,
+  "rms_norm_eps": 1e-05,
+  "rope_theta": 1000000.0,
+  "router_aux_loss_coef": 0.02,
+  "sliding_window": null,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.36.0.dev0",
+  "use_cache": true,
+  "vocab_size": 32000
+})";
+
+const char *qwen15moe = R"({
+  "architectures": ["Qwen2MoeForCausalLM"],
+  "attention_dropout": 0.0,
+  "bos_token_id": 151643,
+  "eos_token_id": 151643,
+  "hidden_act": "silu",
+  "hidden_size": 2048,
+  "initializer_range": 0.02,
+  "intermediate_size": 5632,
+  "max_position_embeddings": 8192,
+  "max_window_layers": 21,
+  "model_type": "qwen2_moe",
+  "num_attention_heads": 16,
+  "num_hidden_layers": 24,
+  "num_key_value_heads": 16,
+  "rms_norm_eps": 1e-06,
+  "rope_theta": 1000000.0,
+  "sliding_window": 32768,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.40.0.dev0",
+  "use_cache": true,
+  "use_sliding_window": false,
+  "vocab_size": 151936,
+  "decoder_sparse_step": 1,
+  "moe_intermediate_size": 1408,
+  "shared_expert_intermediate_size": 5632,
+  "num_experts_per_tok": 4,
+  "num_experts": 60,
+  "norm_topk_prob": false,
+  "output_router_logits": false,
+  "router_aux_loss_coef": 0.001
+})";
+
+const char *qwen3moe = R"({
+  "architectures": ["Qwen3MoeForCausalLM"],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "bos_token_id": 151643,
+  "decoder_sparse_step": 1,
+  "eos_token_id": 151645,
+  "head_dim": 128,
+  "hidden_act": "silu",
+  "hidden_size": 2048,
+  "initializer_range": 0.02,
+  "intermediate_size": 6144,
+  "max_position_embeddings": 40960,
+  "max_window_layers": 48,
+  "mlp_only_layers": [],
+  "model_type": "qwen3_moe",
+  "moe_intermediate_size": 768,
+  "norm_topk_prob": true,
+  "num_attention_heads": 32,
+  "num_experts": 128,
+  "num_experts_per_tok": 8,
+  "num_hidden_layers": 48,
+  "num_key_value_heads": 4,
+  "output_router_logits": false,
+  "rms_norm_eps": 1e-06,
+  "rope_scaling": null,
+  "rope_theta": 1000000.0,
+  "router_aux_loss_coef": 0.001,
+  "sliding_window": null,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.51.0",
+  "use_cache": true,
+  "use_sliding_window": false,
+  "vocab_size": 151936
+})";
+
 /// `base` with the top-level fields of `patch` replaced (null in the patch
 /// removes the field).
 std::string patched(const char *base, const char *patch) {
@@ -1483,6 +1584,189 @@ TEST(HFConfigTest, GptqErrors) {
   EXPECT_CONTAINS(errorOf(patched(llama31, R"({"quantization_config":
       {"quant_method": "gptq", "bits": 4, "weird": 1}})")),
                   "quantization_config.weird");
+}
+
+TEST(HFConfigTest, Mixtral) {
+  ModelConfig c = parseOk(mixtral8x7b);
+  EXPECT_EQ(c.modelType, "mixtral");
+  EXPECT_EQ(c.numKvHeads, 8);
+  EXPECT_EQ(c.headDim, 128);
+  EXPECT_FALSE(c.slidingWindow); // null: full attention
+  EXPECT_FALSE(c.qkvBias);
+  EXPECT_DOUBLE_EQ(c.rope.theta, 1e6);
+  EXPECT_DOUBLE_EQ(c.normEps, 1e-5);
+  ASSERT_TRUE(c.moe);
+  EXPECT_EQ(c.moe->numExperts, 8);
+  EXPECT_EQ(c.moe->topK, 2);
+  EXPECT_EQ(c.moe->intermediateSize, 14336); // the experts' width
+  EXPECT_TRUE(c.moe->renormalize);
+  EXPECT_EQ(c.moe->sharedIntermediateSize, 0);
+  EXPECT_FALSE(c.moe->sharedExpertGate);
+  EXPECT_EQ(c.moe->block, "block_sparse_moe");
+  EXPECT_EQ(c.moe->gate, "w1");
+  EXPECT_EQ(c.moe->up, "w3");
+  EXPECT_EQ(c.moe->down, "w2");
+  EXPECT_EQ(c.moe->sparse, std::vector<bool>(32, true));
+  EXPECT_CONTAINS(semanticConfigJSON(c), "\"moe\":{");
+
+  // Defaults of MixtralConfig; a window; the alias num_experts.
+  ModelConfig d = parseOk(patched(mixtral8x7b, R"({"num_local_experts": null,
+      "num_experts_per_tok": null, "rope_theta": null, "sliding_window": 4096,
+      "router_jitter_noise": 0.01})"));
+  EXPECT_EQ(d.moe->numExperts, 8);
+  EXPECT_EQ(d.moe->topK, 2);
+  EXPECT_DOUBLE_EQ(d.rope.theta, 1e6);
+  EXPECT_EQ(d.slidingWindow, 4096);
+  EXPECT_EQ(parseOk(patched(mixtral8x7b, R"({"num_local_experts": null,
+                "num_experts": 4})"))
+                .moe->numExperts,
+            4);
+
+  std::string msg =
+      errorOf(patched(mixtral8x7b, R"({"num_experts_per_tok": 9})"));
+  EXPECT_CONTAINS(msg, "num_experts_per_tok: selects 9 experts but there are "
+                       "only 8 (num_local_experts)");
+  EXPECT_CONTAINS(errorOf(patched(mixtral8x7b, R"({"num_experts": 4})")),
+                  "num_experts: is 4 but num_local_experts is 8");
+  EXPECT_CONTAINS(errorOf(patched(mixtral8x7b, R"({"num_local_experts": 0})")),
+                  "num_local_experts: must be positive");
+  EXPECT_CONTAINS(
+      errorOf(patched(mixtral8x7b, R"({"router_jitter_noise": -1})")),
+      "router_jitter_noise: must be non-negative");
+  EXPECT_CONTAINS(
+      errorOf(patched(mixtral8x7b, R"({"output_router_logits": "yes"})")),
+      "output_router_logits");
+  // MixtralConfig has no attention_bias, and no Qwen keys.
+  EXPECT_CONTAINS(errorOf(patched(mixtral8x7b, R"({"attention_bias": true})")),
+                  "unknown config field 'attention_bias' (not known to the "
+                  "mixtral importer)");
+  EXPECT_CONTAINS(
+      errorOf(patched(mixtral8x7b, R"({"moe_intermediate_size": 64})")),
+      "unknown config field 'moe_intermediate_size'");
+}
+
+TEST(HFConfigTest, Qwen2Moe) {
+  ModelConfig c = parseOk(qwen15moe);
+  EXPECT_EQ(c.modelType, "qwen2_moe");
+  EXPECT_EQ(c.numKvHeads, 16);
+  EXPECT_TRUE(c.qkvBias);
+  EXPECT_FALSE(c.oBias);
+  EXPECT_FALSE(c.slidingWindow); // use_sliding_window false
+  EXPECT_EQ(c.intermediateSize, 5632);
+  ASSERT_TRUE(c.moe);
+  EXPECT_EQ(c.moe->numExperts, 60);
+  EXPECT_EQ(c.moe->topK, 4);
+  EXPECT_EQ(c.moe->intermediateSize, 1408);
+  EXPECT_FALSE(c.moe->renormalize);
+  EXPECT_EQ(c.moe->sharedIntermediateSize, 5632);
+  EXPECT_TRUE(c.moe->sharedExpertGate);
+  EXPECT_EQ(c.moe->block, "mlp");
+  EXPECT_EQ(c.moe->gate, "gate_proj");
+  EXPECT_EQ(c.moe->sparse, std::vector<bool>(24, true));
+
+  // Dense layers: mlp_only_layers and decoder_sparse_step.
+  ModelConfig d = parseOk(patched(qwen15moe, R"({"mlp_only_layers": [0, 5],
+      "decoder_sparse_step": 2, "qkv_bias": false, "norm_topk_prob": true})"));
+  std::vector<bool> want(24, false);
+  for (int i = 1; i < 24; i += 2)
+    want[i] = i != 5;
+  EXPECT_EQ(d.moe->sparse, want);
+  EXPECT_FALSE(d.qkvBias);
+  EXPECT_TRUE(d.moe->renormalize);
+  // No experts at all: every layer dense.
+  EXPECT_FALSE(parseOk(patched(qwen15moe, R"({"num_experts": 0})")).moe);
+
+  EXPECT_CONTAINS(errorOf(patched(qwen15moe, R"({"num_experts_per_tok": 61})")),
+                  "num_experts_per_tok: selects 61 experts but there are only "
+                  "60 (num_experts)");
+  EXPECT_CONTAINS(
+      errorOf(patched(qwen15moe, R"({"mlp_only_layers": [24]})")),
+      "mlp_only_layers: lists layer 24 but num_hidden_layers is 24");
+  EXPECT_CONTAINS(errorOf(patched(qwen15moe, R"({"mlp_only_layers": [-1]})")),
+                  "mlp_only_layers[0]");
+  EXPECT_CONTAINS(errorOf(patched(qwen15moe, R"({"decoder_sparse_step": 0})")),
+                  "decoder_sparse_step: must be positive");
+  EXPECT_CONTAINS(
+      errorOf(patched(qwen15moe, R"({"shared_expert_intermediate_size": 0})")),
+      "shared_expert_intermediate_size: must be positive");
+  std::string msg =
+      errorOf(patched(qwen15moe, R"({"use_sliding_window": true})"));
+  EXPECT_CONTAINS(msg, "use_sliding_window");
+  EXPECT_CONTAINS(msg, "not supported");
+  // Qwen2MoeConfig has neither num_local_experts nor router_jitter_noise.
+  EXPECT_CONTAINS(errorOf(patched(qwen15moe, R"({"num_local_experts": 60})")),
+                  "unknown config field 'num_local_experts'");
+  EXPECT_CONTAINS(errorOf(patched(qwen15moe, R"({"router_jitter_noise": 0})")),
+                  "unknown config field 'router_jitter_noise'");
+}
+
+TEST(HFConfigTest, Qwen3Moe) {
+  ModelConfig c = parseOk(qwen3moe);
+  EXPECT_EQ(c.modelType, "qwen3_moe");
+  EXPECT_EQ(c.headDim, 128);
+  EXPECT_EQ(c.numKvHeads, 4);
+  EXPECT_TRUE(c.qkNorm);
+  EXPECT_FALSE(c.qkvBias);
+  EXPECT_FALSE(c.oBias);
+  EXPECT_FALSE(c.slidingWindow);
+  ASSERT_TRUE(c.moe);
+  EXPECT_EQ(c.moe->numExperts, 128);
+  EXPECT_EQ(c.moe->topK, 8);
+  EXPECT_EQ(c.moe->intermediateSize, 768);
+  EXPECT_TRUE(c.moe->renormalize);
+  EXPECT_EQ(c.moe->sharedIntermediateSize, 0);
+  EXPECT_EQ(c.moe->sparse, std::vector<bool>(48, true));
+
+  // transformers 5 writes num_experts as num_local_experts.
+  ModelConfig v5 = parseOk(patched(qwen3moe, R"({"num_experts": null,
+      "num_local_experts": 64, "decoder_sparse_step": 3,
+      "attention_bias": true})"));
+  EXPECT_EQ(v5.moe->numExperts, 64);
+  std::vector<bool> want(48, false);
+  for (int i = 2; i < 48; i += 3)
+    want[i] = true;
+  EXPECT_EQ(v5.moe->sparse, want);
+  EXPECT_TRUE(v5.qkvBias);
+  EXPECT_TRUE(v5.oBias);
+
+  EXPECT_CONTAINS(errorOf(patched(qwen3moe, R"({"num_local_experts": 64})")),
+                  "num_local_experts: is 64 but num_experts is 128");
+  EXPECT_CONTAINS(
+      errorOf(patched(qwen3moe, R"({"num_experts_per_tok": 129})")),
+      "num_experts_per_tok: selects 129 experts but there are only 128");
+  EXPECT_CONTAINS(
+      errorOf(patched(qwen3moe, R"({"shared_expert_intermediate_size": 8})")),
+      "unknown config field 'shared_expert_intermediate_size'");
+}
+
+TEST(HFConfigTest, MoETrainingKeysHaveNoEffect) {
+  SmallString<128> dir;
+  ASSERT_FALSE(sys::fs::createUniqueDirectory("pimc-hfconfig-moe", dir));
+  SmallString<128> path(dir);
+  sys::path::append(path, "config.json");
+  {
+    std::error_code ec;
+    raw_fd_ostream os(path, ec);
+    ASSERT_FALSE(ec);
+    os << patched(mixtral8x7b, R"({"router_jitter_noise": 0.0})");
+  }
+  Expected<ConfigSupport> report = analyzeConfigSupport(path);
+  ASSERT_TRUE(bool(report)) << toString(report.takeError());
+  EXPECT_TRUE(report->supported());
+  for (const ConfigFeature &f : report->features) {
+    bool training = f.field == "router_jitter_noise" ||
+                    f.field == "router_aux_loss_coef" ||
+                    f.field == "output_router_logits";
+    bool routing =
+        f.field == "num_local_experts" || f.field == "num_experts_per_tok";
+    if (training) {
+      EXPECT_EQ(f.status, ConfigFeature::Status::NoEffect) << f.field;
+    }
+    if (routing) {
+      EXPECT_EQ(f.status, ConfigFeature::Status::Honoured) << f.field;
+    }
+  }
+  sys::fs::remove_directories(dir);
 }
 
 TEST(HFConfigTest, ReadsFileOrDirectory) {

@@ -52,6 +52,10 @@ struct FamilySpec {
   /// Common keys the family's config names otherwise; the common name is
   /// then unknown to the family.
   llvm::ArrayRef<KeyName> keyNames = {};
+  /// Keys of this family without effect on inference (training-only
+  /// settings such as MoE's router_aux_loss_coef): accepted, type-checked
+  /// by the hook, reported as "no effect".
+  llvm::ArrayRef<llvm::StringLiteral> noEffectFields = {};
 
   /// The key that holds the common key `common` in this family's configs.
   llvm::StringRef keyFor(llvm::StringRef common) const;

@@ -113,6 +113,37 @@ struct TensorNames {
 /// decoder architecture; falcon-rw's per-head [q, k, v] is r = 1).
 enum class QKVLayout { Contiguous, Grouped };
 
+/// A sparse mixture-of-experts block (specs/llm-architectures.md section
+/// 4.1): softmax over the router's logits, the top-k experts, each a gated
+/// MLP of width `intermediateSize`, weighted by their probabilities
+/// (renormalised over the k when `renormalize`), plus an optional shared
+/// expert whose output is gated by sigmoid(shared_expert_gate . x)
+/// (Qwen2-MoE). Tensor names under `model.layers.N.<block>.`: the router
+/// `<router>.weight` [E, H], expert e's `<experts>.<e>.<gate|up|down>.weight`
+/// (transformers' save_pretrained layout, one tensor per expert), the
+/// shared expert's `<shared>.<gate|up|down>.weight` (the dense MLP's names)
+/// and `<sharedGate>.weight` [1, H].
+struct MoEConfig {
+  int64_t numExperts = 0;
+  int64_t topK = 0;
+  int64_t intermediateSize = 0; // each routed expert's width
+  bool renormalize = false;
+  int64_t sharedIntermediateSize = 0; // 0: no shared expert
+  bool sharedExpertGate = false;
+  std::string block = "mlp"; // mixtral: block_sparse_moe
+  std::string router = "gate";
+  std::string experts = "experts";
+  std::string gate = "gate_proj", up = "up_proj", down = "down_proj";
+  std::string shared = "shared_expert";
+  std::string sharedGate = "shared_expert_gate";
+  /// One entry per layer: true for a sparse (MoE) layer, false for a layer
+  /// with the dense MLP (mlp_only_layers, decoder_sparse_step).
+  std::vector<bool> sparse;
+  bool isSparse(int64_t layer) const {
+    return size_t(layer) < sparse.size() && sparse[layer];
+  }
+};
+
 /// How one decoder layer's attention differs from the others: `layer_types`
 /// (full or sliding attention) and NoPE layers (SmolLM3's no_rope_layers).
 struct LayerAttention {
@@ -203,6 +234,9 @@ struct ModelConfig {
   /// longrope); empty: every type pimc knows.
   llvm::SmallVector<RopeScaling::Kind, 2> ropeKinds;
   std::optional<GptqConfig> gptq;
+  /// Set: the layers MoEConfig::sparse marks have a sparse MoE block
+  /// instead of the dense MLP (mixtral, qwen2_moe, qwen3_moe).
+  std::optional<MoEConfig> moe;
 };
 
 /// An error about one config field; `field` is its dotted path

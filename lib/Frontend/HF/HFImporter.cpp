@@ -83,6 +83,8 @@ private:
   Value perHeadLayerNorm(Value x, StringRef prefix, int64_t heads);
   /// The plain MLP (PlainMlp) of layer prefix `layer` over x.
   Value plainMlp(StringRef layer, Value x);
+  /// The sparse MoE block (MoEConfig) of layer prefix `layer` over x.
+  Value moeBlock(StringRef layer, Value x);
   /// `x * factor` when the feature is set, else x.
   Value scaled(Value x, std::optional<double> factor, Location loc);
   Value softcapped(Value x, std::optional<double> cap, Location loc);
@@ -397,6 +399,62 @@ Value DecoderBuilder::plainMlp(StringRef layer, Value x) {
   return project(cfg.plainMlp->down, up, H, I);
 }
 
+static llm::Activation mlpActivation(MlpActivation a);
+
+Value DecoderBuilder::moeBlock(StringRef layer, Value x) {
+  const MoEConfig &m = *cfg.moe;
+  int64_t H = cfg.hiddenSize, I = m.intermediateSize;
+  std::string block = (layer + "." + m.block).str();
+  // transformers keeps the experts fused in memory ([E, 2I, H] gate_up_proj,
+  // [E, H, I] down_proj; Mixtral's block renamed `mlp`) but save_pretrained
+  // writes one tensor per expert; a file holding the fused form is named
+  // rather than reported as E missing experts.
+  if (weights &&
+      !weights->lookup(block + "." + m.experts + ".0." + m.gate + ".weight"))
+    for (StringRef inMemory : {StringRef(m.block), StringRef("mlp")}) {
+      std::string fused =
+          (layer + "." + inMemory + "." + m.experts + ".gate_up_proj").str();
+      if (!weights->lookup(fused))
+        continue;
+      problems.push_back(llvm::formatv(
+          "tensor '{0}' holds the experts fused ([experts, 2 * "
+          "intermediate, hidden], transformers' in-memory layout); pimc "
+          "reads the per-expert tensors save_pretrained writes "
+          "('{1}.{2}.<e>.{3}.weight', ...)",
+          fused, block, m.experts, m.gate));
+      return x;
+    }
+  Value router =
+      denseWeight(block + "." + m.router + ".weight", {m.numExperts, H});
+  SmallVector<Value> gates, ups, downs;
+  for (int64_t e = 0; e < m.numExperts; ++e) {
+    std::string expert = llvm::formatv("{0}.{1}.{2}", block, m.experts, e);
+    gates.push_back(projectionWeight(expert + "." + m.gate, I, H));
+    ups.push_back(projectionWeight(expert + "." + m.up, I, H));
+    downs.push_back(projectionWeight(expert + "." + m.down, H, I));
+  }
+  Value sharedGate, sharedUp, sharedDown, sharedExpertGate;
+  if (m.sharedIntermediateSize > 0) {
+    int64_t Is = m.sharedIntermediateSize;
+    std::string shared = block + "." + m.shared;
+    sharedGate = projectionWeight(shared + "." + m.gate, Is, H);
+    sharedUp = projectionWeight(shared + "." + m.up, Is, H);
+    sharedDown = projectionWeight(shared + "." + m.down, H, Is);
+    if (m.sharedExpertGate)
+      sharedExpertGate =
+          denseWeight(block + "." + m.sharedGate + ".weight", {1, H});
+  }
+  return llm::MoEOp::create(
+      b, loc(block), x.getType(), x, router, /*router_bias=*/Value(), gates,
+      ups, downs, sharedGate, sharedUp, sharedDown, sharedExpertGate,
+      b.getI64IntegerAttr(m.topK),
+      llm::MoEScoringAttr::get(&ctx, llm::MoEScoring::Softmax),
+      llm::MoERoutingOrderAttr::get(&ctx, llm::MoERoutingOrder::ScoreThenTopk),
+      b.getBoolAttr(m.renormalize), b.getF32FloatAttr(1.0f),
+      llm::ActivationAttr::get(&ctx, mlpActivation(cfg.mlpActivation)),
+      b.getBoolAttr(false));
+}
+
 /// c * tanh(x / c) as scale, tanh, scale (Gemma 2's final-logit softcap).
 Value DecoderBuilder::softcapped(Value x, std::optional<double> cap,
                                  Location l) {
@@ -511,6 +569,12 @@ Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
     m = scaled(m, cfg.residualMultiplier, loc(mlpPrefix));
     return llm::AddOp::create(b, loc(mlpPrefix), hidden, m);
   }
+  if (cfg.moe && cfg.moe->isSparse(layer)) {
+    Value m = moeBlock(p, h2);
+    m = blockNorm(p, cfg.norms.mlpOut, m);
+    m = scaled(m, cfg.residualMultiplier, loc(mlpPrefix));
+    return llm::AddOp::create(b, loc(mlpPrefix), hidden, m);
+  }
   // gate and up: their own projections, or the halves of gate_up_proj.
   Value gate, up;
   if (cfg.fusedGateUp) {
@@ -538,6 +602,12 @@ llvm::Expected<OwningOpRef<ModuleOp>> DecoderBuilder::build() {
   if (cfg.gptq && cfg.conv1dWeights)
     return llvm::createStringError("GPTQ weights of Conv1D projections are "
                                    "not supported yet");
+  if (cfg.gptq && cfg.moe)
+    return llvm::createStringError("GPTQ weights of MoE experts are not "
+                                   "supported yet");
+  if (cfg.moe && (cfg.plainMlp || cfg.fusedGateUp))
+    return llvm::createStringError("an MoE block with a plain or fused "
+                                   "dense MLP is not supported");
   if (cfg.gptq && (cfg.fusedQKV || cfg.fusedGateUp))
     return llvm::createStringError("GPTQ weights of fused projections "
                                    "(qkv_proj, gate_up_proj) are not "
