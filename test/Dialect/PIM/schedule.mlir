@@ -51,3 +51,29 @@ pim.program attributes {target = "hbm3-pim", target_hash = "sha256:0"} {
   }
   pim.entry @decode [@k0, @s0, @s1, @k1, @k2, @k3, @st0, @at1, @at0]
 }
+
+// (2.3) Device parameters: @route sets @e0; @expert's MAC row uses @e1,
+// derived from @e0, and @dense uses neither. @expert waits for @route (its
+// rows are chosen when it is expanded, after the phase in which @route ran);
+// @dense runs with @route. The next layer's router @route2 sets @e0 again:
+// it waits for @expert, which read it.
+// CHECK: pim.entry @decode [@route, @dense, "barrier", @expert, "barrier", @route2, "barrier"]
+pim.program attributes {target = "hbm3-pim", target_hash = "sha256:0"} {
+  pim.param @e0 {device, min = 0 : i64, max = 7 : i64}
+  pim.param @e1 {src = @e0, add = 1 : i64, min = 1 : i64, max = 8 : i64}
+  pim.region @w {kind = "weights", channels = array<i64: 0, 4>, banks = array<i64: 0, 64>, rows = array<i64: 0, 64>, bytes = 16777216 : i64}
+  pim.region @act {kind = "activations", channels = array<i64: 0, 4>, banks = array<i64: 0, 64>, rows = array<i64: 100, 1>, bytes = 16384 : i64}
+  pim.kernel @route attributes {kind = "other", flops = 0 : i64, bytes = 0 : i64, sets = [{param = @e0, data = #pim.data<@act, 64 : i64>}]} {
+    pim.host_op "moe_route" {in = {off = 0 : i64, n = 8 : i64, fmt = "f32"}, out = {off = 96 : i64, n = 1 : i64, fmt = "f32"}, experts = {off = 64 : i64, n = 1 : i64, fmt = "i32"}, top_k = 1 : i64}
+  }
+  pim.stream @dense attributes {channels = array<i64: 0, 4>} {
+    pim.macro "mac_ab" {row = 60 : i64, col = 0 : i64, count = 32 : i64}
+  }
+  pim.stream @expert attributes {channels = array<i64: 0, 4>} {
+    pim.macro "mac_ab" {row = #pim.index<()[s0] -> (s0 * 4), [@e1]>, col = 0 : i64, count = 32 : i64}
+  }
+  pim.kernel @route2 attributes {kind = "other", flops = 0 : i64, bytes = 0 : i64, sets = [{param = @e0, data = #pim.data<@act, 128 : i64>}]} {
+    pim.host_op "moe_route" {in = {off = 256 : i64, n = 8 : i64, fmt = "f32"}, out = {off = 160 : i64, n = 1 : i64, fmt = "f32"}, experts = {off = 128 : i64, n = 1 : i64, fmt = "i32"}, top_k = 1 : i64}
+  }
+  pim.entry @decode [@route, @dense, @expert, @route2]
+}

@@ -8,6 +8,7 @@
 #include "pimc/Dialect/PIM/IR/PIMHostOp.h"
 
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -43,11 +44,26 @@ BufferLayout pimc::pim::bufferLayout(ProgramOp program) {
 }
 
 FootprintBuilder::FootprintBuilder(ProgramOp program, int64_t accessBytes)
-    : accessBytes(accessBytes),
+    : accessBytes(accessBytes), ctx(program.getContext()),
       act(StringAttr::get(program.getContext(), "act")),
       buffers(bufferLayout(program)) {
-  for (auto p : program.getBody().front().getOps<ParamOp>())
+  for (auto p : program.getBody().front().getOps<ParamOp>()) {
     params[p.getSymName()] = {p.getMin(), p.getMax() + 1};
+    if (p.getDevice())
+      deviceRoots[p.getSymName()] = p.getSymName().str();
+    else if (auto src = p.getSrcAttr();
+             src && deviceRoots.count(src.getValue()))
+      deviceRoots[p.getSymName()] = deviceRoots[src.getValue()];
+  }
+}
+
+Access FootprintBuilder::deviceParam(StringRef name, bool written) const {
+  // '@' is in no region name: the location is the parameter's alone.
+  return {StringAttr::get(ctx, "@param:" + name),
+          {0, 1},
+          {},
+          written,
+          /*exact=*/true};
 }
 
 Footprint FootprintBuilder::of(SymbolTable &symbols, StringRef name) {
@@ -80,6 +96,11 @@ Footprint FootprintBuilder::of(KernelOp kernel) {
                                 /*exact=*/true});
         });
   }
+  if (ArrayAttr sets = kernel.getSetsAttr())
+    for (Attribute a : sets)
+      if (auto param =
+              cast<DictionaryAttr>(a).getAs<FlatSymbolRefAttr>("param"))
+        f.accesses.push_back(deviceParam(param.getValue(), /*written=*/true));
   return f;
 }
 
@@ -90,6 +111,18 @@ Footprint FootprintBuilder::of(StreamOp stream) {
   loops.clear();
   fixedLoops.clear();
   walk(stream.getBody().front(), f);
+  // The device parameters its fields use: read before any of its ops run
+  // (the stream is expanded with their values).
+  llvm::StringSet<> used;
+  stream.walk([&](Operation *op) {
+    op->getAttrDictionary().walk([&](IndexAttr index) {
+      for (Attribute p : index.getParams())
+        if (auto it = deviceRoots.find(cast<FlatSymbolRefAttr>(p).getValue());
+            it != deviceRoots.end() && used.insert(it->second).second)
+          f.accesses.insert(f.accesses.begin(),
+                            deviceParam(it->second, /*written=*/false));
+    });
+  });
   return f;
 }
 

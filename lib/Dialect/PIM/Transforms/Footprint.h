@@ -4,7 +4,10 @@
 // host-op buffers, a macro op's `data`) and DRAM rows on the stream's
 // channels (`row` of MACs, loads and stores), each over every value its
 // loop variables, `ch` and the parameters can take. An op whose effect is
-// not modelled touches everything.
+// not modelled touches everything. A device parameter (2.3) is a location
+// of its own: the kernels that set it write it, the streams whose fields
+// use it (directly or through a derived parameter) read it, so a barrier
+// separates a router kernel from the expert GEMVs it selects.
 //
 // Activation buffers are bytes of `act`: a placed pim.buffer at its offset,
 // and before pim-plan-memory at its range in the layout without reuse
@@ -89,10 +92,15 @@ private:
   void addRows(mlir::DictionaryAttr fields, bool written, Footprint &f);
   void addData(mlir::DictionaryAttr fields, int64_t bytes, bool written,
                Footprint &f);
+  /// The access to device parameter `name` (a location no region has).
+  Access deviceParam(llvm::StringRef name, bool written) const;
 
   int64_t accessBytes;
+  mlir::MLIRContext *ctx;
   mlir::StringAttr act;
   llvm::StringMap<Range> params; // values [min, max + 1)
+  /// Of each parameter set by or derived from a device parameter: that one.
+  llvm::StringMap<std::string> deviceRoots;
   BufferLayout buffers;
   Range channels;                   // of the current stream
   llvm::SmallVector<int64_t> loops; // trip counts (maximum) of enclosing loops
