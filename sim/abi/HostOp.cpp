@@ -17,6 +17,20 @@ using namespace llvm;
 
 namespace pimsim {
 
+namespace {
+/// a * b and a + b of the sizes in host-op fields, saturating at the int64
+/// range: a hostile program's fields must not overflow the checks.
+int64_t satMul(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return MulOverflow(a, b, r) ? ((a < 0) != (b < 0) ? INT64_MIN : INT64_MAX)
+                              : r;
+}
+int64_t satAdd(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return AddOverflow(a, b, r) ? (b < 0 ? INT64_MIN : INT64_MAX) : r;
+}
+} // namespace
+
 //===----------------------------------------------------------------------===//
 // Names
 //===----------------------------------------------------------------------===//
@@ -402,8 +416,8 @@ static bool keepsPartOfOut(const HostOp &op) {
     return true;
   if (op.kind != HostOpKind::Pack)
     return false;
-  int64_t row = op.replicate * op.block;
-  return op.outStride != row || op.blocks * row < op.out.elements;
+  int64_t row = satMul(op.replicate, op.block);
+  return op.outStride != row || satMul(op.blocks, row) < op.out.elements;
 }
 
 void forEachHostBuffer(const HostOp &op,
@@ -633,8 +647,9 @@ void OpChecker::kindRules() {
       fail("'eps' must be a finite number >= 0");
     needRank("weight", 1, "[D]");
     if (out.empty()) {
-      sameLength("in", op.in, "groups * D", op.groups * tensor().shape[0]);
-      sameLength("out", op.out, "groups * D", op.groups * tensor().shape[0]);
+      int64_t n = satMul(op.groups, tensor().shape[0]);
+      sameLength("in", op.in, "groups * D", n);
+      sameLength("out", op.out, "groups * D", n);
     }
     break;
   case HostOpKind::Add:
@@ -649,8 +664,8 @@ void OpChecker::kindRules() {
   case HostOpKind::Rope:
     needFormat("in", op.in, ElemFormat::F32);
     needFormat("out", op.out, ElemFormat::F32);
-    sameLength("in", op.in, "heads * head_dim", op.heads * op.headDim);
-    sameLength("out", op.out, "heads * head_dim", op.heads * op.headDim);
+    sameLength("in", op.in, "heads * head_dim", satMul(op.heads, op.headDim));
+    sameLength("out", op.out, "heads * head_dim", satMul(op.heads, op.headDim));
     if (p.paramIndex("pos") < 0)
       fail("the program has no parameter 'pos'");
     rope();
@@ -665,28 +680,29 @@ void OpChecker::kindRules() {
   case HostOpKind::Pack:
     if (!std::isfinite(op.scale))
       fail("'scale' must be finite");
-    reads("in", (op.blocks - 1) * op.inStride + op.block, op.in);
-    if (out.empty() &&
-        (op.blocks - 1) * op.outStride + op.replicate * op.block >
-            op.out.elements)
-      fail(formatv("writes {0} elements of 'out', which has {1}",
-                   (op.blocks - 1) * op.outStride + op.replicate * op.block,
+    reads("in", satAdd(satMul(op.blocks - 1, op.inStride), op.block), op.in);
+    if (int64_t writes = satAdd(satMul(op.blocks - 1, op.outStride),
+                                satMul(op.replicate, op.block));
+        out.empty() && writes > op.out.elements)
+      fail(formatv("writes {0} elements of 'out', which has {1}", writes,
                    op.out.elements));
     break;
   case HostOpKind::VStage:
     needFormat("in", op.in, ElemFormat::F32);
     if (op.out.format == ElemFormat::F32)
       fail("'out' must be fp16 or bf16, not f32");
-    sameLength("in", op.in, "heads * head_dim", op.heads * op.headDim);
-    if (out.empty() &&
-        op.out.elements < op.heads * op.headDim * op.lanes * op.groups)
-      fail(formatv("'out' has {0} elements, heads * head_dim * lanes * "
-                   "groups is {1}",
-                   op.out.elements,
-                   op.heads * op.headDim * op.lanes * op.groups));
+    sameLength("in", op.in, "heads * head_dim", satMul(op.heads, op.headDim));
+    if (out.empty() && op.out.elements < satMul(satMul(op.heads, op.headDim),
+                                                satMul(op.lanes, op.groups)))
+      fail(formatv(
+          "'out' has {0} elements, heads * head_dim * lanes * "
+          "groups is {1}",
+          op.out.elements,
+          satMul(satMul(op.heads, op.headDim), satMul(op.lanes, op.groups))));
     break;
   case HostOpKind::Sum:
-    reads("in", (op.parts - 1) * op.inStride + op.out.elements, op.in);
+    reads("in", satAdd(satMul(op.parts - 1, op.inStride), op.out.elements),
+          op.in);
     if (op.b != ActBuffer()) { // (2.3) a weight per part (MoE's combine)
       needFormat("weights", op.b, ElemFormat::F32);
       sameLength("weights", op.b, "parts", op.parts);
@@ -696,10 +712,15 @@ void OpChecker::kindRules() {
     needFormat("in", op.in, ElemFormat::F32);
     needFormat("stats", op.b, ElemFormat::F32);
     needFormat("out", op.out, ElemFormat::F32);
-    sameLength("out", op.out, "heads * block", op.heads * op.headDim);
+    sameLength("out", op.out, "heads * block", satMul(op.heads, op.headDim));
     if (out.empty()) {
-      reads("in", (op.parts - 1) * op.inStride + op.heads * op.headDim, op.in);
-      reads("stats", (op.parts - 1) * op.outStride + 2 * op.heads, op.b);
+      reads("in",
+            satAdd(satMul(op.parts - 1, op.inStride),
+                   satMul(op.heads, op.headDim)),
+            op.in);
+      reads("stats",
+            satAdd(satMul(op.parts - 1, op.outStride), satMul(2, op.heads)),
+            op.b);
     }
     break;
   case HostOpKind::Linear:
