@@ -55,6 +55,12 @@ private:
   llvm::Expected<int64_t> lookup(const llvm::StringMap<int64_t> &table,
                                  Operation *owner, StringRef what,
                                  FlatSymbolRefAttr ref);
+  /// Where a #pim.data points: the region's index and the byte its offset
+  /// counts from (a placed pim.buffer is bytes of act from its offset).
+  struct DataBase {
+    int64_t region = 0, base = 0;
+  };
+  llvm::Expected<DataBase> dataBase(Operation *owner, pim::DataAttr data);
 
   pim::ProgramOp op;
   const pimsim::Target &target;
@@ -170,6 +176,20 @@ Serializer::lookup(const llvm::StringMap<int64_t> &table, Operation *owner,
   return it->second;
 }
 
+llvm::Expected<Serializer::DataBase> Serializer::dataBase(Operation *owner,
+                                                          pim::DataAttr data) {
+  FlatSymbolRefAttr region = data.getRegion();
+  int64_t base = 0;
+  if (auto it = buffers.find(region.getValue()); it != buffers.end()) {
+    region = act;
+    base = it->second;
+  }
+  llvm::Expected<int64_t> index = lookup(regions, owner, "region", region);
+  if (!index)
+    return index.takeError();
+  return DataBase{*index, base};
+}
+
 llvm::Error Serializer::param(pim::ParamOp x) {
   pimsim::Param prm;
   prm.name = x.getSymName().str();
@@ -267,18 +287,11 @@ llvm::Error Serializer::kernel(pim::KernelOp x) {
       ps.param = p.paramIndex(name);
       if (ps.param < 0)
         return fail(x, "sets unknown parameter @" + name);
-      // A placed pim.buffer: bytes of act from its offset.
-      FlatSymbolRefAttr region = data.getRegion();
-      int64_t base = 0;
-      if (auto it = buffers.find(region.getValue()); it != buffers.end()) {
-        region = act;
-        base = it->second;
-      }
-      llvm::Expected<int64_t> index = lookup(regions, x, "region", region);
-      if (!index)
-        return index.takeError();
-      ps.region = *index;
-      ps.offset = base + cast<IntegerAttr>(data.getOffset()).getInt();
+      llvm::Expected<DataBase> at = dataBase(x, data);
+      if (!at)
+        return at.takeError();
+      ps.region = at->region;
+      ps.offset = at->base + cast<IntegerAttr>(data.getOffset()).getInt();
       k.sets.push_back(ps);
     }
   kernels[k.name] = p.kernels.size();
@@ -353,18 +366,11 @@ llvm::Error Serializer::macro(pim::MacroOp m, pimsim::Instruction &inst) {
       auto data = dyn_cast<pim::DataAttr>(f.getValue());
       if (!data)
         return fail(m, "field 'data' must be a #pim.data");
-      // A placed pim.buffer: bytes of act from its offset.
-      FlatSymbolRefAttr region = data.getRegion();
-      int64_t base = 0;
-      if (auto it = buffers.find(region.getValue()); it != buffers.end()) {
-        region = act;
-        base = it->second;
-      }
-      llvm::Expected<int64_t> index = lookup(regions, m, "region", region);
-      if (!index)
-        return index.takeError();
-      inst.dataRegion = *index;
-      if (llvm::Error err = field(m, inst, *key, data.getOffset(), base))
+      llvm::Expected<DataBase> at = dataBase(m, data);
+      if (!at)
+        return at.takeError();
+      inst.dataRegion = at->region;
+      if (llvm::Error err = field(m, inst, *key, data.getOffset(), at->base))
         return err;
       continue;
     }

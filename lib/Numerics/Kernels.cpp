@@ -300,6 +300,9 @@ uint16_t floatToBf16(float value) {
 
 float f16ToFloat(uint16_t bits) { return widenF16(bits); }
 
+float roundToBf16(float value) { return bf16ToFloat(floatToBf16(value)); }
+float roundToF16(float value) { return f16ToFloat(floatToF16(value)); }
+
 uint16_t floatToF16(float value) {
   uint32_t u = floatToBits(value);
   uint16_t sign = uint16_t((u >> 16) & 0x8000u);
@@ -814,26 +817,22 @@ void applyRope(float *x, int64_t T, int64_t H, int64_t headDim, int64_t offset,
 
 //===-- Attention ---------------------------------------------------------===//
 
-namespace {
-float roundToBF16(float x) { return bf16ToFloat(floatToBf16(x)); }
-} // namespace
-
 std::vector<float> alibiSlopes(int64_t heads) {
   std::vector<float> slopes;
   if (heads <= 0)
     return slopes;
   int64_t n = int64_t(1) << llvm::Log2_64(uint64_t(heads));
   for (int64_t h = 1; h <= n; ++h)
-    slopes.push_back(roundToBF16(float(std::exp2(-8.0 * double(h) / n))));
+    slopes.push_back(roundToBf16(float(std::exp2(-8.0 * double(h) / n))));
   for (int64_t h = 1; int64_t(slopes.size()) < heads; h += 2)
-    slopes.push_back(roundToBF16(float(std::exp2(-4.0 * double(h) / n))));
+    slopes.push_back(roundToBf16(float(std::exp2(-4.0 * double(h) / n))));
   return slopes;
 }
 
 float alibiBias(float slope, int64_t key) {
   // bf16 slopes times the positions as a bf16 tensor: the position is
   // converted to bf16 first, the product rounded again.
-  return roundToBF16(slope * roundToBF16(float(key)));
+  return roundToBf16(slope * roundToBf16(float(key)));
 }
 
 void attention(const float *q, const float *k, const float *v, int64_t T,

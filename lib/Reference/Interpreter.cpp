@@ -825,9 +825,9 @@ Error Interpreter::Impl::execute(Operation *op, Env &env) {
             Type elem = cast<ShapedType>(c.getType()).getElementType();
             for (float &v : out->f) {
               if (elem.isBF16())
-                v = bf16ToFloat(floatToBf16(v));
+                v = roundToBf16(v);
               else if (elem.isF16())
-                v = f16ToFloat(floatToF16(v));
+                v = roundToF16(v);
             }
             setTensor(c.getResult(), out);
             return Error::success();

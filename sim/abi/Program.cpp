@@ -918,7 +918,9 @@ public:
         }
       }
     }
-    if (problems.empty())
+    bool deviceParams =
+        any_of(p.params, [](const Param &prm) { return prm.device; });
+    if (problems.empty() && deviceParams)
       for (const Entry &e : p.entries)
         checkDeviceParamOrder(e);
   }

@@ -25,6 +25,10 @@ float bf16ToFloat(uint16_t bits);
 uint16_t floatToBf16(float value); // round to nearest even, NaN preserved
 float f16ToFloat(uint16_t bits);
 uint16_t floatToF16(float value); // round to nearest even
+/// `value` rounded to bf16 / f16 and widened back: llm.cast to a narrow
+/// float (the interpreter, the constant evaluator and the importers' folds).
+float roundToBf16(float value);
+float roundToF16(float value);
 
 //===-- Weights -----------------------------------------------------------===//
 enum class StorageType { F32, F16, BF16 };

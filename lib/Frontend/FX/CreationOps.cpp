@@ -7,6 +7,8 @@
 
 #include "FXOpHelpers.h"
 
+#include "pimc/Numerics/Kernels.h"
+
 using namespace pimc;
 using namespace pimc::fx;
 using namespace pimc::fx::detail;
@@ -185,14 +187,10 @@ Value OpContext::roundToTraced(unsigned i, Value v) {
   Type narrow = narrowFloat(b, node.meta[i].dtype);
   if (!narrow || !v || !typeOf(v).getElementType().isF32())
     return v;
-  const llvm::fltSemantics &sem = cast<FloatType>(narrow).getFloatSemantics();
   if (std::optional<Lit> l = litOf(v)) {
-    for (double &x : l->v) {
-      APFloat f(static_cast<float>(x));
-      bool lost = false;
-      f.convert(sem, APFloat::rmNearestTiesToEven, &lost);
-      x = f.convertToDouble();
-    }
+    for (double &x : l->v)
+      x = narrow.isBF16() ? ref::roundToBf16(static_cast<float>(x))
+                          : ref::roundToF16(static_cast<float>(x));
     return emitLit(*this, *l);
   }
   return llm::CastOp::create(

@@ -1,6 +1,7 @@
 //===- GraphMatch.cpp - matching helpers for the raising patterns ---------===//
 #include "GraphMatch.h"
 #include "pimc/Checkpoint/Safetensors.h"
+#include "pimc/Numerics/Kernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -380,16 +381,16 @@ private:
         })
         .Case([&](ConcatOp op) { return concat(op.getInputs(), op.getAxis()); })
         .Case([&](CastOp op) -> std::optional<ConstTensor> {
-          auto to = dyn_cast<FloatType>(getElementTypeOrSelf(op.getType()));
-          if (!to)
+          Type to = getElementTypeOrSelf(op.getType());
+          if (!isa<FloatType>(to))
             return std::nullopt;
-          // Widening is exact; narrowing rounds to nearest even.
-          const llvm::fltSemantics &sem = to.getFloatSemantics();
-          return unary(op.getInput(), Value(), [&sem](double a) {
-            APFloat f(a);
-            bool lost = false;
-            f.convert(sem, APFloat::rmNearestTiesToEven, &lost);
-            return f.convertToDouble();
+          // Widening is exact; narrowing rounds as the interpreter does.
+          return unary(op.getInput(), Value(), [to](double a) -> double {
+            if (to.isBF16())
+              return ref::roundToBf16(float(a));
+            if (to.isF16())
+              return ref::roundToF16(float(a));
+            return a;
           });
         })
         .Case([&](AddOp op) {

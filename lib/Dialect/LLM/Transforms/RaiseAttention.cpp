@@ -488,23 +488,6 @@ struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
       kt = stripUnitReshape(kt0);
       *scale *= *pre;
     }
-    DenseF32ArrayAttr alibi;
-    if (mask->bias) {
-      if (softcap)
-        return rewriter.notifyMatchFailure(
-            pv, "a softcap and a mask bias (llm.attention biases first)");
-      auto st = rankedType(softmax.getResult());
-      int64_t rank = st.getRank();
-      TracedBias traced{mask->bias, mask->visible,
-                        headLayout(q) ? headLayout(q)->heads : 0,
-                        st.getDimSize(rank - 2), st.getDimSize(rank - 1)};
-      std::optional<std::vector<float>> slopes =
-          matchAlibiBias(traced, *scale, weights);
-      if (!slopes)
-        return rewriter.notifyMatchFailure(
-            pv, "the mask's bias is not ALiBi at every position");
-      alibi = rewriter.getDenseF32ArrayAttr(*slopes);
-    }
     std::optional<KeySource> k = matchKeyTranspose(kt);
     Value v = stripUnitReshape(pv.getRhs());
     if (!k || !rankedType(k->src).hasStaticShape())
@@ -524,6 +507,22 @@ struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
         !rankedType(k->src).getElementType().isF32() ||
         !rankedType(v).getElementType().isF32())
       return rewriter.notifyMatchFailure(pv, "operands are not f32");
+    DenseF32ArrayAttr alibi;
+    if (mask->bias) {
+      if (softcap)
+        return rewriter.notifyMatchFailure(
+            pv, "a softcap and a mask bias (llm.attention biases first)");
+      int64_t rank = scoresType.getRank();
+      TracedBias traced{mask->bias, mask->visible, ql->heads,
+                        scoresType.getDimSize(rank - 2),
+                        scoresType.getDimSize(rank - 1)};
+      std::optional<std::vector<float>> slopes =
+          matchAlibiBias(traced, *scale, weights);
+      if (!slopes)
+        return rewriter.notifyMatchFailure(
+            pv, "the mask's bias is not ALiBi at every position");
+      alibi = rewriter.getDenseF32ArrayAttr(*slopes);
+    }
     Location loc = pv.getLoc();
     // GQA: the repeat can only be seen when k is the source itself.
     Value k0, v0 = v;

@@ -113,6 +113,8 @@ Footprint FootprintBuilder::of(StreamOp stream) {
   walk(stream.getBody().front(), f);
   // The device parameters its fields use: read before any of its ops run
   // (the stream is expanded with their values).
+  if (deviceRoots.empty())
+    return f;
   llvm::StringSet<> used;
   stream.walk([&](Operation *op) {
     op->getAttrDictionary().walk([&](IndexAttr index) {
