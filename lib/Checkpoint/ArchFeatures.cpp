@@ -387,7 +387,7 @@ FeatureUse moe(const View &v) {
        (v.get("mlp_only_layers") && v.get("mlp_only_layers")->getAsArray() &&
         !v.get("mlp_only_layers")->getAsArray()->empty())))
     what += ", some layers dense";
-  return yes(what + " (llm.moe, on the host)");
+  return yes(what + " (llm.moe)");
 }
 
 FeatureUse recurrent(const View &v) {

@@ -51,11 +51,13 @@ REF_TOL = 1e-5
 # "hbm3-pim-2ch" confines the model to 2 channels: several output groups per
 # bank (accumulator registers), q heads in turn per channel, K-split parts.
 # "hbm3-pim-hostlin" forces every linear onto the host GEMV (--dispatch
-# linear=host; dense weights only).
+# linear=host; dense weights only; an MoE then runs as a host call).
+# "hbm3-pim-hostrouter" runs the MoE routers on the host in f32 (--dispatch
+# router=host; by default only where the PIM input format is bf16).
 DENSE = ["llama", "llama31", "mistral", "qwen2", "qwen3", "gemma", "granite", "smollm3", "olmo2",
          "gemma3_text", "gemma2", "stablelm", "glm", "glm4", "cohere", "cohere2", "starcoder2",
          "falcon", "falcon_new", "falcon_rw", "internlm2", "phi3", "gpt2", "llama_gptq4"]
-# The MoE families (llm.moe runs as a host call; the rest of the model on PIM).
+# The MoE families (llm.moe on PIM: the router and the selected experts' GEMVs).
 MOE = ["mixtral", "qwen2_moe", "qwen3_moe"]
 TARGETS = [("hbm3-pim", "hbm3-pim", [], 4e-3, FAMILIES),
            ("gddr6-aim", "gddr6-aim", [], 3e-2, FAMILIES),
@@ -64,7 +66,8 @@ TARGETS = [("hbm3-pim", "hbm3-pim", [], 4e-3, FAMILIES),
             ["llama", "qwen2", "qwen3", "gemma", "granite", "smollm3", "olmo2", "gemma3_text",
              "gemma2", "stablelm", "glm", "glm4", "cohere", "cohere2", "starcoder2", "falcon",
              "falcon_new", "falcon_rw", "internlm2", "phi3", "gpt2", "mixtral", "qwen2_moe",
-             "qwen3_moe"])]
+             "qwen3_moe"]),
+           ("hbm3-pim-hostrouter", "hbm3-pim", ["--dispatch", "router=host"], 4e-3, MOE)]
 # Split attention (--attention-split, docs/backend.md): the 6-token prompt and
 # 32 steps reach position 36, so with 32 keys per part (--max-context 64 in 2
 # parts, 128 in 4) the last 5 tokens attend over two parts and the merge

@@ -130,6 +130,9 @@ captureDiagnostics(mlir::MLIRContext &ctx, Fn fn) {
   return diags;
 }
 
+constexpr const char *kHostCallNote =
+    "host call: no device lowering, runs the op's reference numerics";
+
 /// The llm ops of @forward, their placement for `target` and, for the ops
 /// the backend cannot take, the reason; then whether the model compiles.
 void analyzeModule(mlir::ModuleOp module, StringRef targetPath,
@@ -150,8 +153,7 @@ void analyzeModule(mlir::ModuleOp module, StringRef targetPath,
     else if (row.count == 1 && !pim::isLowerableOp(op))
       row.reason = "no PIM-backend lowering for this op";
     else if (row.count == 1 && !pim::hasOwnLowering(op))
-      row.note = "host call: no device lowering, runs the op's reference "
-                 "numerics";
+      row.note = kHostCallNote;
   });
 
   // The phases of the pim-backend pipeline that `pimc compile` runs.
@@ -176,6 +178,9 @@ void analyzeModule(mlir::ModuleOp module, StringRef targetPath,
       auto d = op->getAttrOfType<mlir::StringAttr>(pim::kDispatchAttrName);
       if (!d)
         return;
+      // Whether an MoE is a host call depends on its shape and placement.
+      if (isa<llm::MoEOp>(op))
+        it->second.note = pim::hasOwnLowering(op) ? "" : kHostCallNote;
       std::string &placement = it->second.placement;
       if (placement.empty() || placement == d.getValue())
         placement = d.getValue().str();

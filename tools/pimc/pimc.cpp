@@ -388,7 +388,9 @@ cl::opt<std::string>
 cl::list<std::string>
     dispatchForce("dispatch", cl::sub(compileCmd), cl::cat(pimcCategory),
                   cl::desc("Force a placement per op class: linear=pim|host, "
-                           "attention=pim|host, elementwise=host (repeatable)"),
+                           "attention=pim|host, elementwise=host, moe=pim|host "
+                           "(an MoE; default: as linear), router=pim|host (an "
+                           "MoE's router; repeatable)"),
                   cl::value_desc("class=unit"), cl::CommaSeparated);
 cl::opt<bool>
     printIRAfterAll("mlir-print-ir-after-all", cl::sub(compileCmd),
@@ -1227,6 +1229,7 @@ int runCompile(mlir::MLIRContext &ctx) {
     r["compile_seconds"] = seconds;
     r["max_context"] = attrI64("pim.max_context");
     r["weight_bytes"] = attrI64("pim.weight_bytes");
+    r["streamed_weight_bytes"] = attrI64("pim.streamed_weight_bytes");
     r["kv_bytes"] = attrI64("pim.kv_bytes");
     r["kv_bytes_per_position"] =
         attrI64("pim.max_context")

@@ -129,7 +129,7 @@ private:
   /// starting on a 64-byte boundary (the slot is the first).
   Slot alloc(int64_t n, StringRef fmt = "f32", int64_t copies = 1) {
     std::string name = "a" + std::to_string(bufferCount++);
-    int64_t bytes = n * (fmt == "f32" ? 4 : 2);
+    int64_t bytes = n * (fmt == "f32" || fmt == "i32" ? 4 : 2);
     if (copies > 1)
       bytes = copies * ceilDiv(bytes, 64) * 64;
     pim::BufferOp::create(top, loc, top.getStringAttr(name),
@@ -209,6 +209,12 @@ private:
   void emitHostGemv(Value input, ArrayRef<GemvPart> parts);
   void emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
                 int64_t P);
+  /// Where an expert GEMV's output goes: slot j of its pim.moe_combine's
+  /// strided input (allocated by the first slot), so the weighted `sum`
+  /// reads the k outputs as one buffer.
+  std::optional<Slot> combineSlot(GemvOp op, int64_t n);
+  LogicalResult lowerMoERoute(MoERouteOp op);
+  void lowerMoECombine(MoECombineOp op);
   LogicalResult lowerAttention(pim::AttentionOp op);
   void appendAlibi(SmallVectorImpl<NamedAttribute> &sf, pim::AttentionOp op,
                    AffineExpr head, int64_t key0);
@@ -222,6 +228,16 @@ private:
                     const std::map<std::string, std::pair<Slot, int64_t>> &data,
                     const std::map<std::string, std::string> &runtime = {});
   bool kernelFailed = false; // emitGemv's emitLibraryKernel failed
+  /// MoE: the first row of each expert set (keyed by expert 0's first
+  /// weight; the slots' GEMVs share the placement), the device parameters
+  /// of each routing's slots, each combine's strided input (and stride in
+  /// bytes).
+  llvm::DenseMap<Value, int64_t> expertRows;
+  llvm::DenseMap<Value, SmallVector<std::string>> slotParams;
+  llvm::DenseMap<Operation *, std::pair<Slot, int64_t>> combineInputs;
+  /// Inputs already packed in the PIM input format, by value and rows.
+  std::map<std::pair<void *, int64_t>, Slot> packedInputs;
+  pim::KernelOp lastKernel; // the last kernel flush() emitted
   /// An llm op with no lowering of its own: a `call` of its outlined
   /// function on the host (HostFallback.h).
   LogicalResult lowerHostCall(Operation *op);
@@ -252,7 +268,10 @@ private:
   std::vector<Geometry> geometries;
   std::map<std::string, unsigned> params; // name -> index in paramRefs
   SmallVector<FlatSymbolRefAttr> paramRefs;
-  int64_t weightBindingBytes = 0, kvBytes = 0;
+  // Weight bytes placed, and streamed per token (an expert GEMV streams
+  // one expert's of the E it places).
+  int64_t weightBindingBytes = 0, streamedWeightBytes = 0, kvBytes = 0;
+  int64_t expertWeightRows = 0; // rows per bank the MoE experts take
   int64_t kvLayers = 0, kvBytesPerPosition = 0;
   std::string currentLayer = "embed";
   Value tokens, offset; // @forward's token ids and position
@@ -346,6 +365,7 @@ void Lowering::flush() {
     OpBuilder kb = OpBuilder::atBlockEnd(&k.getBody().front());
     pim::HostOp::create(kb, loc, kb.getStringAttr(op), args);
     step(name);
+    lastKernel = k;
   }
   pending.clear();
 }
@@ -364,7 +384,7 @@ LogicalResult Lowering::lowerGemv(GemvOp op) {
   SmallVector<GemvPart> parts;
   auto biases = op.getBiases().begin();
   for (auto [w, r, biased] :
-       llvm::zip(op.getWeights(), op.getResults(), op.getBiased())) {
+       llvm::zip(op.getStreamedWeights(), op.getResults(), op.getBiased())) {
     auto weight = w.getDefiningOp<llm::WeightOp>();
     Value bias = biased ? *biases++ : Value();
     if (!weight || (bias && !bias.getDefiningOp<llm::WeightOp>()))
@@ -388,6 +408,10 @@ LogicalResult Lowering::lowerGemv(GemvOp op) {
   if (op.getSource() == "llm.lm_head")
     currentLayer = "head";
   if (dispatchedToHost(op)) {
+    if (op.getExperts())
+      return op.emitError("PIM lowering: an expert GEMV dispatched to the "
+                          "host (the MoE stays a host call instead)"),
+             failure();
     emitHostGemv(op.getInput(), parts);
     return success();
   }
@@ -430,16 +454,37 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
   int64_t kRows = shape.kRows, nch = shape.nch, I = shape.I;
   int64_t partRows = shape.partRows, Cp = m.C / P;
   P = shape.P; // parts that would be empty are dropped
-  int64_t row0 = weightRow;
-  weightRow += I * partRows;
+  // An expert GEMV: the E experts with one tiling, expert e at row0 + e x
+  // rowsPerExpert, placed by the first slot's GEMV; the stream adds the
+  // routed expert's offset (a device parameter) to every row.
+  int64_t E = anchor.getNumExperts(), rowsPerExpert = I * partRows;
+  Value expertKey = anchor.getWeights()[0];
+  bool placed = anchor.getExperts() && expertRows.count(expertKey);
+  int64_t row0 = placed ? expertRows.lookup(expertKey) : weightRow;
+  if (!placed) {
+    weightRow += E * rowsPerExpert;
+    if (anchor.getExperts()) {
+      expertRows[expertKey] = row0;
+      expertWeightRows += E * rowsPerExpert;
+    }
+  }
+  AffineExpr expertRow = cst(0);
+  if (anchor.getExperts())
+    expertRow =
+        sym(slotParams.lookup(anchor.getExperts())[*anchor.getExpertSlot()]) *
+        rowsPerExpert;
 
-  // Host: the input in the PIM input format, zero-padded to whole rows. When
-  // the previous vector op (a norm or the gate activation) produced it and
-  // only this GEMV reads it, that op writes the PIM format directly.
+  // Host: the input in the PIM input format, zero-padded to whole rows
+  // (once per input: the router and the expert slots share it). When the
+  // previous vector op (a norm or the gate activation) produced it and only
+  // this GEMV reads it, that op writes the PIM format directly.
   Slot in = lookup(input);
-  Slot xin = alloc(kRows * m.E, m.fmt);
-  bool fusedCast = false;
-  if (!pending.empty() && in.contiguous() &&
+  auto packedKey = std::make_pair(input.getAsOpaquePointer(), kRows);
+  auto packed = packedInputs.find(packedKey);
+  bool fusedCast = packed != packedInputs.end();
+  Slot xin = fusedCast ? packed->second : alloc(kRows * m.E, m.fmt);
+  packedInputs[packedKey] = xin;
+  if (!fusedCast && !pending.empty() && in.contiguous() &&
       (pending.back().first == "rms_norm" ||
        pending.back().first == "gated_act") &&
       llvm::all_of(input.getUsers(),
@@ -475,7 +520,8 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
   // Weight bindings. The parts' outputs are P slots of one buffer, 64-byte
   // aligned (the partial-sum `sum` reads them as one strided input).
   int64_t outN = I * nch * m.B, outStride = ceilDiv(outN * 4, 64) * 64;
-  Slot outs = alloc(outN, "f32", P);
+  std::optional<Slot> dest = combineSlot(anchor, outN);
+  Slot outs = P == 1 && dest ? *dest : alloc(outN, "f32", P);
   std::vector<Slot> partOut;
   for (int64_t part = 0; part < P; ++part) {
     int64_t ch0 = part * Cp;
@@ -483,10 +529,10 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
     int64_t kLen = std::min(K - k0, partRows * m.E);
     int64_t pRows = ceilDiv(kLen, m.E);
     int64_t n0 = 0, partBytes = 0;
-    for (const GemvPart &p : parts) {
-      auto [pn, pk] = weightShape(p.weight.getType());
+    auto bind = [&](llm::WeightOp w, int64_t nAt, int64_t rowAt) {
+      auto [pn, pk] = weightShape(w.getType());
       pim::GptqSourceAttr gptq;
-      if (auto q = dyn_cast<llm::QuantizedWeightType>(p.weight.getType())) {
+      if (auto q = dyn_cast<llm::QuantizedWeightType>(w.getType())) {
         StringRef scale = q.getScaleType().isF16()    ? "f16"
                           : q.getScaleType().isBF16() ? "bf16"
                                                       : "f32";
@@ -495,16 +541,25 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
                                         q.getPacking(), scale);
       }
       pim::WeightOp::create(
-          top, loc, top.getStringAttr(p.weight.getName()),
+          top, loc, top.getStringAttr(w.getName()),
           FlatSymbolRefAttr::get(top.getContext(), "weights"),
           top.getStringAttr(m.fmt), top.getDenseI64ArrayAttr({pn, pk}),
-          pim::GemvRowsAttr::get(b.getContext(), n0, ch0, nch, row0, partRows,
+          pim::GemvRowsAttr::get(b.getContext(), nAt, ch0, nch, rowAt, partRows,
                                  k0, kLen, gptq),
-          top.getDenseI64ArrayAttr({row0, I * partRows}),
+          top.getDenseI64ArrayAttr({rowAt, I * partRows}),
           top.getI64IntegerAttr(nch * m.B * I * partRows * m.rowBytes));
       if (part == 0)
         weightBindingBytes += pn * pk * 2;
+    };
+    for (auto [idx, p] : llvm::enumerate(parts)) {
+      for (int64_t e = 0; e < (placed ? 0 : E); ++e)
+        bind(anchor.getWeights()[e * parts.size() + idx]
+                 .getDefiningOp<llm::WeightOp>(),
+             n0, row0 + e * rowsPerExpert);
+      auto [pn, pk] = weightShape(p.weight.getType());
       partBytes += pn * kLen * 2;
+      if (part == 0)
+        streamedWeightBytes += pn * pk * 2;
       n0 += pn;
     }
 
@@ -512,7 +567,7 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
     // global buffer per buffer-sized chunk of x when K does not fit), then the
     // accumulators out to the host.
     Slot out = outs;
-    out.off = part * outStride;
+    out.off = outs.off + part * outStride;
     partOut.push_back(out);
     auto s =
         stream(name, P == 1 ? -1 : part, ch0, nch,
@@ -522,7 +577,8 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
     OpBuilder sb = OpBuilder::atBlockEnd(&s.getBody().front());
     if (Attribute choice = anchor->getAttr(kKernelAttrName))
       s->setAttr(kKernelAttrName, choice);
-    if (const kernels::KernelFile *k = libraryKernel(anchor)) {
+    if (const kernels::KernelFile *k =
+            anchor.getExperts() ? nullptr : libraryKernel(anchor)) {
       KernelArgs args = gemvStreamArgs(m, K, I, nch, P);
       args.insert({"row0", row0});
       kernelFailed |= failed(emitLibraryKernel(
@@ -560,7 +616,7 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
                    int64_t a, AffineExpr i) {
       int64_t colsHere = std::min(m.cols, ceilDiv(K - r * m.E, m.lanes));
       SmallVector<NamedAttribute> f{
-          attr("row", groupExpr(base, a, i, kRows, row0 + r)),
+          attr("row", groupExpr(base, a, i, kRows, row0 + r) + expertRow),
           attr("col", int64_t(0)), attr("count", colsHere)};
       if (gbByte > 0)
         f.push_back(attr("offset", gbByte));
@@ -638,7 +694,7 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
     Slot all = partOut[0];
     int64_t stride = outStride;
     all.n = (P - 1) * stride / 4 + partOut[0].n;
-    Slot sum = alloc(out.n);
+    Slot sum = dest ? *dest : alloc(out.n);
     hostOp("sum", {attr("in", buf(all)), attr("out", buf(sum)),
                    attr("parts", P), attr("stride", stride / 4)});
     out = sum;
@@ -657,6 +713,103 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
     slots[p.result] = r;
     n0 += pn;
   }
+}
+
+std::optional<Slot> Lowering::combineSlot(GemvOp op, int64_t n) {
+  if (!op.getExperts() || op.getNumResults() != 1 ||
+      !op.getResult(0).hasOneUse())
+    return std::nullopt;
+  OpOperand &use = *op.getResult(0).getUses().begin();
+  auto combine = dyn_cast<MoECombineOp>(use.getOwner());
+  if (!combine)
+    return std::nullopt;
+  int64_t stride = ceilDiv(n * 4, 64) * 64;
+  auto it = combineInputs.find(combine);
+  if (it == combineInputs.end())
+    it = combineInputs
+             .insert(
+                 {combine, {alloc(n, "f32", combine.getOuts().size()), stride}})
+             .first;
+  // Every slot streams the same expert shapes with the same tiling.
+  assert(it->second.first.n == n && "expert slots differ in output size");
+  Slot s = it->second.first;
+  s.off += (use.getOperandNumber() - 1) * stride;
+  return s;
+}
+
+/// The routing on the near-memory unit (or the host): the moe_route host op,
+/// whose kernel sets the device parameter of each slot from the i32 expert
+/// index it wrote (docs/backend.md, "MoE on PIM").
+LogicalResult Lowering::lowerMoERoute(MoERouteOp op) {
+  int64_t E = cast<ShapedType>(op.getLogits().getType()).getDimSize(1);
+  int64_t k = op.getTopK();
+  Slot logits = contiguous(lookup(op.getLogits()));
+  Slot w = alloc(k), experts = alloc(k, "i32");
+  hostOp("moe_route",
+         {attr("in", buf(logits)), attr("out", buf(w)),
+          attr("experts", buf(experts)), attr("top_k", k),
+          attr("sigmoid", b.getBoolAttr(op.getSigmoid())),
+          attr("topk_first", b.getBoolAttr(op.getTopkFirst())),
+          attr("renormalize", b.getBoolAttr(op.getRenormalize())),
+          attr("scale", b.getF64FloatAttr(op.getScale().convertToDouble()))});
+  flush();
+  SmallVector<Attribute> sets;
+  SmallVector<std::string> names;
+  for (int64_t j = 0; j < k; ++j) {
+    // Shared by every router with E experts: each sets them again.
+    std::string name = llvm::formatv("expert{0}_of{1}", j, E).str();
+    if (!params.count(name)) {
+      params[name] = paramRefs.size();
+      paramRefs.push_back(FlatSymbolRefAttr::get(b.getContext(), name));
+      pim::ParamOp::create(top, loc, top.getStringAttr(name),
+                           top.getI64IntegerAttr(0),
+                           top.getI64IntegerAttr(E - 1), FlatSymbolRefAttr(),
+                           top.getI64IntegerAttr(0), top.getI64IntegerAttr(1),
+                           top.getI64IntegerAttr(0), top.getUnitAttr(),
+                           top.getI64IntegerAttr(j));
+    }
+    sets.push_back(b.getDictionaryAttr(
+        {attr("param", FlatSymbolRefAttr::get(b.getContext(), name)),
+         attr("data",
+              pim::DataAttr::get(b.getContext(), experts.base,
+                                 b.getI64IntegerAttr(experts.off + 4 * j)))}));
+    names.push_back(name);
+  }
+  lastKernel.setSetsAttr(b.getArrayAttr(sets));
+  slots[op.getWeights()] = w;
+  slots[op.getExperts()] = experts;
+  slotParams[op.getExperts()] = names;
+  return success();
+}
+
+/// The weighted sum of the slots' outputs, which their GEMVs wrote as one
+/// strided buffer (combineSlot).
+void Lowering::lowerMoECombine(MoECombineOp op) {
+  int64_t k = op.getOuts().size();
+  int64_t H = cast<ShapedType>(op.getType()).getShape().back();
+  auto it = combineInputs.find(op);
+  std::pair<Slot, int64_t> ins;
+  if (it != combineInputs.end()) {
+    ins = it->second;
+  } else {
+    // Outputs from elsewhere: packed into one strided buffer.
+    ins = {alloc(H, "f32", k), ceilDiv(H * 4, 64) * 64};
+    for (auto [j, v] : llvm::enumerate(op.getOuts())) {
+      Slot src = contiguous(lookup(v)), dst = ins.first;
+      dst.off += j * ins.second;
+      dst.n = H;
+      hostOp("pack",
+             {attr("in", buf(src)), attr("out", buf(dst)), attr("blocks", 1),
+              attr("block", H), attr("in_stride", H), attr("out_stride", H)});
+    }
+  }
+  Slot all = ins.first;
+  all.n = (k - 1) * ins.second / 4 + H;
+  Slot out = alloc(H);
+  hostOp("sum", {attr("in", buf(all)), attr("out", buf(out)), attr("parts", k),
+                 attr("stride", ins.second / 4),
+                 attr("weights", buf(contiguous(lookup(op.getWeights()))))});
+  slots[op.getResult()] = out;
 }
 
 LogicalResult Lowering::emitLibraryKernel(
@@ -1252,6 +1405,15 @@ FailureOr<pim::ProgramOp> Lowering::run() {
       slots[g.getResult()] = out;
       continue;
     }
+    if (auto r = dyn_cast<MoERouteOp>(op)) {
+      if (failed(lowerMoERoute(r)))
+        return failure();
+      continue;
+    }
+    if (auto c = dyn_cast<MoECombineOp>(op)) {
+      lowerMoECombine(c);
+      continue;
+    }
     if (auto g = dyn_cast<GatedActOp>(op)) {
       Slot gs = lookup(g.getGate()), us = lookup(g.getUp());
       Slot act = alloc(gs.n);
@@ -1406,6 +1568,11 @@ FailureOr<pim::ProgramOp> Lowering::run() {
                        top.getArrayAttr(steps));
   program->setAttr("pim.max_context", b.getI64IntegerAttr(maxContext));
   program->setAttr("pim.weight_bytes", b.getI64IntegerAttr(weightBindingBytes));
+  program->setAttr("pim.streamed_weight_bytes",
+                   b.getI64IntegerAttr(streamedWeightBytes));
+  if (expertWeightRows)
+    program->setAttr("pim.expert_weight_rows",
+                     b.getI64IntegerAttr(expertWeightRows));
   program->setAttr("pim.kv_bytes", b.getI64IntegerAttr(kvBytes));
   program->setAttr("pim.kv_layers", b.getI64IntegerAttr(kvLayers));
   program->setAttr("pim.kv_bytes_per_position",

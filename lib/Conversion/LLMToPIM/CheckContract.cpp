@@ -3,6 +3,8 @@
 // What convert-llm-to-pim accepts, checked before it starts (Passes.td).
 //
 //===----------------------------------------------------------------------===//
+#include "Patterns.h"
+
 #include "pimc/Conversion/LLMToPIM/Passes.h"
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
 
@@ -47,8 +49,14 @@ static bool isActivationAdd(Operation *op) {
   return add && !isStored(add.getLhs()) && !isStored(add.getRhs());
 }
 
+/// A one-token MoE the PIM units take (docs/backend.md, "MoE on PIM").
+static bool isPIMMoE(Operation *op) {
+  auto moe = dyn_cast<llm::MoEOp>(op);
+  return moe && !dispatchedToHost(op) && pim::detail::moeMapsToPIM(moe);
+}
+
 bool pimc::pim::hasOwnLowering(Operation *op) {
-  return isVectorLayerNorm(op) || isActivationAdd(op) ||
+  return isVectorLayerNorm(op) || isActivationAdd(op) || isPIMMoE(op) ||
          isa<arith::ConstantOp, arith::AddIOp, tensor::DimOp, func::ReturnOp,
              llm::WeightOp, llm::EmbeddingOp, llm::RMSNormOp, llm::LinearOp,
              llm::LMHeadOp, llm::GatedMLPOp, llm::ReshapeOp, llm::RopeOp,

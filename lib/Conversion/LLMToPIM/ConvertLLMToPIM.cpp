@@ -45,10 +45,15 @@ LogicalResult pimc::pim::convertLLMToPIM(ModuleOp module) {
   // inlined constants) stay llm ops: host calls.
   target.addDynamicallyLegalOp<llm::LinearOp, llm::GatedMLPOp, llm::LMHeadOp>(
       [](Operation *op) { return !detail::hasCheckpointWeights(op); });
+  // MoE on PIM unless the dispatch kept it on the host (a host call).
+  target.addDynamicallyLegalOp<llm::MoEOp>([](llm::MoEOp op) {
+    return dispatchedToHost(op) || !detail::moeMapsToPIM(op);
+  });
   target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
   RewritePatternSet patterns(ctx);
   detail::populateGemvPatterns(patterns);
   detail::populateAttentionPatterns(patterns);
+  detail::populateMoEPatterns(patterns);
   return applyPartialConversion(forward, target, std::move(patterns));
 }
 

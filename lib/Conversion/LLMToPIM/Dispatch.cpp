@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CostModel.h"
+#include "Patterns.h"
 #include "pimc/Conversion/LLMToPIM/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -32,10 +33,11 @@ pimc::pim::parseDispatchOverrides(llvm::ArrayRef<std::string> entries) {
     if (cls.empty() || unit.empty())
       return llvm::createStringError(
           llvm::formatv("--dispatch {0}: expected class=unit", d));
-    if (cls != "linear" && cls != "attention" && cls != "elementwise")
+    if (!llvm::is_contained(
+            {"linear", "attention", "elementwise", "moe", "router"}, cls))
       return llvm::createStringError(
           llvm::formatv("--dispatch {0}: unknown op class '{1}' (linear, "
-                        "attention, elementwise)",
+                        "attention, elementwise, moe, router)",
                         d, cls));
     if (unit != "pim" && unit != "host")
       return llvm::createStringError(llvm::formatv(
@@ -46,11 +48,24 @@ pimc::pim::parseDispatchOverrides(llvm::ArrayRef<std::string> entries) {
 }
 
 static StringRef opClass(Operation *op) {
-  if (isa<llm::LinearOp, llm::GatedMLPOp, llm::LMHeadOp>(op))
+  if (isa<llm::LinearOp, llm::GatedMLPOp, llm::LMHeadOp, llm::MoEOp>(op))
     return "linear";
   if (isa<llm::AttentionOp, llm::KVCacheAppendOp, llm::KVCacheReadOp>(op))
     return "attention";
   return "elementwise";
+}
+
+/// Where an MoE's router runs. A routing decision is discontinuous, and
+/// bf16 inputs (8 significand bits) moved Mixtral's router logits by 0.018,
+/// enough to flip a top-2 choice: with an input format narrower than fp16
+/// the router runs on the host in f32 (as llama.cpp keeps ffn_gate_inp in
+/// F32), else on the PIM units, where it costs no host launch. A forced
+/// `router` class overrides (docs/backend.md, "MoE on PIM").
+static StringRef routerUnit(const Machine &m, const BackendOptions &options) {
+  if (auto forced = options.dispatch.find("router");
+      forced != options.dispatch.end())
+    return forced->second;
+  return m.fmt == "bf16" ? "host" : "pim";
 }
 
 bool pimc::pim::dispatchedToHost(Operation *op) {
@@ -94,6 +109,15 @@ LogicalResult pimc::pim::annotateDispatch(ModuleOp module,
         bytes += weightBytes(w.getType());
       else if (isa<ShapedType>(v.getType()))
         inBytes += tokenElements(v.getType()) * 4;
+    // MoE: a token reads top_k of the E experts' weights.
+    if (auto moe = dyn_cast<llm::MoEOp>(op)) {
+      int64_t experts = 0;
+      for (Value v :
+           llvm::concat<Value>(moe.getGate(), moe.getUp(), moe.getDown()))
+        if (auto w = v.getDefiningOp<llm::WeightOp>())
+          experts += weightBytes(w.getType());
+      bytes -= experts - experts / moe.getNumExperts() * moe.getTopK();
+    }
     flops = 2 * std::max<int64_t>(bytes / 2, inBytes / 4);
     double pimNs = 0, hostNs = m.hostNs(bytes + inBytes, flops);
     std::string choice = "host";
@@ -102,7 +126,10 @@ LogicalResult pimc::pim::annotateDispatch(ModuleOp module,
       pimNs = m.pimNs(bytes, inBytes);
       choice = pimNs < hostNs ? "pim" : "host";
     }
+    // An MoE is a linear; the `moe` class, when forced, decides it alone.
     auto forced = options.dispatch.find(cls.str());
+    if (isa<llm::MoEOp>(op) && options.dispatch.count("moe"))
+      forced = options.dispatch.find("moe");
     if (forced != options.dispatch.end()) {
       if (forced->second == "pim" && cls == "elementwise") {
         problem(op, "'" + op->getName().getStringRef().str() +
@@ -130,7 +157,14 @@ LogicalResult pimc::pim::annotateDispatch(ModuleOp module,
                           ") have no host GEMV yet");
           return;
         }
+    // An MoE the PIM units cannot take (prefill, the weight on the input)
+    // is a host call.
+    if (auto moe = dyn_cast<llm::MoEOp>(op); moe && !moeMapsToPIM(moe))
+      choice = "host";
     op->setAttr(kDispatchAttrName, b.getStringAttr(choice));
+    if (isa<llm::MoEOp>(op))
+      op->setAttr(kRouterDispatchAttrName,
+                  b.getStringAttr(routerUnit(m, options)));
     op->setAttr(kCostAttrName,
                 b.getDictionaryAttr(
                     {b.getNamedAttr("pim_ns", b.getF64FloatAttr(pimNs)),

@@ -32,11 +32,11 @@ RankedTensorType outputType(Value input, int64_t n) {
 GemvOp createGemv(OpBuilder &b, Operation *source, Value input,
                   ArrayRef<Value> weights, ArrayRef<Value> biases,
                   ArrayRef<bool> biased, TypeRange results, StringRef name) {
-  auto gemv =
-      GemvOp::create(b, source->getLoc(), results, input, weights, biases,
-                     b.getDenseBoolArrayAttr(biased),
-                     b.getStringAttr(source->getName().getStringRef()),
-                     name.empty() ? StringAttr() : b.getStringAttr(name));
+  auto gemv = GemvOp::create(
+      b, source->getLoc(), results, input, weights, biases, Value(),
+      b.getDenseBoolArrayAttr(biased),
+      b.getStringAttr(source->getName().getStringRef()),
+      name.empty() ? StringAttr() : b.getStringAttr(name), IntegerAttr());
   copyDispatch(source, gemv);
   return gemv;
 }

@@ -8,6 +8,8 @@
 #ifndef PIMC_CONVERSION_LLMTOPIM_PATTERNS_H
 #define PIMC_CONVERSION_LLMTOPIM_PATTERNS_H
 
+#include "pimc/Dialect/LLM/IR/LLMDialect.h"
+
 #include "mlir/IR/PatternMatch.h"
 
 namespace pimc::pim::detail {
@@ -19,6 +21,14 @@ void populateGemvPatterns(mlir::RewritePatternSet &patterns);
 /// llm.kv_cache_append + llm.kv_cache_read + llm.attention to
 /// pim.attention.
 void populateAttentionPatterns(mlir::RewritePatternSet &patterns);
+
+/// llm.moe to the router GEMV, pim.moe_route, the expert GEMVs and
+/// pim.moe_combine (MoEPatterns.cpp).
+void populateMoEPatterns(mlir::RewritePatternSet &patterns);
+
+/// An llm.moe that MoEPatterns maps onto the PIM units: one token, the
+/// routing weight on the output, checkpoint weights.
+bool moeMapsToPIM(llm::MoEOp op);
 
 /// A projection's weights (and bias) are all llm.weight: it can stream
 /// from device memory.

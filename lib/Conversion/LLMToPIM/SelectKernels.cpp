@@ -71,7 +71,7 @@ FailureOr<OpShape> Selector::shapeOf(Operation *op) {
                            "(run pim-tile first)"),
              failure();
     int64_t K = 0, N = 0;
-    for (Value w : g.getWeights()) {
+    for (Value w : g.getStreamedWeights()) {
       auto [n, k] = weightShape(w.getType());
       K = k;
       N += n;
@@ -83,6 +83,9 @@ FailureOr<OpShape> Selector::shapeOf(Operation *op) {
       s.generated =
           std::max(s.generated, gemvGeneratedCycles(m, s.streams.back()));
     }
+    if (g.getExperts()) // a kernel's rows cannot add the expert's offset
+      s.onlyGenerated = "an expert GEMV needs the generated lowering (its "
+                        "weight rows are offset by the routed expert)";
     return s;
   }
   auto at = cast<AttentionOp>(op);

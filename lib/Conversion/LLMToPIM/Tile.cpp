@@ -52,7 +52,7 @@ struct Tiler {
 /// unit (or host) (P + 1) * N element passes.
 int64_t Tiler::gemvKParts(GemvOp op) const {
   int64_t K = 0, N = 0;
-  for (Value w : op.getWeights()) {
+  for (Value w : op.getStreamedWeights()) {
     auto [n, k] = weightShape(w.getType());
     K = k;
     N += n;

@@ -77,3 +77,25 @@ pim.program attributes {target = "hbm3-pim", target_hash = "sha256:0"} {
   }
   pim.entry @decode [@route, @dense, @expert, @route2]
 }
+
+// The PIM units of a channel are exclusive: @m0 and @m1 touch disjoint rows
+// and bytes but both MAC on channels 2-3 (the accumulators and global buffer
+// of those channels), so @m1 waits; @m2 (channels 4-7) runs with @m0; @ld0
+// only loads rows on channels 0-3 (no PIM unit) and runs with @m0.
+// CHECK: pim.entry @decode [@m0, @m2, @ld0, "barrier", @m1, "barrier"]
+pim.program attributes {target = "hbm3-pim", target_hash = "sha256:0"} {
+  pim.region @act {kind = "activations", channels = array<i64: 0, 8>, banks = array<i64: 0, 64>, rows = array<i64: 100, 1>, bytes = 16384 : i64}
+  pim.stream @m0 attributes {channels = array<i64: 0, 4>} {
+    pim.macro "mac_ab" {row = 10 : i64, col = 0 : i64, count = 32 : i64}
+  }
+  pim.stream @m1 attributes {channels = array<i64: 2, 2>} {
+    pim.macro "mac_ab" {row = 20 : i64, col = 0 : i64, count = 32 : i64}
+  }
+  pim.stream @m2 attributes {channels = array<i64: 4, 4>} {
+    pim.macro "mac_ab" {row = 30 : i64, col = 0 : i64, count = 32 : i64}
+  }
+  pim.stream @ld0 attributes {channels = array<i64: 0, 4>} {
+    pim.macro "ld" {bank = 0 : i64, row = 40 : i64, col = 0 : i64, count = 1 : i64, data = #pim.data<@act, 0 : i64>}
+  }
+  pim.entry @decode [@m0, @m2, @ld0, @m1]
+}

@@ -52,6 +52,9 @@ struct BackendOptions {
 /// the pim op it becomes): the unit ("pim" | "host") and {pim_ns, host_ns}.
 inline constexpr llvm::StringLiteral kDispatchAttrName = "pim.dispatch";
 inline constexpr llvm::StringLiteral kCostAttrName = "pim.cost";
+/// On an llm.moe: the unit its router GEMV runs on ("pim" | "host").
+inline constexpr llvm::StringLiteral kRouterDispatchAttrName =
+    "pim.router_dispatch";
 
 /// Whether pim-dispatch placed `op` on the host.
 bool dispatchedToHost(mlir::Operation *op);

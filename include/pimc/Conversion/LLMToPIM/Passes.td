@@ -21,13 +21,17 @@ def PIMDispatch : Pass<"pim-dispatch", "::mlir::ModuleOp"> {
     model: memory-bound GEMVs and attention over the KV cache go to the PIM
     units when that is faster, everything else to the host. `force`
     overrides the choice per op class (`linear=host`, `attention=pim`,
-    `elementwise=host`). A placement no unit can run is an error on the op,
+    `elementwise=host`, `moe=host`, `router=pim`). An llm.moe also gets
+    `pim.router_dispatch`: its router runs on the host in f32 when the PIM
+    input format is bf16 (routing is discontinuous), else on the PIM units.
+    A
+    placement no unit can run is an error on the op,
     once per distinct problem with a count.
   }];
   let options = [
     ListOption<"force", "force", "std::string",
                "per op class a forced unit: class=unit, class one of linear, "
-               "attention, elementwise; unit pim or host">,
+               "attention, elementwise, moe, router; unit pim or host">,
   ];
 }
 

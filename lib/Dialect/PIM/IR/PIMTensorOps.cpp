@@ -19,13 +19,43 @@ static std::optional<int64_t> weightRows(Type t) {
   return std::nullopt;
 }
 
+/// An expert GEMV's extra rules: E groups of the results' shapes, no
+/// biases, a slot inside the routing's k.
+static LogicalResult verifyExperts(GemvOp op) {
+  size_t r = op.getResults().size(), n = op.getWeights().size();
+  if (!op.getExperts()) {
+    if (op.getExpertSlot())
+      return op.emitOpError("has an expert_slot but no experts");
+    if (n != r)
+      return op.emitOpError()
+             << "has " << r << " results for " << n << " weights";
+    return success();
+  }
+  if (r == 0 || n % r != 0)
+    return op.emitOpError() << n << " expert weights are not a whole number "
+                            << "of groups of " << r << " (one per result)";
+  for (size_t i = r; i < n; ++i)
+    if (op.getWeights()[i].getType() != op.getWeights()[i % r].getType())
+      return op.emitOpError() << "expert " << i / r << " weight " << i % r
+                              << " has another type than expert 0's";
+  if (!op.getBiases().empty())
+    return op.emitOpError("an expert GEMV has no biases");
+  auto e = cast<RankedTensorType>(op.getExperts().getType());
+  if (e.getRank() != 1 || !e.getElementType().isInteger(32))
+    return op.emitOpError("experts is an i32 [k] tensor");
+  std::optional<int64_t> slot = op.getExpertSlot();
+  if (!slot || *slot < 0 || (!e.isDynamicDim(0) && *slot >= e.getDimSize(0)))
+    return op.emitOpError()
+           << "expert_slot must be in [0, " << e.getDimSize(0) << ")";
+  return success();
+}
+
 LogicalResult GemvOp::verify() {
-  size_t n = getWeights().size();
-  if (n == 0)
+  size_t n = getResults().size();
+  if (getWeights().empty())
     return emitOpError("has no weights");
-  if (getResults().size() != n)
-    return emitOpError() << "has " << getResults().size() << " results for "
-                         << n << " weights";
+  if (failed(verifyExperts(*this)))
+    return failure();
   if (getBiased().size() != n)
     return emitOpError() << "`biased` has " << getBiased().size()
                          << " entries for " << n << " weights";
@@ -34,7 +64,7 @@ LogicalResult GemvOp::verify() {
     return emitOpError() << "`biased` marks " << biases << " weights, "
                          << getBiases().size() << " biases given";
   auto in = cast<RankedTensorType>(getInput().getType());
-  for (auto [i, w, r] : llvm::enumerate(getWeights(), getResults())) {
+  for (auto [i, w, r] : llvm::enumerate(getStreamedWeights(), getResults())) {
     auto rt = cast<RankedTensorType>(r.getType());
     if (rt.getRank() != in.getRank())
       return emitOpError() << "result " << i << " has rank " << rt.getRank()
@@ -45,6 +75,36 @@ LogicalResult GemvOp::verify() {
       return emitOpError() << "result " << i << " has " << rt.getShape().back()
                            << " outputs, its weight " << *rows << " rows";
   }
+  return success();
+}
+
+LogicalResult MoERouteOp::verify() {
+  auto l = cast<RankedTensorType>(getLogits().getType());
+  auto w = cast<RankedTensorType>(getWeights().getType());
+  auto e = cast<RankedTensorType>(getExperts().getType());
+  if (l.getRank() != 2 || l.getDimSize(0) > 1)
+    return emitOpError("logits are one token's [1, E]");
+  int64_t E = l.getDimSize(1), k = getTopK();
+  if (k < 1 || (!ShapedType::isDynamic(E) && k > E))
+    return emitOpError() << "top_k " << k << " must be in [1, " << E
+                         << "] (the experts)";
+  if (w.getShape() != ArrayRef<int64_t>{k} || !w.getElementType().isF32())
+    return emitOpError() << "weights are f32 [" << k << "]";
+  if (e.getShape() != ArrayRef<int64_t>{k} || !e.getElementType().isInteger(32))
+    return emitOpError() << "experts are i32 [" << k << "]";
+  if (!(getScale().convertToDouble() > 0))
+    return emitOpError("scale must be positive");
+  return success();
+}
+
+LogicalResult MoECombineOp::verify() {
+  auto w = cast<RankedTensorType>(getWeights().getType());
+  if (w.getRank() != 1 || w.getDimSize(0) != int64_t(getOuts().size()))
+    return emitOpError() << "weights are [" << getOuts().size()
+                         << "], one per expert output";
+  for (Value o : getOuts())
+    if (o.getType() != getResult().getType())
+      return emitOpError("every expert output has the result's type");
   return success();
 }
 

@@ -111,6 +111,23 @@ Footprint FootprintBuilder::of(StreamOp stream) {
   loops.clear();
   fixedLoops.clear();
   walk(stream.getBody().front(), f);
+  // The PIM units of its channels (global buffer, accumulators, mode
+  // registers): two streams that use them on a shared channel would
+  // interleave their broadcasts and MACs, so they never run concurrently.
+  bool usesUnits = false;
+  stream.walk([&](MacroOp m) {
+    std::optional<pimsim::Opcode> op = pimsim::parseOpcode(m.getOp());
+    usesUnits |= !op || !llvm::is_contained(
+                            {pimsim::Opcode::Ld, pimsim::Opcode::St,
+                             pimsim::Opcode::Barrier, pimsim::Opcode::Sync},
+                            *op);
+  });
+  if (usesUnits)
+    f.accesses.push_back({StringAttr::get(ctx, "@units"),
+                          channels,
+                          {},
+                          /*written=*/true,
+                          /*exact=*/false});
   // The device parameters its fields use: read before any of its ops run
   // (the stream is expanded with their values).
   if (deviceRoots.empty())

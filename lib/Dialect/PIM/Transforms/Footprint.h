@@ -7,7 +7,10 @@
 // not modelled touches everything. A device parameter (2.3) is a location
 // of its own: the kernels that set it write it, the streams whose fields
 // use it (directly or through a derived parameter) read it, so a barrier
-// separates a router kernel from the expert GEMVs it selects.
+// separates a router kernel from the expert GEMVs it selects. The PIM
+// units of a stream's channels (global buffer, accumulators) are a location
+// too ("@units", by channel), written by every stream that uses them: two
+// such streams on a shared channel are never concurrent.
 //
 // Activation buffers are bytes of `act`: a placed pim.buffer at its offset,
 // and before pim-plan-memory at its range in the layout without reuse

@@ -295,18 +295,26 @@ private:
     int64_t need = firstFree + aRows, rows = target.org.rows;
     if (need > rows) {
       auto maxContext = program->getAttrOfType<IntegerAttr>("pim.max_context");
+      auto experts =
+          program->getAttrOfType<IntegerAttr>("pim.expert_weight_rows");
       auto mb = [&](int64_t n) { return n * double(perRow) / 1e6; };
-      return module.emitError()
-             << "model does not fit target '" << program.getTarget()
-             << "': it needs " << need << " DRAM rows per bank, the target has "
-             << rows << " (short by " << need - rows
-             << " rows = " << llvm::formatv("{0:F1}", mb(need - rows))
-             << " MB); weights take " << wRows << " rows ("
-             << llvm::formatv("{0:F1}", mb(wRows)) << " MB placed), the KV "
-             << "cache " << kvRows << " rows ("
-             << (maxContext ? maxContext.getInt() : 0)
-             << " positions; --max-context lowers it), activations " << aRows
-             << " rows";
+      InFlightDiagnostic d = module.emitError();
+      d << "model does not fit target '" << program.getTarget()
+        << "': it needs " << need << " DRAM rows per bank, the target has "
+        << rows << " (short by " << need - rows
+        << " rows = " << llvm::formatv("{0:F1}", mb(need - rows))
+        << " MB); weights take " << wRows << " rows ("
+        << llvm::formatv("{0:F1}", mb(wRows)) << " MB placed), the KV "
+        << "cache " << kvRows << " rows ("
+        << (maxContext ? maxContext.getInt() : 0)
+        << " positions; --max-context lowers it), activations " << aRows
+        << " rows";
+      // Each expert's rows are reserved on every channel, though its GEMV
+      // may use fewer (docs/backend.md, "MoE on PIM").
+      if (experts)
+        d << "; of the weights, the MoE experts take " << experts.getInt()
+          << " rows (--dispatch moe=host runs them as host calls)";
+      return d;
     }
     OpBuilder rb(after->getContext());
     rb.setInsertionPointAfter(after);

@@ -75,15 +75,16 @@ pim.program attributes {target = "hbm3-pim", target_hash = "sha256:0", pim.max_c
 
 // Macro-op writes: the rd_acc of s0 covers c0 (32 bytes per channel, 32
 // apart); the one of s1 leaves gaps in c1 (32 bytes every 64), so the add
-// reads bytes of c1 the run has not written: c1 is live throughout. c0
-// [0, 1], c1 throughout, c2 [1, 2], c3 [2, 2]: c1 -> 0, c0 -> 256,
-// c2 -> 384, c3 -> 256 (c0's bytes).
+// reads bytes of c1 the run has not written: c1 is live throughout. s0 and
+// s1 use the PIM units of the same channels: one epoch each. c0 [0, 2], c1
+// throughout, c2 [2, 3], c3 [3, 3]: c1 -> 0, c0 -> 256, c2 -> 384, c3 -> 256
+// (c0's bytes).
 // REUSE-LABEL: pim.program attributes {pim.act_bytes = 448 : i64
 // REUSE: pim.buffer @c0 {bytes = 128 : i64, offset = 256 : i64}
 // REUSE-NEXT: pim.buffer @c1 {bytes = 256 : i64, offset = 0 : i64}
 // REUSE-NEXT: pim.buffer @c2 {bytes = 64 : i64, offset = 384 : i64}
 // REUSE-NEXT: pim.buffer @c3 {bytes = 64 : i64, offset = 256 : i64}
-// REUSE: pim.entry @decode [@s0, @s1, "barrier", @k2, "barrier", @k3, "barrier"]
+// REUSE: pim.entry @decode [@s0, "barrier", @s1, "barrier", @k2, "barrier", @k3, "barrier"]
 module {
 pim.program attributes {target = "hbm3-pim", target_hash = "sha256:0", pim.max_context = 64 : i64} {
   pim.region @weights {kind = "weights", channels = array<i64: 0, 4>, banks = array<i64: 0, 64>, rows = array<i64: 0, 8>, bytes = 1048576 : i64}

@@ -23,15 +23,75 @@ def PIM_GemvOp : PIM_Op<"gemv", [Pure, AttrSizedOperandSegments]> {
     `name` the stream name when the role fixes it (`gate_up`, `down`,
     `lm_head`; otherwise pim-build-program names it). A `pim.dispatch` of
     "host" runs it as host ops.
+
+    An expert GEMV (MoE, docs/backend.md "MoE on PIM") has `experts`, the
+    i32 [k] expert indices a `pim.moe_route` selected, and `expert_slot`
+    j < k: its weights are E groups of one expert's weights each
+    (expert-major: E x results), and it computes the results of expert
+    `experts[j]` alone. The E experts stay resident; only the selected
+    one's weights stream. Expert GEMVs have no biases.
   }];
   let arguments = (ins AnyRankedTensor:$input, Variadic<AnyType>:$weights,
                    Variadic<AnyRankedTensor>:$biases,
+                   Optional<AnyRankedTensor>:$experts,
                    DenseBoolArrayAttr:$biased, StrAttr:$source,
-                   OptionalAttr<StrAttr>:$name);
+                   OptionalAttr<StrAttr>:$name,
+                   OptionalAttr<PIM_I64>:$expert_slot);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
-    $input `[` $weights `]` (`bias` `[` $biases^ `]`)? attr-dict `:`
+    $input `[` $weights `]` (`bias` `[` $biases^ `]`)?
+    (`experts` `(` $experts^ `)`)? attr-dict `:`
     functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Experts the weights hold (1 for a plain GEMV).
+    int64_t getNumExperts() {
+      return getWeights().size() / getResults().size();
+    }
+    /// The weights one output set streams: expert 0's for an expert GEMV
+    /// (every expert has the same shapes), all of them otherwise.
+    mlir::ValueRange getStreamedWeights() {
+      return getWeights().take_front(getResults().size());
+    }
+  }];
+}
+
+def PIM_MoERouteOp : PIM_Op<"moe_route", [Pure]> {
+  let summary = "one token's MoE routing from its router logits";
+  let description = [{
+    llm.moe's steps 2-4 on `logits` [1, E] (the router GEMV's output): the
+    scores (softmax, or `sigmoid`), the `top_k` largest (of the scores, or
+    with `topk_first` of the logits, then their softmax or sigmoid),
+    `renormalize`, times `scale`. Results: the selected experts' weights
+    f32 [top_k] and their indices i32 [top_k], in ascending expert index
+    (ties to the lower index). pim-build-program lowers it to the
+    `moe_route` host op, whose kernel sets the device parameters the
+    expert GEMVs address their weights by.
+  }];
+  let arguments = (ins AnyRankedTensor:$logits, PIM_I64:$top_k,
+                   BoolAttr:$sigmoid, BoolAttr:$topk_first,
+                   BoolAttr:$renormalize, F32Attr:$scale);
+  let results = (outs AnyRankedTensor:$weights, AnyRankedTensor:$experts);
+  let assemblyFormat = [{
+    $logits attr-dict `:` type($logits) `->` type($weights) `,` type($experts)
+  }];
+  let hasVerifier = 1;
+}
+
+def PIM_MoECombineOp : PIM_Op<"moe_combine", [Pure]> {
+  let summary = "the weighted sum of the selected experts' outputs";
+  let description = [{
+    `result = ((0 + w_0 outs_0) + w_1 outs_1) + ...` in f32, slot order
+    (ascending expert index, llm.moe's order), for `weights` f32 [k] from
+    `pim.moe_route` and the k expert slots' outputs [1, H].
+  }];
+  let arguments = (ins AnyRankedTensor:$weights,
+                   Variadic<AnyRankedTensor>:$outs);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $weights `,` `[` $outs `]` attr-dict `:` type($weights) `,` type($outs)
+    `->` type($result)
   }];
   let hasVerifier = 1;
 }
