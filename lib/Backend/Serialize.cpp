@@ -152,6 +152,7 @@ void Serializer::identity() {
   m.kvBytes = i64("pim.kv_bytes");
   m.kvLayers = i64("pim.kv_layers");
   m.kvBytesPerPosition = i64("pim.kv_bytes_per_position");
+  m.streamedWeightBytes = i64("pim.streamed_weight_bytes");
   m.actBytes = i64("pim.act_bytes");
   auto module = op->getParentOfType<ModuleOp>();
   if (!module)

@@ -40,7 +40,8 @@ std::string humanBytes(double b) {
 ModelFootprint modelFootprint(const pimsim::Program &program) {
   const pimsim::MemoryPlan &m = program.memory;
   ModelFootprint f;
-  f.weightBytes = double(m.weightBytes);
+  f.weightBytes = double(m.weightBytesPerToken());
+  f.residentWeightBytes = double(m.weightBytes);
   f.kvBytesPerPosition = double(m.kvBytesPerPosition);
   f.layers = m.kvLayers;
   return f;
@@ -228,12 +229,18 @@ void printPart(raw_ostream &os, StringRef name, const PerfReport &r,
                 humanBytes(s.bytesMac),
                 humanBytes(s.bytesRead + s.bytesWritten),
                 humanBytes(s.bytesRead), humanBytes(s.bytesWritten));
+  // An MoE streams its selected experts of the resident ones.
+  std::string resident;
+  if (r.footprint.residentWeightBytes > r.footprint.weightBytes)
+    resident = formatv(" streamed of {0} resident",
+                       humanBytes(r.footprint.residentWeightBytes))
+                   .str();
   if (r.footprint.layers > 0)
-    os << formatv("  required     {0} = weights {1} + KV {2} ({3} layers, {4} "
-                  "per position)\n",
+    os << formatv("  required     {0} = weights {1}{5} + KV {2} ({3} layers, "
+                  "{4} per position)\n",
                   humanBytes(s.requiredBytes), humanBytes(s.weightBytes),
                   humanBytes(s.kvBytes), r.footprint.layers,
-                  humanBytes(r.footprint.kvBytesPerPosition));
+                  humanBytes(r.footprint.kvBytesPerPosition), resident);
   else
     os << formatv("  required     {0} = weights (the program's memory plan "
                   "has no KV cache)\n",
@@ -455,6 +462,7 @@ json::Value reportJSON(const PerfReport &r, const GenerationResult &result,
       {"internal_peak_bytes_per_second", r.internalPeak},
       {"external_peak_bytes_per_second", r.externalPeak},
       {"weight_bytes", r.footprint.weightBytes},
+      {"resident_weight_bytes", r.footprint.residentWeightBytes},
       {"kv_bytes_per_position", r.footprint.kvBytesPerPosition},
       {"layers", r.footprint.layers},
       {"prefill", partJSON(r.prefill)},

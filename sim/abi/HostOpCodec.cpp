@@ -237,7 +237,8 @@ Offset<fb::MemoryPlan> encodeMemoryPlan(FlatBufferBuilder &fbb,
   if (m.empty())
     return 0;
   return fb::CreateMemoryPlan(fbb, m.maxContext, m.weightBytes, m.kvBytes,
-                              m.kvLayers, m.kvBytesPerPosition, m.actBytes);
+                              m.kvLayers, m.kvBytesPerPosition, m.actBytes,
+                              m.streamedWeightBytes);
 }
 
 std::vector<HostOp>
@@ -261,8 +262,15 @@ decodeHostTensors(const flatbuffers::Vector<Offset<fb::HostTensor>> *v) {
 MemoryPlan decodeMemoryPlan(const fb::MemoryPlan *m) {
   if (!m)
     return {};
-  return {m->max_context(), m->weight_bytes(),          m->kv_bytes(),
-          m->kv_layers(),   m->kv_bytes_per_position(), m->act_bytes()};
+  MemoryPlan p;
+  p.maxContext = m->max_context();
+  p.weightBytes = m->weight_bytes();
+  p.kvBytes = m->kv_bytes();
+  p.kvLayers = m->kv_layers();
+  p.kvBytesPerPosition = m->kv_bytes_per_position();
+  p.actBytes = m->act_bytes();
+  p.streamedWeightBytes = m->streamed_weight_bytes();
+  return p;
 }
 
 } // namespace pimsim::detail

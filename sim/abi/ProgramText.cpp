@@ -240,7 +240,10 @@ public:
          << " weight_bytes=" << m.weightBytes << " kv_bytes=" << m.kvBytes
          << " kv_layers=" << m.kvLayers
          << " kv_bytes_per_position=" << m.kvBytesPerPosition
-         << " act_bytes=" << m.actBytes << "\n";
+         << " act_bytes=" << m.actBytes;
+      if (m.streamedWeightBytes)
+        os << " streamed_weight_bytes=" << m.streamedWeightBytes;
+      os << "\n";
     }
 
     if (!p.hostTensors.empty())
@@ -1311,7 +1314,8 @@ private:
         {"kv_bytes", &m.kvBytes},
         {"kv_layers", &m.kvLayers},
         {"kv_bytes_per_position", &m.kvBytesPerPosition},
-        {"act_bytes", &m.actBytes}};
+        {"act_bytes", &m.actBytes},
+        {"streamed_weight_bytes", &m.streamedWeightBytes}};
     StringMap<const Token *> kv;
     SmallVector<StringRef> keys;
     for (auto &f : fields)

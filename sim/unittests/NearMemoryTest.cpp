@@ -52,8 +52,8 @@ const NearMemoryUnit *findUnit(const Target &t, StringRef name) {
 }
 
 const std::vector<std::string> kVectorFunctions = {
-    "rms_norm", "layer_norm", "add",    "rope", "gated_act",   "pack",
-    "v_stage",  "embedding",  "logits", "sum",  "attn_combine"};
+    "rms_norm", "layer_norm", "add",    "rope", "gated_act",    "pack",
+    "v_stage",  "embedding",  "logits", "sum",  "attn_combine", "moe_route"};
 
 /// A program with a near-memory kernel `norm` (4096 elements on `unit`), a
 /// host kernel `gemm` and a stream `s` that calls `add` (on `unit` too).

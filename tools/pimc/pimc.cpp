@@ -1229,7 +1229,11 @@ int runCompile(mlir::MLIRContext &ctx) {
     r["compile_seconds"] = seconds;
     r["max_context"] = attrI64("pim.max_context");
     r["weight_bytes"] = attrI64("pim.weight_bytes");
-    r["streamed_weight_bytes"] = attrI64("pim.streamed_weight_bytes");
+    // Per token: fewer than weight_bytes when an MoE streams its selected
+    // experts only.
+    r["streamed_weight_bytes"] = attrI64("pim.streamed_weight_bytes")
+                                     ? attrI64("pim.streamed_weight_bytes")
+                                     : attrI64("pim.weight_bytes");
     r["kv_bytes"] = attrI64("pim.kv_bytes");
     r["kv_bytes_per_position"] =
         attrI64("pim.max_context")

@@ -28,7 +28,8 @@ namespace pimc::rt {
 /// What one token must move at least: the compiler's memory plan
 /// (pimsim::MemoryPlan; zero when the program records none).
 struct ModelFootprint {
-  double weightBytes = 0;        // device-resident weights, one copy
+  double weightBytes = 0;         // the weights one token reads
+  double residentWeightBytes = 0; // device-resident weights, one copy
   double kvBytesPerPosition = 0; // K and V of one position, every layer
   int64_t layers = 0;            // attention layers with a device KV cache
 };

@@ -1568,11 +1568,12 @@ FailureOr<pim::ProgramOp> Lowering::run() {
                        top.getArrayAttr(steps));
   program->setAttr("pim.max_context", b.getI64IntegerAttr(maxContext));
   program->setAttr("pim.weight_bytes", b.getI64IntegerAttr(weightBindingBytes));
-  program->setAttr("pim.streamed_weight_bytes",
-                   b.getI64IntegerAttr(streamedWeightBytes));
-  if (expertWeightRows)
+  if (expertWeightRows) {
+    program->setAttr("pim.streamed_weight_bytes",
+                     b.getI64IntegerAttr(streamedWeightBytes));
     program->setAttr("pim.expert_weight_rows",
                      b.getI64IntegerAttr(expertWeightRows));
+  }
   program->setAttr("pim.kv_bytes", b.getI64IntegerAttr(kvBytes));
   program->setAttr("pim.kv_layers", b.getI64IntegerAttr(kvLayers));
   program->setAttr("pim.kv_bytes_per_position",

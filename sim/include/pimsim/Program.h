@@ -518,12 +518,21 @@ struct MemoryPlan {
   int64_t kvLayers = 0;           // attention layers with a device KV cache
   int64_t kvBytesPerPosition = 0; // K and V of one position, all layers
   int64_t actBytes = 0;           // activation slots in use
+  /// (2.3) The weight bytes a token streams when fewer than weightBytes
+  /// (an MoE streams its selected experts of the E resident); 0: all.
+  int64_t streamedWeightBytes = 0;
 
   bool empty() const { return *this == MemoryPlan(); }
+  /// The weight bytes one token reads.
+  int64_t weightBytesPerToken() const {
+    return streamedWeightBytes ? streamedWeightBytes : weightBytes;
+  }
   bool operator==(const MemoryPlan &o) const {
     return maxContext == o.maxContext && weightBytes == o.weightBytes &&
            kvBytes == o.kvBytes && kvLayers == o.kvLayers &&
-           kvBytesPerPosition == o.kvBytesPerPosition && actBytes == o.actBytes;
+           kvBytesPerPosition == o.kvBytesPerPosition &&
+           actBytes == o.actBytes &&
+           streamedWeightBytes == o.streamedWeightBytes;
   }
 };
 
