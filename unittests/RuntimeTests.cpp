@@ -1235,6 +1235,36 @@ TEST_F(HostOpTest, MoeRouteSelectsExpertsAsTheReference) {
             "f32");
 }
 
+TEST_F(HostOpTest, MoeRouteAppendsTheSharedExpertsGate) {
+  // Qwen2-MoE: the shared expert's weight sigmoid(gate logit) after the
+  // top_k routed weights, bit for bit as the reference's sigmoid.
+  std::vector<float> logits = random(8, 41);
+  load({json::Object{{"op", "moe_route"},
+                     {"in", buf(0, 8, "f32")},
+                     {"out", buf(64, 3, "f32")},
+                     {"experts", buf(96, 2, "i32")},
+                     {"top_k", 2},
+                     {"shared", buf(128, 1, "f32")}}});
+  writeF32(0, logits);
+  writeF32(128, {-0.75f});
+  ASSERT_FALSE(bool(run(0, 0)));
+  ref::MoEParams p;
+  p.topK = 2;
+  ref::MoERoute want = ref::routeToken(logits.data(), 8, p);
+  std::vector<float> weights = readF32(64, 3);
+  EXPECT_EQ(bitsOf(weights[0]), bitsOf(want.weights[0]));
+  EXPECT_EQ(bitsOf(weights[1]), bitsOf(want.weights[1]));
+  EXPECT_EQ(bitsOf(weights[2]), bitsOf(ref::sigmoid(-0.75f)));
+  EXPECT_EQ(parseError({json::Object{{"op", "moe_route"},
+                                     {"in", buf(0, 8, "f32")},
+                                     {"out", buf(64, 2, "f32")},
+                                     {"experts", buf(96, 2, "i32")},
+                                     {"top_k", 2},
+                                     {"shared", buf(128, 1, "f32")}}}),
+            "t.s: kernel 0 (k), op 0 (moe_route): 'out' has 2 elements, "
+            "top_k + 1 is 3");
+}
+
 TEST_F(HostOpTest, AttnCombineMergesPartialSoftmaxes) {
   // 2 heads of block 4, 3 parts of 4 keys: part p holds keys 4p .. 4p+3.
   // Each part's o_p is normalised by its own sum; the merge must equal one

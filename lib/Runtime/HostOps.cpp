@@ -445,6 +445,13 @@ Error HostOps::runOp(Device &device, const HostOp &op,
     std::vector<float> experts(r.experts.begin(), r.experts.end());
     if (Error e = writeBuffer(device, region, op.experts, experts))
       return e;
+    if (op.b.elements > 0) {
+      // (2.3) The gated shared expert's weight, sigmoid(gate . x), last.
+      auto gate = readBuffer(device, region, op.b);
+      if (!gate)
+        return gate.takeError();
+      r.weights.push_back(ref::sigmoid((*gate)[0]));
+    }
     return writeBuffer(device, region, op.out, r.weights);
   }
   case HostOpKind::Sum: {

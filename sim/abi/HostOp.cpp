@@ -220,7 +220,8 @@ ArrayRef<HostFieldSpec> hostOpFields(HostOpKind kind) {
       {"sigmoid", F::Sigmoid, false},
       {"topk_first", F::TopkFirst, false},
       {"renormalize", F::Renormalize, false},
-      {"scale", F::Scale, false}};
+      {"scale", F::Scale, false},
+      {"shared", F::B, false}};
   static const HostFieldSpec call[] = {{"source", F::Source},
                                        {"mlir", F::Mlir},
                                        {"args", F::Args},
@@ -554,8 +555,10 @@ public:
                         HostField::B, HostField::Experts})
       if (takes(op.kind, f) && (f != HostField::B || op.tensor < 0) &&
           !(f == HostField::B &&
-            (op.kind == HostOpKind::GatedAct || op.kind == HostOpKind::Sum) &&
-            op.b == ActBuffer())) // gated_act's optional up, sum's weights
+            (op.kind == HostOpKind::GatedAct || op.kind == HostOpKind::Sum ||
+             op.kind == HostOpKind::MoeRoute) &&
+            op.b == ActBuffer())) // gated_act's optional up, sum's weights,
+                                  // moe_route's shared gate
         buffer(keyOf(op.kind, f), bufferOf(f));
     if (takes(op.kind, HostField::Tensor) &&
         (op.kind != HostOpKind::Add || op.b == ActBuffer()) &&
@@ -742,8 +745,13 @@ void OpChecker::kindRules() {
     if (op.topK > op.in.elements)
       fail(formatv("'top_k' is {0}, but 'in' has only {1} experts", op.topK,
                    op.in.elements));
-    sameLength("out", op.out, "top_k", op.topK);
+    sameLength("out", op.out, op.b.elements ? "top_k + 1" : "top_k",
+               op.topK + (op.b.elements ? 1 : 0));
     sameLength("experts", op.experts, "top_k", op.topK);
+    if (op.b.elements) {
+      needFormat("shared", op.b, ElemFormat::F32);
+      sameLength("shared", op.b, "1", 1);
+    }
     if (!std::isfinite(op.scale) || !(op.scale > 0))
       fail("'scale' must be a positive finite number");
     break;

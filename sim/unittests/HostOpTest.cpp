@@ -152,8 +152,9 @@ std::vector<HostOp> everyKind() {
   HostOp mr; // (2.3)
   mr.kind = HostOpKind::MoeRoute;
   mr.in = f32(0, 8);
-  mr.out = f32(64, 2);
+  mr.out = f32(64, 3);
   mr.experts = {96, 2, ElemFormat::I32};
+  mr.b = f32(128, 1); // the shared expert's gate
   mr.topK = 2;
   mr.sigmoid = true;
   mr.topkFirst = true;
@@ -243,8 +244,9 @@ TEST(HostOpTest, EveryKindRoundTripsThroughTextAndBinary) {
            "func.func @host() {\\\"quoted\\\" \\\\ }\\n}\" arg=f32[8]@0:1x8 "
            "arg=pos arg=token:1 result=f32[1]@64 weight_bytes=4096 "
            "flops=1048576\n",
-           "  moe_route in=f32[8]@0 out=f32[2]@64 experts=i32[2]@96 top_k=2 "
-           "sigmoid=true topk_first=true renormalize=true scale=2.5\n",
+           "  moe_route in=f32[8]@0 out=f32[3]@64 experts=i32[2]@96 top_k=2 "
+           "sigmoid=true topk_first=true renormalize=true scale=2.5 "
+           "shared=f32[1]@128\n",
        })
     EXPECT_NE(text.find(want.str()), std::string::npos) << want.str() << "\n"
                                                         << text;
@@ -369,12 +371,12 @@ TEST(HostOpTest, BuffersAndWhetherTheOpWritesThem) {
   EXPECT_EQ(visits(pack), V({"r0", "r256", "w256"})); // ends before out
   pack.out.elements = pack.blocks * pack.outStride;
   EXPECT_EQ(visits(pack), V({"r0", "w256"}));
-  EXPECT_EQ(visits(ops[6]), V({"r0", "r512", "w512"})); // v_stage
-  EXPECT_EQ(visits(ops[9]), V({"r0", "r256", "w512"})); // attn_combine
-  EXPECT_EQ(visits(ops[10]), V({"r0", "w64"}));         // call
-  EXPECT_EQ(visits(ops[11]), V({"r0"}));                // logits
-  EXPECT_EQ(visits(ops[12]), V({"r0", "w64"}));         // layer_norm
-  EXPECT_EQ(visits(ops[13]), V({"r0", "w64", "w96"}));  // moe_route
+  EXPECT_EQ(visits(ops[6]), V({"r0", "r512", "w512"}));        // v_stage
+  EXPECT_EQ(visits(ops[9]), V({"r0", "r256", "w512"}));        // attn_combine
+  EXPECT_EQ(visits(ops[10]), V({"r0", "w64"}));                // call
+  EXPECT_EQ(visits(ops[11]), V({"r0"}));                       // logits
+  EXPECT_EQ(visits(ops[12]), V({"r0", "w64"}));                // layer_norm
+  EXPECT_EQ(visits(ops[13]), V({"r0", "r128", "w64", "w96"})); // moe_route
   HostOp add = ops[2];
   add.tensor = -1;
   add.b = f32(64, 8);

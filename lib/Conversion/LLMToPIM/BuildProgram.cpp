@@ -235,6 +235,7 @@ private:
   llvm::DenseMap<Value, int64_t> expertRows;
   llvm::DenseMap<Value, SmallVector<std::string>> slotParams;
   llvm::DenseMap<Operation *, std::pair<Slot, int64_t>> combineInputs;
+  llvm::DenseSet<Value> combinedDirectly; // GEMV outputs written there
   /// Inputs already packed in the PIM input format, by value and rows.
   std::map<std::pair<void *, int64_t>, Slot> packedInputs;
   pim::KernelOp lastKernel; // the last kernel flush() emitted
@@ -734,6 +735,7 @@ std::optional<Slot> Lowering::combineSlot(GemvOp op, int64_t n) {
   assert(it->second.first.n == n && "expert slots differ in output size");
   Slot s = it->second.first;
   s.off += (use.getOperandNumber() - 1) * stride;
+  combinedDirectly.insert(op.getResult(0));
   return s;
 }
 
@@ -744,14 +746,20 @@ LogicalResult Lowering::lowerMoERoute(MoERouteOp op) {
   int64_t E = cast<ShapedType>(op.getLogits().getType()).getDimSize(1);
   int64_t k = op.getTopK();
   Slot logits = contiguous(lookup(op.getLogits()));
-  Slot w = alloc(k), experts = alloc(k, "i32");
-  hostOp("moe_route",
-         {attr("in", buf(logits)), attr("out", buf(w)),
-          attr("experts", buf(experts)), attr("top_k", k),
-          attr("sigmoid", b.getBoolAttr(op.getSigmoid())),
-          attr("topk_first", b.getBoolAttr(op.getTopkFirst())),
-          attr("renormalize", b.getBoolAttr(op.getRenormalize())),
-          attr("scale", b.getF64FloatAttr(op.getScale().convertToDouble()))});
+  Value shared = op.getSharedLogit();
+  Slot w = alloc(k + (shared ? 1 : 0)), experts = alloc(k, "i32");
+  SmallVector<NamedAttribute> args{
+      attr("in", buf(logits)),
+      attr("out", buf(w)),
+      attr("experts", buf(experts)),
+      attr("top_k", k),
+      attr("sigmoid", b.getBoolAttr(op.getSigmoid())),
+      attr("topk_first", b.getBoolAttr(op.getTopkFirst())),
+      attr("renormalize", b.getBoolAttr(op.getRenormalize())),
+      attr("scale", b.getF64FloatAttr(op.getScale().convertToDouble()))};
+  if (shared)
+    args.push_back(attr("shared", buf(contiguous(lookup(shared)))));
+  hostOp("moe_route", args);
   flush();
   SmallVector<Attribute> sets;
   SmallVector<std::string> names;
@@ -783,25 +791,25 @@ LogicalResult Lowering::lowerMoERoute(MoERouteOp op) {
 }
 
 /// The weighted sum of the slots' outputs, which their GEMVs wrote as one
-/// strided buffer (combineSlot).
+/// strided buffer (combineSlot); other outputs (the shared expert's) are
+/// packed into their part of it.
 void Lowering::lowerMoECombine(MoECombineOp op) {
   int64_t k = op.getOuts().size();
   int64_t H = cast<ShapedType>(op.getType()).getShape().back();
   auto it = combineInputs.find(op);
-  std::pair<Slot, int64_t> ins;
-  if (it != combineInputs.end()) {
-    ins = it->second;
-  } else {
-    // Outputs from elsewhere: packed into one strided buffer.
-    ins = {alloc(H, "f32", k), ceilDiv(H * 4, 64) * 64};
-    for (auto [j, v] : llvm::enumerate(op.getOuts())) {
-      Slot src = contiguous(lookup(v)), dst = ins.first;
-      dst.off += j * ins.second;
-      dst.n = H;
-      hostOp("pack",
-             {attr("in", buf(src)), attr("out", buf(dst)), attr("blocks", 1),
-              attr("block", H), attr("in_stride", H), attr("out_stride", H)});
-    }
+  std::pair<Slot, int64_t> ins =
+      it != combineInputs.end()
+          ? it->second
+          : std::make_pair(alloc(H, "f32", k), ceilDiv(H * 4, 64) * 64);
+  for (auto [j, v] : llvm::enumerate(op.getOuts())) {
+    if (combinedDirectly.contains(v))
+      continue;
+    Slot src = contiguous(lookup(v)), dst = ins.first;
+    dst.off += j * ins.second;
+    dst.n = H;
+    hostOp("pack",
+           {attr("in", buf(src)), attr("out", buf(dst)), attr("blocks", 1),
+            attr("block", H), attr("in_stride", H), attr("out_stride", H)});
   }
   Slot all = ins.first;
   all.n = (k - 1) * ins.second / 4 + H;

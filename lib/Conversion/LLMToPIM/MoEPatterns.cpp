@@ -8,9 +8,10 @@
 //   * per slot j < k, the gated MLP of expert experts[j]: an expert GEMV
 //     for gate/up, pim.gated_act, an expert GEMV for down. The E experts'
 //     weights stay resident; only the selected one's stream;
-//   * pim.moe_combine: the weighted sum, in ascending expert index;
-//   * the shared expert as an llm.gated_mlp (converted like any other) and
-//     its sigmoid gate as llm ops, added last, as llm.moe does.
+//   * pim.moe_combine: the weighted sum, in ascending expert index, then
+//     the shared expert, an llm.gated_mlp (converted like any other): a
+//     last part weighted sigmoid(gate), which pim.moe_route computes, or
+//     added after the combine when it has no gate.
 //
 //===----------------------------------------------------------------------===//
 #include "CostModel.h"
@@ -55,10 +56,14 @@ struct MoEPattern : OpConversionPattern<llm::MoEOp> {
     int64_t E = op.getNumExperts(), k = op.getTopK(), H = xt.getDimSize(1);
     GemvOp router = routerGemv(op, rewriter);
     Type f32 = rewriter.getF32Type();
+    // A gated shared expert is one more weighted part of the combine: its
+    // weight sigmoid(gate . x) comes out of the routing.
+    bool gated = op.hasSharedExpertGate();
+    Value sharedLogit = gated ? router.getResult(1) : Value();
     auto route = MoERouteOp::create(
-        rewriter, loc, RankedTensorType::get({k}, f32),
+        rewriter, loc, RankedTensorType::get({k + (gated ? 1 : 0)}, f32),
         RankedTensorType::get({k}, rewriter.getI32Type()), router.getResult(0),
-        k, op.getScoring() == llm::MoEScoring::Sigmoid,
+        sharedLogit, k, op.getScoring() == llm::MoEScoring::Sigmoid,
         op.getOrder() == llm::MoERoutingOrder::TopkThenScore,
         op.getRenormalize(), op.getRoutedScalingFactor());
     // Expert-major: gate_e, up_e for e < E.
@@ -79,10 +84,11 @@ struct MoEPattern : OpConversionPattern<llm::MoEOp> {
                                 slot + ".down", route.getExperts(), j)
                          .getResult(0));
     }
+    if (gated)
+      outs.push_back(sharedExpert(op, rewriter));
     Value y = MoECombineOp::create(rewriter, loc, xt, route.getWeights(), outs);
-    if (op.hasSharedExpert())
-      y = llm::AddOp::create(rewriter, loc, xt, y,
-                             sharedExpert(op, router, rewriter));
+    if (op.hasSharedExpert() && !gated)
+      y = llm::AddOp::create(rewriter, loc, xt, y, sharedExpert(op, rewriter));
     rewriter.replaceOp(op, y);
     return success();
   }
@@ -136,21 +142,14 @@ struct MoEPattern : OpConversionPattern<llm::MoEOp> {
     return gemv;
   }
 
-  /// Shared(x), times sigmoid(shared_expert_gate . x) when gated.
-  static Value sharedExpert(llm::MoEOp op, GemvOp router,
-                            ConversionPatternRewriter &rw) {
-    Location loc = op.getLoc();
-    auto xt = cast<RankedTensorType>(op.getInput().getType());
-    auto mlp = llm::GatedMLPOp::create(rw, loc, xt, op.getInput(),
-                                       op.getSharedGate(), op.getSharedUp(),
-                                       op.getSharedDown(), op.getActivation());
+  /// The shared expert's output (a dense gated MLP).
+  static Value sharedExpert(llm::MoEOp op, ConversionPatternRewriter &rw) {
+    auto mlp = llm::GatedMLPOp::create(rw, op.getLoc(), op.getInput().getType(),
+                                       op.getInput(), op.getSharedGate(),
+                                       op.getSharedUp(), op.getSharedDown(),
+                                       op.getActivation());
     unitOnly(op, mlp);
-    if (!op.hasSharedExpertGate())
-      return mlp;
-    Value logit = router.getResult(1);
-    Value g = llm::SigmoidOp::create(rw, loc, logit.getType(), logit);
-    g = llm::BroadcastOp::create(rw, loc, xt, g);
-    return llm::MulOp::create(rw, loc, xt, mlp, g);
+    return mlp;
   }
 };
 

@@ -177,6 +177,22 @@ func.func @route_scale(%l: tensor<1x4xf32>) {
 
 // -----
 
+func.func @route_shared(%l: tensor<1x4xf32>, %g: tensor<1x1xf32>) {
+  // expected-error @+1 {{'pim.moe_route' op weights are f32 [3]}}
+  %w, %e = pim.moe_route %l shared(%g : tensor<1x1xf32>) {top_k = 2 : i64, sigmoid = false, topk_first = false, renormalize = true, scale = 1.0 : f32} : tensor<1x4xf32> -> tensor<2xf32>, tensor<2xi32>
+  return
+}
+
+// -----
+
+func.func @route_shared_shape(%l: tensor<1x4xf32>, %g: tensor<1x2xf32>) {
+  // expected-error @+1 {{'pim.moe_route' op shared_logit is one token's f32 [1, 1]}}
+  %w, %e = pim.moe_route %l shared(%g : tensor<1x2xf32>) {top_k = 2 : i64, sigmoid = false, topk_first = false, renormalize = true, scale = 1.0 : f32} : tensor<1x4xf32> -> tensor<3xf32>, tensor<2xi32>
+  return
+}
+
+// -----
+
 func.func @combine_count(%w: tensor<2xf32>, %o: tensor<1x16xf32>) {
   // expected-error @+1 {{'pim.moe_combine' op weights are [1], one per expert output}}
   %y = pim.moe_combine %w, [%o] : tensor<2xf32>, tensor<1x16xf32> -> tensor<1x16xf32>

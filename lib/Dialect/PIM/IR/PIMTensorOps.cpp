@@ -88,8 +88,15 @@ LogicalResult MoERouteOp::verify() {
   if (k < 1 || (!ShapedType::isDynamic(E) && k > E))
     return emitOpError() << "top_k " << k << " must be in [1, " << E
                          << "] (the experts)";
-  if (w.getShape() != ArrayRef<int64_t>{k} || !w.getElementType().isF32())
-    return emitOpError() << "weights are f32 [" << k << "]";
+  int64_t nw = k + (getSharedLogit() ? 1 : 0);
+  if (w.getShape() != ArrayRef<int64_t>{nw} || !w.getElementType().isF32())
+    return emitOpError() << "weights are f32 [" << nw << "]";
+  if (Value s = getSharedLogit()) {
+    auto st = cast<RankedTensorType>(s.getType());
+    if (st.getRank() != 2 || st.getDimSize(0) > 1 || st.getDimSize(1) != 1 ||
+        !st.getElementType().isF32())
+      return emitOpError("shared_logit is one token's f32 [1, 1]");
+  }
   if (e.getShape() != ArrayRef<int64_t>{k} || !e.getElementType().isInteger(32))
     return emitOpError() << "experts are i32 [" << k << "]";
   if (!(getScale().convertToDouble() > 0))

@@ -67,14 +67,18 @@ def PIM_MoERouteOp : PIM_Op<"moe_route", [Pure]> {
     f32 [top_k] and their indices i32 [top_k], in ascending expert index
     (ties to the lower index). pim-build-program lowers it to the
     `moe_route` host op, whose kernel sets the device parameters the
-    expert GEMVs address their weights by.
+    expert GEMVs address their weights by. With `shared_logit` (Qwen2-MoE's
+    shared expert gate, [1, 1]) `weights` has one more element,
+    sigmoid(shared_logit): the shared expert's weight in the combine.
   }];
-  let arguments = (ins AnyRankedTensor:$logits, PIM_I64:$top_k,
+  let arguments = (ins AnyRankedTensor:$logits,
+                   Optional<AnyRankedTensor>:$shared_logit, PIM_I64:$top_k,
                    BoolAttr:$sigmoid, BoolAttr:$topk_first,
                    BoolAttr:$renormalize, F32Attr:$scale);
   let results = (outs AnyRankedTensor:$weights, AnyRankedTensor:$experts);
   let assemblyFormat = [{
-    $logits attr-dict `:` type($logits) `->` type($weights) `,` type($experts)
+    $logits (`shared` `(` $shared_logit^ `:` type($shared_logit) `)`)?
+    attr-dict `:` type($logits) `->` type($weights) `,` type($experts)
   }];
   let hasVerifier = 1;
 }
@@ -84,7 +88,9 @@ def PIM_MoECombineOp : PIM_Op<"moe_combine", [Pure]> {
   let description = [{
     `result = ((0 + w_0 outs_0) + w_1 outs_1) + ...` in f32, slot order
     (ascending expert index, llm.moe's order), for `weights` f32 [k] from
-    `pim.moe_route` and the k expert slots' outputs [1, H].
+    `pim.moe_route` and the k expert slots' outputs [1, H]; with a gated
+    shared expert, its output last (weight sigmoid(gate), added after the
+    routed sum as llm.moe does).
   }];
   let arguments = (ins AnyRankedTensor:$weights,
                    Variadic<AnyRankedTensor>:$outs);
