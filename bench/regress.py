@@ -79,7 +79,7 @@ CASES = {
     "mixtral-8x7b-hbm3x10-2k": ("config:mistralai--Mixtral-8x7B-v0.1", "targets/hbm3-pim-10stack.json", 2048),
     "qwen1.5-moe-a2.7b-hbm3-2k": ("config:Qwen--Qwen1.5-MoE-A2.7B", "targets/hbm3-pim.json", 2048),
     # Qwen3-30B-A3B's 128 small experts (768 x 2048) do not fit hbm3-pim on PIM: each expert's
-    # GEMV uses 48 of the 160 channels, but its rows are reserved on all (channel-group placement
+    # GEMVs use 48 and 32 of the 80 channels, but their rows are reserved on all (channel-group placement
     # is future work, docs/backend.md "MoE on PIM"), so its experts run as host calls here.
     "qwen3-30b-a3b-hbm3-2k": ("config:Qwen--Qwen3-30B-A3B", "targets/hbm3-pim.json", 2048, "generated",
                               ["--dispatch", "moe=host"]),
