@@ -25,6 +25,8 @@
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
 #include "pimc/Dialect/PIM/IR/PIMDialect.h"
 
+#include "pimsim/HostOp.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -129,7 +131,7 @@ private:
   /// starting on a 64-byte boundary (the slot is the first).
   Slot alloc(int64_t n, StringRef fmt = "f32", int64_t copies = 1) {
     std::string name = "a" + std::to_string(bufferCount++);
-    int64_t bytes = n * (fmt == "f32" || fmt == "i32" ? 4 : 2);
+    int64_t bytes = n * pimsim::elemFormatBytes(*pimsim::parseElemFormat(fmt));
     if (copies > 1)
       bytes = copies * ceilDiv(bytes, 64) * 64;
     pim::BufferOp::create(top, loc, top.getStringAttr(name),
@@ -237,7 +239,7 @@ private:
   llvm::DenseMap<Operation *, std::pair<Slot, int64_t>> combineInputs;
   llvm::DenseSet<Value> combinedDirectly; // GEMV outputs written there
   /// Inputs already packed in the PIM input format, by value and rows.
-  std::map<std::pair<void *, int64_t>, Slot> packedInputs;
+  llvm::DenseMap<std::pair<Value, int64_t>, Slot> packedInputs;
   pim::KernelOp lastKernel; // the last kernel flush() emitted
   /// An llm op with no lowering of its own: a `call` of its outlined
   /// function on the host (HostFallback.h).
@@ -480,7 +482,7 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
   // previous vector op (a norm or the gate activation) produced it and only
   // this GEMV reads it, that op writes the PIM format directly.
   Slot in = lookup(input);
-  auto packedKey = std::make_pair(input.getAsOpaquePointer(), kRows);
+  auto packedKey = std::make_pair(input, kRows);
   auto packed = packedInputs.find(packedKey);
   bool fusedCast = packed != packedInputs.end();
   Slot xin = fusedCast ? packed->second : alloc(kRows * m.E, m.fmt);

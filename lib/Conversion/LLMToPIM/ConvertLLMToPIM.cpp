@@ -46,9 +46,8 @@ LogicalResult pimc::pim::convertLLMToPIM(ModuleOp module) {
   target.addDynamicallyLegalOp<llm::LinearOp, llm::GatedMLPOp, llm::LMHeadOp>(
       [](Operation *op) { return !detail::hasCheckpointWeights(op); });
   // MoE on PIM unless the dispatch kept it on the host (a host call).
-  target.addDynamicallyLegalOp<llm::MoEOp>([](llm::MoEOp op) {
-    return dispatchedToHost(op) || !detail::moeMapsToPIM(op);
-  });
+  target.addDynamicallyLegalOp<llm::MoEOp>(
+      [](Operation *op) { return !hasOwnLowering(op); });
   target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
   RewritePatternSet patterns(ctx);
   detail::populateGemvPatterns(patterns);

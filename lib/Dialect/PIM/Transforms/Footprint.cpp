@@ -110,18 +110,11 @@ Footprint FootprintBuilder::of(StreamOp stream) {
   channels = {ch[0], ch[0] + ch[1]};
   loops.clear();
   fixedLoops.clear();
+  usesUnits = false;
   walk(stream.getBody().front(), f);
   // The PIM units of its channels (global buffer, accumulators, mode
   // registers): two streams that use them on a shared channel would
   // interleave their broadcasts and MACs, so they never run concurrently.
-  bool usesUnits = false;
-  stream.walk([&](MacroOp m) {
-    std::optional<pimsim::Opcode> op = pimsim::parseOpcode(m.getOp());
-    usesUnits |= !op || !llvm::is_contained(
-                            {pimsim::Opcode::Ld, pimsim::Opcode::St,
-                             pimsim::Opcode::Barrier, pimsim::Opcode::Sync},
-                            *op);
-  });
   if (usesUnits)
     f.accesses.push_back({StringAttr::get(ctx, "@units"),
                           channels,
@@ -214,6 +207,8 @@ void FootprintBuilder::add(MacroOp m, Footprint &f) {
     return;
   }
   using pimsim::Opcode;
+  usesUnits |= !llvm::is_contained(
+      {Opcode::Ld, Opcode::St, Opcode::Barrier, Opcode::Sync}, *op);
   DictionaryAttr fields = m.getFields();
   switch (*op) {
   case Opcode::Barrier:

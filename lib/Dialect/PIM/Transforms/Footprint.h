@@ -106,6 +106,7 @@ private:
   llvm::StringMap<std::string> deviceRoots;
   BufferLayout buffers;
   Range channels;                   // of the current stream
+  bool usesUnits = false;           // the current stream uses its PIM units
   llvm::SmallVector<int64_t> loops; // trip counts (maximum) of enclosing loops
   llvm::SmallVector<bool> fixedLoops; // whether each trip count is fixed
 };
