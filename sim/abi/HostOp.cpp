@@ -510,6 +510,15 @@ bool takes(HostOpKind kind, HostField f) {
   return false;
 }
 
+/// Whether `kind` lists `f` as optional (gated_act's up, sum's weights,
+/// moe_route's shared gate).
+bool isOptional(HostOpKind kind, HostField f) {
+  for (const HostFieldSpec &s : hostOpFields(kind))
+    if (s.field == f)
+      return !s.required;
+  return false;
+}
+
 /// The key of `f` for `kind`, for messages.
 std::string keyOf(HostOpKind kind, HostField f) {
   for (const HostFieldSpec &s : hostOpFields(kind))
@@ -554,11 +563,7 @@ public:
     for (HostField f : {HostField::In, HostField::Out, HostField::A,
                         HostField::B, HostField::Experts})
       if (takes(op.kind, f) && (f != HostField::B || op.tensor < 0) &&
-          !(f == HostField::B &&
-            (op.kind == HostOpKind::GatedAct || op.kind == HostOpKind::Sum ||
-             op.kind == HostOpKind::MoeRoute) &&
-            op.b == ActBuffer())) // gated_act's optional up, sum's weights,
-                                  // moe_route's shared gate
+          !(isOptional(op.kind, f) && bufferOf(f) == ActBuffer()))
         buffer(keyOf(op.kind, f), bufferOf(f));
     if (takes(op.kind, HostField::Tensor) &&
         (op.kind != HostOpKind::Add || op.b == ActBuffer()) &&
