@@ -83,6 +83,10 @@ CASES = {
     # is future work, docs/backend.md "MoE on PIM"), so its experts run as host calls here.
     "qwen3-30b-a3b-hbm3-2k": ("config:Qwen--Qwen3-30B-A3B", "targets/hbm3-pim.json", 2048, "generated",
                               ["--dispatch", "moe=host"]),
+    # gpt-oss-20b in bf16 (the release's MXFP4 experts dequantized: 42 GB, the 10-stack
+    # target): 32 experts top-4 with biases and the clamped SwiGLU on PIM, sinks in
+    # attn_combine, the window of 128 on the even layers.
+    "gpt-oss-20b-hbm3x10-2k": ("config:openai--gpt-oss-20b", "targets/hbm3-pim-10stack.json", 2048),
     # GPT-2 at its whole learned position table (n_positions 1024).
     "gpt2-124m-hbm3-1k": ("config:openai-community--gpt2", "targets/hbm3-pim.json", 1024),
     # The kernel library against the generated lowering. On 2 channels the

@@ -138,11 +138,13 @@ FeatureUse attention(const View &v) {
     nkv = 1;
   if (!nh)
     return yes("?");
+  // gpt-oss's learned sink logit per head (llm.attention sinks).
+  std::string sinks = v.is({"gpt_oss"}) ? ", sinks" : "";
   if (!nkv || *nkv == *nh)
-    return yes("MHA");
+    return yes("MHA" + sinks);
   if (*nkv == 1)
-    return yes("MQA");
-  return yes("GQA " + show(*nh) + ":" + show(*nkv));
+    return yes("MQA" + sinks);
+  return yes("GQA " + show(*nh) + ":" + show(*nkv) + sinks);
 }
 
 FeatureUse biases(const View &v) {
@@ -181,6 +183,8 @@ FeatureUse fused(const View &v) {
     return yes("wqkv, grouped per KV head");
   if (v.is({"gpt2"}))
     return yes("c_attn (Conv1D, transposed)");
+  if (v.is({"gpt_oss"}))
+    return yes("experts' gate_up_proj (interleaved columns, [in, out])");
   return na();
 }
 
@@ -215,6 +219,8 @@ FeatureUse placement(const View &v) {
 FeatureUse mlp(const View &v) {
   if (v.is({"starcoder2", "gpt2", "falcon"}))
     return yes("plain GELU");
+  if (v.is({"gpt_oss"})) // hidden_act has no effect there
+    return yes("clamped SwiGLU experts");
   std::optional<StringRef> act = v.string("hidden_activation");
   if (!act)
     act = v.string("hidden_act");
@@ -309,7 +315,7 @@ FeatureUse layers(const View &v) {
                "th layer full, local RoPE base");
   if (v.get("no_rope_layers") || v.get("no_rope_layer_interval"))
     return yes("NoPE layers");
-  if (v.is({"gemma2"}))
+  if (v.is({"gemma2", "gpt_oss"}))
     return yes("alternating sliding/full");
   if (auto n = v.number("sliding_window_pattern"))
     return yes("every " + show(*n) + "th layer full");
@@ -339,6 +345,8 @@ FeatureUse ropeScaling(const View &v) {
   const json::Object *dict = v.object("rope_scaling");
   if (!dict)
     dict = v.object("rope_parameters");
+  if (!dict && v.is({"gpt_oss"})) // GptOssConfig's default
+    return yes("yarn x32");
   if (!dict)
     return na();
   View d(*dict);
@@ -362,7 +370,7 @@ FeatureUse ropeScaling(const View &v) {
 
 /// The HF importer builds llm.moe for the families whose routing it reads
 /// (softmax, top-k, optional renormalisation, Qwen2-MoE's gated shared
-/// expert); the block runs as a host call until llm.moe has a PIM lowering.
+/// expert, gpt-oss's biased top-k then softmax with biased clamped experts).
 FeatureUse moe(const View &v) {
   std::optional<double> experts;
   for (StringRef k : {"num_local_experts", "num_experts", "n_routed_experts",
@@ -374,10 +382,13 @@ FeatureUse moe(const View &v) {
   std::string what = show(*experts) + " experts";
   if (auto k = v.number("num_experts_per_tok"))
     what += ", top-" + show(*k);
+  if (v.is({"gpt_oss"}))
+    return yes(what + " of the biased logits, softmax over them, expert "
+                      "biases, clamped SwiGLU (llm.moe)");
   if (!v.is({"mixtral", "qwen2_moe", "qwen3_moe"}))
     return lacks(what, "routing of " + (v.type.empty() ? "?" : v.type.str()) +
                            ": the HF importer builds llm.moe for mixtral, "
-                           "qwen2_moe and qwen3_moe only (issue 15)");
+                           "qwen2_moe, qwen3_moe and gpt_oss only (issue 15)");
   if (v.is({"mixtral"}) || v.flag("norm_topk_prob"))
     what += " renormalised";
   if (v.is({"qwen2_moe"}))

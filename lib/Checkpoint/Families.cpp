@@ -777,6 +777,84 @@ Error configureQwen3Moe(const JSONFields &f, ModelConfig &cfg) {
   return Error::success();
 }
 
+/// gpt-oss (spec 2.11): q/k/v/o biases (attention_bias), a learned sink
+/// per head, sliding_window (default 128, null: none) on the layers
+/// layer_types marks (default: the even layers), YaRN x32 by default, and an
+/// MoE block on every layer: router with a bias, top num_experts_per_tok of
+/// the logits then softmax over them, experts of width intermediate_size
+/// with biases and the clamped SwiGLU (swiglu_limit, swiglu_alpha), stored
+/// fused (MoEConfig::fusedInterleaved). hidden_act has no effect: the
+/// experts' activation is the clamped SwiGLU whatever it says.
+Error configureGptOss(const JSONFields &f, ModelConfig &cfg) {
+  PIMC_ASSIGN_OR_RETURN(cfg.qkvBias, f.booleanOr("attention_bias", true));
+  cfg.oBias = cfg.qkvBias;
+  cfg.attentionSinks = true;
+  if (const json::Value *w = f.value("sliding_window"); !w)
+    cfg.slidingWindow = 128;
+  else if (w->kind() != json::Value::Null)
+    PIMC_ASSIGN_OR_RETURN(cfg.slidingWindow,
+                          f.integer("sliding_window", IntRange{1}));
+  cfg.layers.assign(cfg.numLayers, LayerAttention{});
+  for (int64_t i = 0; i < cfg.numLayers; ++i)
+    cfg.layers[i].sliding = cfg.slidingWindow && (i + 1) % 2 != 0;
+  if (!f.value("rope_scaling") && !f.value("rope_parameters")) {
+    cfg.rope.kind = RopeScaling::Kind::Yarn;
+    cfg.rope.factor = 32.0;
+    cfg.rope.betaFast = 32.0;
+    cfg.rope.betaSlow = 1.0;
+    cfg.rope.truncate = false;
+    cfg.rope.originalMaxPositionEmbeddings = 4096;
+  }
+  MoEConfig moe;
+  if (Error e = readRouting(f, moe, "num_local_experts", "num_experts", 128,
+                            /*minExperts=*/1, 4))
+    return e;
+  // The released configs also carry the original code's names:
+  // experts_per_token (= num_experts_per_tok) and initial_context_length
+  // (the YaRN L0); transformers reads neither.
+  std::optional<int64_t> perToken;
+  PIMC_ASSIGN_OR_RETURN(perToken, f.integer("experts_per_token", IntRange{1}));
+  if (perToken && *perToken != moe.topK)
+    return f.fieldError("experts_per_token",
+                        formatv("is {0} but num_experts_per_tok is {1} (the "
+                                "original code's name of the same number)",
+                                *perToken, moe.topK));
+  if (Expected<std::optional<int64_t>> v =
+          f.integer("initial_context_length", IntRange{1});
+      !v)
+    return v.takeError();
+  moe.intermediateSize = cfg.intermediateSize;
+  moe.router = "router";
+  moe.routerBias = true;
+  moe.topkThenScore = true;
+  moe.fusedInterleaved = true;
+  double limit = 0, alpha = 0;
+  PIMC_ASSIGN_OR_RETURN(limit, f.numberOr("swiglu_limit", 7.0));
+  PIMC_ASSIGN_OR_RETURN(alpha, f.numberOr("swiglu_alpha", 1.702));
+  if (!(limit > 0) || !std::isfinite(limit))
+    return f.fieldError("swiglu_limit",
+                        formatv("must be positive and finite, got {0}", limit));
+  if (!std::isfinite(alpha))
+    return f.fieldError("swiglu_alpha",
+                        formatv("must be finite, got {0}", alpha));
+  moe.swigluLimit = limit;
+  moe.swigluAlpha = alpha;
+  moe.sparse.assign(cfg.numLayers, true);
+  cfg.moe = std::move(moe);
+  return Error::success();
+}
+
+constexpr StringLiteral kGptOssFields[] = {
+    "attention_bias",    "sliding_window",        "num_local_experts",
+    "num_experts",       "num_experts_per_tok",   "swiglu_limit",
+    "swiglu_alpha",      "output_router_logits",  "router_aux_loss_coef",
+    "experts_per_token", "initial_context_length"};
+/// Keys transformers' gpt-oss reads for training only, or not at all
+/// (hidden_act: the experts' activation is the clamped SwiGLU).
+constexpr StringLiteral kGptOssTrainingFields[] = {
+    "output_router_logits", "router_aux_loss_coef", "experts_per_token",
+    "initial_context_length", "hidden_act"};
+
 constexpr StringLiteral kMixtralFields[] = {
     "num_local_experts",   "num_experts",          "num_experts_per_tok",
     "router_jitter_noise", "output_router_logits", "router_aux_loss_coef"};
@@ -965,6 +1043,17 @@ const FamilySpec kFamilies[] = {
      configureQwen3Moe,
      {},
      kQwenMoeTrainingFields},
+    {"gpt_oss",
+     kGptOssFields,
+     131072,
+     "silu",
+     false,
+     150000,
+     "rms_norm_eps",
+     1e-5,
+     configureGptOss,
+     {},
+     kGptOssTrainingFields},
 };
 
 /// HF activation names (ACT2FN) of the gated MLP's gate.

@@ -995,6 +995,8 @@ std::string semanticConfigJSON(const ModelConfig &c) {
   for (auto [key, v] : scales)
     if (v)
       o[key] = *v;
+  if (c.attentionSinks)
+    o["attention_sinks"] = true;
   if (c.moe) {
     const MoEConfig &m = *c.moe;
     json::Array sparse;
@@ -1011,6 +1013,17 @@ std::string semanticConfigJSON(const ModelConfig &c) {
         {"sparse_layers", std::move(sparse)},
         {"tensor_names", json::Array{m.block, m.router, m.experts, m.gate, m.up,
                                      m.down, m.shared, m.sharedGate}}};
+    // gpt-oss's switches, only where set (the other MoE programs keep their
+    // identity).
+    json::Object &mo = *o["moe"].getAsObject();
+    if (m.routerBias)
+      mo["router_bias"] = true;
+    if (m.topkThenScore)
+      mo["order"] = "topk_then_score";
+    if (m.fusedInterleaved)
+      mo["experts_layout"] = "fused_interleaved";
+    if (m.swigluLimit)
+      mo["clamped_swiglu"] = json::Array{*m.swigluLimit, *m.swigluAlpha};
   }
   if (c.gptq)
     o["gptq"] = json::Object{{"bits", c.gptq->bits},

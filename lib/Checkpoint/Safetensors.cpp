@@ -16,6 +16,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Endian.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -475,73 +476,239 @@ std::string rowSliceName(StringRef base, int64_t begin, int64_t end) {
   return formatv("{0}[{1}:{2}]", base, begin, end).str();
 }
 
+std::string indexName(StringRef base, int64_t index) {
+  return formatv("{0}[{1}]", base, index).str();
+}
+
+std::string stridedRowsName(StringRef base, int64_t begin, int64_t end,
+                            int64_t step) {
+  if (step == 1)
+    return rowSliceName(base, begin, end);
+  return formatv("{0}[{1}:{2}:{3}]", base, begin, end, step).str();
+}
+
 std::string transposedName(StringRef base) { return (base + "^T").str(); }
 
-const TensorView *WeightStore::lookup(StringRef name) const {
-  auto it = byName.find(name);
-  if (it != byName.end())
-    return it->second;
-  if (name.ends_with("]"))
-    return rowView(name);
-  if (name.ends_with("^T"))
-    return transposedView(name);
-  return nullptr;
-}
+namespace {
 
-const TensorView *WeightStore::rowView(StringRef name) const {
-  // "<base>[<begin>:<end>]", decimal, nothing else; the base is a stored
-  // tensor or a transpose.
+/// The last suffix of a derived name (WeightStore::lookup's grammar).
+struct Suffix {
+  enum Kind { Transpose, Index, Rows } kind;
+  StringRef base;
+  // Index: begin is the index. Rows: begin < end, step >= 1.
+  uint64_t begin = 0, end = 0, step = 1;
+
+  /// How many rows a Rows suffix selects.
+  uint64_t count() const { return (end - begin - 1) / step + 1; }
+};
+
+/// The suffix of `name`, parsed from the right: "^T", "[i]", "[a:b]" or
+/// "[a:b:s]" after a non-empty base; decimal integers only. std::nullopt
+/// when `name` has none or a malformed one (b <= a, s == 0 included).
+std::optional<Suffix> parseSuffix(StringRef name) {
+  Suffix s;
+  if (name.ends_with("^T")) {
+    s.kind = Suffix::Transpose;
+    s.base = name.drop_back(2);
+    if (s.base.empty())
+      return std::nullopt;
+    return s;
+  }
+  if (!name.ends_with("]"))
+    return std::nullopt;
   size_t open = name.rfind('[');
-  if (open == StringRef::npos)
-    return nullptr;
-  StringRef base = name.take_front(open);
-  auto [first, second] = name.drop_front(open + 1).drop_back().split(':');
-  uint64_t begin = 0, end = 0;
-  if (first.getAsInteger(10, begin) || second.getAsInteger(10, end))
-    return nullptr;
-  const TensorView *found =
-      base.ends_with("]") ? nullptr : lookup(base); // one slice, not nested
-  if (!found)
-    return nullptr;
-  const TensorView &t = *found;
-  if (t.shape.empty() || begin >= end || end > uint64_t(t.shape[0]))
-    return nullptr;
-  std::lock_guard<std::mutex> lock(viewsMutex);
-  std::unique_ptr<TensorView> &view = views[name];
-  if (!view) {
-    uint64_t rowBytes = t.numBytes / uint64_t(t.shape[0]);
-    view = std::make_unique<TensorView>(t);
-    view->name = name.str();
-    view->shape[0] = int64_t(end - begin);
-    view->data = t.data + begin * rowBytes;
-    view->numBytes = (end - begin) * rowBytes;
+  if (open == StringRef::npos || open == 0)
+    return std::nullopt;
+  s.base = name.take_front(open);
+  SmallVector<StringRef, 3> fields;
+  name.slice(open + 1, name.size() - 1).split(fields, ':');
+  if (fields.size() > 3)
+    return std::nullopt;
+  uint64_t values[3] = {0, 0, 1};
+  for (size_t i = 0; i < fields.size(); ++i)
+    // Radix 10: no "0x", no sign, no spaces; overflow fails.
+    if (fields[i].getAsInteger(10, values[i]))
+      return std::nullopt;
+  s.begin = values[0];
+  if (fields.size() == 1) {
+    s.kind = Suffix::Index;
+    return s;
   }
-  return view.get();
+  s.kind = Suffix::Rows;
+  s.end = values[1];
+  s.step = values[2];
+  if (s.step == 0 || s.begin >= s.end)
+    return std::nullopt;
+  return s;
 }
 
-const TensorView *WeightStore::transposedView(StringRef name) const {
-  auto it = byName.find(name.drop_back(2));
-  if (it == byName.end() || it->second->shape.size() != 2)
-    return nullptr;
-  const TensorView &t = *it->second;
-  std::lock_guard<std::mutex> lock(viewsMutex);
-  std::unique_ptr<TensorView> &view = views[name];
-  if (!view) {
-    // out[c, r] = in[r, c], element by element in the stored dtype.
-    uint64_t rows = uint64_t(t.shape[0]), cols = uint64_t(t.shape[1]);
-    uint64_t size = dtypeSize(t.dtype);
-    std::vector<uint8_t> &bytes = transposedBytes[name];
-    bytes.resize(t.numBytes);
-    for (uint64_t r = 0; r < rows; ++r)
-      for (uint64_t c = 0; c < cols; ++c)
-        std::memcpy(&bytes[(c * rows + r) * size],
-                    t.data + (r * cols + c) * size, size);
-    view = std::make_unique<TensorView>(t);
-    view->name = name.str();
-    view->shape = {int64_t(cols), int64_t(rows)};
-    view->data = bytes.data();
+/// out[k, j] = in[j, begin + k * step] for k < count, j < rows: rows
+/// begin, begin + step, ... of the transpose of the [rows, cols] `in`, in
+/// tiles so that neither side is walked a column at a time.
+template <unsigned Size>
+void transposedRowsOf(const uint8_t *in, uint64_t rows, uint64_t cols,
+                      uint64_t begin, uint64_t step, uint64_t count,
+                      uint8_t *out) {
+  constexpr uint64_t tile = 64;
+  for (uint64_t j0 = 0; j0 < rows; j0 += tile) {
+    uint64_t j1 = std::min(rows, j0 + tile);
+    for (uint64_t k0 = 0; k0 < count; k0 += tile) {
+      uint64_t k1 = std::min(count, k0 + tile);
+      for (uint64_t j = j0; j < j1; ++j) {
+        const uint8_t *src = in + (j * cols + begin + k0 * step) * Size;
+        uint8_t *dst = out + (k0 * rows + j) * Size;
+        for (uint64_t k = k0; k < k1;
+             ++k, src += step * Size, dst += rows * Size)
+          std::memcpy(dst, src, Size);
+      }
+    }
   }
-  return view.get();
+}
+
+/// Rows begin, begin + step, ... (count of them) of the transpose of the
+/// 2-D `t` (columns of t), copied into `bytes` in t's dtype.
+void transposedRows(const TensorView &t, uint64_t begin, uint64_t step,
+                    uint64_t count, std::vector<uint8_t> &bytes) {
+  uint64_t rows = uint64_t(t.shape[0]), cols = uint64_t(t.shape[1]);
+  unsigned size = dtypeSize(t.dtype);
+  bytes.resize(count * rows * size);
+  switch (size) {
+  case 1:
+    return transposedRowsOf<1>(t.data, rows, cols, begin, step, count,
+                               bytes.data());
+  case 2:
+    return transposedRowsOf<2>(t.data, rows, cols, begin, step, count,
+                               bytes.data());
+  case 4:
+    return transposedRowsOf<4>(t.data, rows, cols, begin, step, count,
+                               bytes.data());
+  case 8:
+    return transposedRowsOf<8>(t.data, rows, cols, begin, step, count,
+                               bytes.data());
+  default:
+    llvm_unreachable("element sizes are 1, 2, 4 or 8 bytes");
+  }
+}
+
+} // namespace
+
+const TensorView *WeightStore::built(StringRef name) const {
+  std::lock_guard<std::mutex> lock(viewsMutex);
+  auto it = views.find(name);
+  if (it == views.end() || !it->second->ready.load(std::memory_order_acquire))
+    return nullptr;
+  return &it->second->view;
+}
+
+const TensorView *WeightStore::derive(
+    StringRef name,
+    function_ref<void(TensorView &, std::vector<uint8_t> &)> build) const {
+  Derived *entry;
+  {
+    std::lock_guard<std::mutex> lock(viewsMutex);
+    std::unique_ptr<Derived> &slot = views[name];
+    if (!slot)
+      slot = std::make_unique<Derived>();
+    entry = slot.get();
+  }
+  // Built once, with no lock held: `build` already holds its base (a
+  // shorter name), and a second caller waits here for the first.
+  std::call_once(entry->once, [&] {
+    build(entry->view, entry->bytes);
+    entry->view.name = name.str();
+    entry->ready.store(true, std::memory_order_release);
+  });
+  return &entry->view;
+}
+
+/// Derived names nest at most this many suffixes (gpt-oss's deepest has
+/// three), so a hostile program's name cannot recurse, or copy, without
+/// bound.
+constexpr size_t kMaxSuffixes = 8;
+
+const TensorView *WeightStore::lookup(StringRef name) const {
+  if (const TensorView *stored = byName.lookup(name))
+    return stored;
+  if (const TensorView *done = built(name))
+    return done;
+  if (name.count('[') + name.count("^T") > kMaxSuffixes)
+    return nullptr;
+  std::optional<Suffix> s = parseSuffix(name);
+  if (!s)
+    return nullptr;
+
+  if (s->kind == Suffix::Transpose) {
+    const TensorView *base = lookup(s->base);
+    if (!base || base->shape.size() != 2)
+      return nullptr;
+    return derive(name, [&](TensorView &view, std::vector<uint8_t> &bytes) {
+      const TensorView &t = *base;
+      transposedRows(t, 0, 1, uint64_t(t.shape[1]), bytes);
+      view = t;
+      view.shape = {t.shape[1], t.shape[0]};
+      view.data = bytes.data();
+    });
+  }
+
+  // An index or rows of a transpose that is not materialized: those
+  // columns of the transposed tensor, copied by themselves (gpt-oss's
+  // gate_up_proj[e]^T[0:2I:2] copies I of expert e's 2I columns, never
+  // all experts, never the whole transpose).
+  if (s->base.ends_with("^T") && !byName.count(s->base) && !built(s->base)) {
+    const TensorView *inner = lookup(s->base.drop_back(2));
+    if (!inner || inner->shape.size() != 2)
+      return nullptr;
+    uint64_t transposedRowCount = uint64_t(inner->shape[1]);
+    bool index = s->kind == Suffix::Index;
+    uint64_t limit = index ? s->begin + 1 : s->end;
+    if (limit > transposedRowCount)
+      return nullptr;
+    return derive(name, [&](TensorView &view, std::vector<uint8_t> &bytes) {
+      const TensorView &t = *inner;
+      uint64_t count = index ? 1 : s->count();
+      transposedRows(t, s->begin, s->step, count, bytes);
+      view = t;
+      view.shape = {int64_t(count), t.shape[0]};
+      if (index)
+        view.shape.erase(view.shape.begin());
+      view.data = bytes.data();
+      view.numBytes = bytes.size();
+    });
+  }
+
+  const TensorView *base = lookup(s->base);
+  if (!base || base->shape.empty())
+    return nullptr;
+  uint64_t rowCount = uint64_t(base->shape[0]);
+  if (s->kind == Suffix::Index) {
+    if (base->shape.size() < 2 || s->begin >= rowCount)
+      return nullptr;
+  } else if (s->end > rowCount) {
+    return nullptr;
+  }
+  return derive(name, [&](TensorView &view, std::vector<uint8_t> &bytes) {
+    const TensorView &t = *base;
+    uint64_t rowBytes = t.numBytes / rowCount; // rowCount > begin >= 0
+    view = t;
+    if (s->kind == Suffix::Index) {
+      view.shape.erase(view.shape.begin());
+      view.data = t.data + s->begin * rowBytes;
+      view.numBytes = rowBytes;
+      return;
+    }
+    uint64_t count = s->count();
+    view.shape[0] = int64_t(count);
+    view.numBytes = count * rowBytes;
+    if (s->step == 1 || count == 1) { // contiguous: a view
+      view.data = t.data + s->begin * rowBytes;
+      return;
+    }
+    bytes.resize(count * rowBytes);
+    for (uint64_t k = 0; k < count; ++k)
+      std::memcpy(bytes.data() + k * rowBytes,
+                  t.data + (s->begin + k * s->step) * rowBytes, rowBytes);
+    view.data = bytes.data();
+  });
 }
 
 std::vector<std::string> WeightStore::names() const {

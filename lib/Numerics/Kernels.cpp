@@ -857,7 +857,9 @@ void attention(const float *q, const float *k, const float *v, int64_t T,
       if (lo >= hi)
         continue;
 
-      float mx = -std::numeric_limits<float>::infinity();
+      const bool sink = !p.sinks.empty();
+      const float z = sink ? p.sinks[size_t(h)] : 0.0f;
+      float mx = sink ? z : -std::numeric_limits<float>::infinity();
       for (int64_t s = lo; s < hi; ++s) {
         float sc = dotF32(qv, k + (s * nkv + g) * hd, hd);
         if (!p.alibiSlopes.empty()) // the bias before the scale
@@ -874,6 +876,8 @@ void attention(const float *q, const float *k, const float *v, int64_t T,
         scores[size_t(s)] = e;
         sum += e;
       }
+      if (sink) // the sink is the last column, as transformers concatenates it
+        sum += std::exp(z - mx);
       for (int64_t s = lo; s < hi; ++s)
         accumulateScaled(scores[size_t(s)] / sum, v + (s * nkv + g) * hdv, o,
                          hdv);
@@ -966,19 +970,30 @@ float gateActivation(GateActivation act, float x) {
     return geluErf(x);
   case GateActivation::GeluTanh:
     return geluTanh(x);
+  case GateActivation::ClampedSwiglu: // needs up: GatedActivation
+    break;
   }
+  assert(false && "clamped_swiglu is not a function of the gate alone");
   return x;
 }
 
+float GatedActivation::operator()(float g, float u) const {
+  if (fn != GateActivation::ClampedSwiglu)
+    return gateActivation(fn, g) * u;
+  g = std::min(g, limit);
+  u = std::clamp(u, -limit, limit);
+  return (u + 1.0f) * (g * sigmoid(alpha * g));
+}
+
 void gatedMLP(const float *x, int64_t T, const ExpertWeights &w,
-              GateActivation act, float *y) {
+              const GatedActivation &act, float *y) {
   int64_t I = w.gate.rows();
   std::vector<float> gate(T * I), up(T * I);
-  linear(x, T, w.gate, nullptr, gate.data());
-  linear(x, T, w.up, nullptr, up.data());
+  linear(x, T, w.gate, w.gateBias, gate.data());
+  linear(x, T, w.up, w.upBias, up.data());
   for (int64_t i = 0; i < T * I; ++i)
-    gate[i] = gateActivation(act, gate[i]) * up[i];
-  linear(gate.data(), T, w.down, nullptr, y);
+    gate[i] = act(gate[i], up[i]);
+  linear(gate.data(), T, w.down, w.downBias, y);
 }
 
 MoERoute routeToken(const float *logits, int64_t E, const MoEParams &p) {

@@ -69,16 +69,25 @@ LinearWeight linearWeight(const WeightBinding *w) {
   return lw;
 }
 
-GateActivation gateActivationOf(llm::Activation a) {
-  switch (a) {
+GatedActivation gatedActivationOf(llm::MoEOp m) {
+  GatedActivation act;
+  switch (m.getActivation()) {
   case llm::Activation::Silu:
-    return GateActivation::Silu;
+    act.fn = GateActivation::Silu;
+    break;
   case llm::Activation::Gelu:
-    return GateActivation::Gelu;
+    act.fn = GateActivation::Gelu;
+    break;
   case llm::Activation::GeluTanh:
-    return GateActivation::GeluTanh;
+    act.fn = GateActivation::GeluTanh;
+    break;
+  case llm::Activation::ClampedSwiglu:
+    act.fn = GateActivation::ClampedSwiglu;
+    act.limit = m.getSwigluLimit()->convertToFloat();
+    act.alpha = m.getSwigluAlpha()->convertToFloat();
+    break;
   }
-  return GateActivation::Silu;
+  return act;
 }
 
 int64_t normalizeAxis(int64_t axis, int64_t rank) {
@@ -386,6 +395,29 @@ Error Interpreter::Impl::executeGraphOp(Operation *op, Env &env) {
             return opError(op, llvm::formatv("expert {0} weights do not fit "
                                              "the hidden size {1}",
                                              e, H));
+        // Expert biases: row e of the stacked [E, n] tensors, widened.
+        std::vector<float> bg, bu, bd;
+        if (m.hasExpertBiases()) {
+          int64_t I = experts[0].gate.rows();
+          for (auto [v, out, n, what] :
+               {std::tuple<Value, std::vector<float> *, int64_t, StringRef>{
+                    m.getGateBias(), &bg, I, "gate"},
+                {m.getUpBias(), &bu, I, "up"},
+                {m.getDownBias(), &bd, H, "down"}}) {
+            const DenseMatrix &d = weightOf(v)->dense;
+            if (d.rows != E || d.cols != n)
+              return opError(op, llvm::formatv("{0} biases are [{1}, {2}], "
+                                               "expected [{3}, {4}]",
+                                               what, d.rows, d.cols, E, n));
+            out->resize(size_t(E * n));
+            widenToF32(d.storage, d.data, E * n, out->data());
+          }
+          for (int64_t e = 0; e < E; ++e) {
+            experts[size_t(e)].gateBias = bg.data() + e * I;
+            experts[size_t(e)].upBias = bu.data() + e * I;
+            experts[size_t(e)].downBias = bd.data() + e * H;
+          }
+        }
         std::optional<ExpertWeights> shared;
         if (m.hasSharedExpert())
           shared = ExpertWeights{linearWeight(weightOf(m.getSharedGate())),
@@ -413,7 +445,7 @@ Error Interpreter::Impl::executeGraphOp(Operation *op, Env &env) {
         p.renormalize = m.getRenormalize();
         p.routedScalingFactor = m.getRoutedScalingFactor().convertToFloat();
         p.weightOnInput = m.getWeightOnInput();
-        p.activation = gateActivationOf(m.getActivation());
+        p.activation = gatedActivationOf(m);
         auto out = makeF32(x.shape);
         moe(x.f.data(), T, H, linearWeight(router), bias, experts,
             shared ? &*shared : nullptr, p, out->f.data(),

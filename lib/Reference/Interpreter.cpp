@@ -629,6 +629,14 @@ Error Interpreter::Impl::execute(Operation *op, Env &env) {
               p.logitSoftcap = c->convertToFloat();
             if (auto slopes = a.getAlibiSlopes())
               p.alibiSlopes.assign(slopes->begin(), slopes->end());
+            if (Value sinks = a.getSinks()) {
+              const WeightBinding *w = weightOf(sinks);
+              if (int64_t(w->vector.size()) != nh)
+                return opError(op, llvm::formatv("sinks have {0} logits for "
+                                                 "{1} query heads",
+                                                 w->vector.size(), nh));
+              p.sinks = w->vector;
+            }
             auto out = makeF32({T, nh, hdv});
             attention(q.f.data(), k.f.data(), v.f.data(), T, S, nh, nkv, hd,
                       hdv, p, out->f.data());

@@ -340,8 +340,20 @@ Error HostOps::runOp(Device &device, const HostOp &op,
       return a.takeError();
     std::vector<float> b;
     if (op.tensor >= 0) {
+      // With `row` (an MoE's expert bias): row param(row) of [rows, n].
+      int64_t first = 0;
+      if (op.param >= 0) {
+        if (Error e = checkParam(op.param, "add row"))
+          return e;
+        int64_t row = param(op.param);
+        if (row < 0 || row >= tensorRefs[op.tensor].shape[0])
+          return createStringError(formatv(
+              "add: row {0} of tensor '{1}', which has {2} rows", row,
+              tensorRefs[op.tensor].name, tensorRefs[op.tensor].shape[0]));
+        first = row * int64_t(a->size());
+      }
       b.resize(a->size());
-      widen(op.tensor, 0, int64_t(b.size()), b.data());
+      widen(op.tensor, first, int64_t(b.size()), b.data());
     } else {
       auto bv = readBuffer(device, region, op.b);
       if (!bv)
@@ -372,6 +384,13 @@ Error HostOps::runOp(Device &device, const HostOp &op,
       if (!u)
         return u.takeError();
       up = std::move(*u);
+    }
+    if (op.act == GatedActFn::ClampedSwiglu) { // the reference's function
+      ref::GatedActivation clamped{ref::GateActivation::ClampedSwiglu, op.eps,
+                                   op.scale};
+      for (size_t i = 0; i < gate->size(); ++i)
+        (*gate)[i] = clamped((*gate)[i], up[i]);
+      return writeBuffer(device, region, op.out, *gate);
     }
     for (size_t i = 0; i < gate->size(); ++i) {
       float g = (*gate)[i];
@@ -485,7 +504,9 @@ Error HostOps::runOp(Device &device, const HostOp &op,
     // The split-K merge of normalised partials (docs/backend-abi.md): part p
     // has o_p = P_p V_p / l_p, max m_p and sum l_p; with M = max m_p over
     // the parts that hold keys, w_p = exp(m_p - M) l_p and
-    // o = sum_p w_p o_p / sum_p w_p, in f32, parts in order.
+    // o = sum_p w_p o_p / sum_p w_p, in f32, parts in order. With sinks
+    // (one logit z_h per head) M also covers z_h and the denominator adds
+    // exp(z_h - M) last: the sink's column of the softmax, dropped.
     if (Error e = checkParam(op.param, "attn_combine position"))
       return e;
     auto in = readBuffer(device, region, op.in);
@@ -497,7 +518,12 @@ Error HostOps::runOp(Device &device, const HostOp &op,
     int64_t pos = param(op.param);
     int64_t live = std::clamp<int64_t>(pos / op.partKeys + 1, 1, op.parts);
     std::vector<float> out(size_t(op.out.elements));
-    if (live == 1) { // only part 0 holds keys: its output, bit for bit
+    std::vector<float> sinks;
+    if (op.tensor >= 0) {
+      sinks.resize(size_t(op.heads));
+      widen(op.tensor, 0, op.heads, sinks.data());
+    }
+    if (live == 1 && sinks.empty()) { // only part 0 holds keys: bit for bit
       std::copy_n(in->begin(), out.size(), out.begin());
       return writeBuffer(device, region, op.out, out);
     }
@@ -509,11 +535,15 @@ Error HostOps::runOp(Device &device, const HostOp &op,
       float M = stat(0, 0);
       for (int64_t p = 1; p < live; ++p)
         M = std::max(M, stat(p, 0));
+      if (!sinks.empty())
+        M = std::max(M, sinks[size_t(h)]);
       float W = 0;
       for (int64_t p = 0; p < live; ++p) {
         w[size_t(p)] = std::exp(stat(p, 0) - M) * stat(p, 1);
         W += w[size_t(p)];
       }
+      if (!sinks.empty())
+        W += std::exp(sinks[size_t(h)] - M);
       for (int64_t j = 0; j < op.headDim; ++j) {
         size_t n = size_t(h * op.headDim + j);
         float acc = 0;

@@ -44,7 +44,7 @@ import numpy as np
 FAMILIES = ["llama", "llama31", "mistral", "qwen2", "qwen3", "gemma", "granite", "smollm3", "olmo2",
             "gemma3_text", "gemma2", "stablelm", "glm", "glm4", "cohere", "cohere2",
             "starcoder2", "falcon", "falcon_new", "falcon_rw", "internlm2", "phi3", "gpt2", "mixtral",
-            "qwen2_moe", "qwen3_moe", "llama_gptq4", "llama_gptq4_sym", "llama_gptq8"]
+            "qwen2_moe", "qwen3_moe", "gpt_oss", "llama_gptq4", "llama_gptq4_sym", "llama_gptq8"]
 BASE_ONLY = ["llama_gptq4_sym", "llama_gptq8"]
 REF_TOL = 1e-5
 # (name, target file, extra compile flags, tolerance[, only these families]).
@@ -58,7 +58,7 @@ DENSE = ["llama", "llama31", "mistral", "qwen2", "qwen3", "gemma", "granite", "s
          "gemma3_text", "gemma2", "stablelm", "glm", "glm4", "cohere", "cohere2", "starcoder2",
          "falcon", "falcon_new", "falcon_rw", "internlm2", "phi3", "gpt2", "llama_gptq4"]
 # The MoE families (llm.moe on PIM: the router and the selected experts' GEMVs).
-MOE = ["mixtral", "qwen2_moe", "qwen3_moe"]
+MOE = ["mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss"]
 TARGETS = [("hbm3-pim", "hbm3-pim", [], 4e-3, FAMILIES),
            ("gddr6-aim", "gddr6-aim", [], 3e-2, FAMILIES),
            ("hbm3-pim-2ch", "hbm3-pim", ["--channels", "2"], 4e-3, DENSE + MOE),
@@ -66,15 +66,15 @@ TARGETS = [("hbm3-pim", "hbm3-pim", [], 4e-3, FAMILIES),
             ["llama", "qwen2", "qwen3", "gemma", "granite", "smollm3", "olmo2", "gemma3_text",
              "gemma2", "stablelm", "glm", "glm4", "cohere", "cohere2", "starcoder2", "falcon",
              "falcon_new", "falcon_rw", "internlm2", "phi3", "gpt2", "mixtral", "qwen2_moe",
-             "qwen3_moe"]),
+             "qwen3_moe", "gpt_oss"]),
            ("hbm3-pim-hostrouter", "hbm3-pim", ["--dispatch", "router=host"], 4e-3, MOE)]
 # Split attention (--attention-split, docs/backend.md): the 6-token prompt and
 # 32 steps reach position 36, so with 32 keys per part (--max-context 64 in 2
 # parts, 128 in 4) the last 5 tokens attend over two parts and the merge
 # (attn_combine) runs with a live second part; with 4 parts, parts 2-3 hold
 # no key yet and must be ignored.
-SPLIT_TARGETS = [("hbm3-pim-split2", "hbm3-pim", ["--max-context", "64", "--attention-split", "2"], 4e-3, DENSE),
-                 ("hbm3-pim-split4", "hbm3-pim", ["--max-context", "128", "--attention-split", "4"], 4e-3, DENSE),
+SPLIT_TARGETS = [("hbm3-pim-split2", "hbm3-pim", ["--max-context", "64", "--attention-split", "2"], 4e-3, DENSE + ["gpt_oss"]),
+                 ("hbm3-pim-split4", "hbm3-pim", ["--max-context", "128", "--attention-split", "4"], 4e-3, DENSE + ["gpt_oss"]),
                  ("gddr6-aim-split2", "gddr6-aim", ["--max-context", "64", "--attention-split", "2"], 3e-2, DENSE)]
 
 

@@ -67,6 +67,15 @@ def _gptq(bits, group_size, sym):
 PHI3_SHORT_FACTOR = [1.0, 1.01, 1.03, 1.05, 1.08, 1.1, 1.15, 1.2, 1.3, 1.4, 1.6, 1.8]
 PHI3_LONG_FACTOR = [1.0, 1.1, 1.3, 1.7, 2.4, 3.5, 5.0, 7.5, 11.0, 16.0, 24.0, 32.0]
 
+# GptOssConfig's default rope_parameters (gpt-oss-20b/120b's rope_scaling); the saved config is
+# checked to hold exactly these (plus rope_theta).
+GPT_OSS_ROPE_SCALING = {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
+                        "truncate": False, "original_max_position_embeddings": 4096}
+# gpt_oss: the clamp must bite on at least this fraction of the gate and of the up pre-activations.
+CLAMP_MIN_FRACTION = 0.05
+# gpt_oss: the sinks' mean share of the attention softmax must be at least this.
+SINK_MIN_SHARE = 0.05
+
 # Family table. `dtype` = storage dtype of unquantized tensors; `torch_dtype` = config.json value.
 FAMILIES = {
     "llama": dict(SMALL, model_type="llama", dtype="bfloat16", rope_theta=500000.0, eps=1e-5,
@@ -285,6 +294,45 @@ FAMILIES = {
                                mlp_only_layers=[], sparse_step=2, router_std=5.0,
                                min_router_gap=0.01, min_experts_used=8),
                       min_margin=0.05, first_seed=18),
+    # GPT-OSS (gpt-oss-20b: hidden 2880, 24 layers, 64 q / 8 kv heads of 64, 32 experts top-4 of
+    # width 2880) scaled down: hidden 256, 4 layers, 8 q / 2 kv heads of head_dim 64 (explicit, and
+    # != hidden / heads: q and o are 256 <-> 512 as 2880 <-> 4096 in the real model; the YaRN ramp
+    # over 32 frequency pairs is then the real model's: 9 extrapolated / 9 blended / 14
+    # interpolated), 16 experts top-4 of width 64 (intermediate_size), bf16, untied. Every switch
+    # on, each checked to matter (teacher-forced golden positions, max |dlogit| when removed, as a
+    # share of the largest logit / greedy steps flipped, seed 40):
+    # - the default layer_types (even layers slide, odd layers full) with a window of 8 (128 in
+    #   the real model), shorter than the 38 positions (all layers full: 64% / 18 of 32);
+    # - GptOssConfig's default rope_parameters, checked in the saved config: YaRN x32, theta
+    #   1.5e5, beta 32 / 1, truncate false, original_max_position_embeddings 4096 (and
+    #   max_position_embeddings 131072 = 32 x 4096), attention factor 1 + 0.1 ln 32 on cos and sin
+    #   (plain RoPE instead: 44% / 12);
+    # - biases on q/k/v/o (all zero: 34% / 14); learned sinks per head drawn N(0, sink_std 2): the
+    #   sink takes 7-21% of a layer's softmax on average, 0-99.6% per (head, position)
+    #   (gpt_oss_stats; no sinks: 34% / 11);
+    # - the router's bias, std router_bias_std 1 beside router logits of std about 5 (zero: 37% /
+    #   13); top-4 on the logits then a softmax over the 4, i.e. the renormalised softmax of the
+    #   routing rules (unrenormalised: 6% / 0);
+    # - the experts' gate_up_proj [E, H, 2I] (columns 2j gate j, 2j+1 up j; read as [gate | up]
+    #   instead: 69% / 27) and down_proj [E, I, H], their biases of std 0.5 and 0.1 (zero: 36% / 17
+    #   and 22% / 10); the clamped SwiGLU (up + 1) * gate * sigmoid(1.702 gate) with swiglu_limit
+    #   1.0 (7.0 in the real model; the pre-activations here have std about 1.1): over every
+    #   (position, expert) call of the teacher-forced pass 18.7% of the gates exceed it and 38.0%
+    #   of the ups lie outside [-1, 1] (gpt_oss_stats fails under CLAMP_MIN_FRACTION; no clamp:
+    #   69% / 22; alpha 1 instead of 1.702: 15% / 6).
+    # config.json as transformers 5 writes it (rope_parameters, layer_types, swiglu_alpha/limit);
+    # the tensors as GptOssForCausalLM keeps and saves them (no per-expert split). The golden runs
+    # the eager experts (experts_implementation="eager": the per-expert loop calling _apply_gate),
+    # not transformers' grouped_mm default. Every expert is used in every layer; the smallest
+    # router gap is 0.011.
+    "gpt_oss": dict(SMALL, inter=64, model_type="gpt_oss", dtype="bfloat16", rope_theta=150000.0,
+                    eps=1e-5, max_pos=131072, tie=False, head_dim=64, config_format="v5",
+                    sliding_window=8, rope_scaling=GPT_OSS_ROPE_SCALING,
+                    swiglu=dict(limit=1.0, alpha=1.702), sink_std=2.0, experts_impl="eager",
+                    moe=dict(experts=16, top_k=4, router_std=5.0, router_bias_std=1.0,
+                             expert_bias_std=(0.5, 0.1), min_router_gap=0.01,
+                             min_experts_used=8),
+                    min_margin=0.05, first_seed=40),
     # Llama-2: MHA (8 kv heads = 8 q heads), theta 1e4, no head_dim field, rope_scaling null.
     "llama2": dict(SMALL, kv_heads=8, model_type="llama", dtype="float16", rope_theta=10000.0, eps=1e-5,
                    max_pos=4096, tie=False),
@@ -318,7 +366,8 @@ ARCH = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
         "starcoder2": "Starcoder2ForCausalLM", "falcon": "FalconForCausalLM",
         "internlm2": "InternLM2ForCausalLM", "phi3": "Phi3ForCausalLM",
         "gpt2": "GPT2LMHeadModel", "mixtral": "MixtralForCausalLM",
-        "qwen2_moe": "Qwen2MoeForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM"}
+        "qwen2_moe": "Qwen2MoeForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM",
+        "gpt_oss": "GptOssForCausalLM"}
 
 
 def moe_sparse(f, layer):
@@ -326,7 +375,7 @@ def moe_sparse(f, layer):
     m = f.get("moe")
     if not m:
         return False
-    if f["model_type"] == "mixtral":
+    if f["model_type"] in ("mixtral", "gpt_oss"):
         return True
     return layer not in m["mlp_only_layers"] and (layer + 1) % m["sparse_step"] == 0
 
@@ -437,6 +486,15 @@ def make_config(f):
             c["shared_expert_intermediate_size"] = m["shared"]
         else:
             c.update(attention_bias=False, head_dim=f["head_dim"], rope_scaling=None)
+    elif mt == "gpt_oss":
+        # Input of GptOssConfig only (config_format v5: the file is save_pretrained's).
+        # layer_types left to the default (even layers sliding); pad_token_id as transformers'.
+        m = f["moe"]
+        c.update(attention_bias=True, head_dim=f["head_dim"], sliding_window=f["sliding_window"],
+                 num_local_experts=m["experts"], num_experts_per_tok=m["top_k"],
+                 rope_scaling=dict(f["rope_scaling"]), swiglu_limit=f["swiglu"]["limit"],
+                 swiglu_alpha=f["swiglu"]["alpha"], output_router_logits=False,
+                 router_aux_loss_coef=0.9)
     elif mt == "granite":
         c.update(attention_bias=False, mlp_bias=False, rope_scaling=None, **f["multipliers"])
     elif mt == "gemma3_text":
@@ -677,6 +735,39 @@ def gpt2_weights(f, randn, linear, normw, put):
     ln("transformer.ln_f", f.get("final_norm_mean", TIED_FINAL_NORM))
 
 
+def gpt_oss_weights(f, randn, linear, normw, put):
+    """GPT-OSS's tensors as GptOssForCausalLM keeps and saves them: attention with biases and
+    sinks [heads], mlp.router (weight and bias), mlp.experts.gate_up_proj [E, H, 2I] (column 2j is
+    gate j, 2j+1 up j), gate_up_proj_bias [E, 2I], down_proj [E, I, H], down_proj_bias [E, H]."""
+    H, L, nh, nkv, I, V = f["hidden"], f["layers"], f["heads"], f["kv_heads"], f["inter"], f["vocab"]
+    hd = f["head_dim"]
+    m = f["moe"]
+    E = m["experts"]
+    gu_bias_std, down_bias_std = m["expert_bias_std"]
+    put("model.embed_tokens.weight", randn(V, H))
+    for l in range(L):
+        p = "model.layers.%d." % l
+        put(p + "self_attn.sinks", f["sink_std"] * randn(nh))
+        put(p + "self_attn.q_proj.weight", linear((nh * hd, H), H ** -0.5))
+        put(p + "self_attn.q_proj.bias", 0.1 * randn(nh * hd))
+        put(p + "self_attn.k_proj.weight", linear((nkv * hd, H), H ** -0.5))
+        put(p + "self_attn.k_proj.bias", 0.1 * randn(nkv * hd))
+        put(p + "self_attn.v_proj.weight", linear((nkv * hd, H), H ** -0.5))
+        put(p + "self_attn.v_proj.bias", 0.1 * randn(nkv * hd))
+        put(p + "self_attn.o_proj.weight", linear((H, nh * hd), (2.0 / (L * nh * hd)) ** 0.5))
+        put(p + "self_attn.o_proj.bias", 0.1 * randn(H))
+        put(p + "mlp.router.weight", linear((E, H), m["router_std"] * H ** -0.5))
+        put(p + "mlp.router.bias", m["router_bias_std"] * randn(E))
+        put(p + "mlp.experts.gate_up_proj", linear((E, H, 2 * I), H ** -0.5))
+        put(p + "mlp.experts.gate_up_proj_bias", gu_bias_std * randn(E, 2 * I))
+        put(p + "mlp.experts.down_proj", linear((E, I, H), (2.0 / (L * I)) ** 0.5))
+        put(p + "mlp.experts.down_proj_bias", down_bias_std * randn(E, H))
+        put(p + "input_layernorm.weight", normw(H))
+        put(p + "post_attention_layernorm.weight", normw(H))
+    put("model.norm.weight", normw(H))
+    put("lm_head.weight", linear((V, H), 2.0 * H ** -0.5))
+
+
 def make_weights(f, g):
     """Returns dict name -> tensor in storage dtype, in HF state_dict order."""
     H, L, nh, nkv, I, V = f["hidden"], f["layers"], f["heads"], f["kv_heads"], f["inter"], f["vocab"]
@@ -722,9 +813,9 @@ def make_weights(f, g):
         bound = (1.01 if gq["sym"] else 0.51) * scale.t().repeat_interleave(G, dim=1)
         assert bool(((deq - W).abs() <= bound).all()), prefix
 
-    if f["model_type"] in ("falcon", "internlm2", "gpt2"):
+    if f["model_type"] in ("falcon", "internlm2", "gpt2", "gpt_oss"):
         {"falcon": falcon_weights, "internlm2": internlm2_weights,
-         "gpt2": gpt2_weights}[f["model_type"]](f, randn, linear, normw, put)
+         "gpt2": gpt2_weights, "gpt_oss": gpt_oss_weights}[f["model_type"]](f, randn, linear, normw, put)
         return out, torch.randint(0, V, (PROMPT_LEN,), generator=g).tolist()
 
     # Embeddings N(0,1) (tied: see TIED_EMBED_STD). q/k/v/gate/up/lm_head N(0, 1/fan_in) (lm_head x2).
@@ -831,7 +922,7 @@ def in_memory_names(f, tensors):
     rows per expert; mlp.experts.down_proj [E, H, I]) and calls Mixtral's block mlp; its
     save_pretrained writes them back as one tensor per expert under the original names, which
     verify_written checks against `tensors`."""
-    if not f.get("moe"):
+    if not f.get("moe") or f["model_type"] == "gpt_oss":
         return tensors
     block, gname, uname, dname = moe_names(f)
     out = dict(tensors)
@@ -946,9 +1037,11 @@ def dequantized_state_dict(d, cfg):
 def load_golden_model(d, f, cfg):
     """The transformers model the golden runs: the saved directory loaded in float32."""
     if "gptq" not in f:
+        # experts_impl (gpt_oss): the experts module's own eager forward, not the default grouped_mm
+        extra = {"experts_implementation": f["experts_impl"]} if "experts_impl" in f else {}
         model, info = AutoModelForCausalLM.from_pretrained(d, dtype=torch.float32,
                                                            attn_implementation=f.get("attn_impl", ATTN_IMPL),
-                                                           output_loading_info=True)
+                                                           output_loading_info=True, **extra)
         bad = {k: v for k, v in info.items() if v}
         if bad:
             raise SystemExit("from_pretrained(%s): %s" % (d, bad))
@@ -958,6 +1051,9 @@ def load_golden_model(d, f, cfg):
         model = AutoModelForCausalLM.from_config(config, dtype=torch.float32, attn_implementation=ATTN_IMPL)
         load_into(model, dequantized_state_dict(d, cfg), f["tie"])
     assert model.dtype == torch.float32 and type(model).__name__ == ARCH[cfg["model_type"]]
+    if "experts_impl" in f and model.config._experts_implementation != f["experts_impl"]:
+        raise SystemExit("experts implementation %r, wanted %r"
+                         % (model.config._experts_implementation, f["experts_impl"]))
     return model.eval()
 
 
@@ -1117,7 +1213,8 @@ def routing_stats(model, f, prompt, toks):
     # A decision whose k-th expert weighs less than HARMLESS_WEIGHT (after the model's
     # renormalisation) cannot move the output visibly if the k-th and (k+1)-th swap: its gap
     # is not counted.
-    renorm = f["model_type"] == "mixtral" or f["moe"].get("norm_topk_prob")
+    # gpt_oss: a softmax over the top-k logits, which is the renormalised softmax.
+    renorm = f["model_type"] in ("mixtral", "gpt_oss") or f["moe"].get("norm_topk_prob")
     used, gap = [], float("inf")
     for lg in logits_by_layer:
         top = lg.sort(dim=-1, descending=True)
@@ -1131,6 +1228,47 @@ def routing_stats(model, f, prompt, toks):
     return used, gap
 
 
+def gpt_oss_stats(model, f, prompt, toks):
+    """gpt_oss: teacher-forced forward over the golden's positions (as routing_stats). The
+    fraction of the gate pre-activations above swiglu_limit and of the up ones outside
+    [-limit, limit] over every (position, expert) call, and the sinks' share of the attention
+    softmax per layer (1 - the sum of eager attention's weights, which drop the sink column)."""
+    limit = f["swiglu"]["limit"]
+    gate_ups, sink_share = [], {}
+    experts = [m for m in model.modules() if type(m).__name__ == "GptOssExperts"]
+    attns = [m for m in model.modules() if type(m).__name__ == "GptOssAttention"]
+
+    def recording(orig):
+        def apply_gate(gate_up):
+            gate_ups.append(gate_up.detach().float())
+            return orig(gate_up)
+        return apply_gate
+
+    def attn_hook(module, _inputs, output):
+        sink_share[module.layer_idx] = 1.0 - output[1].detach().float().sum(-1)   # [1, heads, q]
+    for e in experts:
+        e._apply_gate = recording(e._apply_gate)       # instance attribute: the eager forward's call
+    handles = [a.register_forward_hook(attn_hook) for a in attns]
+    try:
+        with torch.no_grad():
+            model(torch.tensor([prompt + toks[:-1]]))
+    finally:
+        for h in handles:
+            h.remove()
+        for e in experts:
+            del e._apply_gate
+    if len(experts) != f["layers"] or not gate_ups or len(sink_share) != f["layers"]:
+        raise SystemExit("gpt_oss: eager experts / attention did not run in every layer")
+    gu = torch.cat(gate_ups)
+    gate, up = gu[:, ::2], gu[:, 1::2]
+    shares = [sink_share[l] for l in range(f["layers"])]
+    return dict(gate_clamped=float((gate > limit).float().mean()),
+                up_clamped=float((up.abs() > limit).float().mean()),
+                gate_up_std=float(gu.std()),
+                sink_share_mean_per_layer=[round(float(x.mean()), 4) for x in shares],
+                sink_share_range=(float(min(x.min() for x in shares)), float(max(x.max() for x in shares))))
+
+
 def reference_note(f):
     if f.get("reference_golden"):
         return ("pimc_testgen/reference.py's plain-PyTorch %s from the saved checkpoint (no transformers "
@@ -1138,14 +1276,39 @@ def reference_note(f):
                 "float32, full recompute per step with a KV-cached run's per-position RoPE tables, greedy"
                 % f["model_type"])
     base = ("transformers %s %s.generate from the saved checkpoint: from_pretrained(dtype=float32, "
-            "attn_implementation=%s) upcasts the stored values exactly; KV cache, greedy, EOS ignored"
-            % (transformers.__version__, ARCH[f["model_type"]], f.get("attn_impl", ATTN_IMPL)))
+            "attn_implementation=%s%s) upcasts the stored values exactly; KV cache, greedy, EOS ignored"
+            % (transformers.__version__, ARCH[f["model_type"]], f.get("attn_impl", ATTN_IMPL),
+               ", experts_implementation=%s" % f["experts_impl"] if "experts_impl" in f else ""))
     if "gptq" in f:
         return ("transformers %s %s.generate with the GPTQ weights dequantized in float32 by "
                 "pimc_testgen/reference.py (spec 5.2; transformers has no CPU GPTQ kernel without "
                 "gptqmodel/optimum), every other stored value upcast exactly; KV cache, greedy, EOS ignored"
                 % (transformers.__version__, ARCH[f["model_type"]]))
     return base
+
+
+def check_gpt_oss(d, f, model, prompt, toks):
+    """The saved config keeps GptOssConfig's default rope_parameters and layer_types; the clamp
+    and the sinks bite (gpt_oss_stats)."""
+    from transformers.models.gpt_oss import GptOssConfig
+    with open(os.path.join(d, "config.json")) as fh:
+        saved = json.load(fh)
+    default = GptOssConfig(num_hidden_layers=f["layers"])
+    if saved["rope_parameters"] != default.rope_parameters or saved["layer_types"] != default.layer_types:
+        raise SystemExit("gpt_oss: saved rope_parameters / layer_types %s / %s are not GptOssConfig's "
+                         "defaults %s / %s" % (saved["rope_parameters"], saved["layer_types"],
+                                               default.rope_parameters, default.layer_types))
+    if saved["swiglu_limit"] != f["swiglu"]["limit"] or saved["swiglu_alpha"] != f["swiglu"]["alpha"]:
+        raise SystemExit("gpt_oss: saved swiglu_limit/alpha differ from the family's")
+    s = gpt_oss_stats(model, f, prompt, toks)
+    print("    gpt_oss: swiglu_limit %g clamps %.1f%% of the gates and %.1f%% of the ups (gate_up std %.2f);"
+          " sink share of the softmax: mean per layer %s, range %.3f..%.3f"
+          % (f["swiglu"]["limit"], 100 * s["gate_clamped"], 100 * s["up_clamped"], s["gate_up_std"],
+             s["sink_share_mean_per_layer"], *s["sink_share_range"]))
+    if min(s["gate_clamped"], s["up_clamped"]) < CLAMP_MIN_FRACTION:
+        raise SystemExit("gpt_oss: the SwiGLU clamp does not bite (need >= %g)" % CLAMP_MIN_FRACTION)
+    if min(s["sink_share_mean_per_layer"]) < SINK_MIN_SHARE:
+        raise SystemExit("gpt_oss: the sinks take too little of the softmax (need >= %g)" % SINK_MIN_SHARE)
 
 
 def build_family(out_dir, family, base_seed):
@@ -1189,6 +1352,8 @@ def build_family(out_dir, family, base_seed):
     # (gemma3_text keeps one rotary table per layer type; its tokens test the scaled one.)
     if cfg.get("rope_scaling") and f.get("check_rope", True):
         check_rope_scaling(cfg, model)
+    if cfg["model_type"] == "gpt_oss":
+        check_gpt_oss(d, f, model, prompt, toks)
     with open(os.path.join(d, "golden_logits.bin"), "wb") as fh:
         fh.write(logits.numpy().astype("<f4").tobytes())
     golden = {

@@ -44,7 +44,8 @@ const StringRef kHostOpKindNames[] = {
     "embedding",    "rms_norm", "add",        "rope",     "gated_act",
     "pack",         "v_stage",  "sum",        "linear",   "logits",
     "attn_combine", "call",     "layer_norm", "moe_route"};
-const StringRef kGatedActNames[] = {"silu", "gelu", "gelu_tanh"};
+const StringRef kGatedActNames[] = {"silu", "gelu", "gelu_tanh",
+                                    "clamped_swiglu"};
 const StringRef kRopeKindNames[] = {"default", "linear", "dynamic",
                                     "yarn",    "llama3", "longrope"};
 static_assert(std::size(kElemFormatNames) == kNumElemFormats);
@@ -162,15 +163,18 @@ ArrayRef<HostFieldSpec> hostOpFields(HostOpKind kind) {
                                           {"eps", F::Eps},
                                           {"groups", F::Groups, false, 1},
                                           {"gemma", F::Gemma, false}};
-  static const HostFieldSpec add[] = {
-      {"a", F::A}, {"b", F::BOrTensor}, {"out", F::Out}};
+  static const HostFieldSpec add[] = {{"a", F::A},
+                                      {"b", F::BOrTensor},
+                                      {"out", F::Out},
+                                      {"row", F::Param, false}};
   static const HostFieldSpec rope[] = {{"in", F::In},
                                        {"out", F::Out},
                                        {"heads", F::Heads, true, 1},
                                        {"head_dim", F::HeadDim, true, 2},
                                        {"rope", F::Rope}};
   static const HostFieldSpec gatedAct[] = {
-      {"gate", F::A}, {"up", F::B, false}, {"out", F::Out}, {"act", F::Act}};
+      {"gate", F::A},  {"up", F::B, false},      {"out", F::Out},
+      {"act", F::Act}, {"limit", F::Eps, false}, {"alpha", F::Scale, false}};
   static const HostFieldSpec pack[] = {{"in", F::In},
                                        {"out", F::Out},
                                        {"blocks", F::Blocks, true, 1},
@@ -206,7 +210,8 @@ ArrayRef<HostFieldSpec> hostOpFields(HostOpKind kind) {
       {"block", F::HeadDim, true, 1},
       {"stats_stride", F::OutStride},
       {"part_keys", F::PartKeys, true, 1},
-      {"param", F::Param}};
+      {"param", F::Param},
+      {"sinks", F::Tensor, false}};
   static const HostFieldSpec layerNorm[] = {{"in", F::In},
                                             {"out", F::Out},
                                             {"weight", F::Tensor},
@@ -567,11 +572,13 @@ public:
         buffer(keyOf(op.kind, f), bufferOf(f));
     if (takes(op.kind, HostField::Tensor) &&
         (op.kind != HostOpKind::Add || op.b == ActBuffer()) &&
+        !(isOptional(op.kind, HostField::Tensor) && op.tensor < 0) &&
         (op.tensor < 0 || op.tensor >= int64_t(p.hostTensors.size())))
       fail(formatv("'{0}' is host tensor {1}, the program has {2}",
                    keyOf(op.kind, HostField::Tensor), op.tensor,
                    p.hostTensors.size()));
     if (takes(op.kind, HostField::Param) &&
+        !(isOptional(op.kind, HostField::Param) && op.param < 0) &&
         (op.param < 0 || op.param >= int64_t(p.params.size())))
       fail(formatv("'param' is parameter {0}, the program has {1}", op.param,
                    p.params.size()));
@@ -664,7 +671,19 @@ void OpChecker::kindRules() {
     if (op.tensor >= 0 && op.b != ActBuffer())
       fail("'b' is a buffer and a host tensor: give one");
     sameLength("out", op.out, "'a'", op.a.elements);
-    if (op.tensor >= 0)
+    if (op.param >= 0) { // (2.3) b is row `row` of a [rows, n] tensor
+      if (op.tensor < 0)
+        return fail("'row' selects a row of a host tensor 'b'");
+      needRank("b", 2, "[rows, n] with 'row'");
+      if (!out.empty())
+        break;
+      sameLength("a", op.a, "a row of tensor 'b'", tensor().shape[1]);
+      const Param &row = p.params[size_t(op.param)];
+      if (row.min < 0 || row.max >= tensor().shape[0])
+        fail(formatv("'row' is parameter '{0}' in [{1}, {2}], tensor 'b' has "
+                     "{3} rows",
+                     row.name, row.min, row.max, tensor().shape[0]));
+    } else if (op.tensor >= 0)
       sameLength("a", op.a, "tensor 'b'", tensor().elements());
     else
       sameLength("b", op.b, "'a'", op.a.elements);
@@ -684,6 +703,16 @@ void OpChecker::kindRules() {
     if (op.b != ActBuffer()) // (2.2) without up: the plain activation
       sameLength("up", op.b, "'gate'", op.a.elements);
     sameLength("out", op.out, "'gate'", op.a.elements);
+    if (op.act == GatedActFn::ClampedSwiglu) { // (2.3) gpt-oss
+      if (op.b == ActBuffer())
+        fail("clamped_swiglu needs 'up'");
+      if (!(std::isfinite(op.eps) && op.eps > 0))
+        fail("clamped_swiglu needs a positive, finite 'limit'");
+      if (!std::isfinite(op.scale))
+        fail("'alpha' must be finite");
+    } else if (op.eps != 0.0f || op.scale != 1.0f) {
+      fail("'limit' and 'alpha' are clamped_swiglu's");
+    }
     break;
   case HostOpKind::Pack:
     if (!std::isfinite(op.scale))
@@ -729,6 +758,12 @@ void OpChecker::kindRules() {
       reads("stats",
             satAdd(satMul(op.parts - 1, op.outStride), satMul(2, op.heads)),
             op.b);
+    }
+    if (op.tensor >= 0) { // (2.3) attention sinks, one logit per head
+      needRank("sinks", 1, "[heads]");
+      if (out.empty() && tensor().shape[0] != op.heads)
+        fail(formatv("'sinks' has {0} logits, 'heads' is {1}",
+                     tensor().shape[0], op.heads));
     }
     break;
   case HostOpKind::Linear:

@@ -25,7 +25,7 @@ Program programWith(std::vector<HostOp> ops) {
   p.params = {{"pos", 0, 63}, {"token", 0, 15}};
   p.regions.push_back(
       {"act", RegionKind::Activations, {0, 1}, {0, 1}, {100, 1}, 8192});
-  p.hostTensors = {{"table", {16, 8}}, {"w", {8}}};
+  p.hostTensors = {{"table", {16, 8}}, {"w", {8}}, {"sinks", {2}}};
   HostKernel k;
   k.name = "k";
   k.ops = std::move(ops);
@@ -57,7 +57,8 @@ std::vector<HostOp> everyKind() {
   HostOp a;
   a.kind = HostOpKind::Add;
   a.a = f32(0, 8);
-  a.tensor = 1;
+  a.tensor = 0; // (2.3) row `token` of [16, 8]
+  a.param = 1;
   a.out = f32(128, 8);
   ops.push_back(a);
   HostOp r;
@@ -74,7 +75,9 @@ std::vector<HostOp> everyKind() {
   g.a = f32(0, 8);
   g.b = f32(64, 8);
   g.out = f32(128, 8);
-  g.act = GatedActFn::GeluTanh;
+  g.act = GatedActFn::ClampedSwiglu; // (2.3)
+  g.eps = 7.0f;
+  g.scale = 1.702f;
   ops.push_back(g);
   HostOp pk;
   pk.kind = HostOpKind::Pack;
@@ -125,6 +128,7 @@ std::vector<HostOp> everyKind() {
   c.outStride = 4;
   c.partKeys = 16;
   c.param = 0;
+  c.tensor = 2; // (2.3) sinks
   ops.push_back(c);
   HostOp call;
   call.kind = HostOpKind::Call;
@@ -235,7 +239,12 @@ TEST(HostOpTest, EveryKindRoundTripsThroughTextAndBinary) {
            "  embedding table=\"table\" out=f32[8]@0\n",
            "  rms_norm in=f32[16]@0 out=bf16[16]@64 weight=\"w\" eps=1e-06 "
            "groups=2 gemma=true\n",
-           "  add a=f32[8]@0 b=\"w\" out=f32[8]@128\n",
+           "  add a=f32[8]@0 b=\"table\" out=f32[8]@128 row=token\n",
+           "  gated_act gate=f32[8]@0 up=f32[8]@64 out=f32[8]@128 "
+           "act=clamped_swiglu limit=7 alpha=1.702\n",
+           "attn_combine in=f32[24]@0 stats=f32[12]@256 out=f32[8]@512 "
+           "parts=3 stride=8 heads=2 block=4 stats_stride=4 part_keys=16 "
+           "param=pos sinks=\"sinks\"\n",
            "  rope in=f32[16]@0 out=f32[16]@128 heads=2 head_dim=8 rope=yarn "
            "interleaved=true rotary_dim=6 theta=500000 factor=4",
            "  v_stage in=f32[8]@0 out=fp16[256]@512 heads=2 head_dim=4 "
@@ -274,7 +283,7 @@ TEST(HostOpTest, ChecksNameTheKernelTheOpAndTheField) {
             "kernel 0 (k), op 0 (embedding): 'table' must be [V, H], not [8]");
   e.tensor = 7;
   EXPECT_EQ(problem(e), "kernel 0 (k), op 0 (embedding): 'table' is host "
-                        "tensor 7, the program has 2");
+                        "tensor 7, the program has 3");
   HostOp s;
   s.kind = HostOpKind::Sum;
   s.in = f32(0, 8);
@@ -290,6 +299,50 @@ TEST(HostOpTest, ChecksNameTheKernelTheOpAndTheField) {
   a.out = f32(128, 8);
   EXPECT_EQ(problem(a), "kernel 0 (k), op 0 (add): 'b' is a buffer and a "
                         "host tensor: give one");
+  // (2.3) `row` selects a row of a [rows, n] tensor; every value of the
+  // parameter's range must be a row.
+  a.b = {};
+  a.param = 1; // token, 0..15
+  EXPECT_EQ(problem(a), "kernel 0 (k), op 0 (add): 'b' must be [rows, n] with "
+                        "'row', not [8]");
+  a.tensor = -1;
+  a.b = f32(64, 8);
+  EXPECT_EQ(problem(a), "kernel 0 (k), op 0 (add): 'row' selects a row of a "
+                        "host tensor 'b'");
+  a.b = {};
+  a.tensor = 0; // [16, 8]
+  a.param = 0;  // pos, 0..63
+  EXPECT_EQ(problem(a), "kernel 0 (k), op 0 (add): 'row' is parameter 'pos' "
+                        "in [0, 63], tensor 'b' has 16 rows");
+  HostOp g;
+  g.kind = HostOpKind::GatedAct;
+  g.a = f32(0, 8);
+  g.out = f32(128, 8);
+  g.act = GatedActFn::ClampedSwiglu;
+  g.eps = 7.0f;
+  EXPECT_EQ(problem(g), "kernel 0 (k), op 0 (gated_act): clamped_swiglu "
+                        "needs 'up'");
+  g.b = f32(64, 8);
+  g.eps = 0.0f;
+  EXPECT_EQ(problem(g), "kernel 0 (k), op 0 (gated_act): clamped_swiglu "
+                        "needs a positive, finite 'limit'");
+  g.act = GatedActFn::Silu;
+  g.scale = 1.702f;
+  EXPECT_EQ(problem(g), "kernel 0 (k), op 0 (gated_act): 'limit' and "
+                        "'alpha' are clamped_swiglu's");
+  HostOp ac;
+  ac.kind = HostOpKind::AttnCombine;
+  ac.in = f32(0, 8);
+  ac.b = f32(256, 4);
+  ac.out = f32(512, 8);
+  ac.parts = 1;
+  ac.heads = 2;
+  ac.headDim = 4;
+  ac.partKeys = 16;
+  ac.param = 0;
+  ac.tensor = 1; // [8]: not one sink per head
+  EXPECT_EQ(problem(ac), "kernel 0 (k), op 0 (attn_combine): 'sinks' has 8 "
+                         "logits, 'heads' is 2");
   HostOp c;
   c.kind = HostOpKind::Call;
   c.mlir = "module {}";
@@ -312,7 +365,7 @@ TEST(HostOpTest, ChecksNameTheKernelTheOpAndTheField) {
   Program dup = programWith({});
   dup.hostTensors.push_back({"w", {8}});
   EXPECT_EQ(errorOf(checkProgram(dup)),
-            "host tensor 2 (w): the name is listed twice");
+            "host tensor 3 (w): the name is listed twice");
 }
 
 TEST(HostOpTest, TextErrorsNameTheColumn) {

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <thread>
 
 using namespace llvm;
 using namespace pimc::ckpt;
@@ -202,10 +203,19 @@ TEST_F(SafetensorsTest, RowViews) {
   ASSERT_NE((*store)->lookup("x[0:1]"), nullptr);
   EXPECT_EQ((*store)->lookup("x[0:1]")->numBytes, 0u);
 
+  // Row views nest: rows of a view are a view into the same bytes.
+  const TensorView *nested = (*store)->lookup("w[1:4][1:3]");
+  ASSERT_NE(nested, nullptr);
+  EXPECT_EQ(ArrayRef<int64_t>(nested->shape), ArrayRef<int64_t>({2, 3}));
+  EXPECT_EQ(nested->data, (*store)->lookup("w")->data + 24);
+  EXPECT_EQ(nested->numBytes, 24u);
+  ASSERT_NE((*store)->lookup("w[0:2][0:1]"), nullptr);
+  EXPECT_EQ((*store)->lookup("w[0:2][0:1]")->data, (*store)->lookup("w")->data);
+
   for (const char *bad :
        {"w[3:3]", "w[2:1]", "w[0:5]", "w[-1:2]", "w[0:2", "w0:2]", "w[a:2]",
-        "w[0:2]x", "w[0:2][0:1]", "w[ 0:2]", "nope[0:1]",
-        "w[0:99999999999999999999]", "w[]", "w[:]"})
+        "w[0:2]x", "w[0:2][1:3]", "w[ 0:2]", "nope[0:1]",
+        "w[0:99999999999999999999]", "w[]", "w[:]", "[0:1]"})
     EXPECT_EQ((*store)->lookup(bad), nullptr) << bad;
   // Views are not tensors of the checkpoint: its table is unchanged.
   EXPECT_EQ((*store)->names(), (std::vector<std::string>{"b", "w", "x[0:1]"}));
@@ -260,14 +270,335 @@ TEST_F(SafetensorsTest, TransposedViews) {
       ArrayRef<uint16_t>(hg),
       ArrayRef<uint16_t>({0x3f80, 0x4040, 0x40a0, 0x4000, 0x4080, 0x40c0}));
 
-  // Only a stored two-dimensional tensor has a transpose; a transpose of a
-  // view or of a transpose is no tensor.
-  for (const char *bad : {"b^T", "nope^T", "c[0:1]^T", "c^T^T", "c^t",
-                          "c^T[2:2]", "c^T[0:4]", "^T"})
+  // Any two-dimensional tensor has a transpose, a view's or a transpose's
+  // included.
+  const TensorView *row = (*store)->lookup("c[1:2]^T");
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(ArrayRef<int64_t>(row->shape), ArrayRef<int64_t>({3, 1}));
+  std::memcpy(got, row->data, 12);
+  EXPECT_EQ(ArrayRef<float>(got, 3), ArrayRef<float>({3, 4, 5}));
+  const TensorView *back = (*store)->lookup("c^T^T");
+  ASSERT_NE(back, nullptr);
+  EXPECT_EQ(ArrayRef<int64_t>(back->shape), ArrayRef<int64_t>({2, 3}));
+  std::memcpy(got, back->data, 24);
+  EXPECT_EQ(ArrayRef<float>(got), ArrayRef<float>({0, 1, 2, 3, 4, 5}));
+
+  for (const char *bad : {"b^T", "nope^T", "c^t", "c^T[2:2]", "c^T[0:4]", "^T",
+                          "c[0]^T", "c^T^T[0:3]"})
     EXPECT_EQ((*store)->lookup(bad), nullptr) << bad;
   // The checkpoint's table is unchanged.
   EXPECT_EQ((*store)->names(), (std::vector<std::string>{"b", "c", "h"}));
   EXPECT_EQ((*store)->totalBytes(), 36u);
+}
+
+/// gpt-oss's fused experts (transformers GptOssExperts), E = 2, H = 3,
+/// I = 2: gate_up_proj [E, H, 2I] (x @ W; gate = columns 0::2, up =
+/// columns 1::2), its bias [E, 2I], down_proj [E, I, H].
+class ExpertTensorsTest : public SafetensorsTest {
+protected:
+  static constexpr int64_t E = 2, H = 3, I = 2;
+  /// gate_up_proj[e][h][c] = 100 e + 10 h + c.
+  static float gateUp(int64_t e, int64_t h, int64_t c) {
+    return float(100 * e + 10 * h + c);
+  }
+  /// The bias's bf16 bits: a distinct pattern per element.
+  static uint16_t bias(int64_t e, int64_t c) {
+    return uint16_t(0x3f00 + 16 * e + c);
+  }
+  /// down_proj[e][i][h] = 1000 + 100 e + 10 i + h, bf16 bits.
+  static uint16_t down(int64_t e, int64_t i, int64_t h) {
+    return uint16_t(1000 + 100 * e + 10 * i + h);
+  }
+
+  void SetUp() override {
+    SafetensorsTest::SetUp();
+    std::vector<float> gu;
+    std::vector<uint16_t> b, d;
+    for (int64_t e = 0; e < E; ++e) {
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t c = 0; c < 2 * I; ++c)
+          gu.push_back(gateUp(e, h, c));
+      for (int64_t c = 0; c < 2 * I; ++c)
+        b.push_back(bias(e, c));
+      for (int64_t i = 0; i < I; ++i)
+        for (int64_t h = 0; h < H; ++h)
+          d.push_back(down(e, i, h));
+    }
+    uint64_t guBytes = gu.size() * 4, bBytes = b.size() * 2,
+             dBytes = d.size() * 2;
+    std::string data = bytesOf(gu.data(), guBytes) + bytesOf(b.data(), bBytes) +
+                       bytesOf(d.data(), dBytes);
+    uint64_t bEnd = guBytes + bBytes, dEnd = bEnd + dBytes;
+    std::string header = headerJson({{"gu", "F32", {E, H, 2 * I}, 0, guBytes},
+                                     {"b", "BF16", {E, 2 * I}, guBytes, bEnd},
+                                     {"d", "BF16", {E, I, H}, bEnd, dEnd}});
+    path = write("experts.safetensors", fileBytes(header, data));
+    auto opened = WeightStore::openFiles({path});
+    ASSERT_TRUE(bool(opened)) << toString(opened.takeError());
+    store = std::move(*opened);
+  }
+
+  /// The floats of `name`, which must be F32 of shape `shape`.
+  std::vector<float> floats(StringRef name, ArrayRef<int64_t> shape) {
+    const TensorView *t = store->lookup(name);
+    EXPECT_NE(t, nullptr) << name.str();
+    if (!t)
+      return {};
+    EXPECT_EQ(t->dtype, DType::F32) << name.str();
+    EXPECT_EQ(ArrayRef<int64_t>(t->shape), shape) << name.str();
+    EXPECT_EQ(t->numBytes, uint64_t(t->numElements()) * 4) << name.str();
+    std::vector<float> out(t->numBytes / 4);
+    std::memcpy(out.data(), t->data, t->numBytes);
+    return out;
+  }
+  /// The bf16 bits of `name`, which must be BF16 of shape `shape`.
+  std::vector<uint16_t> halves(StringRef name, ArrayRef<int64_t> shape) {
+    const TensorView *t = store->lookup(name);
+    EXPECT_NE(t, nullptr) << name.str();
+    if (!t)
+      return {};
+    EXPECT_EQ(t->dtype, DType::BF16) << name.str();
+    EXPECT_EQ(ArrayRef<int64_t>(t->shape), shape) << name.str();
+    EXPECT_EQ(t->numBytes, uint64_t(t->numElements()) * 2) << name.str();
+    std::vector<uint16_t> out(t->numBytes / 2);
+    std::memcpy(out.data(), t->data, t->numBytes);
+    return out;
+  }
+  /// Whether `t`'s bytes lie inside `outer`'s.
+  static bool inside(const TensorView *t, const TensorView *outer) {
+    return t->data >= outer->data &&
+           t->data + t->numBytes <= outer->data + outer->numBytes;
+  }
+
+  std::string path;
+  std::unique_ptr<WeightStore> store;
+};
+
+// One expert's matrix: a view of the mapped tensor, no copy.
+TEST_F(ExpertTensorsTest, IndexViews) {
+  EXPECT_EQ(indexName("gu", 1), "gu[1]");
+  const TensorView *gu = store->lookup("gu");
+  ASSERT_NE(gu, nullptr);
+  const TensorView *e1 = store->lookup(indexName("gu", 1));
+  ASSERT_NE(e1, nullptr);
+  EXPECT_EQ(e1->name, "gu[1]");
+  EXPECT_EQ(e1->dtype, DType::F32);
+  EXPECT_EQ(ArrayRef<int64_t>(e1->shape), ArrayRef<int64_t>({H, 2 * I}));
+  EXPECT_EQ(e1->numBytes, uint64_t(H * 2 * I * 4));
+  EXPECT_EQ(e1->data, gu->data + H * 2 * I * 4);
+  EXPECT_TRUE(inside(e1, gu));
+  EXPECT_EQ(e1->file, path);
+  EXPECT_EQ(store->lookup("gu[1]"), e1);
+  std::vector<float> want;
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t c = 0; c < 2 * I; ++c)
+      want.push_back(gateUp(1, h, c));
+  EXPECT_EQ(floats("gu[1]", {H, 2 * I}), want);
+
+  // An index of an index, and of a 2-D tensor (one row, dim dropped).
+  const TensorView *row = store->lookup("gu[1][2]");
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(ArrayRef<int64_t>(row->shape), ArrayRef<int64_t>({2 * I}));
+  EXPECT_EQ(row->data, e1->data + 2 * 2 * I * 4);
+  const TensorView *b0 = store->lookup("b[0]");
+  ASSERT_NE(b0, nullptr);
+  EXPECT_EQ(ArrayRef<int64_t>(b0->shape), ArrayRef<int64_t>({2 * I}));
+  EXPECT_TRUE(inside(b0, store->lookup("b")));
+  // Rows of an index are a view too (nested).
+  const TensorView *rows = store->lookup(rowSliceName("gu[1]", 1, 3));
+  ASSERT_NE(rows, nullptr);
+  EXPECT_EQ(ArrayRef<int64_t>(rows->shape), ArrayRef<int64_t>({2, 2 * I}));
+  EXPECT_EQ(rows->data, e1->data + 2 * I * 4);
+  EXPECT_EQ(rows->numBytes, uint64_t(2 * 2 * I * 4));
+  const TensorView *some = store->lookup("gu[0:2][1]");
+  ASSERT_NE(some, nullptr);
+  EXPECT_EQ(some->data, e1->data);
+}
+
+// The importer's names for expert e: gate and up in nn.Linear's [I, H],
+// down [H, I], each checked against the hand-computed layout.
+TEST_F(ExpertTensorsTest, GateUpDownOfOneExpert) {
+  for (int64_t e = 0; e < E; ++e) {
+    std::string ge = indexName("gu", e);
+    // The whole transpose of expert e: [2I, H], out[c][h] = gu[e][h][c].
+    std::string t = transposedName(ge);
+    std::vector<float> want;
+    for (int64_t c = 0; c < 2 * I; ++c)
+      for (int64_t h = 0; h < H; ++h)
+        want.push_back(gateUp(e, h, c));
+    EXPECT_EQ(floats(t, {2 * I, H}), want) << t;
+
+    for (int64_t half = 0; half < 2; ++half) { // gate, up
+      // Looked up in a fresh store, so the whole transpose is not there to
+      // be viewed: the rows are computed from gu[e] directly.
+      auto fresh = WeightStore::openFiles({path});
+      ASSERT_TRUE(bool(fresh)) << toString(fresh.takeError());
+      std::string name = stridedRowsName(t, half, 2 * I, 2);
+      EXPECT_EQ(name, formatv("gu[{0}]^T[{1}:4:2]", e, half).str());
+      const TensorView *part = (*fresh)->lookup(name);
+      ASSERT_NE(part, nullptr) << name;
+      EXPECT_EQ(part->name, name);
+      EXPECT_EQ(part->dtype, DType::F32);
+      EXPECT_EQ(ArrayRef<int64_t>(part->shape), ArrayRef<int64_t>({I, H}));
+      EXPECT_EQ(part->numBytes, uint64_t(I * H * 4));
+      EXPECT_FALSE(inside(part, (*fresh)->lookup("gu"))) << "a copy";
+      std::vector<float> got(I * H);
+      std::memcpy(got.data(), part->data, part->numBytes);
+      std::vector<float> wantPart;
+      for (int64_t i = 0; i < I; ++i)
+        for (int64_t h = 0; h < H; ++h)
+          wantPart.push_back(gateUp(e, h, 2 * i + half));
+      EXPECT_EQ(got, wantPart) << name;
+      EXPECT_EQ((*fresh)->lookup(name), part);
+      // In `store` the whole transpose was looked up above, so there the
+      // rows are gathered from it: the same values.
+      EXPECT_EQ(floats(name, {I, H}), wantPart) << name;
+      const TensorView *whole = (*fresh)->lookup(t);
+      ASSERT_NE(whole, nullptr);
+      EXPECT_FALSE(inside(part, whole));
+
+      // Gate / up bias: [I], every other element of b[e].
+      std::string bname = stridedRowsName(indexName("b", e), half, 2 * I, 2);
+      EXPECT_EQ(bname, formatv("b[{0}][{1}:4:2]", e, half).str());
+      std::vector<uint16_t> wantBias;
+      for (int64_t i = 0; i < I; ++i)
+        wantBias.push_back(bias(e, 2 * i + half));
+      EXPECT_EQ(halves(bname, {I}), wantBias) << bname;
+    }
+
+    // Down: [H, I], out[h][i] = d[e][i][h], in bf16.
+    std::vector<uint16_t> wantDown;
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < I; ++i)
+        wantDown.push_back(down(e, i, h));
+    EXPECT_EQ(halves(transposedName(indexName("d", e)), {H, I}), wantDown);
+  }
+
+  // One row of a transpose is a column of the stored matrix; step 1 is a
+  // plain row range; a step past the end selects one row.
+  std::vector<float> col;
+  for (int64_t h = 0; h < H; ++h)
+    col.push_back(gateUp(1, h, 3));
+  EXPECT_EQ(floats("gu[1]^T[3]", {H}), col);
+  EXPECT_EQ(floats("gu[1]^T[3:4:7]", {1, H}), col);
+  EXPECT_EQ(stridedRowsName("x", 1, 3, 1), "x[1:3]");
+  EXPECT_EQ(floats("gu[0]^T[1:3:1]", {2, H}), floats("gu[0]^T[1:3]", {2, H}));
+  const TensorView *b1 = store->lookup("b[1]");
+  const TensorView *one = store->lookup("b[1][1:2:5]");
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(one->data, b1->data + 2) << "one row is contiguous: a view";
+  const TensorView *same = store->lookup("b[1][1:3:1]");
+  ASSERT_NE(same, nullptr);
+  EXPECT_EQ(same->data, b1->data + 2);
+  // Strided rows of a stored 3-D tensor keep the dimension ([0:2:2] is
+  // expert 0 alone).
+  EXPECT_EQ(ArrayRef<int64_t>(store->lookup("gu[0:2:2]")->shape),
+            ArrayRef<int64_t>({1, H, 2 * I}));
+
+  // Derived tensors are not tensors of the checkpoint.
+  EXPECT_EQ(store->names(), (std::vector<std::string>{"b", "d", "gu"}));
+}
+
+TEST_F(ExpertTensorsTest, MalformedNames) {
+  // Not the grammar: decimal integers only, one to three of them.
+  for (const char *bad :
+       {"gu[-1]", "gu[+1]", "gu[0x1]", "gu[ 1]", "gu[1 ]", "gu[1.0]", "gu[]",
+        "gu[1:2:3:4]", "gu[1:]", "gu[:2]", "gu[0:2:]", "gu[1]]", "gu[[1]",
+        "[0]", "gu[1]^t", "gu[1]T", "gu[1]^T^", "gu[99999999999999999999]"})
+    EXPECT_EQ(store->lookup(bad), nullptr) << bad;
+  // Empty or backwards rows, a zero step, rows or an index past the end.
+  for (const char *bad :
+       {"gu[2]", "gu[0:2:0]", "gu[1:1:1]", "gu[2:1:1]", "gu[0:3:1]",
+        "gu[0][3:4]", "gu[1]^T[0:5:2]", "gu[1]^T[4]", "gu[1]^T[2:2]",
+        "gu[1]^T[0:4:0]", "b[0][0:99999999999999999999:2]"})
+    EXPECT_EQ(store->lookup(bad), nullptr) << bad;
+  // An unknown base; an index of a 1-D tensor; a transpose of a 1-D or 3-D
+  // one.
+  for (const char *bad :
+       {"nope[0]", "nope[0]^T", "b[0][0]", "b[0][1]^T", "gu[1]^T[3][0]",
+        "b[1]^T^T", "gu^T", "gu[0:1]^T", "gu[0:2:2]^T"})
+    EXPECT_EQ(store->lookup(bad), nullptr) << bad;
+  // At most 8 suffixes: a hostile name cannot recurse or copy without bound
+  // (8 transposes of gu[1] resolve, 10 do not).
+  std::string deep = "gu[1]";
+  for (int i = 0; i < 7; ++i)
+    deep += "^T";
+  EXPECT_NE(store->lookup(deep), nullptr);
+  EXPECT_EQ(store->lookup(deep + "^T^T"), nullptr);
+  EXPECT_EQ(store->names(), (std::vector<std::string>{"b", "d", "gu"}));
+}
+
+// Many threads resolving the same names get the same tensors.
+TEST_F(ExpertTensorsTest, ConcurrentLookups) {
+  std::vector<std::string> names = {
+      "gu[1]^T[0:4:2]", "gu[1]^T[1:4:2]", "gu[1]^T",   "gu[0]^T[1:3]",
+      "d[1]^T",         "b[1][0:4:2]",    "gu[1][1:3]"};
+  constexpr int threads = 8;
+  std::vector<std::vector<const TensorView *>> seen(
+      threads, std::vector<const TensorView *>(names.size()));
+  std::vector<std::thread> pool;
+  for (int k = 0; k < threads; ++k)
+    pool.emplace_back([&, k] {
+      // Each thread starts at a different name.
+      for (size_t j = 0; j < names.size(); ++j) {
+        size_t i = (j + size_t(k)) % names.size();
+        seen[k][i] = store->lookup(names[i]);
+      }
+    });
+  for (std::thread &t : pool)
+    t.join();
+  for (int k = 0; k < threads; ++k)
+    for (size_t i = 0; i < names.size(); ++i) {
+      ASSERT_NE(seen[k][i], nullptr) << names[i];
+      EXPECT_EQ(seen[k][i], store->lookup(names[i])) << names[i];
+    }
+  std::vector<float> want;
+  for (int64_t i = 0; i < I; ++i)
+    for (int64_t h = 0; h < H; ++h)
+      want.push_back(gateUp(1, h, 2 * i + 1));
+  EXPECT_EQ(floats("gu[1]^T[1:4:2]", {I, H}), want);
+}
+
+// Transposes copy in tiles: sizes past one tile, with ragged edges, and
+// strided rows of a transpose, against the element-by-element definition.
+TEST_F(SafetensorsTest, TransposeTiles) {
+  const int64_t rows = 70, cols = 131;
+  std::vector<uint16_t> x(rows * cols);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      x[r * cols + c] = uint16_t(r * 1000 + c);
+  std::string path =
+      write("tiles.safetensors",
+            fileBytes(headerJson({{"x", "U16", {rows, cols}, 0, 2 * x.size()}}),
+                      bytesOf(x.data(), 2 * x.size())));
+  auto store = WeightStore::openFiles({path});
+  ASSERT_TRUE(bool(store)) << toString(store.takeError());
+  struct Case {
+    int64_t begin, end, step;
+  };
+  for (Case c : {Case{3, 131, 5}, Case{0, 131, 2}, Case{1, 131, 2},
+                 Case{64, 129, 1}, Case{0, 131, 1}}) {
+    std::string name = stridedRowsName("x^T", c.begin, c.end, c.step);
+    const TensorView *t = (*store)->lookup(name);
+    ASSERT_NE(t, nullptr) << name;
+    int64_t count = (c.end - c.begin + c.step - 1) / c.step;
+    EXPECT_EQ(ArrayRef<int64_t>(t->shape), ArrayRef<int64_t>({count, rows}));
+    ASSERT_EQ(t->numBytes, uint64_t(count * rows * 2)) << name;
+    std::vector<uint16_t> got(count * rows);
+    std::memcpy(got.data(), t->data, t->numBytes);
+    for (int64_t k = 0; k < count; ++k)
+      for (int64_t r = 0; r < rows; ++r)
+        ASSERT_EQ(got[k * rows + r], x[r * cols + c.begin + k * c.step])
+            << name << " row " << k << " col " << r;
+  }
+  const TensorView *whole = (*store)->lookup("x^T");
+  ASSERT_NE(whole, nullptr);
+  EXPECT_EQ(ArrayRef<int64_t>(whole->shape), ArrayRef<int64_t>({cols, rows}));
+  std::vector<uint16_t> got(rows * cols);
+  std::memcpy(got.data(), whole->data, whole->numBytes);
+  for (int64_t c = 0; c < cols; ++c)
+    for (int64_t r = 0; r < rows; ++r)
+      ASSERT_EQ(got[c * rows + r], x[r * cols + c]) << c << ", " << r;
 }
 
 TEST_F(SafetensorsTest, ZeroTensorsAndScalars) {

@@ -136,6 +136,20 @@ struct MoEConfig {
   std::string gate = "gate_proj", up = "up_proj", down = "down_proj";
   std::string shared = "shared_expert";
   std::string sharedGate = "shared_expert_gate";
+  /// The router has a bias (`<router>.bias`, gpt-oss).
+  bool routerBias = false;
+  /// Top-k over the logits, then softmax over the k (gpt-oss); else softmax
+  /// over all experts, then top-k.
+  bool topkThenScore = false;
+  /// gpt-oss's expert tensors: all experts in one tensor per projection,
+  /// stored [in, out] (`y = x @ W`), gate and up interleaved in the columns
+  /// of `<experts>.gate_up_proj` [E, H, 2I] (gate 0::2, up 1::2), down in
+  /// `<experts>.down_proj` [E, I, H], each with its bias (`_bias` [E, 2I],
+  /// [E, H]). Read as views (WeightStore's `t[e]^T[0:2I:2]`).
+  bool fusedInterleaved = false;
+  /// gpt-oss's clamped SwiGLU (swiglu_limit, swiglu_alpha) instead of the
+  /// model's gate activation.
+  std::optional<double> swigluLimit, swigluAlpha;
   /// One entry per layer: true for a sparse (MoE) layer, false for a layer
   /// with the dense MLP (mlp_only_layers, decoder_sparse_step).
   std::vector<bool> sparse;
@@ -153,6 +167,8 @@ struct LayerAttention {
 
 struct ModelConfig {
   std::string modelType; // a family of Families.h
+  /// A learned sink logit per query head (`self_attn.sinks`, gpt-oss).
+  bool attentionSinks = false;
   int64_t hiddenSize = 0;
   int64_t intermediateSize = 0;
   int64_t numLayers = 0;

@@ -14,12 +14,14 @@
 #include "pimc/Numerics/Kernels.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -96,6 +98,24 @@ private:
 /// importer, the interpreter and the runtime read the part like a tensor.
 std::string rowSliceName(llvm::StringRef base, int64_t begin, int64_t end);
 
+/// The name of index `index` along dimension 0 of tensor `base`
+/// ("base[index]"), with that dimension dropped: one expert's matrix of a
+/// fused [experts, ...] tensor (gpt-oss's mlp.experts.gate_up_proj[e] is
+/// [H, 2I]). WeightStore::lookup resolves it to a view (no copy) of shape
+/// [d1, ...]; `base` must have at least two dimensions.
+std::string indexName(llvm::StringRef base, int64_t index);
+
+/// The name of rows begin, begin + step, ... (below end) of tensor `base`
+/// ("base[begin:end:step]"; step 1 prints as rowSliceName's
+/// "base[begin:end]"): one half of an interleaved fused projection
+/// (gpt-oss's gate weight is columns 0::2 of gate_up_proj[e], i.e.
+/// stridedRowsName(transposedName(indexName(t, e)), 0, 2I, 2)). For
+/// step > 1 the rows are not contiguous, so WeightStore::lookup copies them
+/// once, in the stored dtype; rows of a transpose (`X^T[a:b:s]`) are copied
+/// straight from X's columns, never through the whole transpose.
+std::string stridedRowsName(llvm::StringRef base, int64_t begin, int64_t end,
+                            int64_t step);
+
 /// The name of the transpose of the 2-D tensor `base` ("base^T"): a
 /// transformers Conv1D weight (GPT-2's c_attn, c_proj, c_fc), stored
 /// [in, out], read in nn.Linear's [out, in] layout. WeightStore::lookup
@@ -103,7 +123,10 @@ std::string rowSliceName(llvm::StringRef base, int64_t begin, int64_t end);
 /// is only read), so the importer, the interpreter, the compiler and the
 /// runtime read it like a stored tensor. Row views compose:
 /// rowSliceName(transposedName(t), a, b) is rows a..b of the transpose,
-/// i.e. columns a..b of the stored Conv1D weight.
+/// i.e. columns a..b of the stored Conv1D weight (copied by themselves
+/// unless the whole transpose is already materialized). `base` may itself
+/// be a derived name (transposedName(indexName(t, e)) copies expert e's
+/// matrix only).
 std::string transposedName(llvm::StringRef base);
 
 /// All tensors of a checkpoint directory: `model.safetensors`, or the shards
@@ -117,11 +140,25 @@ public:
   static llvm::Expected<std::unique_ptr<WeightStore>>
   openFiles(llvm::ArrayRef<std::string> paths);
 
-  /// nullptr when no tensor has that name. A rowSliceName whose base
-  /// resolves and whose rows lie inside it names a view of those rows (no
-  /// copy): the same dtype, shape [end - begin, ...] and contiguous bytes.
-  /// A transposedName of a stored 2-D tensor names its transpose (copied
-  /// once, on first lookup; shape [cols, rows], the same dtype).
+  /// The tensor named `name`, or nullptr. A stored tensor's name wins;
+  /// otherwise the name is derived, parsed from the right, each suffix
+  /// applying to whatever the rest (its base) resolves to:
+  ///   base[i]       index i along dim 0, dropped: shape [d1, ...], a view
+  ///                 (no copy); the base needs rank >= 2 and i < d0.
+  ///   base[a:b]     rows a..b-1: shape [b - a, ...], a view (no copy);
+  ///                 the base needs rank >= 1 and a < b <= d0.
+  ///   base[a:b:s]   rows a, a + s, ... < b (s >= 1; s == 1 is [a:b]):
+  ///                 shape [ceil((b - a) / s), ...], copied once for s > 1.
+  ///   base^T        the transpose of a 2-D base: shape [d1, d0], copied
+  ///                 once.
+  /// Integers are decimal, nothing else (no sign, no spaces). Rows or an
+  /// index of a transpose (`X^T[a:b:s]`, `X^T[i]`) that is not already
+  /// materialized are copied straight from X's columns, never through the
+  /// whole transpose. Every derived tensor has its base's dtype and file,
+  /// is resolved once and kept for the store's life (the pointer stays
+  /// valid); lookup is thread-safe. A malformed name (bad integer, index or
+  /// rows outside the base, b <= a, s == 0, transpose of a non-2-D tensor,
+  /// index of a rank < 2 tensor, unknown base) is nullptr.
   const TensorView *lookup(llvm::StringRef name) const;
   /// Tensor names in a stable (sorted) order.
   std::vector<std::string> names() const;
@@ -133,15 +170,27 @@ public:
   std::string tableDigest() const;
 
 private:
-  const TensorView *rowView(llvm::StringRef name) const;
-  const TensorView *transposedView(llvm::StringRef name) const;
+  /// One derived tensor (a view, or bytes it owns), built exactly once.
+  struct Derived {
+    std::once_flag once;
+    std::atomic<bool> ready{false};
+    TensorView view;
+    std::vector<uint8_t> bytes; // Materialized data; empty for a view.
+  };
+  /// The derived tensor `name` if it is already built, else nullptr.
+  const TensorView *built(llvm::StringRef name) const;
+  /// The derived tensor `name`, built by `build` on first use (without
+  /// viewsMutex held, so `build` may look up other names).
+  const TensorView *
+  derive(llvm::StringRef name,
+         llvm::function_ref<void(TensorView &, std::vector<uint8_t> &)> build)
+      const;
 
   std::vector<std::unique_ptr<SafetensorsFile>> files;
   llvm::StringMap<const TensorView *> byName;
-  /// Row and transposed views handed out so far (pointers stay valid).
-  mutable llvm::StringMap<std::unique_ptr<TensorView>> views;
-  /// The bytes of each materialized transpose, by its name.
-  mutable llvm::StringMap<std::vector<uint8_t>> transposedBytes;
+  /// Derived tensors handed out so far, by name (pointers stay valid).
+  mutable llvm::StringMap<std::unique_ptr<Derived>> views;
+  /// Guards `views` (not the building of an entry).
   mutable std::mutex viewsMutex;
 };
 

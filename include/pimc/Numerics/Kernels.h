@@ -160,6 +160,11 @@ struct AttentionParams {
   /// ALiBi: one slope per query head (empty: none). The score of key s is
   /// (q . k + alibiBias(m_h, s)) * scale: the bias before the scale.
   std::vector<float> alibiSlopes;
+  /// Attention sinks (gpt-oss): one logit per query head (empty: none). The
+  /// softmax of head h runs over its visible scores and sinks[h]; the
+  /// sink's weight is dropped, so P[s] = exp(S_s - m) / (exp(z - m) +
+  /// sum exp(S - m)), m the maximum of the scores and z.
+  std::vector<float> sinks;
 };
 
 /// ALiBi's slopes for `heads` query heads as transformers' Falcon / BLOOM
@@ -208,16 +213,27 @@ struct LinearWeight {
 void linear(const float *x, int64_t T, const LinearWeight &w, const float *bias,
             float *y);
 
-enum class GateActivation { Silu, Gelu, GeluTanh };
+enum class GateActivation { Silu, Gelu, GeluTanh, ClampedSwiglu };
 float gateActivation(GateActivation act, float x);
 
-/// One gated MLP: down(act(gate x) * up x); gate/up [I, H], down [H, I].
+/// A gated MLP's activation: act(g) * u, or gpt-oss's clamped SwiGLU
+/// (u' + 1) * g' * sigmoid(alpha g') with g' = min(g, limit) and u' =
+/// clamp(u, -limit, limit), in f32 (llm.moe's description).
+struct GatedActivation {
+  GateActivation fn = GateActivation::Silu;
+  float limit = 0.0f, alpha = 0.0f; // ClampedSwiglu only
+  float operator()(float g, float u) const;
+};
+
+/// One gated MLP: down(act(gate x + bg, up x + bu)) + bd; gate/up [I, H],
+/// down [H, I]; each bias null (none) or [I], [I], [H].
 struct ExpertWeights {
   LinearWeight gate, up, down;
+  const float *gateBias = nullptr, *upBias = nullptr, *downBias = nullptr;
 };
-/// y = down(act(x gate^T) * (x up^T)) for x [T, H], y [T, H].
+/// The gated MLP `w` on x [T, H] into y [T, H].
 void gatedMLP(const float *x, int64_t T, const ExpertWeights &w,
-              GateActivation act, float *y);
+              const GatedActivation &act, float *y);
 
 struct MoEParams {
   int64_t topK = 1;
@@ -226,7 +242,7 @@ struct MoEParams {
   bool renormalize = false;
   float routedScalingFactor = 1.0f;
   bool weightOnInput = false;
-  GateActivation activation = GateActivation::Silu;
+  GatedActivation activation;
 };
 
 /// The routing of one token: the selected experts (ascending index) and

@@ -41,7 +41,7 @@ struct CachedAttentionPattern : OpConversionPattern<llm::KVCacheAppendOp> {
     rewriter.setInsertionPoint(at);
     auto pa = AttentionOp::create(
         rewriter, at.getLoc(), at.getType(), append.getType(), at.getQuery(),
-        append.getKey(), append.getValue(), append.getCache(),
+        append.getKey(), append.getValue(), append.getCache(), at.getSinks(),
         at.getScaleAttr(), rewriter.getBoolAttr(at.getCausal()),
         at.getSlidingWindowAttr(), at.getLogitSoftcapAttr(),
         at.getAlibiSlopesAttr());

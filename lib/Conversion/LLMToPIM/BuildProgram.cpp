@@ -709,9 +709,16 @@ void Lowering::emitGemv(StringRef name, ArrayRef<GemvPart> parts, GemvOp anchor,
     r.off += 4 * n0;
     r.n = pn;
     if (p.bias) {
+      // An expert GEMV's bias is row experts[j] of [E, n]: the slot's
+      // device parameter selects it.
       auto bw = p.bias.getDefiningOp<llm::WeightOp>();
-      hostOp("add", {attr("a", buf(r)), attr("b", tensorRef(bw)),
-                     attr("out", buf(r))});
+      SmallVector<NamedAttribute> f{attr("a", buf(r)), attr("b", tensorRef(bw)),
+                                    attr("out", buf(r))};
+      if (anchor.getExperts())
+        f.push_back(attr(
+            "row",
+            slotParams.lookup(anchor.getExperts())[*anchor.getExpertSlot()]));
+      hostOp("add", f);
     }
     slots[p.result] = r;
     n0 += pn;
@@ -1046,8 +1053,11 @@ LogicalResult Lowering::lowerAttention(pim::AttentionOp op) {
   // per part over its keys, each also writing its softmax statistics.
   int64_t ctxN = H * g.nd * m.B;
   Slot ctxAll = alloc(S * ctxN);
+  // Sinks (gpt-oss) join the softmax in attn_combine, from the statistics
+  // the sfm writes, split or not (docs/backend.md, "Attention sinks").
+  bool combine = S > 1 || op.getSinks();
   Slot stats;
-  if (S > 1)
+  if (combine)
     stats = alloc(S * 2 * H);
   G = G / R; // q heads per channel
   for (int64_t p = 0; p < S; ++p) {
@@ -1110,7 +1120,7 @@ LogicalResult Lowering::lowerAttention(pim::AttentionOp op) {
     }
     barrier(cb);
     SmallVector<NamedAttribute> sf{attr("length", sym(pp.kvLen))};
-    if (S > 1) // [max, sum] of head ch * G + q of part p
+    if (combine) // [max, sum] of head ch * G + q of part p
       sf.push_back(data(stats, 8 * p * H, ch() * (8 * G) + q * 8));
     if (std::optional<APFloat> cap = op.getLogitSoftcap()) // per score
       sf.push_back(attr("cap", b.getF32FloatAttr(cap->convertToFloat())));
@@ -1139,14 +1149,27 @@ LogicalResult Lowering::lowerAttention(pim::AttentionOp op) {
   // the vector unit when it runs attn_combine; pending, so it joins the
   // next kernel).
   Slot ctx = ctxAll;
-  if (S > 1) {
+  if (combine) {
     ctx = alloc(ctxN);
-    hostOp("attn_combine",
-           {attr("in", buf(ctxAll)), attr("stats", buf(stats)),
-            attr("out", buf(ctx)), attr("parts", S), attr("stride", ctxN),
-            attr("heads", H), attr("block", g.nd * m.B),
-            attr("stats_stride", 2 * H), attr("part_keys", g.Tp),
-            attr("param", "pos")});
+    SmallVector<NamedAttribute> f{attr("in", buf(ctxAll)),
+                                  attr("stats", buf(stats)),
+                                  attr("out", buf(ctx)),
+                                  attr("parts", S),
+                                  attr("stride", ctxN),
+                                  attr("heads", H),
+                                  attr("block", g.nd * m.B),
+                                  attr("stats_stride", 2 * H),
+                                  attr("part_keys", S > 1 ? g.Tp : g.maxT),
+                                  attr("param", "pos")};
+    if (Value sinks = op.getSinks()) {
+      auto w = sinks.getDefiningOp<llm::WeightOp>();
+      if (!w)
+        return op.emitError("PIM lowering: attention sinks must be a "
+                            "checkpoint tensor (llm.weight), the softmax "
+                            "statistics' combine reads them by name");
+      f.push_back(attr("sinks", tensorRef(w)));
+    }
+    hostOp("attn_combine", f);
   }
 
   Slot r = ctx;
@@ -1427,9 +1450,14 @@ FailureOr<pim::ProgramOp> Lowering::run() {
     if (auto g = dyn_cast<GatedActOp>(op)) {
       Slot gs = lookup(g.getGate()), us = lookup(g.getUp());
       Slot act = alloc(gs.n);
-      hostOp("gated_act",
-             {attr("gate", buf(gs)), attr("up", buf(us)), attr("out", buf(act)),
-              attr("act", g.getActivation())});
+      SmallVector<NamedAttribute> f{attr("gate", buf(gs)), attr("up", buf(us)),
+                                    attr("out", buf(act)),
+                                    attr("act", g.getActivation())};
+      if (std::optional<APFloat> l = g.getLimit())
+        f.push_back(attr("limit", b.getF32FloatAttr(l->convertToFloat())));
+      if (std::optional<APFloat> a = g.getAlpha())
+        f.push_back(attr("alpha", b.getF32FloatAttr(a->convertToFloat())));
+      hostOp("gated_act", f);
       slots[g.getResult()] = act;
       continue;
     }

@@ -93,7 +93,8 @@ struct GatedMLPPattern : OpConversionPattern<llm::GatedMLPOp> {
                    {false, false}, {mid, mid}, "gate_up");
     auto gated = GatedActOp::create(
         rewriter, op.getLoc(), mid, gateUp.getResult(0), gateUp.getResult(1),
-        rewriter.getStringAttr(llm::stringifyActivation(op.getActivation())));
+        rewriter.getStringAttr(llm::stringifyActivation(op.getActivation())),
+        FloatAttr(), FloatAttr());
     GemvOp down = createGemv(rewriter, op, gated, {op.getDown()}, {}, {false},
                              {op.getType()}, "down");
     rewriter.replaceOp(op, down.getResult(0));

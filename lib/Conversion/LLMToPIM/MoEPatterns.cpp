@@ -75,13 +75,22 @@ struct MoEPattern : OpConversionPattern<llm::MoEOp> {
     SmallVector<Value> outs;
     for (int64_t j = 0; j < k; ++j) {
       std::string slot = "slot" + std::to_string(j);
-      GemvOp gu = expertGemv(rewriter, op, x, gateUp, {mid, mid},
+      // Expert biases (gpt-oss) are stacked [E, n]: the GEMV adds row
+      // experts[j].
+      SmallVector<Value> guBiases, downBiases;
+      if (op.hasExpertBiases()) {
+        guBiases = {op.getGateBias(), op.getUpBias()};
+        downBiases = {op.getDownBias()};
+      }
+      GemvOp gu = expertGemv(rewriter, op, x, gateUp, guBiases, {mid, mid},
                              slot + ".gate_up", route.getExperts(), j);
       auto act = GatedActOp::create(
           rewriter, loc, mid, gu.getResult(0), gu.getResult(1),
-          rewriter.getStringAttr(llm::stringifyActivation(op.getActivation())));
-      outs.push_back(expertGemv(rewriter, op, act, down, {rowType(xt, H)},
-                                slot + ".down", route.getExperts(), j)
+          rewriter.getStringAttr(llm::stringifyActivation(op.getActivation())),
+          op.getSwigluLimitAttr(), op.getSwigluAlphaAttr());
+      outs.push_back(expertGemv(rewriter, op, act, down, downBiases,
+                                {rowType(xt, H)}, slot + ".down",
+                                route.getExperts(), j)
                          .getResult(0));
     }
     if (gated)
@@ -126,11 +135,11 @@ struct MoEPattern : OpConversionPattern<llm::MoEOp> {
 
   static GemvOp expertGemv(ConversionPatternRewriter &rw, llm::MoEOp op,
                            Value input, ArrayRef<Value> weights,
-                           TypeRange results, StringRef name, Value experts,
-                           int64_t slot) {
-    SmallVector<bool> biased(results.size(), false);
+                           ArrayRef<Value> biases, TypeRange results,
+                           StringRef name, Value experts, int64_t slot) {
+    SmallVector<bool> biased(results.size(), !biases.empty());
     auto gemv =
-        GemvOp::create(rw, op.getLoc(), results, input, weights, ValueRange(),
+        GemvOp::create(rw, op.getLoc(), results, input, weights, biases,
                        experts, rw.getDenseBoolArrayAttr(biased),
                        rw.getStringAttr(op->getName().getStringRef()),
                        rw.getStringAttr(name), rw.getI64IntegerAttr(slot));

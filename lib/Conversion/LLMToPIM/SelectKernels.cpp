@@ -105,6 +105,10 @@ FailureOr<OpShape> Selector::shapeOf(Operation *op) {
   if (at.getAlibiSlopes()) // a kernel's sfm could not index the slopes
     s.onlyGenerated = "ALiBi attention needs the generated lowering (sfm "
                       "alibi= with a per-head index)";
+  if (at.getSinks()) // the kernels write no softmax statistics unsplit
+    s.onlyGenerated = "attention with sinks needs the generated lowering (its "
+                      "softmax statistics go to attn_combine, which adds the "
+                      "sink)";
   return s;
 }
 

@@ -85,6 +85,7 @@ private:
   Value plainMlp(StringRef layer, Value x);
   /// The sparse MoE block (MoEConfig) of layer prefix `layer` over x.
   Value moeBlock(StringRef layer, Value x);
+  Value fusedExpertsMoE(StringRef block, Value x);
   /// `x * factor` when the feature is set, else x.
   Value scaled(Value x, std::optional<double> factor, Location loc);
   Value softcapped(Value x, std::optional<double> cap, Location loc);
@@ -409,6 +410,8 @@ Value DecoderBuilder::moeBlock(StringRef layer, Value x) {
   // [E, H, I] down_proj; Mixtral's block renamed `mlp`) but save_pretrained
   // writes one tensor per expert; a file holding the fused form is named
   // rather than reported as E missing experts.
+  if (m.fusedInterleaved)
+    return fusedExpertsMoE(block, x);
   if (weights &&
       !weights->lookup(block + "." + m.experts + ".0." + m.gate + ".weight"))
     for (StringRef inMemory : {StringRef(m.block), StringRef("mlp")}) {
@@ -446,13 +449,73 @@ Value DecoderBuilder::moeBlock(StringRef layer, Value x) {
   }
   return llm::MoEOp::create(
       b, loc(block), x.getType(), x, router, /*router_bias=*/Value(), gates,
-      ups, downs, sharedGate, sharedUp, sharedDown, sharedExpertGate,
-      b.getI64IntegerAttr(m.topK),
+      ups, downs, Value(), Value(), Value(), sharedGate, sharedUp, sharedDown,
+      sharedExpertGate, b.getI64IntegerAttr(m.topK),
       llm::MoEScoringAttr::get(&ctx, llm::MoEScoring::Softmax),
       llm::MoERoutingOrderAttr::get(&ctx, llm::MoERoutingOrder::ScoreThenTopk),
       b.getBoolAttr(m.renormalize), b.getF32FloatAttr(1.0f),
       llm::ActivationAttr::get(&ctx, mlpActivation(cfg.mlpActivation)),
-      b.getBoolAttr(false));
+      b.getBoolAttr(false), FloatAttr(), FloatAttr());
+}
+
+/// gpt-oss's MoE (MoEConfig::fusedInterleaved): expert e's gate weight is
+/// the even columns of gate_up_proj[e] ([H, 2I], x @ W layout), read as
+/// rows of its transpose: `gate_up_proj[e]^T[0:2I:2]` [I, H]; up the odd
+/// ones; down `down_proj[e]^T` [H, I]; the biases stacked by expert, the
+/// same columns of gate_up_proj_bias ([E, I] each) and down_proj_bias. The
+/// weight store materializes each selected part once, nothing more.
+Value DecoderBuilder::fusedExpertsMoE(StringRef block, Value x) {
+  const MoEConfig &m = *cfg.moe;
+  int64_t H = cfg.hiddenSize, I = m.intermediateSize, E = m.numExperts;
+  std::string experts = block.str() + "." + m.experts;
+  std::string gateUp = experts + ".gate_up_proj", down = experts + ".down_proj";
+  std::string gateUpBias = gateUp + "_bias", downBias = down + "_bias";
+  // The stored tensors, checked whole: one error per tensor, not per expert.
+  Type wElem = checkTensor(gateUp, {E, H, 2 * I});
+  Type dElem = checkTensor(down, {E, I, H});
+  Type gbElem = checkTensor(gateUpBias, {E, 2 * I});
+  Type dbElem = checkTensor(downBias, {E, H});
+  auto view = [&](const std::string &name, ArrayRef<int64_t> shape,
+                  Type elem) -> Value {
+    return llm::WeightOp::create(b, loc(name),
+                                 RankedTensorType::get(shape, elem),
+                                 b.getStringAttr(name));
+  };
+  SmallVector<Value> gates, ups, downs;
+  for (int64_t e = 0; e < E; ++e) {
+    std::string gu = transposedName(indexName(gateUp, e));
+    gates.push_back(view(stridedRowsName(gu, 0, 2 * I, 2), {I, H}, wElem));
+    ups.push_back(view(stridedRowsName(gu, 1, 2 * I, 2), {I, H}, wElem));
+    downs.push_back(view(transposedName(indexName(down, e)), {H, I}, dElem));
+  }
+  // The biases stacked by expert: gate_up_proj_bias's even (odd) columns,
+  // rows of its transpose, transposed back ([E, I]); down_proj_bias as is.
+  std::string gubT = transposedName(gateUpBias);
+  Value gateBias =
+      view(transposedName(stridedRowsName(gubT, 0, 2 * I, 2)), {E, I}, gbElem);
+  Value upBias =
+      view(transposedName(stridedRowsName(gubT, 1, 2 * I, 2)), {E, I}, gbElem);
+  Value downBiasW = view(downBias, {E, H}, dbElem);
+  std::string routerName = block.str() + "." + m.router;
+  Value router = denseWeight(routerName + ".weight", {E, H});
+  Value routerBias =
+      m.routerBias ? denseWeight(routerName + ".bias", {E}) : Value();
+  bool clamped = m.swigluLimit.has_value();
+  return llm::MoEOp::create(
+      b, loc(block), x.getType(), x, router, routerBias, gates, ups, downs,
+      gateBias, upBias, downBiasW, Value(), Value(), Value(), Value(),
+      b.getI64IntegerAttr(m.topK),
+      llm::MoEScoringAttr::get(&ctx, llm::MoEScoring::Softmax),
+      llm::MoERoutingOrderAttr::get(
+          &ctx, m.topkThenScore ? llm::MoERoutingOrder::TopkThenScore
+                                : llm::MoERoutingOrder::ScoreThenTopk),
+      b.getBoolAttr(m.renormalize), b.getF32FloatAttr(1.0f),
+      llm::ActivationAttr::get(&ctx, clamped
+                                         ? llm::Activation::ClampedSwiglu
+                                         : mlpActivation(cfg.mlpActivation)),
+      b.getBoolAttr(false),
+      clamped ? b.getF32FloatAttr(float(*m.swigluLimit)) : FloatAttr(),
+      clamped ? b.getF32FloatAttr(float(*m.swigluAlpha)) : FloatAttr());
 }
 
 /// c * tanh(x / c) as scale, tanh, scale (Gemma 2's final-logit softcap).
@@ -541,9 +604,12 @@ Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
   double scale = cfg.attentionScale.value_or(1.0 / std::sqrt(double(hd)));
   if (cfg.attentionScaleByInverseLayer)
     scale /= double(layer + 1);
+  Value sinks =
+      cfg.attentionSinks ? denseWeight(attnPrefix + ".sinks", {nh}) : Value();
   Value attn = llm::AttentionOp::create(
       b, attnLoc, act({dyn, nh, hd}), q, kvRead.getKey(), kvRead.getValue(),
-      b.getF32FloatAttr(static_cast<float>(scale)), b.getBoolAttr(true), window,
+      sinks, b.getF32FloatAttr(static_cast<float>(scale)), b.getBoolAttr(true),
+      window,
       cfg.attnLogitSoftcap
           ? b.getF32FloatAttr(static_cast<float>(*cfg.attnLogitSoftcap))
           : FloatAttr(),

@@ -84,9 +84,12 @@ constexpr unsigned kNumHostOpKinds = 14;
 llvm::StringRef hostOpKindName(HostOpKind kind); // "embedding", "rms_norm"..
 std::optional<HostOpKind> parseHostOpKind(llvm::StringRef name);
 
-enum class GatedActFn : uint8_t { Silu, Gelu, GeluTanh };
-constexpr unsigned kNumGatedActFns = 3;
-llvm::StringRef gatedActName(GatedActFn fn); // "silu", "gelu", "gelu_tanh"
+/// ClampedSwiglu (2.3, gpt-oss): (clamp(up, -L, L) + 1) * g * sigmoid(a g)
+/// with g = min(gate, L), L the op's `limit`, a its `alpha`.
+enum class GatedActFn : uint8_t { Silu, Gelu, GeluTanh, ClampedSwiglu };
+constexpr unsigned kNumGatedActFns = 4;
+/// "silu", "gelu", "gelu_tanh", "clamped_swiglu"
+llvm::StringRef gatedActName(GatedActFn fn);
 std::optional<GatedActFn> parseGatedAct(llvm::StringRef name);
 
 enum class RopeKind : uint8_t {

@@ -53,6 +53,10 @@ func.func @decoder_layer(%ids: tensor<?xi64>, %start: index, %len: index,
   %o2 = llm.attention %qr, %ka, %va {scale = 0.176776695 : f32, causal = false, logit_softcap = 50.0 : f32} : (tensor<?x8x32xf32>, tensor<?x2x32xf32>, tensor<?x2x32xf32>) -> tensor<?x8x32xf32>
   // CHECK: alibi_slopes = array<f32: 5.000000e-01, 2.500000e-01, 1.250000e-01, 6.250000e-02, 3.125000e-02, 1.562500e-02, 7.812500e-03, 3.906250e-03>
   %o3 = llm.attention %qr, %ka, %va {scale = 0.176776695 : f32, alibi_slopes = array<f32: 0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625>} : (tensor<?x8x32xf32>, tensor<?x2x32xf32>, tensor<?x2x32xf32>) -> tensor<?x8x32xf32>
+  // gpt-oss's learned sinks, one logit per query head.
+  // CHECK: llm.attention %{{.*}}, %{{.*}}, %{{.*}} sinks %{{.*}} {scale = 1.250000e-01 : f32, sliding_window = 128 : i64} : (tensor<?x8x32xf32>, tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<8xbf16>) -> tensor<?x8x32xf32>
+  %sinks = llm.weight "model.layers.0.self_attn.sinks" : tensor<8xbf16>
+  %o4 = llm.attention %qr, %ka, %va sinks %sinks {scale = 0.125 : f32, sliding_window = 128} : (tensor<?x8x32xf32>, tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<8xbf16>) -> tensor<?x8x32xf32>
   %o2d = llm.reshape %o : tensor<?x8x32xf32> -> tensor<?x256xf32>
   %r = llm.add %h, %o2d : tensor<?x256xf32>
   %wg = llm.weight "model.layers.0.mlp.gate_proj.weight" : tensor<512x256xbf16>

@@ -415,7 +415,7 @@ func.func @moe_down(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %g: tensor<8x16
 
 func.func @moe_shared_partial(%x: tensor<4x16xf32>, %wr: tensor<1x16xf32>, %g: tensor<8x16xf32>, %d: tensor<16x8xf32>) -> tensor<4x16xf32> {
   // expected-error @+1 {{the shared expert needs all of gate, up and down weights}}
-  %y = "llm.moe"(%x, %wr, %g, %g, %d, %g) {top_k = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 0, 1, 1, 1, 1, 0, 0, 0>}
+  %y = "llm.moe"(%x, %wr, %g, %g, %d, %g) {top_k = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 0, 1, 1, 1, 0, 0, 0, 1, 0, 0, 0>}
          : (tensor<4x16xf32>, tensor<1x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
   return %y : tensor<4x16xf32>
 }
@@ -433,7 +433,7 @@ func.func @moe_shared_shape(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %g: ten
 
 func.func @moe_shared_expert_gate_alone(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %g: tensor<8x16xf32>, %d: tensor<16x8xf32>, %wg: tensor<1x16xf32>) -> tensor<4x16xf32> {
   // expected-error @+1 {{shared_expert_gate needs a shared expert to gate}}
-  %y = "llm.moe"(%x, %wr, %g, %g, %g, %g, %d, %d, %wg) {top_k = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 0, 2, 2, 2, 0, 0, 0, 1>}
+  %y = "llm.moe"(%x, %wr, %g, %g, %g, %g, %d, %d, %wg) {top_k = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 0, 2, 2, 2, 0, 0, 0, 0, 0, 0, 1>}
          : (tensor<4x16xf32>, tensor<2x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<1x16xf32>) -> tensor<4x16xf32>
   return %y : tensor<4x16xf32>
 }
@@ -454,6 +454,67 @@ func.func @moe_shared_expert_gate_hidden(%x: tensor<4x16xf32>, %wr: tensor<2x16x
   %y = llm.moe %x router %wr experts gate [%g, %g] up [%g, %g] down [%d, %d] shared (%g, %g, %d) shared_expert_gate %wg {top_k = 1}
          : (tensor<4x16xf32>, tensor<2x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<1x8xf32>) -> tensor<4x16xf32>
   return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @moe_bias_partial(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %g: tensor<8x16xf32>, %d: tensor<16x8xf32>, %b: tensor<2x8xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{expert biases need all of gate, up and down}}
+  %y = "llm.moe"(%x, %wr, %g, %g, %g, %g, %d, %d, %b, %b) {top_k = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 0, 2, 2, 2, 1, 1, 0, 0, 0, 0, 0>}
+         : (tensor<4x16xf32>, tensor<2x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @moe_bias_shape(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %g: tensor<8x16xf32>, %d: tensor<16x8xf32>, %b: tensor<2x8xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{down biases must be [2, 16] (a row per expert), got 'tensor<2x8xf32>'}}
+  %y = llm.moe %x router %wr experts gate [%g, %g] up [%g, %g] down [%d, %d] biases (%b, %b, %b) {top_k = 1}
+         : (tensor<4x16xf32>, tensor<2x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @moe_clamp_without_limit(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %g: tensor<8x16xf32>, %d: tensor<16x8xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{swiglu_limit and swiglu_alpha are set exactly when the activation is clamped_swiglu}}
+  %y = llm.moe %x router %wr experts gate [%g, %g] up [%g, %g] down [%d, %d] {top_k = 1, activation = #llm<activation clamped_swiglu>, swiglu_alpha = 1.702 : f32}
+         : (tensor<4x16xf32>, tensor<2x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @moe_limit_without_clamp(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %g: tensor<8x16xf32>, %d: tensor<16x8xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{swiglu_limit and swiglu_alpha are set exactly when the activation is clamped_swiglu}}
+  %y = llm.moe %x router %wr experts gate [%g, %g] up [%g, %g] down [%d, %d] {top_k = 1, swiglu_limit = 7.0 : f32, swiglu_alpha = 1.702 : f32}
+         : (tensor<4x16xf32>, tensor<2x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @moe_clamp_limit(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %g: tensor<8x16xf32>, %d: tensor<16x8xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{swiglu_limit must be positive and finite, got 0}}
+  %y = llm.moe %x router %wr experts gate [%g, %g] up [%g, %g] down [%d, %d] {top_k = 1, activation = #llm<activation clamped_swiglu>, swiglu_limit = 0.0 : f32, swiglu_alpha = 1.702 : f32}
+         : (tensor<4x16xf32>, tensor<2x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @gated_mlp_clamped(%x: tensor<4x16xf32>, %g: tensor<8x16xf32>, %d: tensor<16x8xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{clamped_swiglu (limit, alpha) is an llm.moe expert activation}}
+  %y = llm.gated_mlp %x, %g, %g, %d {activation = #llm<activation clamped_swiglu>} : (tensor<4x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @attention_sinks(%q: tensor<1x8x32xf32>, %k: tensor<?x2x32xf32>, %s: tensor<4xf32>) -> tensor<1x8x32xf32> {
+  // expected-error @+1 {{sinks must be [8] (one logit per query head), got 'tensor<4xf32>'}}
+  %o = llm.attention %q, %k, %k sinks %s {scale = 0.125 : f32} : (tensor<1x8x32xf32>, tensor<?x2x32xf32>, tensor<?x2x32xf32>, tensor<4xf32>) -> tensor<1x8x32xf32>
+  return %o : tensor<1x8x32xf32>
 }
 
 // -----

@@ -214,6 +214,22 @@ func.func @moe_qwen2(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %g: tensor<8x1
 
 // -----
 
+// gpt-oss: router bias, top-k of the logits then softmax, expert biases
+// and the clamped SwiGLU.
+// CHECK-LABEL: func.func @moe_gpt_oss
+func.func @moe_gpt_oss(%x: tensor<1x16xf32>, %wr: tensor<2x16xbf16>, %br: tensor<2xbf16>, %g: tensor<8x16xbf16>, %d: tensor<16x8xbf16>,
+                       %bg: tensor<2x8xbf16>, %bd: tensor<2x16xbf16>) -> tensor<1x16xf32> {
+  // CHECK: llm.moe %{{.*}} router %{{.*}} bias %{{.*}} experts gate[{{.*}}] up[{{.*}}] down[{{.*}}] biases(%arg5, %arg5, %arg6) {activation = #llm<activation clamped_swiglu>, order = #llm<moe_order topk_then_score>, swiglu_alpha = 1.702000e+00 : f32, swiglu_limit = 7.000000e+00 : f32, top_k = 1 : i64}
+  %y = llm.moe %x router %wr bias %br experts gate [%g, %g] up [%g, %g] down [%d, %d] biases (%bg, %bg, %bd)
+         {top_k = 1, order = #llm<moe_order topk_then_score>, activation = #llm<activation clamped_swiglu>,
+          swiglu_limit = 7.0 : f32, swiglu_alpha = 1.702 : f32}
+         : (tensor<1x16xf32>, tensor<2x16xbf16>, tensor<2xbf16>, tensor<8x16xbf16>, tensor<8x16xbf16>, tensor<8x16xbf16>, tensor<8x16xbf16>,
+            tensor<16x8xbf16>, tensor<16x8xbf16>, tensor<2x8xbf16>, tensor<2x8xbf16>, tensor<2x16xbf16>) -> tensor<1x16xf32>
+  return %y : tensor<1x16xf32>
+}
+
+// -----
+
 // Integer and boolean graph buffers as weights.
 // CHECK-LABEL: func.func @integer_weights
 func.func @integer_weights() -> (tensor<8xi64>, tensor<4x4xi1>) {

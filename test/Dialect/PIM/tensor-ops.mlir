@@ -68,7 +68,7 @@ func.func @rank(%x: tensor<1x64xf32>, %w: tensor<32x64xf32>) {
 // -----
 
 func.func @act(%x: tensor<1x32xf32>) {
-  // expected-error @+1 {{'pim.gated_act' op unknown activation 'relu' (silu, gelu, gelu_tanh)}}
+  // expected-error @+1 {{'pim.gated_act' op unknown activation 'relu' (silu, gelu, gelu_tanh, clamped_swiglu)}}
   %a = pim.gated_act %x, %x {activation = "relu"} : tensor<1x32xf32>
   return
 }

@@ -278,6 +278,12 @@ LogicalResult AttentionOp::verify() {
       if (!std::isfinite(m))
         return emitOpError() << "alibi_slopes[" << h << "] is not finite";
   }
+  if (Value sinks = getSinks()) {
+    auto s = ranked(sinks);
+    if (s.getRank() != 1 || !compatible(s.getDimSize(0), nh))
+      return emitOpError() << "sinks must be [" << dimStr(nh)
+                           << "] (one logit per query head), got " << s;
+  }
   return success();
 }
 
@@ -317,6 +323,9 @@ LogicalResult KVCacheReadOp::verify() {
 }
 
 LogicalResult GatedMLPOp::verify() {
+  if (getActivation() == Activation::ClampedSwiglu)
+    return emitOpError() << "clamped_swiglu (limit, alpha) is an llm.moe "
+                            "expert activation";
   for (auto [what, w] : {std::pair<StringRef, Value>{"gate", getGate()},
                          {"up", getUp()},
                          {"down", getDown()}})
@@ -901,6 +910,8 @@ LogicalResult MoEOp::verify() {
   if (sg && failed(checkExpert("shared expert", getSharedGate(), getSharedUp(),
                                getSharedDown())))
     return failure();
+  if (failed(verifyExpertBiases()) || failed(verifyActivation()))
+    return failure();
   if (Value g = getSharedExpertGate()) {
     if (!sg)
       return emitOpError()
@@ -910,6 +921,51 @@ LogicalResult MoEOp::verify() {
       return emitOpError() << "shared_expert_gate weight must be [1, "
                            << dimStr(H) << "], got " << g.getType();
   }
+  return success();
+}
+
+/// Gate and up biases [E, I] and down biases [E, H], all or none.
+LogicalResult MoEOp::verifyExpertBiases() {
+  Value g = getGateBias(), u = getUpBias(), d = getDownBias();
+  if (!g && !u && !d)
+    return success();
+  if (!g || !u || !d)
+    return emitOpError() << "expert biases need all of gate, up and down";
+  int64_t E = getNumExperts();
+  int64_t I = weightShape(getGate()[0].getType())[0];
+  int64_t H = weightShape(getDown()[0].getType())[0];
+  for (auto [bias, what, n] :
+       {std::tuple<Value, StringRef, int64_t>{g, "gate", I},
+        {u, "up", I},
+        {d, "down", H}}) {
+    auto b = ranked(bias);
+    if (b.getRank() != 2 || !compatible(b.getDimSize(0), E) ||
+        !compatible(b.getDimSize(1), n))
+      return emitOpError() << what << " biases must be [" << E << ", "
+                           << dimStr(n) << "] (a row per expert), got " << b;
+  }
+  return success();
+}
+
+/// swiglu_limit and swiglu_alpha exactly with clamped_swiglu.
+LogicalResult MoEOp::verifyActivation() {
+  bool clamped = getActivation() == Activation::ClampedSwiglu;
+  std::optional<APFloat> limit = getSwigluLimit(), alpha = getSwigluAlpha();
+  if (clamped != limit.has_value() || clamped != alpha.has_value())
+    return emitOpError() << "swiglu_limit and swiglu_alpha are set exactly "
+                            "when the activation is clamped_swiglu";
+  if (!clamped)
+    return success();
+  if (hasSharedExpert())
+    return emitOpError() << "clamped_swiglu is the routed experts' "
+                            "activation; a shared expert is a gated MLP "
+                            "(silu, gelu, gelu_tanh)";
+  float l = limit->convertToFloat(), a = alpha->convertToFloat();
+  if (!(std::isfinite(l) && l > 0.0f))
+    return emitOpError() << "swiglu_limit must be positive and finite, got "
+                         << l;
+  if (!std::isfinite(a))
+    return emitOpError() << "swiglu_alpha must be finite, got " << a;
   return success();
 }
 

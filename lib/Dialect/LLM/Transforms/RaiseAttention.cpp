@@ -546,7 +546,7 @@ struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
     if (mask->window)
       window = rewriter.getI64IntegerAttr(*mask->window);
     auto att = AttentionOp::create(
-        rewriter, loc, resultType, qs, ks, vs,
+        rewriter, loc, resultType, qs, ks, vs, /*sinks=*/Value(),
         rewriter.getF32FloatAttr(static_cast<float>(*scale)),
         rewriter.getBoolAttr(mask->causal), window,
         softcap ? rewriter.getF32FloatAttr(static_cast<float>(*softcap))

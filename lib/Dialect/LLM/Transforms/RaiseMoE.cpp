@@ -337,13 +337,14 @@ MoEOp buildMoE(PatternRewriter &rewriter, Location loc,
   MLIRContext *ctx = rewriter.getContext();
   return MoEOp::create(
       rewriter, loc, x.getType(), x, router.getWeight(), router.getBias(),
-      gates, ups, downs, Value(), Value(), Value(), Value(),
-      rewriter.getI64IntegerAttr(k), MoEScoringAttr::get(ctx, config.scoring),
+      gates, ups, downs, Value(), Value(), Value(), Value(), Value(), Value(),
+      Value(), rewriter.getI64IntegerAttr(k),
+      MoEScoringAttr::get(ctx, config.scoring),
       MoERoutingOrderAttr::get(ctx, config.order),
       rewriter.getBoolAttr(config.renormalize),
       rewriter.getF32FloatAttr(static_cast<float>(config.scale)),
       ActivationAttr::get(ctx, first.getActivation()),
-      rewriter.getBoolAttr(false));
+      rewriter.getBoolAttr(false), FloatAttr(), FloatAttr());
 }
 
 struct RaiseDenseMoE : OpRewritePattern<ReduceOp> {
@@ -1078,10 +1079,12 @@ struct FoldSharedExpert : OpRewritePattern<AddOp> {
     auto fused = MoEOp::create(
         rewriter, add.getLoc(), moe.getType(), moe.getInput(),
         moe.getRouterWeight(), moe.getRouterBias(), moe.getGate(), moe.getUp(),
-        moe.getDown(), shared.getGate(), shared.getUp(), shared.getDown(),
-        sharedGate, moe.getTopKAttr(), moe.getScoringAttr(), moe.getOrderAttr(),
+        moe.getDown(), moe.getGateBias(), moe.getUpBias(), moe.getDownBias(),
+        shared.getGate(), shared.getUp(), shared.getDown(), sharedGate,
+        moe.getTopKAttr(), moe.getScoringAttr(), moe.getOrderAttr(),
         moe.getRenormalizeAttr(), moe.getRoutedScalingFactorAttr(),
-        moe.getActivationAttr(), moe.getWeightOnInputAttr());
+        moe.getActivationAttr(), moe.getWeightOnInputAttr(),
+        moe.getSwigluLimitAttr(), moe.getSwigluAlphaAttr());
     rewriter.replaceOp(add, fused.getResult());
     return success();
   }

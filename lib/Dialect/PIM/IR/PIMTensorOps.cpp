@@ -38,8 +38,13 @@ static LogicalResult verifyExperts(GemvOp op) {
     if (op.getWeights()[i].getType() != op.getWeights()[i % r].getType())
       return op.emitOpError() << "expert " << i / r << " weight " << i % r
                               << " has another type than expert 0's";
-  if (!op.getBiases().empty())
-    return op.emitOpError("an expert GEMV has no biases");
+  int64_t E = int64_t(n / r);
+  for (Value bias : op.getBiases()) {
+    auto bt = cast<RankedTensorType>(bias.getType());
+    if (bt.getRank() != 2 || bt.getDimSize(0) != E)
+      return op.emitOpError() << "an expert GEMV's biases are [" << E
+                              << ", N] (a row per expert), got " << bt;
+  }
   auto e = cast<RankedTensorType>(op.getExperts().getType());
   if (e.getRank() != 1 || !e.getElementType().isInteger(32))
     return op.emitOpError("experts is an i32 [k] tensor");
@@ -116,9 +121,13 @@ LogicalResult MoECombineOp::verify() {
 }
 
 LogicalResult GatedActOp::verify() {
-  if (!llvm::is_contained({"silu", "gelu", "gelu_tanh"}, getActivation()))
+  if (!llvm::is_contained({"silu", "gelu", "gelu_tanh", "clamped_swiglu"},
+                          getActivation()))
     return emitOpError() << "unknown activation '" << getActivation()
-                         << "' (silu, gelu, gelu_tanh)";
+                         << "' (silu, gelu, gelu_tanh, clamped_swiglu)";
+  bool clamped = getActivation() == "clamped_swiglu";
+  if (clamped != getLimit().has_value() || clamped != getAlpha().has_value())
+    return emitOpError("limit and alpha are set exactly for clamped_swiglu");
   return success();
 }
 
@@ -138,5 +147,10 @@ LogicalResult AttentionOp::verify() {
     return emitOpError("the updated cache has another type than the cache");
   if (auto w = getSlidingWindow(); w && *w <= 0)
     return emitOpError() << "sliding window " << *w << " is not positive";
+  if (Value s = getSinks()) {
+    auto st = cast<RankedTensorType>(s.getType());
+    if (st.getRank() != 1 || st.getDimSize(0) != H)
+      return emitOpError() << "sinks are [" << H << "], one per query head";
+  }
   return success();
 }

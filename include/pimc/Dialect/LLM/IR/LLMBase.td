@@ -73,7 +73,8 @@ def LLM_NormStyleAttr : EnumAttr<LLM_Dialect, LLM_NormStyle, "norm_style">;
 def LLM_Activation : I32EnumAttr<"Activation", "gate activation of a gated MLP", [
     I32EnumAttrCase<"Silu", 0, "silu">,
     I32EnumAttrCase<"Gelu", 1, "gelu">,
-    I32EnumAttrCase<"GeluTanh", 2, "gelu_tanh">]> {
+    I32EnumAttrCase<"GeluTanh", 2, "gelu_tanh">,
+    I32EnumAttrCase<"ClampedSwiglu", 3, "clamped_swiglu">]> {
   let cppNamespace = "::pimc::llm";
   let genSpecializedAttr = 0;
 }

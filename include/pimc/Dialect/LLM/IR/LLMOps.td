@@ -220,15 +220,27 @@ def LLM_AttentionOp : LLM_Op<"attention", [Pure]> {
     (shift invariance) but not the same bf16 rounding, so the absolute
     form is the definition. Softcap, when both are set, applies to the
     biased, scaled score.
+
+    `sinks` (gpt-oss's learned attention sinks, [nh], one logit per query
+    head, widened to f32): the softmax of query head h runs over its
+    visible scores and the sink logit z_h, and the sink's column is dropped
+    after it: `P[s] = exp(S_s - m) / (exp(z_h - m) + sum_s' exp(S_s' - m))`
+    with m the maximum of the visible scores and z_h. The weights need not
+    sum to 1; the sink takes the rest. The sink is not scaled, capped or
+    biased, and it is visible to every query whatever the mask.
   }];
   let arguments = (ins LLM_Activations:$query, LLM_Activations:$key,
-                       LLM_Activations:$value, F32Attr:$scale,
+                       LLM_Activations:$value,
+                       Optional<LLM_WidenedFloat>:$sinks,
+                       F32Attr:$scale,
                        DefaultValuedAttr<BoolAttr, "true">:$causal,
                        OptionalAttr<LLM_I64Attr>:$sliding_window,
                        OptionalAttr<F32Attr>:$logit_softcap,
                        OptionalAttr<DenseF32ArrayAttr>:$alibi_slopes);
   let results = (outs LLM_Activations:$result);
-  let assemblyFormat = "$query `,` $key `,` $value attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`sinks` $sinks^)? attr-dict `:` functional-type(operands, results)
+  }];
   let hasVerifier = 1;
 }
 
@@ -759,6 +771,18 @@ def LLM_MoEOp : LLM_Op<"moe", [Pure, AttrSizedOperandSegments,
     ```
     With a gated shared expert (Qwen2-MoE) the shared weights follow the
     experts: `... down [%d0, %d1] shared (%sg, %su, %sd) shared_expert_gate %wg`.
+
+    Expert biases (gpt-oss): `biases (%bg, %bu, %bd)`, all three or none,
+    stacked by expert as checkpoints store them: gate and up [E, I], down
+    [E, H] (widened to f32); expert e's are row e. An expert is then
+    `E_e(v) = down_e(act(gate_e v + bg[e], up_e v + bu[e])) + bd[e]`: the
+    down bias is inside the expert, so it is scaled by the routing weight.
+
+    `activation = clamped_swiglu` (gpt-oss, needs `swiglu_limit` L > 0 and
+    `swiglu_alpha` a): with g = min(gate, L) and u = clamp(up, -L, L),
+    `act(g, u) = (u + 1) * g * sigmoid(a * g)`, in f32. The other
+    activations are `act(gate) * up`. The two attributes are set exactly
+    when the activation is clamped_swiglu, which takes no shared expert.
   }];
   let arguments = (ins LLM_Activations:$input,
                        LLM_WidenedFloat:$router_weight,
@@ -766,6 +790,9 @@ def LLM_MoEOp : LLM_Op<"moe", [Pure, AttrSizedOperandSegments,
                        Variadic<LLM_Weight>:$gate,
                        Variadic<LLM_Weight>:$up,
                        Variadic<LLM_Weight>:$down,
+                       Optional<LLM_WidenedFloat>:$gate_bias,
+                       Optional<LLM_WidenedFloat>:$up_bias,
+                       Optional<LLM_WidenedFloat>:$down_bias,
                        Optional<LLM_Weight>:$shared_gate,
                        Optional<LLM_Weight>:$shared_up,
                        Optional<LLM_Weight>:$shared_down,
@@ -776,11 +803,14 @@ def LLM_MoEOp : LLM_Op<"moe", [Pure, AttrSizedOperandSegments,
                        DefaultValuedAttr<BoolAttr, "false">:$renormalize,
                        DefaultValuedAttr<F32Attr, "1.0f">:$routed_scaling_factor,
                        DefaultValuedAttr<LLM_ActivationAttr, "Activation::Silu">:$activation,
-                       DefaultValuedAttr<BoolAttr, "false">:$weight_on_input);
+                       DefaultValuedAttr<BoolAttr, "false">:$weight_on_input,
+                       OptionalAttr<F32Attr>:$swiglu_limit,
+                       OptionalAttr<F32Attr>:$swiglu_alpha);
   let results = (outs LLM_Activations:$result);
   let assemblyFormat = [{
     $input `router` $router_weight (`bias` $router_bias^)?
     `experts` `gate` `[` $gate `]` `up` `[` $up `]` `down` `[` $down `]`
+    (`biases` `(` $gate_bias^ `,` $up_bias `,` $down_bias `)`)?
     (`shared` `(` $shared_gate^ `,` $shared_up `,` $shared_down `)`)?
     (`shared_expert_gate` $shared_expert_gate^)?
     attr-dict `:` functional-type(operands, results)
@@ -792,6 +822,9 @@ def LLM_MoEOp : LLM_Op<"moe", [Pure, AttrSizedOperandSegments,
     bool hasSharedExpertGate() {
       return static_cast<bool>(getSharedExpertGate());
     }
+    bool hasExpertBiases() { return static_cast<bool>(getGateBias()); }
+    mlir::LogicalResult verifyExpertBiases();
+    mlir::LogicalResult verifyActivation();
   }];
 }
 

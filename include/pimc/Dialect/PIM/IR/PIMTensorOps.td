@@ -29,7 +29,8 @@ def PIM_GemvOp : PIM_Op<"gemv", [Pure, AttrSizedOperandSegments]> {
     j < k: its weights are E groups of one expert's weights each
     (expert-major: E x results), and it computes the results of expert
     `experts[j]` alone. The E experts stay resident; only the selected
-    one's weights stream. Expert GEMVs have no biases.
+    one's weights stream. An expert GEMV's biases are stacked by expert,
+    [E, N_i] (gpt-oss): it adds row `experts[j]` of each.
   }];
   let arguments = (ins AnyRankedTensor:$input, Variadic<AnyType>:$weights,
                    Variadic<AnyRankedTensor>:$biases,
@@ -106,10 +107,13 @@ def PIM_GatedActOp : PIM_Op<"gated_act", [Pure, SameOperandsAndResultType]> {
   let summary = "act(gate) * up, the gated MLP's activation";
   let description = [{
     `activation` is `silu`, `gelu` (erf) or `gelu_tanh`; f32 arithmetic as
-    llm.gated_mlp documents it.
+    llm.gated_mlp documents it. `clamped_swiglu` (gpt-oss's experts, as
+    llm.moe documents it) needs `limit` and `alpha`, which no other
+    activation takes.
   }];
   let arguments = (ins AnyRankedTensor:$gate, AnyRankedTensor:$up,
-                   StrAttr:$activation);
+                   StrAttr:$activation, OptionalAttr<F32Attr>:$limit,
+                   OptionalAttr<F32Attr>:$alpha);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$gate `,` $up attr-dict `:` type($result)";
   let hasVerifier = 1;
@@ -122,17 +126,19 @@ def PIM_AttentionOp : PIM_Op<"attention", [Pure]> {
     llm.attention: `key` and `value` [1, nkv, hd] are written at the
     current position of `cache` (a @forward argument), then `query`
     [1, nh, hd] attends over the cache with llm.attention's `scale`,
-    `causal`, `sliding_window`, `logit_softcap` and `alibi_slopes`. Results: the attention
-    output [1, nh, hd] and the updated cache.
+    `causal`, `sliding_window`, `logit_softcap` and `alibi_slopes`, and
+    its `sinks` ([nh] logits, one per query head) when it has them. Results:
+    the attention output [1, nh, hd] and the updated cache.
   }];
   let arguments = (ins AnyRankedTensor:$query, AnyRankedTensor:$key,
-                   AnyRankedTensor:$value, AnyType:$cache, F32Attr:$scale,
+                   AnyRankedTensor:$value, AnyType:$cache,
+                   Optional<AnyRankedTensor>:$sinks, F32Attr:$scale,
                    BoolAttr:$causal, OptionalAttr<PIM_I64>:$sliding_window,
                    OptionalAttr<F32Attr>:$logit_softcap,
                    OptionalAttr<DenseF32ArrayAttr>:$alibi_slopes);
   let results = (outs AnyRankedTensor:$result, AnyType:$new_cache);
   let assemblyFormat = [{
-    $query `,` $key `,` $value `,` $cache attr-dict `:`
+    $query `,` $key `,` $value `,` $cache (`sinks` $sinks^)? attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
