@@ -1029,6 +1029,24 @@ TEST_F(HostOpTest, AddBufferAndTensor) {
   }
 }
 
+// (2.3) An MoE slot's bias: row `row` (a parameter) of a [rows, n] tensor.
+TEST_F(HostOpTest, AddSelectsATensorRow) {
+  std::vector<float> a = random(8, 4), bias = random(4 * 8, 6);
+  load({json::Object{{"op", "add"},
+                     {"a", buf(0, 8, "f32")},
+                     {"b", tensorRef("bias", {4, 8})},
+                     {"out", buf(64, 8, "f32")},
+                     {"row", "slot"}}},
+       {f32Tensor("bias", {4, 8}, bias)});
+  writeF32(0, a);
+  for (int pos : {0, 2, 7}) { // slot = pos % 4
+    ASSERT_FALSE(bool(run(pos, 0)));
+    std::vector<float> got = readF32(64, 8);
+    for (int i = 0; i < 8; ++i)
+      EXPECT_EQ(bitsOf(got[i]), bitsOf(a[i] + bias[(pos % 4) * 8 + i])) << pos;
+  }
+}
+
 TEST_F(HostOpTest, RopeDefaultAndInterleaved) {
   const int heads = 2, hd = 8;
   std::vector<float> x = random(heads * hd, 7);
@@ -1083,6 +1101,25 @@ TEST_F(HostOpTest, GatedActivations) {
             (1 + std::tanh(std::sqrt(2 / M_PI) * (g + 0.044715 * g * g * g)));
       EXPECT_NEAR(got[i], a * up[i], 1e-5) << act.str() << " " << i;
     }
+  }
+  // (2.3) gpt-oss's clamped SwiGLU: g = min(gate, L), u = clamp(up, -L, L),
+  // (u + 1) * g * sigmoid(alpha g); L = 0.5 clamps most of these values.
+  load({json::Object{{"op", "gated_act"},
+                     {"gate", buf(0, 8, "f32")},
+                     {"up", buf(32, 8, "f32")},
+                     {"out", buf(64, 8, "f32")},
+                     {"act", "clamped_swiglu"},
+                     {"limit", 0.5},
+                     {"alpha", 1.702}}});
+  writeF32(0, gate);
+  writeF32(32, up);
+  ASSERT_FALSE(bool(run(0, 0)));
+  std::vector<float> got = readF32(64, 8);
+  for (int i = 0; i < 8; ++i) {
+    double g = std::min(double(gate[i]), 0.5);
+    double u = std::clamp(double(up[i]), -0.5, 0.5);
+    double want = (u + 1) * g / (1 + std::exp(-1.702 * g));
+    EXPECT_NEAR(got[i], want, 1e-6) << i;
   }
 }
 
@@ -1328,6 +1365,67 @@ TEST_F(HostOpTest, AttnCombineMergesPartialSoftmaxes) {
                v[(h * parts * keys + k) * block + j];
         EXPECT_NEAR(got[h * block + j], o, 1e-5f * (1 + std::fabs(o)))
             << "pos " << pos << " head " << h << " j " << j;
+      }
+    }
+  }
+  // (2.3) With sinks (gpt-oss): one more logit z_h per head, whose weight
+  // is dropped: out = sum_k exp(s_k - M) v_k / (exp(z_h - M) + sum_k
+  // exp(s_k - M)), also for a single live part.
+  std::vector<float> sinks = {1.5f, -0.75f};
+  load(
+      {json::Object{{"op", "attn_combine"},
+                    {"in", buf(0, (parts - 1) * stride + heads * block, "f32")},
+                    {"stats", buf(512, parts * 2 * heads, "f32")},
+                    {"out", buf(768, heads * block, "f32")},
+                    {"parts", parts},
+                    {"stride", stride},
+                    {"heads", heads},
+                    {"block", block},
+                    {"stats_stride", 2 * heads},
+                    {"part_keys", keys},
+                    {"param", "pos"},
+                    {"sinks", tensorRef("sinks", {heads})}}},
+      {f32Tensor("sinks", {heads}, sinks)});
+  for (int pos : {2, 11}) {
+    int n = pos + 1;
+    std::vector<float> in((parts - 1) * stride + heads * block, 0);
+    std::vector<float> st(parts * 2 * heads, NAN);
+    for (int p = 0; p * keys < n; ++p)
+      for (int h = 0; h < heads; ++h) {
+        int k0 = p * keys, k1 = std::min(n, k0 + keys);
+        float m = -INFINITY, l = 0;
+        for (int k = k0; k < k1; ++k)
+          m = std::max(m, score[h * parts * keys + k]);
+        for (int k = k0; k < k1; ++k)
+          l += std::exp(score[h * parts * keys + k] - m);
+        for (int j = 0; j < block; ++j) {
+          float o = 0;
+          for (int k = k0; k < k1; ++k)
+            o += std::exp(score[h * parts * keys + k] - m) *
+                 v[(h * parts * keys + k) * block + j];
+          in[p * stride + h * block + j] = o / l;
+        }
+        st[p * 2 * heads + 2 * h] = m;
+        st[p * 2 * heads + 2 * h + 1] = l;
+      }
+    writeF32(0, in);
+    writeF32(512, st);
+    ASSERT_FALSE(bool(run(pos, 0))) << pos;
+    std::vector<float> got = readF32(768, heads * block);
+    for (int h = 0; h < heads; ++h) {
+      float m = sinks[h], l = 0;
+      for (int k = 0; k < n; ++k)
+        m = std::max(m, score[h * parts * keys + k]);
+      for (int k = 0; k < n; ++k)
+        l += std::exp(score[h * parts * keys + k] - m);
+      l += std::exp(sinks[h] - m);
+      for (int j = 0; j < block; ++j) {
+        float o = 0;
+        for (int k = 0; k < n; ++k)
+          o += std::exp(score[h * parts * keys + k] - m) / l *
+               v[(h * parts * keys + k) * block + j];
+        EXPECT_NEAR(got[h * block + j], o, 1e-5f * (1 + std::fabs(o)))
+            << "sinks, pos " << pos << " head " << h << " j " << j;
       }
     }
   }
