@@ -1306,74 +1306,31 @@ TEST_F(HostOpTest, AttnCombineMergesPartialSoftmaxes) {
   // 2 heads of block 4, 3 parts of 4 keys: part p holds keys 4p .. 4p+3.
   // Each part's o_p is normalised by its own sum; the merge must equal one
   // softmax over every live key (keys <= pos), and parts past pos are
-  // ignored (their stats are NaN here).
+  // ignored (their stats are NaN here). (2.3) With sinks (gpt-oss): one
+  // more logit z_h per head, whose weight is dropped: out = sum_k exp(s_k -
+  // M) v_k / (exp(z_h - M) + sum_k exp(s_k - M)), also for one live part.
   const int heads = 2, block = 4, parts = 3, keys = 4, stride = 8;
-  load(
-      {json::Object{{"op", "attn_combine"},
-                    {"in", buf(0, (parts - 1) * stride + heads * block, "f32")},
-                    {"stats", buf(512, parts * 2 * heads, "f32")},
-                    {"out", buf(768, heads * block, "f32")},
-                    {"parts", parts},
-                    {"stride", stride},
-                    {"heads", heads},
-                    {"block", block},
-                    {"stats_stride", 2 * heads},
-                    {"part_keys", keys},
-                    {"param", "pos"}}});
   std::vector<float> score = random(heads * parts * keys, 40, -6, 6);
   std::vector<float> v = random(heads * parts * keys * block, 41);
-  for (int pos : {2, 5, 11}) {
-    int n = pos + 1;
-    std::vector<float> in((parts - 1) * stride + heads * block, 0);
-    std::vector<float> st(parts * 2 * heads, NAN);
-    for (int p = 0; p * keys < n; ++p)
-      for (int h = 0; h < heads; ++h) {
-        int k0 = p * keys, k1 = std::min(n, k0 + keys);
-        float m = -INFINITY, l = 0;
-        for (int k = k0; k < k1; ++k)
-          m = std::max(m, score[h * parts * keys + k]);
-        for (int k = k0; k < k1; ++k)
-          l += std::exp(score[h * parts * keys + k] - m);
-        for (int j = 0; j < block; ++j) {
-          float o = 0;
-          for (int k = k0; k < k1; ++k)
-            o += std::exp(score[h * parts * keys + k] - m) *
-                 v[(h * parts * keys + k) * block + j];
-          in[p * stride + h * block + j] = o / l;
-        }
-        st[p * 2 * heads + 2 * h] = m;
-        st[p * 2 * heads + 2 * h + 1] = l;
-      }
-    writeF32(0, in);
-    writeF32(512, st);
-    ASSERT_FALSE(bool(run(pos, 0))) << pos;
-    std::vector<float> got = readF32(768, heads * block);
-    if (n <= keys) { // one live part: its output, bit for bit
-      for (int i = 0; i < heads * block; ++i)
-        EXPECT_EQ(bitsOf(got[i]), bitsOf(in[i])) << "pos " << pos;
+  const std::vector<float> sinks = {1.5f, -0.75f};
+  // exp(s_k - m) for the keys [k0, k1) of head h, and their weighted values.
+  auto softmaxOver = [&](int h, int k0, int k1, float m, float &l, float *o) {
+    for (int k = k0; k < k1; ++k)
+      l += std::exp(score[h * parts * keys + k] - m);
+    for (int j = 0; j < block; ++j) {
+      o[j] = 0;
+      for (int k = k0; k < k1; ++k)
+        o[j] += std::exp(score[h * parts * keys + k] - m) *
+                v[(h * parts * keys + k) * block + j];
     }
-    for (int h = 0; h < heads; ++h) {
-      float m = -INFINITY, l = 0;
-      for (int k = 0; k < n; ++k)
-        m = std::max(m, score[h * parts * keys + k]);
-      for (int k = 0; k < n; ++k)
-        l += std::exp(score[h * parts * keys + k] - m);
-      for (int j = 0; j < block; ++j) {
-        float o = 0;
-        for (int k = 0; k < n; ++k)
-          o += std::exp(score[h * parts * keys + k] - m) / l *
-               v[(h * parts * keys + k) * block + j];
-        EXPECT_NEAR(got[h * block + j], o, 1e-5f * (1 + std::fabs(o)))
-            << "pos " << pos << " head " << h << " j " << j;
-      }
-    }
-  }
-  // (2.3) With sinks (gpt-oss): one more logit z_h per head, whose weight
-  // is dropped: out = sum_k exp(s_k - M) v_k / (exp(z_h - M) + sum_k
-  // exp(s_k - M)), also for a single live part.
-  std::vector<float> sinks = {1.5f, -0.75f};
-  load(
-      {json::Object{{"op", "attn_combine"},
+  };
+  auto maxOver = [&](int h, int k0, int k1, float m) {
+    for (int k = k0; k < k1; ++k)
+      m = std::max(m, score[h * parts * keys + k]);
+    return m;
+  };
+  for (bool withSinks : {false, true}) {
+    json::Object op{{"op", "attn_combine"},
                     {"in", buf(0, (parts - 1) * stride + heads * block, "f32")},
                     {"stats", buf(512, parts * 2 * heads, "f32")},
                     {"out", buf(768, heads * block, "f32")},
@@ -1383,49 +1340,47 @@ TEST_F(HostOpTest, AttnCombineMergesPartialSoftmaxes) {
                     {"block", block},
                     {"stats_stride", 2 * heads},
                     {"part_keys", keys},
-                    {"param", "pos"},
-                    {"sinks", tensorRef("sinks", {heads})}}},
-      {f32Tensor("sinks", {heads}, sinks)});
-  for (int pos : {2, 11}) {
-    int n = pos + 1;
-    std::vector<float> in((parts - 1) * stride + heads * block, 0);
-    std::vector<float> st(parts * 2 * heads, NAN);
-    for (int p = 0; p * keys < n; ++p)
-      for (int h = 0; h < heads; ++h) {
-        int k0 = p * keys, k1 = std::min(n, k0 + keys);
-        float m = -INFINITY, l = 0;
-        for (int k = k0; k < k1; ++k)
-          m = std::max(m, score[h * parts * keys + k]);
-        for (int k = k0; k < k1; ++k)
-          l += std::exp(score[h * parts * keys + k] - m);
-        for (int j = 0; j < block; ++j) {
-          float o = 0;
-          for (int k = k0; k < k1; ++k)
-            o += std::exp(score[h * parts * keys + k] - m) *
-                 v[(h * parts * keys + k) * block + j];
-          in[p * stride + h * block + j] = o / l;
+                    {"param", "pos"}};
+    std::vector<TensorData> tensors;
+    if (withSinks) {
+      op["sinks"] = tensorRef("sinks", {heads});
+      tensors.push_back(f32Tensor("sinks", {heads}, sinks));
+    }
+    load({std::move(op)}, tensors);
+    for (int pos : {2, 5, 11}) {
+      int n = pos + 1;
+      std::vector<float> in((parts - 1) * stride + heads * block, 0);
+      std::vector<float> st(parts * 2 * heads, NAN);
+      for (int p = 0; p * keys < n; ++p)
+        for (int h = 0; h < heads; ++h) {
+          int k0 = p * keys, k1 = std::min(n, k0 + keys);
+          float m = maxOver(h, k0, k1, -INFINITY), l = 0;
+          float *o = &in[p * stride + h * block];
+          softmaxOver(h, k0, k1, m, l, o);
+          for (int j = 0; j < block; ++j)
+            o[j] /= l;
+          st[p * 2 * heads + 2 * h] = m;
+          st[p * 2 * heads + 2 * h + 1] = l;
         }
-        st[p * 2 * heads + 2 * h] = m;
-        st[p * 2 * heads + 2 * h + 1] = l;
+      writeF32(0, in);
+      writeF32(512, st);
+      ASSERT_FALSE(bool(run(pos, 0))) << pos;
+      std::vector<float> got = readF32(768, heads * block);
+      if (n <= keys && !withSinks) { // one live part: its output, bit for bit
+        for (int i = 0; i < heads * block; ++i)
+          EXPECT_EQ(bitsOf(got[i]), bitsOf(in[i])) << "pos " << pos;
       }
-    writeF32(0, in);
-    writeF32(512, st);
-    ASSERT_FALSE(bool(run(pos, 0))) << pos;
-    std::vector<float> got = readF32(768, heads * block);
-    for (int h = 0; h < heads; ++h) {
-      float m = sinks[h], l = 0;
-      for (int k = 0; k < n; ++k)
-        m = std::max(m, score[h * parts * keys + k]);
-      for (int k = 0; k < n; ++k)
-        l += std::exp(score[h * parts * keys + k] - m);
-      l += std::exp(sinks[h] - m);
-      for (int j = 0; j < block; ++j) {
-        float o = 0;
-        for (int k = 0; k < n; ++k)
-          o += std::exp(score[h * parts * keys + k] - m) / l *
-               v[(h * parts * keys + k) * block + j];
-        EXPECT_NEAR(got[h * block + j], o, 1e-5f * (1 + std::fabs(o)))
-            << "sinks, pos " << pos << " head " << h << " j " << j;
+      for (int h = 0; h < heads; ++h) {
+        float m = maxOver(h, 0, n, withSinks ? sinks[h] : -INFINITY), l = 0;
+        float o[block];
+        softmaxOver(h, 0, n, m, l, o);
+        if (withSinks)
+          l += std::exp(sinks[h] - m);
+        for (int j = 0; j < block; ++j)
+          EXPECT_NEAR(got[h * block + j], o[j] / l,
+                      1e-5f * (1 + std::fabs(o[j] / l)))
+              << (withSinks ? "sinks, " : "") << "pos " << pos << " head " << h
+              << " j " << j;
       }
     }
   }

@@ -1190,6 +1190,18 @@ def check_rope_scaling(cfg, model):
 
 # --------------------------------------------------------------------------------------------
 
+def teacher_forced(model, prompt, toks, hooks):
+    """One forward over the prompt and the golden tokens (every position the golden run saw)
+    with `hooks` [(module, forward hook)] registered for its duration."""
+    handles = [m.register_forward_hook(h) for m, h in hooks]
+    try:
+        with torch.no_grad():
+            model(torch.tensor([prompt + toks[:-1]]))
+    finally:
+        for h in handles:
+            h.remove()
+
+
 def routing_stats(model, f, prompt, toks):
     """Teacher-forced forward over the prompt and the golden tokens (every position the golden
     run routed): per sparse layer the number of distinct experts chosen, and over all routing
@@ -1200,13 +1212,7 @@ def routing_stats(model, f, prompt, toks):
     def hook(_module, _inputs, output):
         logits_by_layer.append(output[0].detach().float())
     routers = [m for m in model.modules() if type(m).__name__.endswith("TopKRouter")]
-    handles = [r.register_forward_hook(hook) for r in routers]
-    try:
-        with torch.no_grad():
-            model(torch.tensor([prompt + toks[:-1]]))
-    finally:
-        for h in handles:
-            h.remove()
+    teacher_forced(model, prompt, toks, [(r, hook) for r in routers])
     sparse = [l for l in range(f["layers"]) if moe_sparse(f, l)]
     if len(logits_by_layer) != len(sparse):
         raise SystemExit("%d routers ran, expected the sparse layers %s" % (len(logits_by_layer), sparse))
@@ -1248,13 +1254,9 @@ def gpt_oss_stats(model, f, prompt, toks):
         sink_share[module.layer_idx] = 1.0 - output[1].detach().float().sum(-1)   # [1, heads, q]
     for e in experts:
         e._apply_gate = recording(e._apply_gate)       # instance attribute: the eager forward's call
-    handles = [a.register_forward_hook(attn_hook) for a in attns]
     try:
-        with torch.no_grad():
-            model(torch.tensor([prompt + toks[:-1]]))
+        teacher_forced(model, prompt, toks, [(a, attn_hook) for a in attns])
     finally:
-        for h in handles:
-            h.remove()
         for e in experts:
             del e._apply_gate
     if len(experts) != f["layers"] or not gate_ups or len(sink_share) != f["layers"]:

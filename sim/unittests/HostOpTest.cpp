@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TestUtil.h"
+#include "llvm/ADT/STLExtras.h"
 
 #include <gtest/gtest.h>
 
@@ -330,16 +331,9 @@ TEST(HostOpTest, ChecksNameTheKernelTheOpAndTheField) {
   g.scale = 1.702f;
   EXPECT_EQ(problem(g), "kernel 0 (k), op 0 (gated_act): 'limit' and "
                         "'alpha' are clamped_swiglu's");
-  HostOp ac;
-  ac.kind = HostOpKind::AttnCombine;
-  ac.in = f32(0, 8);
-  ac.b = f32(256, 4);
-  ac.out = f32(512, 8);
-  ac.parts = 1;
-  ac.heads = 2;
-  ac.headDim = 4;
-  ac.partKeys = 16;
-  ac.param = 0;
+  std::vector<HostOp> all = everyKind();
+  HostOp ac = *llvm::find_if(
+      all, [](const HostOp &o) { return o.kind == HostOpKind::AttnCombine; });
   ac.tensor = 1; // [8]: not one sink per head
   EXPECT_EQ(problem(ac), "kernel 0 (k), op 0 (attn_combine): 'sinks' has 8 "
                          "logits, 'heads' is 2");

@@ -48,6 +48,9 @@ private:
   Type checkTensor(StringRef name, ArrayRef<int64_t> shape);
   /// A dense weight: checks name, dtype and shape; records problems.
   Value denseWeight(StringRef name, ArrayRef<int64_t> shape);
+  /// A weight read through a derived name (Safetensors.h: row views,
+  /// indices, transposes) of a stored tensor already checked.
+  Value derivedWeight(StringRef name, ArrayRef<int64_t> shape, Type elem);
   /// Rows [begin, begin + shape[0]) of `tensor` (already checked), as a row
   /// view (rowSliceName) of element type `elem`.
   Value rowPart(StringRef tensor, Type elem, int64_t begin,
@@ -83,9 +86,21 @@ private:
   Value perHeadLayerNorm(Value x, StringRef prefix, int64_t heads);
   /// The plain MLP (PlainMlp) of layer prefix `layer` over x.
   Value plainMlp(StringRef layer, Value x);
+  /// The routed experts' weights of an MoE block, and their biases.
+  struct Experts {
+    SmallVector<Value> gates, ups, downs;
+    Value gateBias, upBias, downBias; // stacked [E, n]; null: none
+  };
   /// The sparse MoE block (MoEConfig) of layer prefix `layer` over x.
   Value moeBlock(StringRef layer, Value x);
-  Value fusedExpertsMoE(StringRef block, Value x);
+  /// Whether the file holds per-expert experts fused in transformers'
+  /// in-memory layout (recording the problem).
+  bool heldFusedInMemory(StringRef layer, StringRef block);
+  /// The experts as save_pretrained writes them, one tensor per expert and
+  /// projection.
+  Experts perExpertWeights(StringRef block);
+  /// gpt-oss's fused, interleaved experts (MoEConfig::fusedInterleaved).
+  Experts fusedInterleavedExperts(StringRef block);
   /// `x * factor` when the feature is set, else x.
   Value scaled(Value x, std::optional<double> factor, Location loc);
   Value softcapped(Value x, std::optional<double> cap, Location loc);
@@ -157,11 +172,16 @@ Value DecoderBuilder::denseWeight(StringRef name, ArrayRef<int64_t> shape) {
                                b.getStringAttr(name));
 }
 
-Value DecoderBuilder::rowPart(StringRef tensor, Type elem, int64_t begin,
-                              ArrayRef<int64_t> shape) {
-  std::string name = rowSliceName(tensor, begin, begin + shape[0]);
+Value DecoderBuilder::derivedWeight(StringRef name, ArrayRef<int64_t> shape,
+                                    Type elem) {
   return llm::WeightOp::create(b, loc(name), RankedTensorType::get(shape, elem),
                                b.getStringAttr(name));
+}
+
+Value DecoderBuilder::rowPart(StringRef tensor, Type elem, int64_t begin,
+                              ArrayRef<int64_t> shape) {
+  return derivedWeight(rowSliceName(tensor, begin, begin + shape[0]), shape,
+                       elem);
 }
 
 DecoderBuilder::QKV DecoderBuilder::projectQKV(StringRef p, Value x) {
@@ -404,38 +424,17 @@ static llm::Activation mlpActivation(MlpActivation a);
 
 Value DecoderBuilder::moeBlock(StringRef layer, Value x) {
   const MoEConfig &m = *cfg.moe;
-  int64_t H = cfg.hiddenSize, I = m.intermediateSize;
+  int64_t H = cfg.hiddenSize;
   std::string block = (layer + "." + m.block).str();
-  // transformers keeps the experts fused in memory ([E, 2I, H] gate_up_proj,
-  // [E, H, I] down_proj; Mixtral's block renamed `mlp`) but save_pretrained
-  // writes one tensor per expert; a file holding the fused form is named
-  // rather than reported as E missing experts.
-  if (m.fusedInterleaved)
-    return fusedExpertsMoE(block, x);
-  if (weights &&
-      !weights->lookup(block + "." + m.experts + ".0." + m.gate + ".weight"))
-    for (StringRef inMemory : {StringRef(m.block), StringRef("mlp")}) {
-      std::string fused =
-          (layer + "." + inMemory + "." + m.experts + ".gate_up_proj").str();
-      if (!weights->lookup(fused))
-        continue;
-      problems.push_back(llvm::formatv(
-          "tensor '{0}' holds the experts fused ([experts, 2 * "
-          "intermediate, hidden], transformers' in-memory layout); pimc "
-          "reads the per-expert tensors save_pretrained writes "
-          "('{1}.{2}.<e>.{3}.weight', ...)",
-          fused, block, m.experts, m.gate));
-      return x;
-    }
-  Value router =
-      denseWeight(block + "." + m.router + ".weight", {m.numExperts, H});
-  SmallVector<Value> gates, ups, downs;
-  for (int64_t e = 0; e < m.numExperts; ++e) {
-    std::string expert = llvm::formatv("{0}.{1}.{2}", block, m.experts, e);
-    gates.push_back(projectionWeight(expert + "." + m.gate, I, H));
-    ups.push_back(projectionWeight(expert + "." + m.up, I, H));
-    downs.push_back(projectionWeight(expert + "." + m.down, H, I));
-  }
+  if (!m.fusedInterleaved && heldFusedInMemory(layer, block))
+    return x;
+  std::string routerName = block + "." + m.router;
+  Value router = denseWeight(routerName + ".weight", {m.numExperts, H});
+  Value routerBias = m.routerBias
+                         ? denseWeight(routerName + ".bias", {m.numExperts})
+                         : Value();
+  Experts experts = m.fusedInterleaved ? fusedInterleavedExperts(block)
+                                       : perExpertWeights(block);
   Value sharedGate, sharedUp, sharedDown, sharedExpertGate;
   if (m.sharedIntermediateSize > 0) {
     int64_t Is = m.sharedIntermediateSize;
@@ -447,24 +446,72 @@ Value DecoderBuilder::moeBlock(StringRef layer, Value x) {
       sharedExpertGate =
           denseWeight(block + "." + m.sharedGate + ".weight", {1, H});
   }
+  bool clamped = m.swigluLimit.has_value();
+  auto f32 = [&](std::optional<double> v) {
+    return v ? b.getF32FloatAttr(float(*v)) : FloatAttr();
+  };
   return llm::MoEOp::create(
-      b, loc(block), x.getType(), x, router, /*router_bias=*/Value(), gates,
-      ups, downs, Value(), Value(), Value(), sharedGate, sharedUp, sharedDown,
-      sharedExpertGate, b.getI64IntegerAttr(m.topK),
+      b, loc(block), x.getType(), x, router, routerBias, experts.gates,
+      experts.ups, experts.downs, experts.gateBias, experts.upBias,
+      experts.downBias, sharedGate, sharedUp, sharedDown, sharedExpertGate,
+      b.getI64IntegerAttr(m.topK),
       llm::MoEScoringAttr::get(&ctx, llm::MoEScoring::Softmax),
-      llm::MoERoutingOrderAttr::get(&ctx, llm::MoERoutingOrder::ScoreThenTopk),
+      llm::MoERoutingOrderAttr::get(
+          &ctx, m.topkThenScore ? llm::MoERoutingOrder::TopkThenScore
+                                : llm::MoERoutingOrder::ScoreThenTopk),
       b.getBoolAttr(m.renormalize), b.getF32FloatAttr(1.0f),
-      llm::ActivationAttr::get(&ctx, mlpActivation(cfg.mlpActivation)),
-      b.getBoolAttr(false), FloatAttr(), FloatAttr());
+      llm::ActivationAttr::get(&ctx, clamped
+                                         ? llm::Activation::ClampedSwiglu
+                                         : mlpActivation(cfg.mlpActivation)),
+      b.getBoolAttr(false), f32(m.swigluLimit), f32(m.swigluAlpha));
 }
 
-/// gpt-oss's MoE (MoEConfig::fusedInterleaved): expert e's gate weight is
-/// the even columns of gate_up_proj[e] ([H, 2I], x @ W layout), read as
-/// rows of its transpose: `gate_up_proj[e]^T[0:2I:2]` [I, H]; up the odd
-/// ones; down `down_proj[e]^T` [H, I]; the biases stacked by expert, the
-/// same columns of gate_up_proj_bias ([E, I] each) and down_proj_bias. The
-/// weight store materializes each selected part once, nothing more.
-Value DecoderBuilder::fusedExpertsMoE(StringRef block, Value x) {
+bool DecoderBuilder::heldFusedInMemory(StringRef layer, StringRef block) {
+  const MoEConfig &m = *cfg.moe;
+  // transformers keeps the experts fused in memory ([E, 2I, H] gate_up_proj,
+  // [E, H, I] down_proj; Mixtral's block renamed `mlp`) but save_pretrained
+  // writes one tensor per expert; a file holding the fused form is named
+  // rather than reported as E missing experts.
+  if (weights &&
+      !weights->lookup(
+          (block + "." + m.experts + ".0." + m.gate + ".weight").str()))
+    for (StringRef inMemory : {StringRef(m.block), StringRef("mlp")}) {
+      std::string fused =
+          (layer + "." + inMemory + "." + m.experts + ".gate_up_proj").str();
+      if (!weights->lookup(fused))
+        continue;
+      problems.push_back(llvm::formatv(
+          "tensor '{0}' holds the experts fused ([experts, 2 * "
+          "intermediate, hidden], transformers' in-memory layout); pimc "
+          "reads the per-expert tensors save_pretrained writes "
+          "('{1}.{2}.<e>.{3}.weight', ...)",
+          fused, block, m.experts, m.gate));
+      return true;
+    }
+  return false;
+}
+
+DecoderBuilder::Experts DecoderBuilder::perExpertWeights(StringRef block) {
+  const MoEConfig &m = *cfg.moe;
+  int64_t H = cfg.hiddenSize, I = m.intermediateSize;
+  Experts out;
+  for (int64_t e = 0; e < m.numExperts; ++e) {
+    std::string expert = llvm::formatv("{0}.{1}.{2}", block, m.experts, e);
+    out.gates.push_back(projectionWeight(expert + "." + m.gate, I, H));
+    out.ups.push_back(projectionWeight(expert + "." + m.up, I, H));
+    out.downs.push_back(projectionWeight(expert + "." + m.down, H, I));
+  }
+  return out;
+}
+
+/// gpt-oss (MoEConfig::fusedInterleaved): expert e's gate weight is the
+/// even columns of gate_up_proj[e] ([H, 2I], x @ W layout), read as rows of
+/// its transpose: `gate_up_proj[e]^T[0:2I:2]` [I, H]; up the odd ones; down
+/// `down_proj[e]^T` [H, I]; the biases stacked by expert, the same columns
+/// of gate_up_proj_bias ([E, I] each) and down_proj_bias. The weight store
+/// materializes each selected part once, nothing more.
+DecoderBuilder::Experts
+DecoderBuilder::fusedInterleavedExperts(StringRef block) {
   const MoEConfig &m = *cfg.moe;
   int64_t H = cfg.hiddenSize, I = m.intermediateSize, E = m.numExperts;
   std::string experts = block.str() + "." + m.experts;
@@ -475,47 +522,25 @@ Value DecoderBuilder::fusedExpertsMoE(StringRef block, Value x) {
   Type dElem = checkTensor(down, {E, I, H});
   Type gbElem = checkTensor(gateUpBias, {E, 2 * I});
   Type dbElem = checkTensor(downBias, {E, H});
-  auto view = [&](const std::string &name, ArrayRef<int64_t> shape,
-                  Type elem) -> Value {
-    return llm::WeightOp::create(b, loc(name),
-                                 RankedTensorType::get(shape, elem),
-                                 b.getStringAttr(name));
-  };
-  SmallVector<Value> gates, ups, downs;
+  Experts out;
   for (int64_t e = 0; e < E; ++e) {
     std::string gu = transposedName(indexName(gateUp, e));
-    gates.push_back(view(stridedRowsName(gu, 0, 2 * I, 2), {I, H}, wElem));
-    ups.push_back(view(stridedRowsName(gu, 1, 2 * I, 2), {I, H}, wElem));
-    downs.push_back(view(transposedName(indexName(down, e)), {H, I}, dElem));
+    out.gates.push_back(
+        derivedWeight(stridedRowsName(gu, 0, 2 * I, 2), {I, H}, wElem));
+    out.ups.push_back(
+        derivedWeight(stridedRowsName(gu, 1, 2 * I, 2), {I, H}, wElem));
+    out.downs.push_back(
+        derivedWeight(transposedName(indexName(down, e)), {H, I}, dElem));
   }
-  // The biases stacked by expert: gate_up_proj_bias's even (odd) columns,
-  // rows of its transpose, transposed back ([E, I]); down_proj_bias as is.
+  // gate_up_proj_bias's even (odd) columns: rows of its transpose,
+  // transposed back ([E, I]); down_proj_bias as stored.
   std::string gubT = transposedName(gateUpBias);
-  Value gateBias =
-      view(transposedName(stridedRowsName(gubT, 0, 2 * I, 2)), {E, I}, gbElem);
-  Value upBias =
-      view(transposedName(stridedRowsName(gubT, 1, 2 * I, 2)), {E, I}, gbElem);
-  Value downBiasW = view(downBias, {E, H}, dbElem);
-  std::string routerName = block.str() + "." + m.router;
-  Value router = denseWeight(routerName + ".weight", {E, H});
-  Value routerBias =
-      m.routerBias ? denseWeight(routerName + ".bias", {E}) : Value();
-  bool clamped = m.swigluLimit.has_value();
-  return llm::MoEOp::create(
-      b, loc(block), x.getType(), x, router, routerBias, gates, ups, downs,
-      gateBias, upBias, downBiasW, Value(), Value(), Value(), Value(),
-      b.getI64IntegerAttr(m.topK),
-      llm::MoEScoringAttr::get(&ctx, llm::MoEScoring::Softmax),
-      llm::MoERoutingOrderAttr::get(
-          &ctx, m.topkThenScore ? llm::MoERoutingOrder::TopkThenScore
-                                : llm::MoERoutingOrder::ScoreThenTopk),
-      b.getBoolAttr(m.renormalize), b.getF32FloatAttr(1.0f),
-      llm::ActivationAttr::get(&ctx, clamped
-                                         ? llm::Activation::ClampedSwiglu
-                                         : mlpActivation(cfg.mlpActivation)),
-      b.getBoolAttr(false),
-      clamped ? b.getF32FloatAttr(float(*m.swigluLimit)) : FloatAttr(),
-      clamped ? b.getF32FloatAttr(float(*m.swigluAlpha)) : FloatAttr());
+  out.gateBias = derivedWeight(
+      transposedName(stridedRowsName(gubT, 0, 2 * I, 2)), {E, I}, gbElem);
+  out.upBias = derivedWeight(transposedName(stridedRowsName(gubT, 1, 2 * I, 2)),
+                             {E, I}, gbElem);
+  out.downBias = derivedWeight(downBias, {E, H}, dbElem);
+  return out;
 }
 
 /// c * tanh(x / c) as scale, tanh, scale (Gemma 2's final-logit softcap).
