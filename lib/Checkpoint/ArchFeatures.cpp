@@ -126,8 +126,14 @@ FeatureUse family(const View &v) {
 }
 
 FeatureUse attention(const View &v) {
-  if (v.get("kv_lora_rank"))
-    return lacks("MLA", "multi-head latent attention (issue 15)");
+  if (v.get("kv_lora_rank")) {
+    if (!v.is({"deepseek_v2", "deepseek_v3"}))
+      return lacks("MLA", "multi-head latent attention of " +
+                              (v.type.empty() ? "?" : v.type.str()) +
+                              ": the HF importer builds it for deepseek_v2 "
+                              "and deepseek_v3");
+    return yes("MLA, absorbed over the latent cache (PIM: not yet)");
+  }
   std::optional<double> nh = v.number("num_attention_heads");
   if (!nh)
     nh = v.number("n_head");
@@ -385,10 +391,21 @@ FeatureUse moe(const View &v) {
   if (v.is({"gpt_oss"}))
     return yes(what + " of the biased logits, softmax over them, expert "
                       "biases, clamped SwiGLU (llm.moe)");
+  if (v.is({"deepseek_v3"}))
+    return yes(what + " of sigmoid + correction bias in " +
+               show(v.number("n_group").value_or(8)) + " groups, shared " +
+               "experts (llm.moe; PIM: not yet)");
+  if (v.is({"deepseek_v2"}))
+    return yes(what + " of softmax" +
+               (v.string("topk_method") == "group_limited_greedy"
+                    ? ", group-limited"
+                    : "") +
+               ", shared experts (llm.moe; PIM: not yet)");
   if (!v.is({"mixtral", "qwen2_moe", "qwen3_moe"}))
     return lacks(what, "routing of " + (v.type.empty() ? "?" : v.type.str()) +
                            ": the HF importer builds llm.moe for mixtral, "
-                           "qwen2_moe, qwen3_moe and gpt_oss only (issue 15)");
+                           "qwen2_moe, qwen3_moe, gpt_oss and deepseek_v2/v3 "
+                           "only (issue 15)");
   if (v.is({"mixtral"}) || v.flag("norm_topk_prob"))
     what += " renormalised";
   if (v.is({"qwen2_moe"}))

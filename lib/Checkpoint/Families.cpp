@@ -844,6 +844,251 @@ Error configureGptOss(const JSONFields &f, ModelConfig &cfg) {
   return Error::success();
 }
 
+/// MLA's geometry (spec 2.10), shared by DeepSeek-V2 and V3. The heads'
+/// rotary part is qk_rope_head_dim wide: transformers sets head_dim to it
+/// (a config's head_dim must agree), and RoPE and its checks read it.
+/// num_key_value_heads has no effect (the latent is one shared head).
+Error readMLA(const JSONFields &f, ModelConfig &cfg, bool interleaveKey) {
+  MLAConfig mla;
+  const IntRange dims{1, int64_t(1) << 16};
+  std::optional<int64_t> qRank;
+  PIMC_ASSIGN_OR_RETURN(qRank, f.integer("q_lora_rank", dims));
+  bool nullRank =
+      llvm::is_contained(f.keys(), "q_lora_rank") && !f.value("q_lora_rank");
+  mla.qLoraRank = nullRank ? 0 : qRank.value_or(1536);
+  PIMC_ASSIGN_OR_RETURN(mla.kvLoraRank, f.integerOr("kv_lora_rank", 512, dims));
+  PIMC_ASSIGN_OR_RETURN(mla.ropeDim, f.integerOr("qk_rope_head_dim", 64, dims));
+  PIMC_ASSIGN_OR_RETURN(mla.nopeDim,
+                        f.integerOr("qk_nope_head_dim", 128, dims));
+  PIMC_ASSIGN_OR_RETURN(mla.valueDim, f.integerOr("v_head_dim", 128, dims));
+  if (interleaveKey)
+    PIMC_ASSIGN_OR_RETURN(mla.ropeInterleaved,
+                          f.booleanOr("rope_interleave", true));
+  std::optional<int64_t> qkHeadDim, headDim, kvHeads;
+  PIMC_ASSIGN_OR_RETURN(qkHeadDim, f.integer("qk_head_dim", dims));
+  if (qkHeadDim && *qkHeadDim != mla.nopeDim + mla.ropeDim)
+    return f.fieldError("qk_head_dim",
+                        formatv("is {0} but qk_nope_head_dim + "
+                                "qk_rope_head_dim is {1}",
+                                *qkHeadDim, mla.nopeDim + mla.ropeDim));
+  PIMC_ASSIGN_OR_RETURN(headDim, f.integer("head_dim", dims));
+  if (headDim && *headDim != mla.ropeDim)
+    return f.fieldError("head_dim", formatv("is {0} but MLA's rotary head dim "
+                                            "(qk_rope_head_dim) is {1}",
+                                            *headDim, mla.ropeDim));
+  PIMC_ASSIGN_OR_RETURN(kvHeads, f.integer("num_key_value_heads", dims));
+  if (mla.ropeDim % 2 != 0)
+    return f.fieldError("qk_rope_head_dim",
+                        formatv("must be even, got {0}", mla.ropeDim));
+  cfg.headDim = mla.ropeDim;
+  cfg.numKvHeads = cfg.numHeads;
+  cfg.mla = mla;
+  return readAttentionBias(f, cfg);
+}
+
+/// DeepSeek's MoE layers (spec 2.10): n_routed_experts experts of width
+/// moe_intermediate_size on layers >= first_k_dense_replace (the first
+/// ones keep the dense MLP of intermediate_size), plus n_shared_experts
+/// always-on experts fused into one MLP of n_shared_experts times that
+/// width (mlp.shared_experts), the routed weights times
+/// routed_scaling_factor. moe_layer_freq (the original code's MoE every
+/// n-th layer, which transformers does not read) must be 1, ep_size
+/// (expert parallelism) and the training keys have no effect.
+Error readDeepSeekMoE(const JSONFields &f, ModelConfig &cfg, MoEConfig &moe,
+                      StringRef alias, int64_t defaultExperts,
+                      int64_t defaultShared, double defaultScale) {
+  if (Error e = readRouting(f, moe, "n_routed_experts", alias, defaultExperts,
+                            /*minExperts=*/1, 8))
+    return e;
+  PIMC_ASSIGN_OR_RETURN(moe.intermediateSize,
+                        f.integerOr("moe_intermediate_size", 2048,
+                                    IntRange{1, int64_t(1) << 20}));
+  int64_t shared = 0, firstDense = 0, freq = 1;
+  PIMC_ASSIGN_OR_RETURN(
+      shared, f.integerOr("n_shared_experts", defaultShared, IntRange{0, 64}));
+  moe.sharedIntermediateSize = shared * moe.intermediateSize;
+  moe.shared = "shared_experts";
+  PIMC_ASSIGN_OR_RETURN(firstDense,
+                        f.integerOr("first_k_dense_replace", 0, IntRange{0}));
+  PIMC_ASSIGN_OR_RETURN(freq, f.integerOr("moe_layer_freq", 1, IntRange{1}));
+  if (freq != 1)
+    return f.fieldError("moe_layer_freq",
+                        formatv("is {0}: MoE on every {0}-th layer is the "
+                                "original code's, which transformers does "
+                                "not implement (it puts MoE on every layer "
+                                "from first_k_dense_replace)",
+                                freq));
+  PIMC_ASSIGN_OR_RETURN(moe.routedScalingFactor,
+                        positiveOr(f, "routed_scaling_factor", defaultScale));
+  if (Expected<std::optional<int64_t>> v = f.integer("ep_size", IntRange{1});
+      !v)
+    return v.takeError();
+  for (StringRef k : {"aux_loss_alpha"}) {
+    std::optional<double> v;
+    PIMC_ASSIGN_OR_RETURN(v, f.number(k));
+  }
+  if (Expected<std::optional<bool>> v = f.boolean("seq_aux"); !v)
+    return v.takeError();
+  moe.sparse.assign(cfg.numLayers, false);
+  for (int64_t i = firstDense; i < cfg.numLayers; ++i)
+    moe.sparse[i] = true;
+  return Error::success();
+}
+
+/// `n_group` and `topk_group` (null: one group, all kept): the experts
+/// split into n_group groups, of which topk_group stay eligible.
+Error readGroups(const JSONFields &f, MoEConfig &moe, int64_t defaultGroups,
+                 int64_t defaultKeep) {
+  std::optional<int64_t> groups, keep;
+  PIMC_ASSIGN_OR_RETURN(groups, f.integer("n_group", IntRange{1}));
+  PIMC_ASSIGN_OR_RETURN(keep, f.integer("topk_group", IntRange{1}));
+  bool nullGroups =
+      llvm::is_contained(f.keys(), "n_group") && !f.value("n_group");
+  moe.nGroup = nullGroups ? 1 : groups.value_or(defaultGroups);
+  moe.topkGroup = keep.value_or(nullGroups ? 1 : defaultKeep);
+  if (moe.numExperts % moe.nGroup != 0)
+    return f.fieldError("n_group", formatv("{0} groups do not divide the {1} "
+                                           "experts (n_routed_experts)",
+                                           moe.nGroup, moe.numExperts));
+  if (moe.topkGroup > moe.nGroup)
+    return f.fieldError("topk_group",
+                        formatv("keeps {0} groups but there are only {1} "
+                                "(n_group)",
+                                moe.topkGroup, moe.nGroup));
+  if (moe.topK > moe.topkGroup * (moe.numExperts / moe.nGroup))
+    return f.fieldError("num_experts_per_tok",
+                        formatv("selects {0} experts but the {1} kept groups "
+                                "(topk_group) hold only {2}",
+                                moe.topK, moe.topkGroup,
+                                moe.topkGroup * (moe.numExperts / moe.nGroup)));
+  return Error::success();
+}
+
+/// A string key that may only take `allowed` (the original code's names of
+/// what transformers hard-codes).
+Error requireOneOf(const JSONFields &f, StringRef key,
+                   ArrayRef<StringRef> allowed, StringRef why) {
+  std::optional<StringRef> v;
+  PIMC_ASSIGN_OR_RETURN(v, f.string(key));
+  if (v && !llvm::is_contained(allowed, *v))
+    return f.fieldError(key, "'" + *v + "' is not supported (" + why + ")");
+  return Error::success();
+}
+
+/// DeepSeek-V3 (spec 2.10, 4.4): MLA, and MoE routed by sigmoid scores
+/// plus mlp.gate.e_score_correction_bias for selection, in n_group groups
+/// each scored by its two best, topk_group of them kept; the weights
+/// renormalised (norm_topk_prob, + 1e-20) and scaled by
+/// routed_scaling_factor. The released config's topk_method "noaux_tc" and
+/// scoring_func "sigmoid" are what transformers hard-codes.
+Error configureDeepSeekV3(const JSONFields &f, ModelConfig &cfg) {
+  if (Error e = noWindow(f, cfg))
+    return e;
+  if (Error e = readMLA(f, cfg, /*interleaveKey=*/true))
+    return e;
+  MoEConfig moe;
+  if (Error e = readDeepSeekMoE(f, cfg, moe, "num_local_experts", 256, 1, 2.5))
+    return e;
+  if (Error e = readGroups(f, moe, 8, 4))
+    return e;
+  if (moe.numExperts / moe.nGroup < 2)
+    return f.fieldError("n_group",
+                        formatv("leaves {0} expert per group, but a group "
+                                "scores by its two best",
+                                moe.numExperts / moe.nGroup));
+  if (Error e = requireOneOf(f, "topk_method", {"noaux_tc"},
+                             "DeepSeek-V3 routes by noaux_tc"))
+    return e;
+  if (Error e = requireOneOf(f, "scoring_func", {"sigmoid"},
+                             "DeepSeek-V3 scores by sigmoid"))
+    return e;
+  PIMC_ASSIGN_OR_RETURN(moe.renormalize, f.booleanOr("norm_topk_prob", true));
+  moe.renormalizeEpsilon = moe.renormalize ? 1e-20 : 0.0;
+  moe.sigmoidScores = true;
+  moe.correctionBias = true;
+  moe.groupScoreTopk = 2;
+  if (llvm::is_contained(moe.sparse, true))
+    cfg.moe = std::move(moe);
+  if (Expected<std::optional<int64_t>> v =
+          f.integer("num_nextn_predict_layers", IntRange{0});
+      !v)
+    return v.takeError();
+  return Error::success();
+}
+
+/// DeepSeek-V2 (spec 2.10, 4.5): MLA with RoPE on interleaved pairs, and
+/// MoE routed by softmax, top-k ("greedy") or top-k within the topk_group
+/// groups of the best maximum ("group_limited_greedy"), not renormalised,
+/// the weights times routed_scaling_factor. transformers' DeepseekV2 never
+/// renormalises (the original code does with norm_topk_prob), so a true
+/// norm_topk_prob is refused rather than guessed.
+Error configureDeepSeekV2(const JSONFields &f, ModelConfig &cfg) {
+  if (Error e = noWindow(f, cfg))
+    return e;
+  if (Error e = readMlpBias(f, cfg))
+    return e;
+  if (Error e = readMLA(f, cfg, /*interleaveKey=*/false))
+    return e;
+  MoEConfig moe;
+  if (Error e = readDeepSeekMoE(f, cfg, moe, "num_experts", 64, 2, 1.0))
+    return e;
+  std::optional<StringRef> method;
+  PIMC_ASSIGN_OR_RETURN(method, f.string("topk_method"));
+  StringRef m = method.value_or("greedy");
+  if (m == "group_limited_greedy") {
+    if (Error e = readGroups(f, moe, 1, 1))
+      return e;
+  } else if (m != "greedy") {
+    return f.fieldError("topk_method",
+                        "'" + m +
+                            "' is not supported (DeepSeek-V2 routes by "
+                            "greedy or group_limited_greedy)");
+  }
+  if (Error e = requireOneOf(f, "scoring_func", {"softmax"},
+                             "DeepSeek-V2 scores by softmax"))
+    return e;
+  bool norm = false;
+  PIMC_ASSIGN_OR_RETURN(norm, f.booleanOr("norm_topk_prob", false));
+  if (norm)
+    return f.fieldError("norm_topk_prob",
+                        "true is not supported: transformers' DeepSeek-V2 "
+                        "never renormalises the top-k weights, the original "
+                        "code does");
+  if (llvm::is_contained(moe.sparse, true))
+    cfg.moe = std::move(moe);
+  return Error::success();
+}
+
+/// Keys DeepSeek-V2 and V3 share (MLA and the DeepSeek MoE).
+#define PIMC_DEEPSEEK_FIELDS                                                   \
+  "attention_bias", "num_key_value_heads", "head_dim", "qk_head_dim",          \
+      "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",   \
+      "v_head_dim", "n_routed_experts", "num_experts_per_tok",                 \
+      "moe_intermediate_size", "n_shared_experts", "first_k_dense_replace",    \
+      "moe_layer_freq", "routed_scaling_factor", "norm_topk_prob", "n_group",  \
+      "topk_group", "topk_method", "scoring_func", "ep_size",                  \
+      "aux_loss_alpha", "seq_aux", "output_router_logits",                     \
+      "router_aux_loss_coef"
+constexpr StringLiteral kDeepSeekV3Fields[] = {
+    PIMC_DEEPSEEK_FIELDS, "num_local_experts", "rope_interleave",
+    "num_nextn_predict_layers"};
+constexpr StringLiteral kDeepSeekV2Fields[] = {PIMC_DEEPSEEK_FIELDS,
+                                               "num_experts", "mlp_bias"};
+#undef PIMC_DEEPSEEK_FIELDS
+/// Keys without effect: MLA has no separate KV heads; expert parallelism,
+/// the auxiliary losses and the multi-token-prediction layers (which
+/// transformers drops) do not change decoding.
+constexpr StringLiteral kDeepSeekNoEffectFields[] = {
+    "num_key_value_heads",  "ep_size",
+    "aux_loss_alpha",       "seq_aux",
+    "qk_head_dim",          "output_router_logits",
+    "router_aux_loss_coef", "num_nextn_predict_layers"};
+constexpr KeyName kDeepSeekKeyNames[] = {
+    // MLA's latent is one shared head: the common num_key_value_heads
+    // (which transformers leaves at its default even when it does not
+    // divide the heads) is no geometry here.
+    {"num_key_value_heads", "(num_key_value_heads: unused by MLA)"}};
+
 constexpr StringLiteral kGptOssFields[] = {
     "attention_bias",    "sliding_window",        "num_local_experts",
     "num_experts",       "num_experts_per_tok",   "swiglu_limit",
@@ -1043,6 +1288,10 @@ const FamilySpec kFamilies[] = {
      configureQwen3Moe,
      {},
      kQwenMoeTrainingFields},
+    {"deepseek_v2", kDeepSeekV2Fields, 2048, "silu", false, 1e4, "rms_norm_eps",
+     1e-6, configureDeepSeekV2, kDeepSeekKeyNames, kDeepSeekNoEffectFields},
+    {"deepseek_v3", kDeepSeekV3Fields, 4096, "silu", false, 1e4, "rms_norm_eps",
+     1e-6, configureDeepSeekV3, kDeepSeekKeyNames, kDeepSeekNoEffectFields},
     {"gpt_oss",
      kGptOssFields,
      131072,

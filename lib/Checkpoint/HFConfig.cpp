@@ -713,10 +713,10 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &rootObj,
   PIMC_ASSIGN_OR_RETURN(cfg.numHeads, geometry("num_attention_heads"));
   PIMC_ASSIGN_OR_RETURN(cfg.vocabSize, geometry("vocab_size"));
   PIMC_ASSIGN_OR_RETURN(cfg.numKvHeads,
-                        f.integerOr("num_key_value_heads", cfg.numHeads,
+                        f.integerOr(ownKey("num_key_value_heads"), cfg.numHeads,
                                     geometryRange("num_key_value_heads")));
   if (cfg.numHeads % cfg.numKvHeads != 0)
-    return r.error("num_key_value_heads",
+    return r.error(ownKey("num_key_value_heads"),
                    Twine(cfg.numKvHeads) +
                        " does not divide num_attention_heads (" +
                        Twine(cfg.numHeads) + ")");
@@ -1024,7 +1024,25 @@ std::string semanticConfigJSON(const ModelConfig &c) {
       mo["experts_layout"] = "fused_interleaved";
     if (m.swigluLimit)
       mo["clamped_swiglu"] = json::Array{*m.swigluLimit, *m.swigluAlpha};
+    // DeepSeek's routing, only where set.
+    if (m.sigmoidScores)
+      mo["scoring"] = "sigmoid";
+    if (m.correctionBias)
+      mo["correction_bias"] = true;
+    if (m.nGroup > 1)
+      mo["groups"] = json::Array{m.nGroup, m.topkGroup, m.groupScoreTopk};
+    if (m.renormalizeEpsilon != 0.0)
+      mo["renormalize_epsilon"] = m.renormalizeEpsilon;
+    if (m.routedScalingFactor != 1.0)
+      mo["routed_scaling_factor"] = m.routedScalingFactor;
   }
+  if (c.mla)
+    o["mla"] = json::Object{{"q_lora_rank", c.mla->qLoraRank},
+                            {"kv_lora_rank", c.mla->kvLoraRank},
+                            {"qk_rope_head_dim", c.mla->ropeDim},
+                            {"qk_nope_head_dim", c.mla->nopeDim},
+                            {"v_head_dim", c.mla->valueDim},
+                            {"rope_interleaved", c.mla->ropeInterleaved}};
   if (c.gptq)
     o["gptq"] = json::Object{{"bits", c.gptq->bits},
                              {"group_size", c.gptq->groupSize},

@@ -489,22 +489,29 @@ std::string stridedRowsName(StringRef base, int64_t begin, int64_t end,
 
 std::string transposedName(StringRef base) { return (base + "^T").str(); }
 
+std::string blockRowsName(StringRef base, int64_t block, int64_t begin,
+                          int64_t end) {
+  return formatv("{0}{{{1}:{2}:{3}}", base, block, begin, end).str();
+}
+
 namespace {
 
 /// The last suffix of a derived name (WeightStore::lookup's grammar).
 struct Suffix {
-  enum Kind { Transpose, Index, Rows } kind;
+  enum Kind { Transpose, Index, Rows, Blocks } kind;
   StringRef base;
-  // Index: begin is the index. Rows: begin < end, step >= 1.
+  // Index: begin is the index. Rows: begin < end, step >= 1. Blocks: rows
+  // [begin, end) of each block of `step` rows, begin < end <= step.
   uint64_t begin = 0, end = 0, step = 1;
 
   /// How many rows a Rows suffix selects.
   uint64_t count() const { return (end - begin - 1) / step + 1; }
 };
 
-/// The suffix of `name`, parsed from the right: "^T", "[i]", "[a:b]" or
-/// "[a:b:s]" after a non-empty base; decimal integers only. std::nullopt
-/// when `name` has none or a malformed one (b <= a, s == 0 included).
+/// The suffix of `name`, parsed from the right: "^T", "[i]", "[a:b]",
+/// "[a:b:s]" or "{B:a:b}" after a non-empty base; decimal integers only.
+/// std::nullopt when `name` has none or a malformed one (b <= a, s == 0,
+/// b > B included).
 std::optional<Suffix> parseSuffix(StringRef name) {
   Suffix s;
   if (name.ends_with("^T")) {
@@ -514,21 +521,31 @@ std::optional<Suffix> parseSuffix(StringRef name) {
       return std::nullopt;
     return s;
   }
-  if (!name.ends_with("]"))
+  bool blocks = name.ends_with("}");
+  if (!blocks && !name.ends_with("]"))
     return std::nullopt;
-  size_t open = name.rfind('[');
+  size_t open = name.rfind(blocks ? '{' : '[');
   if (open == StringRef::npos || open == 0)
     return std::nullopt;
   s.base = name.take_front(open);
   SmallVector<StringRef, 3> fields;
   name.slice(open + 1, name.size() - 1).split(fields, ':');
-  if (fields.size() > 3)
+  if (fields.size() > 3 || (blocks && fields.size() != 3))
     return std::nullopt;
   uint64_t values[3] = {0, 0, 1};
   for (size_t i = 0; i < fields.size(); ++i)
     // Radix 10: no "0x", no sign, no spaces; overflow fails.
     if (fields[i].getAsInteger(10, values[i]))
       return std::nullopt;
+  if (blocks) {
+    s.kind = Suffix::Blocks;
+    s.step = values[0];
+    s.begin = values[1];
+    s.end = values[2];
+    if (s.begin >= s.end || s.end > s.step)
+      return std::nullopt;
+    return s;
+  }
   s.begin = values[0];
   if (fields.size() == 1) {
     s.kind = Suffix::Index;
@@ -631,7 +648,7 @@ const TensorView *WeightStore::lookup(StringRef name) const {
     return stored;
   if (const TensorView *done = built(name))
     return done;
-  if (name.count('[') + name.count("^T") > kMaxSuffixes)
+  if (name.count('[') + name.count('{') + name.count("^T") > kMaxSuffixes)
     return nullptr;
   std::optional<Suffix> s = parseSuffix(name);
   if (!s)
@@ -647,6 +664,33 @@ const TensorView *WeightStore::lookup(StringRef name) const {
       view = t;
       view.shape = {t.shape[1], t.shape[0]};
       view.data = bytes.data();
+    });
+  }
+
+  // "base{B:a:b}": the 2-D [R, C] base as [R / B, b - a, C], rows [a, b)
+  // of each block of B rows (MLA's kv_b_proj [nh * (dn + dv), r] holds each
+  // head's k_nope rows {dn + dv:0:dn} and value rows {dn + dv:dn:dn + dv}).
+  // A view when the rows are the whole block, else copied once.
+  if (s->kind == Suffix::Blocks) {
+    const TensorView *base = lookup(s->base);
+    if (!base || base->shape.size() != 2 || base->shape[0] == 0 ||
+        uint64_t(base->shape[0]) % s->step != 0)
+      return nullptr;
+    return derive(name, [&](TensorView &view, std::vector<uint8_t> &bytes) {
+      const TensorView &t = *base;
+      uint64_t blocks = uint64_t(t.shape[0]) / s->step;
+      uint64_t rowBytes = t.numBytes / uint64_t(t.shape[0]);
+      uint64_t take = s->end - s->begin, partBytes = take * rowBytes;
+      view = t;
+      view.shape = {int64_t(blocks), int64_t(take), t.shape[1]};
+      if (take == s->step)
+        return;
+      bytes.resize(blocks * partBytes);
+      for (uint64_t k = 0; k < blocks; ++k)
+        std::memcpy(bytes.data() + k * partBytes,
+                    t.data + (k * s->step + s->begin) * rowBytes, partBytes);
+      view.data = bytes.data();
+      view.numBytes = bytes.size();
     });
   }
 

@@ -996,6 +996,53 @@ void gatedMLP(const float *x, int64_t T, const ExpertWeights &w,
   linear(gate.data(), T, w.down, w.downBias, y);
 }
 
+void headLinear(const float *x, int64_t T, int64_t heads, int64_t K, int64_t N,
+                const float *w, bool transposed, float *y) {
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t h = 0; h < heads; ++h) {
+      const float *xi = x + (t * heads + h) * K;
+      const float *wh = w + h * N * K;
+      float *yo = y + (t * heads + h) * N;
+      for (int64_t n = 0; n < N; ++n) {
+        float acc = 0.0f;
+        for (int64_t k = 0; k < K; ++k)
+          acc += xi[k] * (transposed ? wh[k * N + n] : wh[n * K + k]);
+        yo[n] = acc;
+      }
+    }
+}
+
+namespace {
+/// Group-limited selection: each group of E / nGroup consecutive experts
+/// scores the sum of its groupScoreTopk largest choice values (largest
+/// first); the topkGroup best groups stay (ties to the lower group), the
+/// other experts' choice values become -inf.
+void maskGroups(std::vector<float> &choice, const MoEParams &p) {
+  int64_t E = int64_t(choice.size()), G = p.nGroup, n = E / G;
+  std::vector<float> groupScore(static_cast<size_t>(G));
+  std::vector<float> top(static_cast<size_t>(p.groupScoreTopk));
+  std::vector<int64_t> idx(
+      static_cast<size_t>(std::max(p.groupScoreTopk, p.topkGroup)));
+  for (int64_t g = 0; g < G; ++g) {
+    topk(choice.data() + g * n, 1, n, 1, p.groupScoreTopk, /*largest=*/true,
+         top.data(), idx.data());
+    float s = 0.0f;
+    for (float v : top)
+      s += v;
+    groupScore[size_t(g)] = s;
+  }
+  std::vector<float> keptScores(static_cast<size_t>(p.topkGroup));
+  topk(groupScore.data(), 1, G, 1, p.topkGroup, /*largest=*/true,
+       keptScores.data(), idx.data());
+  std::vector<bool> kept(static_cast<size_t>(G), false);
+  for (int64_t j = 0; j < p.topkGroup; ++j)
+    kept[size_t(idx[size_t(j)])] = true;
+  for (int64_t e = 0; e < E; ++e)
+    if (!kept[size_t(e / n)])
+      choice[size_t(e)] = -std::numeric_limits<float>::infinity();
+}
+} // namespace
+
 MoERoute routeToken(const float *logits, int64_t E, const MoEParams &p) {
   int64_t k = p.topK;
   std::vector<float> scores(logits, logits + E);
@@ -1008,16 +1055,26 @@ MoERoute routeToken(const float *logits, int64_t E, const MoEParams &p) {
   };
   if (!p.topkThenScore)
     score(scores.data(), E);
+  // What the experts are chosen on: the scores (+ DeepSeek's correction
+  // bias), outside the kept groups -inf.
+  std::vector<float> choice = scores;
+  for (size_t e = 0; e < p.correctionBias.size(); ++e)
+    choice[e] += p.correctionBias[e];
+  if (p.nGroup > 1)
+    maskGroups(choice, p);
   std::vector<float> topValues(k);
   std::vector<int64_t> topIndices(k);
-  topk(scores.data(), 1, E, 1, k, /*largest=*/true, topValues.data(),
+  topk(choice.data(), 1, E, 1, k, /*largest=*/true, topValues.data(),
        topIndices.data());
+  for (int64_t j = 0; j < k; ++j) // the weights are the scores, not choice
+    topValues[j] = scores[topIndices[j]];
   if (p.topkThenScore)
     score(topValues.data(), k);
   if (p.renormalize) {
     float sum = 0.0f;
     for (float v : topValues)
       sum += v;
+    sum += p.renormalizeEpsilon;
     for (float &v : topValues)
       v /= sum;
   }

@@ -446,6 +446,18 @@ Error Interpreter::Impl::executeGraphOp(Operation *op, Env &env) {
         p.routedScalingFactor = m.getRoutedScalingFactor().convertToFloat();
         p.weightOnInput = m.getWeightOnInput();
         p.activation = gatedActivationOf(m);
+        if (Value cb = m.getScoreCorrectionBias()) {
+          const WeightBinding *w = weightOf(cb);
+          if (int64_t(w->vector.size()) != E)
+            return opError(op, llvm::formatv("score_correction_bias has {0} "
+                                             "elements for {1} experts",
+                                             w->vector.size(), E));
+          p.correctionBias = w->vector;
+        }
+        p.nGroup = m.getNGroup();
+        p.topkGroup = m.getTopkGroup().value_or(p.nGroup);
+        p.groupScoreTopk = m.getGroupScoreTopk();
+        p.renormalizeEpsilon = m.getRenormalizeEpsilon().convertToFloat();
         auto out = makeF32(x.shape);
         moe(x.f.data(), T, H, linearWeight(router), bias, experts,
             shared ? &*shared : nullptr, p, out->f.data(),

@@ -225,6 +225,7 @@ Interpreter::create(ModuleOp module, const ckpt::WeightStore &weights,
       state->maxLength = cache.getMaxLength();
       state->heads = cache.getKvHeads();
       state->headDim = cache.getHeadDim();
+      state->valuePrefix = cache.getValuePrefix();
       impl->maxContext = std::max(impl->maxContext, cache.getMaxLength());
       impl->caches.push_back(std::move(state));
     }
@@ -582,6 +583,25 @@ Error Interpreter::Impl::execute(Operation *op, Env &env) {
             setTensor(lin.getResult(), out);
             return Error::success();
           })
+          .Case([&](llm::HeadLinearOp l) -> Error {
+            Tensor &x = tensorOf(l.getInput());
+            const WeightBinding *w = weightOf(l.getWeight());
+            bool transposed = l.getTransposeWeight();
+            if (x.shape.size() != 3 || w->shape.size() != 3 ||
+                w->shape[0] != x.shape[1] ||
+                w->shape[transposed ? 1 : 2] != x.shape[2])
+              return opError(op, llvm::formatv("input {0} does not fit the "
+                                               "per-head weight {1}",
+                                               shapeString(x.shape),
+                                               shapeString(w->shape)));
+            int64_t heads = w->shape[0], K = x.shape[2],
+                    N = w->shape[transposed ? 2 : 1];
+            auto out = makeF32({x.shape[0], heads, N});
+            headLinear(x.f.data(), x.shape[0], heads, K, N, w->vector.data(),
+                       transposed, out->f.data());
+            setTensor(l.getResult(), out);
+            return Error::success();
+          })
           .Case([&](llm::RMSNormOp n) -> Error {
             Tensor &x = tensorOf(n.getInput());
             const WeightBinding *w = weightOf(n.getWeight());
@@ -649,13 +669,26 @@ Error Interpreter::Impl::execute(Operation *op, Env &env) {
             Tensor &v = tensorOf(a.getValue());
             int64_t offset = env[a.getOffset()].index;
             int64_t T = k.shape[0];
-            if (k.shape != v.shape || k.shape.size() != 3 ||
-                k.shape[1] != c->heads || k.shape[2] != c->headDim)
+            int64_t vDim = c->valuePrefix ? c->valuePrefix : c->headDim;
+            if (k.shape.size() != 3 || v.shape.size() != 3 || v.shape[0] != T ||
+                k.shape[1] != c->heads || v.shape[1] != c->heads ||
+                k.shape[2] != c->headDim || v.shape[2] != vDim)
               return opError(
-                  op, llvm::formatv("key {0} and value {1} must both be "
-                                    "[T, {2}, {3}] for this cache",
+                  op, llvm::formatv("key {0} and value {1} must be "
+                                    "[T, {2}, {3}] and [T, {2}, {4}] for "
+                                    "this cache",
                                     shapeString(k.shape), shapeString(v.shape),
-                                    c->heads, c->headDim));
+                                    c->heads, c->headDim, vDim));
+            if (c->valuePrefix)
+              for (int64_t r = 0; r < T * c->heads; ++r)
+                if (!std::equal(v.f.begin() + r * vDim,
+                                v.f.begin() + (r + 1) * vDim,
+                                k.f.begin() + r * c->headDim))
+                  return opError(
+                      op, llvm::formatv("the value is not the first {0} dims "
+                                        "of the key, as a latent cache "
+                                        "(value_prefix) stores it",
+                                        vDim));
             if (offset < 0 || offset + T > c->maxLength)
               return opError(
                   op, llvm::formatv("positions [{0}, {1}) exceed the cache's "
@@ -668,9 +701,12 @@ Error Interpreter::Impl::execute(Operation *op, Env &env) {
                                     offset, c->filled));
             int64_t row = c->heads * c->headDim;
             c->keys.resize((offset + T) * row);
-            c->values.resize((offset + T) * row);
             std::copy(k.f.begin(), k.f.end(), c->keys.begin() + offset * row);
-            std::copy(v.f.begin(), v.f.end(), c->values.begin() + offset * row);
+            if (!c->valuePrefix) {
+              c->values.resize((offset + T) * row);
+              std::copy(v.f.begin(), v.f.end(),
+                        c->values.begin() + offset * row);
+            }
             c->filled = offset + T;
             env[a.getResult()].cache = c;
             return Error::success();
@@ -683,12 +719,18 @@ Error Interpreter::Impl::execute(Operation *op, Env &env) {
                                                "{1} are cached",
                                                len, c->filled));
             int64_t row = c->heads * c->headDim;
+            int64_t vDim = c->valuePrefix ? c->valuePrefix : c->headDim;
             auto k = makeF32({len, c->heads, c->headDim});
-            auto v = makeF32({len, c->heads, c->headDim});
+            auto v = makeF32({len, c->heads, vDim});
             std::copy(c->keys.begin(), c->keys.begin() + len * row,
                       k->f.begin());
-            std::copy(c->values.begin(), c->values.begin() + len * row,
-                      v->f.begin());
+            if (!c->valuePrefix)
+              std::copy(c->values.begin(), c->values.begin() + len * row,
+                        v->f.begin());
+            else
+              for (int64_t r = 0; r < len * c->heads; ++r)
+                std::copy_n(c->keys.begin() + r * c->headDim, vDim,
+                            v->f.begin() + r * vDim);
             setTensor(r.getKey(), k);
             setTensor(r.getValue(), v);
             return Error::success();

@@ -71,6 +71,9 @@ struct WeightBinding {
 
 struct CacheState {
   int64_t maxLength = 0, heads = 0, headDim = 0;
+  /// A latent cache's values are the keys' first valuePrefix dims (not
+  /// stored); 0: values [filled, heads, headDim] of their own.
+  int64_t valuePrefix = 0;
   std::vector<float> keys, values; // [filled, heads, headDim]
   int64_t filled = 0;
   void clear() {

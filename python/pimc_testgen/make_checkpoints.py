@@ -333,6 +333,42 @@ FAMILIES = {
                              expert_bias_std=(0.5, 0.1), min_router_gap=0.01,
                              min_experts_used=8),
                     min_margin=0.05, first_seed=40),
+    # DeepSeek-V3 (hidden 7168, 61 layers, 128 heads; MLA with q_lora_rank 1536, kv_lora_rank 512,
+    # rope/nope/v head dims 64/128/128; 256 experts top-8 in 8 groups (4 kept) of width 2048, one
+    # shared expert, the first 3 layers dense) scaled down: hidden 256, 4 layers, 8 heads, q_lora_rank
+    # 96, kv_lora_rank 64, rope/nope/v 16/32/32 (the latent cache holds 80 values per token where
+    # per-head K/V would hold 8 x 80); 16 experts top-4 in 4 groups (2 kept) of width 64, one shared
+    # expert, layer 0 dense (first_k_dense_replace 1); sigmoid scores, the correction bias for the
+    # choice only (std 0.1 beside scores of std about 0.2), renormalised (+1e-20) and x2.5;
+    # rope_interleave true; YaRN x4 with mscale = mscale_all_dim = 1 over an original context of
+    # 4096 (V3: x40), so the softmax scale is (48^-0.5)(1 + 0.1 ln 4)^2 and of the 8 rotary
+    # frequencies 3 extrapolate, 3 blend and 2 interpolate. deepseek_stats checks
+    # that the groups and the bias each change routing decisions. config.json as transformers 5
+    # writes it.
+    "deepseek_v3": dict(SMALL, model_type="deepseek_v3", dtype="bfloat16", rope_theta=10000.0,
+                        eps=1e-6, max_pos=16384, tie=False, config_format="v5",
+                        mla=dict(q_lora_rank=96, kv_lora_rank=64, rope=16, nope=32, v=32),
+                        rope_interleave=True,
+                        rope_scaling={"rope_type": "yarn", "factor": 4.0,
+                                      "original_max_position_embeddings": 4096, "beta_fast": 32.0,
+                                      "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0},
+                        moe=dict(experts=16, top_k=4, width=64, n_shared=1, first_dense=1,
+                                 n_group=4, topk_group=2, scaling=2.5, norm_topk_prob=True,
+                                 router_std=1.5, correction_bias_std=0.1, min_router_gap=1e-3,
+                                 min_experts_used=8),
+                        min_margin=0.05, first_seed=9),
+    # DeepSeek-V2-Lite's attention (q_proj, no query bottleneck; kv_lora_rank 512 -> 64, rope/nope/v
+    # 16/32/32, RoPE on interleaved pairs, plain RoPE) with DeepSeek-V2's routing scaled down: a
+    # softmax over 16 experts, group_limited_greedy in 4 groups (2 kept, each scored by its best
+    # expert), top-4, not renormalised, x1.5, two shared experts, layer 0 dense.
+    "deepseek_v2": dict(SMALL, model_type="deepseek_v2", dtype="bfloat16", rope_theta=10000.0,
+                        eps=1e-6, max_pos=2048, tie=False, config_format="v5",
+                        mla=dict(q_lora_rank=None, kv_lora_rank=64, rope=16, nope=32, v=32),
+                        moe=dict(experts=16, top_k=4, width=64, n_shared=2, first_dense=1,
+                                 n_group=4, topk_group=2, scaling=1.5, norm_topk_prob=False,
+                                 topk_method="group_limited_greedy", router_std=5.0,
+                                 min_router_gap=0.01, min_experts_used=8),
+                        min_margin=0.05, first_seed=42),
     # Llama-2: MHA (8 kv heads = 8 q heads), theta 1e4, no head_dim field, rope_scaling null.
     "llama2": dict(SMALL, kv_heads=8, model_type="llama", dtype="float16", rope_theta=10000.0, eps=1e-5,
                    max_pos=4096, tie=False),
@@ -367,7 +403,8 @@ ARCH = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
         "internlm2": "InternLM2ForCausalLM", "phi3": "Phi3ForCausalLM",
         "gpt2": "GPT2LMHeadModel", "mixtral": "MixtralForCausalLM",
         "qwen2_moe": "Qwen2MoeForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM",
-        "gpt_oss": "GptOssForCausalLM"}
+        "gpt_oss": "GptOssForCausalLM", "deepseek_v2": "DeepseekV2ForCausalLM",
+        "deepseek_v3": "DeepseekV3ForCausalLM"}
 
 
 def moe_sparse(f, layer):
@@ -377,6 +414,8 @@ def moe_sparse(f, layer):
         return False
     if f["model_type"] in ("mixtral", "gpt_oss"):
         return True
+    if f["model_type"] in ("deepseek_v2", "deepseek_v3"):
+        return layer >= m["first_dense"]
     return layer not in m["mlp_only_layers"] and (layer + 1) % m["sparse_step"] == 0
 
 
@@ -495,6 +534,22 @@ def make_config(f):
                  rope_scaling=dict(f["rope_scaling"]), swiglu_limit=f["swiglu"]["limit"],
                  swiglu_alpha=f["swiglu"]["alpha"], output_router_logits=False,
                  router_aux_loss_coef=0.9)
+    elif mt in ("deepseek_v2", "deepseek_v3"):
+        # Input of DeepseekV2Config / DeepseekV3Config (config_format v5: the file is
+        # save_pretrained's); num_key_value_heads as transformers leaves it for MLA (the heads).
+        m, a = f["moe"], f["mla"]
+        c.update(attention_bias=False, q_lora_rank=a["q_lora_rank"], kv_lora_rank=a["kv_lora_rank"],
+                 qk_rope_head_dim=a["rope"], qk_nope_head_dim=a["nope"], v_head_dim=a["v"],
+                 num_key_value_heads=f["heads"], n_routed_experts=m["experts"],
+                 num_experts_per_tok=m["top_k"], moe_intermediate_size=m["width"],
+                 n_shared_experts=m["n_shared"], first_k_dense_replace=m["first_dense"],
+                 n_group=m["n_group"], topk_group=m["topk_group"],
+                 routed_scaling_factor=m["scaling"], norm_topk_prob=m["norm_topk_prob"],
+                 rope_scaling=f.get("rope_scaling"))
+        if mt == "deepseek_v3":
+            c["rope_interleave"] = f["rope_interleave"]
+        else:
+            c["topk_method"] = m["topk_method"]
     elif mt == "granite":
         c.update(attention_bias=False, mlp_bias=False, rope_scaling=None, **f["multipliers"])
     elif mt == "gemma3_text":
@@ -768,6 +823,52 @@ def gpt_oss_weights(f, randn, linear, normw, put):
     put("lm_head.weight", linear((V, H), 2.0 * H ** -0.5))
 
 
+def deepseek_weights(f, randn, linear, normw, put):
+    """DeepSeek-V2/V3's tensors as save_pretrained writes them: MLA (q_a_proj, q_a_layernorm,
+    q_b_proj or q_proj; kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj; o_proj), the dense MLP on
+    the first layers, then mlp.gate (weight, V3's e_score_correction_bias), one tensor per expert
+    and projection, and mlp.shared_experts of n_shared x the experts' width."""
+    H, L, nh, I, V = f["hidden"], f["layers"], f["heads"], f["inter"], f["vocab"]
+    a, m = f["mla"], f["moe"]
+    qr, r, dr, dn, dv = a["q_lora_rank"], a["kv_lora_rank"], a["rope"], a["nope"], a["v"]
+    E, W = m["experts"], m["width"]
+    put("model.embed_tokens.weight", randn(V, H))
+    for l in range(L):
+        p = "model.layers.%d." % l
+        put(p + "input_layernorm.weight", normw(H))
+        if qr:
+            put(p + "self_attn.q_a_proj.weight", linear((qr, H), H ** -0.5))
+            put(p + "self_attn.q_a_layernorm.weight", normw(qr))
+            put(p + "self_attn.q_b_proj.weight", linear((nh * (dn + dr), qr), qr ** -0.5))
+        else:
+            put(p + "self_attn.q_proj.weight", linear((nh * (dn + dr), H), H ** -0.5))
+        put(p + "self_attn.kv_a_proj_with_mqa.weight", linear((r + dr, H), H ** -0.5))
+        put(p + "self_attn.kv_a_layernorm.weight", normw(r))
+        put(p + "self_attn.kv_b_proj.weight", linear((nh * (dn + dv), r), r ** -0.5))
+        put(p + "self_attn.o_proj.weight", linear((H, nh * dv), (2.0 / (L * nh * dv)) ** 0.5))
+        put(p + "post_attention_layernorm.weight", normw(H))
+        if not moe_sparse(f, l):
+            put(p + "mlp.gate_proj.weight", linear((I, H), H ** -0.5))
+            put(p + "mlp.up_proj.weight", linear((I, H), H ** -0.5))
+            put(p + "mlp.down_proj.weight", linear((H, I), (2.0 / (L * I)) ** 0.5))
+            continue
+        # The router (and V3's bias) stay float32 (_keep_in_fp32_modules_strict).
+        put(p + "mlp.gate.weight", linear((E, H), m["router_std"] * H ** -0.5), torch.float32)
+        if f["model_type"] == "deepseek_v3":
+            put(p + "mlp.gate.e_score_correction_bias", m["correction_bias_std"] * randn(E),
+                torch.float32)
+        for e in range(E):
+            put(p + "mlp.experts.%d.gate_proj.weight" % e, linear((W, H), H ** -0.5))
+            put(p + "mlp.experts.%d.up_proj.weight" % e, linear((W, H), H ** -0.5))
+            put(p + "mlp.experts.%d.down_proj.weight" % e, linear((H, W), (2.0 / (L * W)) ** 0.5))
+        Ws = m["n_shared"] * W
+        put(p + "mlp.shared_experts.gate_proj.weight", linear((Ws, H), H ** -0.5))
+        put(p + "mlp.shared_experts.up_proj.weight", linear((Ws, H), H ** -0.5))
+        put(p + "mlp.shared_experts.down_proj.weight", linear((H, Ws), (2.0 / (L * Ws)) ** 0.5))
+    put("model.norm.weight", normw(H))
+    put("lm_head.weight", linear((V, H), 2.0 * H ** -0.5))
+
+
 def make_weights(f, g):
     """Returns dict name -> tensor in storage dtype, in HF state_dict order."""
     H, L, nh, nkv, I, V = f["hidden"], f["layers"], f["heads"], f["kv_heads"], f["inter"], f["vocab"]
@@ -786,8 +887,8 @@ def make_weights(f, g):
         w = mean * (1.0 + 0.1 * randn(n))
         return w - 1.0 if f.get("norm_one_plus") else w
 
-    def put(name, t):
-        out[name] = t.to(sd)
+    def put(name, t, dtype=None):
+        out[name] = t.to(dtype or sd)
 
     def put_norm(name, n, mean=1.0):
         put(name + ".weight", normw(n, mean))
@@ -813,9 +914,11 @@ def make_weights(f, g):
         bound = (1.01 if gq["sym"] else 0.51) * scale.t().repeat_interleave(G, dim=1)
         assert bool(((deq - W).abs() <= bound).all()), prefix
 
-    if f["model_type"] in ("falcon", "internlm2", "gpt2", "gpt_oss"):
-        {"falcon": falcon_weights, "internlm2": internlm2_weights,
-         "gpt2": gpt2_weights, "gpt_oss": gpt_oss_weights}[f["model_type"]](f, randn, linear, normw, put)
+    own = {"falcon": falcon_weights, "internlm2": internlm2_weights, "gpt2": gpt2_weights,
+           "gpt_oss": gpt_oss_weights, "deepseek_v2": deepseek_weights,
+           "deepseek_v3": deepseek_weights}
+    if f["model_type"] in own:
+        own[f["model_type"]](f, randn, linear, normw, put)
         return out, torch.randint(0, V, (PROMPT_LEN,), generator=g).tolist()
 
     # Embeddings N(0,1) (tied: see TIED_EMBED_STD). q/k/v/gate/up/lm_head N(0, 1/fan_in) (lm_head x2).
@@ -1101,7 +1204,9 @@ def check_rope_scaling(cfg, model):
     and fail if the variant is not exercised: some must change, and some must stay wherever the
     formula keeps any."""
     rt = ref.rope_type(cfg)
-    hd = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    # MLA rotates only its qk_rope_head_dim dims (transformers' head_dim for DeepSeek)
+    hd = (cfg.get("qk_rope_head_dim") or cfg.get("head_dim")
+          or cfg["hidden_size"] // cfg["num_attention_heads"])
     default = ref.default_inv_freq(cfg["rope_theta"], hd)
     n = default.numel()
     rs = cfg["rope_scaling"]
@@ -1200,6 +1305,53 @@ def teacher_forced(model, prompt, toks, hooks):
     finally:
         for h in handles:
             h.remove()
+
+
+def deepseek_choice(lg, f, bias, groups=True):
+    """DeepSeek's selection from router logits [T, E] (spec 4.4, 4.5): the choice scores (V3:
+    sigmoid + correction bias; V2: the logits, which order the experts and the groups' maxima as
+    the softmax does, without its underflow to equal tiny values), outside the kept groups -inf,
+    and each decision's margins: between the k-th and (k+1)-th choice and between the last kept
+    and first dropped group."""
+    m = f["moe"]
+    k, G, keep = m["top_k"], m["n_group"], m["topk_group"]
+    v3 = f["model_type"] == "deepseek_v3"
+    s = torch.sigmoid(lg) if v3 else lg
+    choice = s + bias if bias is not None else s
+    grouped = choice.view(lg.shape[0], G, -1)
+    gs = grouped.topk(2 if v3 else 1, dim=-1).values.sum(-1)
+    gtop = gs.sort(dim=-1, descending=True)
+    mask = torch.zeros_like(gs, dtype=torch.bool).scatter(1, gtop.indices[:, :keep], True)
+    if groups:
+        choice = choice.masked_fill(~mask.repeat_interleave(lg.shape[1] // G, dim=1), float("-inf"))
+    top = choice.sort(dim=-1, descending=True)
+    gap = top.values[:, k - 1] - top.values[:, k]
+    ggap = gtop.values[:, keep - 1] - gtop.values[:, keep] if keep < G else torch.full_like(gap, float("inf"))
+    return top.indices[:, :k], torch.minimum(gap, ggap)
+
+
+def deepseek_routing(model, f, prompt, toks):
+    """Per sparse layer the experts chosen, the smallest selection margin (deepseek_choice), and
+    the share of decisions the groups and the correction bias each change."""
+    logits_by_layer, biases = [], []
+
+    def hook(module, _inputs, output):
+        logits_by_layer.append(output[0].detach().float())
+        b = getattr(module, "e_score_correction_bias", None)
+        biases.append(None if b is None else b.detach().float())
+    routers = [m for m in model.modules() if type(m).__name__.endswith("TopkRouter")]
+    teacher_forced(model, prompt, toks, [(r, hook) for r in routers])
+    used, gap, by_groups, by_bias, n = [], float("inf"), 0, 0, 0
+    for lg, b in zip(logits_by_layer, biases):
+        sel, margin = deepseek_choice(lg, f, b)
+        used.append(len(set(sel.flatten().tolist())))
+        gap = min(gap, float(margin.min()))
+        key = lambda t: [sorted(r) for r in t.tolist()]
+        by_groups += sum(x != y for x, y in zip(key(sel), key(deepseek_choice(lg, f, b, groups=False)[0])))
+        if b is not None:
+            by_bias += sum(x != y for x, y in zip(key(sel), key(deepseek_choice(lg, f, None)[0])))
+        n += lg.shape[0]
+    return used, gap, by_groups / n, by_bias / n
 
 
 def routing_stats(model, f, prompt, toks):
@@ -1338,8 +1490,17 @@ def build_family(out_dir, family, base_seed):
         routing_ok, routing = True, None
         if f.get("moe"):
             m = f["moe"]
-            used, gap = routing_stats(model, f, prompt, toks)
-            routing = dict(experts_used_per_sparse_layer=used, min_router_logit_gap=round(gap, 6))
+            if f["model_type"] in ("deepseek_v2", "deepseek_v3"):
+                used, gap, by_groups, by_bias = deepseek_routing(model, f, prompt, toks)
+                routing = dict(experts_used_per_sparse_layer=used, min_router_logit_gap=round(gap, 6),
+                               changed_by_groups=round(by_groups, 3))
+                if f["model_type"] == "deepseek_v3":
+                    routing["changed_by_correction_bias"] = round(by_bias, 3)
+                if by_groups == 0 or (f["model_type"] == "deepseek_v3" and by_bias == 0):
+                    gap = 0.0  # a seed whose groups or bias change nothing does not test them
+            else:
+                used, gap = routing_stats(model, f, prompt, toks)
+                routing = dict(experts_used_per_sparse_layer=used, min_router_logit_gap=round(gap, 6))
             routing_ok = gap > m["min_router_gap"] and min(used) >= m["min_experts_used"]
         if margin > min_margin and len(set(toks)) >= MIN_DISTINCT_TOKENS and routing_ok:
             break

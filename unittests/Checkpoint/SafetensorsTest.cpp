@@ -499,6 +499,35 @@ TEST_F(ExpertTensorsTest, GateUpDownOfOneExpert) {
   EXPECT_EQ(store->names(), (std::vector<std::string>{"b", "d", "gu"}));
 }
 
+// Head-blocked rows (MLA's kv_b_proj per head): rows [a, b) of each block of
+// B rows as a 3-D tensor; whole blocks are a view.
+TEST_F(ExpertTensorsTest, BlockRows) {
+  std::string name = blockRowsName("gu[1]^T", 2, 1, 2);
+  EXPECT_EQ(name, "gu[1]^T{2:1:2}");
+  // gu[1]^T is [2I, H]; its rows 1 and 3 are columns 1 and 3 of gu[1].
+  std::vector<float> want;
+  for (int64_t c : {1, 3})
+    for (int64_t h = 0; h < H; ++h)
+      want.push_back(gateUp(1, h, c));
+  EXPECT_EQ(floats(name, {2, 1, H}), want);
+  // Two rows of each block of three rows of the [H, 2I] gu[0] (one block).
+  std::vector<float> firstTwo;
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t c = 0; c < 2 * I; ++c)
+      firstTwo.push_back(gateUp(0, h, c));
+  EXPECT_EQ(floats("gu[0]{3:0:2}", {1, 2, 2 * I}), firstTwo);
+  const TensorView *whole = store->lookup("b{1:0:1}");
+  ASSERT_NE(whole, nullptr);
+  EXPECT_EQ(whole->data, store->lookup("b")->data) << "whole blocks: a view";
+  EXPECT_EQ(ArrayRef<int64_t>(whole->shape), ArrayRef<int64_t>({E, 1, 2 * I}));
+  // Blocks that do not divide the rows, empty or out-of-block rows, a
+  // missing field, a 3-D base.
+  for (const char *bad :
+       {"gu[0]{2:0:1}", "gu[0]{3:1:1}", "gu[0]{3:0:4}", "gu[0]{3:0}",
+        "gu[0]{0:0:0}", "gu{1:0:1}", "gu[0]{3:-1:2}", "gu[0]{3:0:2"})
+    EXPECT_EQ(store->lookup(bad), nullptr) << bad;
+}
+
 TEST_F(ExpertTensorsTest, MalformedNames) {
   // Not the grammar: decimal integers only, one to three of them.
   for (const char *bad :

@@ -1326,4 +1326,63 @@ TEST(MoE, MatchesNaiveRoutingAndExperts) {
   }
 }
 
+// DeepSeek's selection (llm.moe, spec 4.4): sigmoid scores, 4 groups of 2,
+// the 2 best groups by the sum of their top-2 choice scores, top-2 of
+// their experts, the weights the scores renormalised (+ epsilon) and
+// scaled. Ungrouped, experts 4 and 0 would win; grouped, group 2 (4, 5)
+// loses to groups 1 and 0.
+TEST(MoERouting, DeepSeekGroupsAndCorrectionBias) {
+  const float logits[8] = {3, -2, 2, 2, 4, -4, -1, -1};
+  auto sig = [](float l) { return 1.0f / (1.0f + std::exp(-l)); };
+  MoEParams p;
+  p.topK = 2;
+  p.sigmoidScoring = true;
+  p.renormalize = true;
+  p.routedScalingFactor = 2.5f;
+  p.renormalizeEpsilon = 1e-20f;
+  MoERoute plain = routeToken(logits, 8, p);
+  EXPECT_EQ(plain.experts, (std::vector<int64_t>{0, 4}));
+  p.nGroup = 4;
+  p.topkGroup = 2;
+  p.groupScoreTopk = 2;
+  MoERoute grouped = routeToken(logits, 8, p);
+  // Experts 2 and 3 tie at sigmoid(2): the lower index wins.
+  ASSERT_EQ(grouped.experts, (std::vector<int64_t>{0, 2}));
+  float s0 = sig(3), s2 = sig(2);
+  EXPECT_NEAR(grouped.weights[0], 2.5f * s0 / (s0 + s2), 1e-6);
+  EXPECT_NEAR(grouped.weights[1], 2.5f * s2 / (s0 + s2), 1e-6);
+  // The correction bias moves the choice to expert 3; its weight is still
+  // its score, not score + bias.
+  p.correctionBias = {0, 0, 0, 0.5f, 0, 0, 0, 0};
+  MoERoute biased = routeToken(logits, 8, p);
+  ASSERT_EQ(biased.experts, (std::vector<int64_t>{0, 3}));
+  EXPECT_NEAR(biased.weights[1], 2.5f * s2 / (s0 + s2), 1e-6);
+  // V2's group score is the group's maximum (group_score_topk 1): groups 2
+  // (0.982) and 0 (0.953) stay, group 1 (0.881) goes, and experts 0 and 4
+  // win. Keeping one group leaves group 2's experts 4 and 5.
+  p.correctionBias.clear();
+  p.groupScoreTopk = 1;
+  EXPECT_EQ(routeToken(logits, 8, p).experts, (std::vector<int64_t>{0, 4}));
+  p.topkGroup = 1;
+  EXPECT_EQ(routeToken(logits, 8, p).experts, (std::vector<int64_t>{4, 5}));
+}
+
 } // namespace
+
+// llm.head_linear: each head its own matrix, in [out, in] or (transposed)
+// [in, out] layout; the two layouts of the same matrix agree.
+TEST(HeadLinear, PerHeadMatricesInBothLayouts) {
+  // x [T=1, heads=2, K=2]; head 0's matrix [[1, 2], [3, 4], [5, 6]] (N=3),
+  // head 1's the identity padded with a zero row.
+  const float x[4] = {1, -1, 2, 3};
+  const float w[12] = {1, 2, 3, 4, 5, 6, 1, 0, 0, 1, 0, 0};
+  float y[6];
+  headLinear(x, 1, 2, 2, 3, w, /*transposed=*/false, y);
+  EXPECT_EQ(std::vector<float>(y, y + 6),
+            (std::vector<float>{-1, -1, -1, 2, 3, 0}));
+  // The same matrices stored [heads, K, N].
+  const float wt[12] = {1, 3, 5, 2, 4, 6, 1, 0, 0, 0, 1, 0};
+  float yt[6];
+  headLinear(x, 1, 2, 2, 3, wt, /*transposed=*/true, yt);
+  EXPECT_EQ(std::vector<float>(yt, yt + 6), std::vector<float>(y, y + 6));
+}

@@ -1237,7 +1237,63 @@ TEST_F(InterpreterTest, KVCacheAppendRejectsMismatchedKeyAndValue) {
   ASSERT_TRUE(interp);
   std::string msg = forwardError(*interp, {1}, 0);
   EXPECT_CONTAINS(msg, "llm.kv_cache_append");
-  EXPECT_CONTAINS(msg, "key [1, 1, 2] and value [4, 1, 2] must both be");
+  EXPECT_CONTAINS(msg, "key [1, 1, 2] and value [4, 1, 2] must be [T, 1, 2] "
+                       "and [T, 1, 2]");
+}
+
+/// A latent cache (value_prefix 1) keyed by token: the key (i, 10 + i) and,
+/// as the value, the key's first dim (`prefix` true) or the value table's
+/// first dim (-i).
+std::string latentCacheModule(bool prefix) {
+  std::string cache = "!llm.kv_cache<max_length = 8, kv_heads = 1, head_dim "
+                      "= 2, element_type = f32, value_prefix = 1>";
+  std::string src = prefix ? "%k" : "%v";
+  return "func.func @forward(%tokens: tensor<?xi64>, %offset: index, "
+         "%cache: " +
+         cache + ") -> (tensor<?x1x3xf32>, " + cache +
+         ") {\n"
+         "  %wk = llm.weight \"k\" : tensor<5x2xf32>\n"
+         "  %wv = llm.weight \"v\" : tensor<5x2xf32>\n"
+         "  %k0 = llm.embedding %wk, %tokens : (tensor<5x2xf32>, "
+         "tensor<?xi64>) -> tensor<?x2xf32>\n"
+         "  %k = llm.reshape %k0 : tensor<?x2xf32> -> tensor<?x1x2xf32>\n"
+         "  %v0 = llm.embedding %wv, %tokens : (tensor<5x2xf32>, "
+         "tensor<?xi64>) -> tensor<?x2xf32>\n"
+         "  %v = llm.reshape %v0 : tensor<?x2xf32> -> tensor<?x1x2xf32>\n"
+         "  %p = llm.slice " +
+         src +
+         " {axis = 2, start = 0, size = 1} : "
+         "tensor<?x1x2xf32> -> tensor<?x1x1xf32>\n"
+         "  %c1 = llm.kv_cache_append %cache, %k, %p, %offset : " +
+         cache +
+         ", tensor<?x1x2xf32>, tensor<?x1x1xf32>\n"
+         "  %c0 = arith.constant 0 : index\n"
+         "  %t = tensor.dim %tokens, %c0 : tensor<?xi64>\n"
+         "  %len = arith.addi %offset, %t : index\n"
+         "  %ka, %va = llm.kv_cache_read %c1, %len : " +
+         cache +
+         " -> "
+         "tensor<?x1x2xf32>, tensor<?x1x1xf32>\n"
+         "  %kv = llm.concat %ka, %va {axis = 2} : (tensor<?x1x2xf32>, "
+         "tensor<?x1x1xf32>) -> tensor<?x1x3xf32>\n"
+         "  return %kv, %c1 : tensor<?x1x3xf32>, " +
+         cache + "\n}\n";
+}
+
+TEST_F(InterpreterTest, LatentCacheReadsValuesFromKeys) {
+  auto interp = load(latentCacheModule(true), cacheWeights());
+  ASSERT_TRUE(interp);
+  // Each position reads back its key and, as the value, the key's first dim.
+  expectExact(forward(*interp, {3, 1}, 0), {3, 13, 3, 1, 11, 1});
+  expectExact(forward(*interp, {4}, 2), {3, 13, 3, 1, 11, 1, 4, 14, 4});
+}
+
+TEST_F(InterpreterTest, LatentCacheRejectsAValueThatIsNotTheKeyPrefix) {
+  auto interp = load(latentCacheModule(false), cacheWeights());
+  ASSERT_TRUE(interp);
+  std::string msg = forwardError(*interp, {2}, 0);
+  EXPECT_CONTAINS(msg, "llm.kv_cache_append");
+  EXPECT_CONTAINS(msg, "the value is not the first 1 dims of the key");
 }
 
 //===----------------------------------------------------------------------===//

@@ -150,12 +150,35 @@ struct MoEConfig {
   /// gpt-oss's clamped SwiGLU (swiglu_limit, swiglu_alpha) instead of the
   /// model's gate activation.
   std::optional<double> swigluLimit, swigluAlpha;
+  /// DeepSeek's routing (spec 4.4, 4.5): sigmoid scores (else softmax);
+  /// `<router>.e_score_correction_bias` [E] added for selection only;
+  /// groups of E / nGroup experts of which the topkGroup best (each scored
+  /// by its groupScoreTopk largest) are eligible; an epsilon in the
+  /// renormalisation; the weights scaled by routedScalingFactor.
+  bool sigmoidScores = false;
+  bool correctionBias = false;
+  int64_t nGroup = 1, topkGroup = 1, groupScoreTopk = 1;
+  double renormalizeEpsilon = 0.0, routedScalingFactor = 1.0;
   /// One entry per layer: true for a sparse (MoE) layer, false for a layer
   /// with the dense MLP (mlp_only_layers, decoder_sparse_step).
   std::vector<bool> sparse;
   bool isSparse(int64_t layer) const {
     return size_t(layer) < sparse.size() && sparse[layer];
   }
+};
+
+/// Multi-head latent attention (DeepSeek-V2/V3, spec 2.10): the query
+/// through a rank-qLoraRank bottleneck (q_a_proj, q_a_layernorm, q_b_proj;
+/// 0: one q_proj), keys and values from a kvLoraRank latent plus one
+/// shared ropeDim-wide rotary key (kv_a_proj_with_mqa, kv_a_layernorm,
+/// kv_b_proj), query and key heads of nopeDim + ropeDim, value heads of
+/// valueDim. Imported in the absorbed form over a latent cache.
+struct MLAConfig {
+  int64_t qLoraRank = 0;
+  int64_t kvLoraRank = 0, ropeDim = 0, nopeDim = 0, valueDim = 0;
+  /// The rope dims rotate in pairs (2j, 2j + 1) (DeepSeek's original
+  /// layout; V3's rope_interleave), else (j, j + d/2).
+  bool ropeInterleaved = true;
 };
 
 /// How one decoder layer's attention differs from the others: `layer_types`
@@ -169,6 +192,8 @@ struct ModelConfig {
   std::string modelType; // a family of Families.h
   /// A learned sink logit per query head (`self_attn.sinks`, gpt-oss).
   bool attentionSinks = false;
+  /// Set: every layer's attention is MLA (deepseek_v2, deepseek_v3).
+  std::optional<MLAConfig> mla;
   int64_t hiddenSize = 0;
   int64_t intermediateSize = 0;
   int64_t numLayers = 0;

@@ -129,6 +129,15 @@ std::string stridedRowsName(llvm::StringRef base, int64_t begin, int64_t end,
 /// matrix only).
 std::string transposedName(llvm::StringRef base);
 
+/// The name of rows [begin, end) of every block of `block` rows of the 2-D
+/// tensor `base` ("base{block:begin:end}"), as a 3-D [rows / block,
+/// end - begin, cols] tensor: per-head parts of a head-blocked projection
+/// (MLA's kv_b_proj [nh * (dn + dv), r]: W_UK is {dn + dv:0:dn}, W_UV
+/// {dn + dv:dn:dn + dv}). WeightStore::lookup copies the rows once unless
+/// they are whole blocks (then a view).
+std::string blockRowsName(llvm::StringRef base, int64_t block, int64_t begin,
+                          int64_t end);
+
 /// All tensors of a checkpoint directory: `model.safetensors`, or the shards
 /// listed by `model.safetensors.index.json` (each shard opened once; every
 /// tensor of the weight_map must be present in the shard it names).
@@ -151,6 +160,9 @@ public:
   ///                 shape [ceil((b - a) / s), ...], copied once for s > 1.
   ///   base^T        the transpose of a 2-D base: shape [d1, d0], copied
   ///                 once.
+  ///   base{B:a:b}   rows a..b-1 of each block of B rows of a 2-D base
+  ///                 (B divides d0, a < b <= B): shape [d0 / B, b - a, d1],
+  ///                 a view when b - a == B, else copied once.
   /// Integers are decimal, nothing else (no sign, no spaces). Rows or an
   /// index of a transpose (`X^T[a:b:s]`, `X^T[i]`) that is not already
   /// materialized are copied straight from X's columns, never through the
@@ -158,7 +170,8 @@ public:
   /// is resolved once and kept for the store's life (the pointer stays
   /// valid); lookup is thread-safe. A malformed name (bad integer, index or
   /// rows outside the base, b <= a, s == 0, transpose of a non-2-D tensor,
-  /// index of a rank < 2 tensor, unknown base) is nullptr.
+  /// index of a rank < 2 tensor, blocks that do not divide
+  /// the rows, unknown base) is nullptr.
   const TensorView *lookup(llvm::StringRef name) const;
   /// Tensor names in a stable (sorted) order.
   std::vector<std::string> names() const;

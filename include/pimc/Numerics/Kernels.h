@@ -72,6 +72,11 @@ unpackGptq(const int32_t *qweight, const int32_t *qzeros, const void *scales,
 /// x is [T, K], y is [T, N]; bias may be null. Parallel over N.
 void linear(const float *x, int64_t T, const DenseMatrix &w, const float *bias,
             float *y);
+/// llm.head_linear: y[t, h, n] = sum_k x[t, h, k] * w[h, n, k], or
+/// w[h, k, n] when `transposed`; x [T, heads, K], w widened to f32, y
+/// [T, heads, N], f32 sums in increasing k.
+void headLinear(const float *x, int64_t T, int64_t heads, int64_t K, int64_t N,
+                const float *w, bool transposed, float *y);
 void linear(const float *x, int64_t T, const QuantMatrix &w, const float *bias,
             float *y);
 
@@ -243,6 +248,14 @@ struct MoEParams {
   float routedScalingFactor = 1.0f;
   bool weightOnInput = false;
   GatedActivation activation;
+  /// DeepSeek's selection (llm.moe's description): a correction bias [E]
+  /// added to the scores for choosing only (empty: none), groups of E /
+  /// nGroup experts of which the topkGroup best (each the sum of its
+  /// groupScoreTopk largest choice scores) are eligible, and an epsilon in
+  /// the renormalisation's denominator.
+  std::vector<float> correctionBias;
+  int64_t nGroup = 1, topkGroup = 1, groupScoreTopk = 1;
+  float renormalizeEpsilon = 0.0f;
 };
 
 /// The routing of one token: the selected experts (ascending index) and

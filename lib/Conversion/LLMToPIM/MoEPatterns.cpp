@@ -31,8 +31,11 @@ using namespace pimc::pim::detail;
 bool pimc::pim::detail::moeMapsToPIM(llm::MoEOp op) {
   auto x = cast<RankedTensorType>(op.getInput().getType());
   // One token (decode: [1, H] or the step's [?, H]), the scale on the
-  // output, checkpoint weights.
+  // output, checkpoint weights, a routing moe_route computes (DeepSeek's
+  // groups, correction bias and epsilon are not in it yet).
   return x.getRank() == 2 && x.getDimSize(0) <= 1 && !op.getWeightOnInput() &&
+         !op.hasDeepSeekRouting() &&
+         op.getRenormalizeEpsilon().convertToFloat() == 0.0f &&
          hasCheckpointWeights(op);
 }
 

@@ -97,8 +97,11 @@ LogicalResult Tiler::checkAttention(pim::AttentionOp op) const {
   auto vt = cast<ShapedType>(op.getValue().getType());
   int64_t hd = qt.getDimSize(2), KVH = kt.getDimSize(1);
   if (vt.getDimSize(2) != hd)
-    return op.emitError("PIM lowering: value head dim must equal key head "
-                        "dim");
+    return op.emitError() << "PIM lowering: value head dim " << vt.getDimSize(2)
+                          << " differs from the key head "
+                          << "dim " << hd
+                          << " (MLA's latent attention has no PIM lowering "
+                             "yet; docs/backend.md)";
   if (hd % m.lanes != 0 || hd / m.lanes > m.cols)
     return op.emitError() << "PIM lowering: head dim " << hd
                           << " must be a multiple of the PIM lanes (" << m.lanes

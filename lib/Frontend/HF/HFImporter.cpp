@@ -69,6 +69,16 @@ private:
   Type configFloatType();
   Value buildLayer(int64_t layer, Value hidden, Value offset, Value length,
                    Value cache, Value &newCache);
+  /// The attention branch of layer `layer` over its input x, through o_proj
+  /// (appending to `cache`, the updated cache in `newCache`).
+  Value attention(int64_t layer, Value x, Value offset, Value length,
+                  Value cache, Value &newCache);
+  /// MLA's attention branch (MLAConfig), in the absorbed form over the
+  /// latent cache.
+  Value mlaAttention(int64_t layer, Value x, Value offset, Value length,
+                     Value cache, Value &newCache);
+  /// The cache type of every layer.
+  llm::KVCacheType cacheType();
   Value rope(Value x, Value offset, const RopeScaling &r, Location loc);
   /// The family's RMSNorm over the last dimension of `x`.
   Value rmsNorm(Value x, Value weight, Location loc);
@@ -433,6 +443,10 @@ Value DecoderBuilder::moeBlock(StringRef layer, Value x) {
   Value routerBias = m.routerBias
                          ? denseWeight(routerName + ".bias", {m.numExperts})
                          : Value();
+  Value correctionBias =
+      m.correctionBias
+          ? denseWeight(routerName + ".e_score_correction_bias", {m.numExperts})
+          : Value();
   Experts experts = m.fusedInterleaved ? fusedInterleavedExperts(block)
                                        : perExpertWeights(block);
   Value sharedGate, sharedUp, sharedDown, sharedExpertGate;
@@ -451,19 +465,26 @@ Value DecoderBuilder::moeBlock(StringRef layer, Value x) {
     return v ? b.getF32FloatAttr(float(*v)) : FloatAttr();
   };
   return llm::MoEOp::create(
-      b, loc(block), x.getType(), x, router, routerBias, experts.gates,
-      experts.ups, experts.downs, experts.gateBias, experts.upBias,
-      experts.downBias, sharedGate, sharedUp, sharedDown, sharedExpertGate,
-      b.getI64IntegerAttr(m.topK),
-      llm::MoEScoringAttr::get(&ctx, llm::MoEScoring::Softmax),
+      b, loc(block), x.getType(), x, router, routerBias, correctionBias,
+      experts.gates, experts.ups, experts.downs, experts.gateBias,
+      experts.upBias, experts.downBias, sharedGate, sharedUp, sharedDown,
+      sharedExpertGate, b.getI64IntegerAttr(m.topK),
+      llm::MoEScoringAttr::get(&ctx, m.sigmoidScores
+                                         ? llm::MoEScoring::Sigmoid
+                                         : llm::MoEScoring::Softmax),
       llm::MoERoutingOrderAttr::get(
           &ctx, m.topkThenScore ? llm::MoERoutingOrder::TopkThenScore
                                 : llm::MoERoutingOrder::ScoreThenTopk),
-      b.getBoolAttr(m.renormalize), b.getF32FloatAttr(1.0f),
+      b.getBoolAttr(m.renormalize),
+      b.getF32FloatAttr(float(m.routedScalingFactor)),
       llm::ActivationAttr::get(&ctx, clamped
                                          ? llm::Activation::ClampedSwiglu
                                          : mlpActivation(cfg.mlpActivation)),
-      b.getBoolAttr(false), f32(m.swigluLimit), f32(m.swigluAlpha));
+      b.getBoolAttr(false), f32(m.swigluLimit), f32(m.swigluAlpha),
+      b.getI64IntegerAttr(m.nGroup),
+      m.nGroup > 1 ? b.getI64IntegerAttr(m.topkGroup) : IntegerAttr(),
+      b.getI64IntegerAttr(m.groupScoreTopk),
+      b.getF32FloatAttr(float(m.renormalizeEpsilon)));
 }
 
 bool DecoderBuilder::heldFusedInMemory(StringRef layer, StringRef block) {
@@ -577,13 +598,63 @@ Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
   const TensorNames &n = cfg.names;
   std::string p = llvm::formatv("{0}.{1}", n.layers, layer).str();
   std::string attnPrefix = p + "." + n.attn, mlpPrefix = p + "." + n.mlp;
-  const int64_t dyn = ShapedType::kDynamic;
-  int64_t H = cfg.hiddenSize, nh = cfg.numHeads, nkv = cfg.numKvHeads,
-          hd = cfg.headDim, I = cfg.intermediateSize;
+  int64_t H = cfg.hiddenSize, I = cfg.intermediateSize;
 
   Location attnLoc = loc(attnPrefix);
   Value blockIn = hidden;
   Value x = blockNorm(p, cfg.norms.attnIn, hidden);
+  Value o = cfg.mla ? mlaAttention(layer, x, offset, length, cache, newCache)
+                    : attention(layer, x, offset, length, cache, newCache);
+  o = blockNorm(p, cfg.norms.attnOut, o);
+  o = scaled(o, cfg.residualMultiplier, attnLoc);
+  hidden = llm::AddOp::create(b, attnLoc, hidden, o);
+
+  // A parallel block's MLP reads the block input: through its own norm, or
+  // through the attention's.
+  Value h2 = !cfg.parallelBlock        ? blockNorm(p, cfg.norms.mlpIn, hidden)
+             : cfg.norms.mlpIn.empty() ? x
+                                       : blockNorm(p, cfg.norms.mlpIn, blockIn);
+  if (cfg.plainMlp) {
+    Value m = plainMlp(p, h2);
+    m = blockNorm(p, cfg.norms.mlpOut, m);
+    m = scaled(m, cfg.residualMultiplier, loc(mlpPrefix));
+    return llm::AddOp::create(b, loc(mlpPrefix), hidden, m);
+  }
+  if (cfg.moe && cfg.moe->isSparse(layer)) {
+    Value m = moeBlock(p, h2);
+    m = blockNorm(p, cfg.norms.mlpOut, m);
+    m = scaled(m, cfg.residualMultiplier, loc(mlpPrefix));
+    return llm::AddOp::create(b, loc(mlpPrefix), hidden, m);
+  }
+  // gate and up: their own projections, or the halves of gate_up_proj.
+  Value gate, up;
+  if (cfg.fusedGateUp) {
+    std::string fused = mlpPrefix + "." + n.gateUp + ".weight";
+    Type elem = checkTensor(fused, {2 * I, H});
+    gate = rowPart(fused, elem, 0, {I, H});
+    up = rowPart(fused, elem, I, {I, H});
+  } else {
+    gate = projectionWeight(mlpPrefix + "." + n.gate, I, H);
+    up = projectionWeight(mlpPrefix + "." + n.up, I, H);
+  }
+  Value down = projectionWeight(mlpPrefix + "." + n.down, H, I);
+  Value m = llm::GatedMLPOp::create(
+      b, loc(mlpPrefix), hidden.getType(), h2, gate, up, down,
+      llm::ActivationAttr::get(&ctx, mlpActivation(cfg.mlpActivation)));
+  m = blockNorm(p, cfg.norms.mlpOut, m);
+  m = scaled(m, cfg.residualMultiplier, loc(mlpPrefix));
+  return llm::AddOp::create(b, loc(mlpPrefix), hidden, m);
+}
+
+Value DecoderBuilder::attention(int64_t layer, Value x, Value offset,
+                                Value length, Value cache, Value &newCache) {
+  const TensorNames &n = cfg.names;
+  std::string p = llvm::formatv("{0}.{1}", n.layers, layer).str();
+  std::string attnPrefix = p + "." + n.attn;
+  const int64_t dyn = ShapedType::kDynamic;
+  int64_t H = cfg.hiddenSize, nh = cfg.numHeads, nkv = cfg.numKvHeads,
+          hd = cfg.headDim;
+  Location attnLoc = loc(attnPrefix);
   auto [q, k, v] = projectQKV(p, x);
   // QK norms normalise each head's hd values, or (olmo2) the whole
   // projection's nh*hd before the head split.
@@ -644,46 +715,110 @@ Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
   std::string oName = attnPrefix + "." + n.o;
   Value wo = projectionWeight(oName, H, nh * hd);
   Value bo = cfg.oBias ? denseWeight(oName + ".bias", {H}) : Value();
-  Value o = llm::LinearOp::create(b, loc(oName), act({dyn, H}), attn, wo, bo);
-  o = blockNorm(p, cfg.norms.attnOut, o);
-  o = scaled(o, cfg.residualMultiplier, attnLoc);
-  hidden = llm::AddOp::create(b, attnLoc, hidden, o);
+  return llm::LinearOp::create(b, loc(oName), act({dyn, H}), attn, wo, bo);
+}
 
-  // A parallel block's MLP reads the block input: through its own norm, or
-  // through the attention's.
-  Value h2 = !cfg.parallelBlock        ? blockNorm(p, cfg.norms.mlpIn, hidden)
-             : cfg.norms.mlpIn.empty() ? x
-                                       : blockNorm(p, cfg.norms.mlpIn, blockIn);
-  if (cfg.plainMlp) {
-    Value m = plainMlp(p, h2);
-    m = blockNorm(p, cfg.norms.mlpOut, m);
-    m = scaled(m, cfg.residualMultiplier, loc(mlpPrefix));
-    return llm::AddOp::create(b, loc(mlpPrefix), hidden, m);
-  }
-  if (cfg.moe && cfg.moe->isSparse(layer)) {
-    Value m = moeBlock(p, h2);
-    m = blockNorm(p, cfg.norms.mlpOut, m);
-    m = scaled(m, cfg.residualMultiplier, loc(mlpPrefix));
-    return llm::AddOp::create(b, loc(mlpPrefix), hidden, m);
-  }
-  // gate and up: their own projections, or the halves of gate_up_proj.
-  Value gate, up;
-  if (cfg.fusedGateUp) {
-    std::string fused = mlpPrefix + "." + n.gateUp + ".weight";
-    Type elem = checkTensor(fused, {2 * I, H});
-    gate = rowPart(fused, elem, 0, {I, H});
-    up = rowPart(fused, elem, I, {I, H});
+Value DecoderBuilder::mlaAttention(int64_t layer, Value x, Value offset,
+                                   Value length, Value cache, Value &newCache) {
+  const MLAConfig &m = *cfg.mla;
+  const int64_t dyn = ShapedType::kDynamic;
+  int64_t H = cfg.hiddenSize, nh = cfg.numHeads, r = m.kvLoraRank,
+          dr = m.ropeDim, dn = m.nopeDim, dv = m.valueDim;
+  std::string a =
+      llvm::formatv("{0}.{1}.{2}", cfg.names.layers, layer, cfg.names.attn)
+          .str();
+  Location l = loc(a);
+  auto project = [&](StringRef name, Value in, int64_t rows, int64_t cols,
+                     bool bias) -> Value {
+    std::string prefix = a + "." + name.str();
+    Value w = projectionWeight(prefix, rows, cols);
+    Value bv = bias ? denseWeight(prefix + ".bias", {rows}) : Value();
+    return llm::LinearOp::create(b, loc(prefix), act({dyn, rows}), in, w, bv);
+  };
+  auto slice = [&](Value t, int64_t axis, int64_t start, int64_t size) {
+    SmallVector<int64_t> shape(cast<RankedTensorType>(t.getType()).getShape());
+    shape[axis] = size;
+    return llm::SliceOp::create(b, l, act(shape), t, b.getI64IntegerAttr(axis),
+                                b.getI64IntegerAttr(start),
+                                b.getI64IntegerAttr(size))
+        .getResult();
+  };
+  auto reshape = [&](Value t, ArrayRef<int64_t> shape) {
+    return llm::ReshapeOp::create(b, l, act(shape), t).getResult();
+  };
+  auto concat = [&](Value lhs, Value rhs, ArrayRef<int64_t> shape) {
+    return llm::ConcatOp::create(b, l, act(shape), ValueRange{lhs, rhs},
+                                 b.getI64IntegerAttr(2))
+        .getResult();
+  };
+
+  // The query: through the low-rank bottleneck, or one projection.
+  Value q;
+  if (m.qLoraRank > 0) {
+    Value cq = project("q_a_proj", x, m.qLoraRank, H, cfg.attentionBias);
+    cq = norm(cq, a + ".q_a_layernorm", m.qLoraRank);
+    q = project("q_b_proj", cq, nh * (dn + dr), m.qLoraRank, false);
   } else {
-    gate = projectionWeight(mlpPrefix + "." + n.gate, I, H);
-    up = projectionWeight(mlpPrefix + "." + n.up, I, H);
+    q = project("q_proj", x, nh * (dn + dr), H, false);
   }
-  Value down = projectionWeight(mlpPrefix + "." + n.down, H, I);
-  Value m = llm::GatedMLPOp::create(
-      b, loc(mlpPrefix), hidden.getType(), h2, gate, up, down,
-      llm::ActivationAttr::get(&ctx, mlpActivation(cfg.mlpActivation)));
-  m = blockNorm(p, cfg.norms.mlpOut, m);
-  m = scaled(m, cfg.residualMultiplier, loc(mlpPrefix));
-  return llm::AddOp::create(b, loc(mlpPrefix), hidden, m);
+  q = reshape(q, {dyn, nh, dn + dr});
+  Value qNope = slice(q, 2, 0, dn), qRope = slice(q, 2, dn, dr);
+
+  // The latent: c_KV normalised, and one shared rotary key.
+  Value ckv = project("kv_a_proj_with_mqa", x, r + dr, H, cfg.attentionBias);
+  Value latent = norm(slice(ckv, 1, 0, r), a + ".kv_a_layernorm", r);
+  Value kRope = reshape(slice(ckv, 1, r, dr), {dyn, 1, dr});
+  RopeScaling rs = cfg.rope;
+  rs.interleaved = m.ropeInterleaved;
+  qRope = rope(qRope, offset, rs, l);
+  kRope = rope(kRope, offset, rs, l);
+
+  // The latent cache holds [c_KV; k_rope] once per token; c_KV is the value.
+  latent = reshape(latent, {dyn, 1, r});
+  Value key = concat(latent, kRope, {dyn, 1, r + dr});
+  newCache = llm::KVCacheAppendOp::create(b, l, cache.getType(), cache, key,
+                                          latent, offset);
+  auto kvRead = llm::KVCacheReadOp::create(b, l, act({dyn, 1, r + dr}),
+                                           act({dyn, 1, r}), newCache, length);
+
+  // Absorbed: q_hat_h = W_UK^h^T q_nope_h scores against c_KV, and the
+  // latent output goes through W_UV^h (kv_b_proj's per-head row blocks).
+  std::string kvb = a + ".kv_b_proj.weight";
+  Type elem = checkTensor(kvb, {nh * (dn + dv), r});
+  Value wUK =
+      derivedWeight(blockRowsName(kvb, dn + dv, 0, dn), {nh, dn, r}, elem);
+  Value wUV = derivedWeight(blockRowsName(kvb, dn + dv, dn, dn + dv),
+                            {nh, dv, r}, elem);
+  Value qHat = llm::HeadLinearOp::create(b, l, act({dyn, nh, r}), qNope, wUK,
+                                         b.getBoolAttr(true));
+  Value query = concat(qHat, qRope, {dyn, nh, r + dr});
+  // The softmax scale is the unabsorbed head's: (dn + dr)^-0.5, times
+  // mscale^2 under a scaled RoPE with mscale_all_dim (transformers'
+  // yarn_apply_mscale).
+  double scale = 1.0 / std::sqrt(double(dn + dr));
+  if (cfg.rope.kind != RopeScaling::Kind::Default && cfg.rope.factor &&
+      *cfg.rope.factor > 1.0 && cfg.rope.mscaleAllDim.value_or(0.0) != 0.0) {
+    double mscale =
+        0.1 * *cfg.rope.mscaleAllDim * std::log(*cfg.rope.factor) + 1.0;
+    scale *= mscale * mscale;
+  }
+  Value attn = llm::AttentionOp::create(
+      b, l, act({dyn, nh, r}), query, kvRead.getKey(), kvRead.getValue(),
+      Value(), b.getF32FloatAttr(static_cast<float>(scale)),
+      b.getBoolAttr(true), IntegerAttr(), FloatAttr(), DenseF32ArrayAttr());
+  Value o = llm::HeadLinearOp::create(b, l, act({dyn, nh, dv}), attn, wUV,
+                                      b.getBoolAttr(false));
+  o = reshape(o, {dyn, nh * dv});
+  return project("o_proj", o, H, nh * dv, cfg.attentionBias);
+}
+
+llm::KVCacheType DecoderBuilder::cacheType() {
+  if (cfg.mla)
+    return llm::KVCacheType::get(&ctx, maxContext, 1,
+                                 cfg.mla->kvLoraRank + cfg.mla->ropeDim,
+                                 b.getF32Type(), cfg.mla->kvLoraRank);
+  return llm::KVCacheType::get(&ctx, maxContext, cfg.numKvHeads, cfg.headDim,
+                               b.getF32Type());
 }
 
 llvm::Expected<OwningOpRef<ModuleOp>> DecoderBuilder::build() {
@@ -715,14 +850,13 @@ llvm::Expected<OwningOpRef<ModuleOp>> DecoderBuilder::build() {
   b.setInsertionPointToEnd(module->getBody());
 
   const int64_t dyn = ShapedType::kDynamic;
-  auto cacheType = llm::KVCacheType::get(&ctx, maxContext, cfg.numKvHeads,
-                                         cfg.headDim, b.getF32Type());
+  llm::KVCacheType cache = cacheType();
   SmallVector<Type> inputs = {RankedTensorType::get({dyn}, b.getI64Type()),
                               b.getIndexType()};
   SmallVector<Type> results = {act({1, cfg.vocabSize})};
   for (int64_t i = 0; i < cfg.numLayers; ++i) {
-    inputs.push_back(cacheType);
-    results.push_back(cacheType);
+    inputs.push_back(cache);
+    results.push_back(cache);
   }
   auto func = func::FuncOp::create(b, modelLoc, kForwardFunction,
                                    b.getFunctionType(inputs, results));

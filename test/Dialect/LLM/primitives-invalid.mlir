@@ -415,7 +415,7 @@ func.func @moe_down(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %g: tensor<8x16
 
 func.func @moe_shared_partial(%x: tensor<4x16xf32>, %wr: tensor<1x16xf32>, %g: tensor<8x16xf32>, %d: tensor<16x8xf32>) -> tensor<4x16xf32> {
   // expected-error @+1 {{the shared expert needs all of gate, up and down weights}}
-  %y = "llm.moe"(%x, %wr, %g, %g, %d, %g) {top_k = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 0, 1, 1, 1, 0, 0, 0, 1, 0, 0, 0>}
+  %y = "llm.moe"(%x, %wr, %g, %g, %d, %g) {top_k = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 0, 0, 1, 1, 1, 0, 0, 0, 1, 0, 0, 0>}
          : (tensor<4x16xf32>, tensor<1x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
   return %y : tensor<4x16xf32>
 }
@@ -433,7 +433,7 @@ func.func @moe_shared_shape(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %g: ten
 
 func.func @moe_shared_expert_gate_alone(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %g: tensor<8x16xf32>, %d: tensor<16x8xf32>, %wg: tensor<1x16xf32>) -> tensor<4x16xf32> {
   // expected-error @+1 {{shared_expert_gate needs a shared expert to gate}}
-  %y = "llm.moe"(%x, %wr, %g, %g, %g, %g, %d, %d, %wg) {top_k = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 0, 2, 2, 2, 0, 0, 0, 0, 0, 0, 1>}
+  %y = "llm.moe"(%x, %wr, %g, %g, %g, %g, %d, %d, %wg) {top_k = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 0, 0, 2, 2, 2, 0, 0, 0, 0, 0, 0, 1>}
          : (tensor<4x16xf32>, tensor<2x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<1x16xf32>) -> tensor<4x16xf32>
   return %y : tensor<4x16xf32>
 }
@@ -460,7 +460,7 @@ func.func @moe_shared_expert_gate_hidden(%x: tensor<4x16xf32>, %wr: tensor<2x16x
 
 func.func @moe_bias_partial(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %g: tensor<8x16xf32>, %d: tensor<16x8xf32>, %b: tensor<2x8xf32>) -> tensor<4x16xf32> {
   // expected-error @+1 {{expert biases need all of gate, up and down}}
-  %y = "llm.moe"(%x, %wr, %g, %g, %g, %g, %d, %d, %b, %b) {top_k = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 0, 2, 2, 2, 1, 1, 0, 0, 0, 0, 0>}
+  %y = "llm.moe"(%x, %wr, %g, %g, %g, %g, %d, %d, %b, %b) {top_k = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 0, 0, 2, 2, 2, 1, 1, 0, 0, 0, 0, 0>}
          : (tensor<4x16xf32>, tensor<2x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<4x16xf32>
   return %y : tensor<4x16xf32>
 }
@@ -498,6 +498,51 @@ func.func @moe_clamp_limit(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %g: tens
   // expected-error @+1 {{swiglu_limit must be positive and finite, got 0}}
   %y = llm.moe %x router %wr experts gate [%g, %g] up [%g, %g] down [%d, %d] {top_k = 1, activation = #llm<activation clamped_swiglu>, swiglu_limit = 0.0 : f32, swiglu_alpha = 1.702 : f32}
          : (tensor<4x16xf32>, tensor<2x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @moe_groups_divide(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %g: tensor<8x16xf32>, %d: tensor<16x8xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{n_group = 3 must divide the 2 experts}}
+  %y = llm.moe %x router %wr experts gate [%g, %g] up [%g, %g] down [%d, %d] {top_k = 1, n_group = 3}
+         : (tensor<4x16xf32>, tensor<2x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @moe_groups_keep(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %g: tensor<8x16xf32>, %d: tensor<16x8xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{topk_group = 3 must be in [1, 2]}}
+  %y = llm.moe %x router %wr experts gate [%g, %g] up [%g, %g] down [%d, %d] {top_k = 1, n_group = 2, topk_group = 3}
+         : (tensor<4x16xf32>, tensor<2x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @moe_groups_too_few(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %g: tensor<8x16xf32>, %d: tensor<16x8xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{top_k = 2 exceeds the 1 experts of the 1 kept groups}}
+  %y = llm.moe %x router %wr experts gate [%g, %g] up [%g, %g] down [%d, %d] {top_k = 2, n_group = 2, topk_group = 1}
+         : (tensor<4x16xf32>, tensor<2x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @moe_groups_order(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %g: tensor<8x16xf32>, %d: tensor<16x8xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{group-limited routing and score_correction_bias select on the scores: order must be score_then_topk}}
+  %y = llm.moe %x router %wr experts gate [%g, %g] up [%g, %g] down [%d, %d] {top_k = 1, n_group = 2, order = #llm<moe_order topk_then_score>}
+         : (tensor<4x16xf32>, tensor<2x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @moe_correction_bias_shape(%x: tensor<4x16xf32>, %wr: tensor<2x16xf32>, %b: tensor<3xf32>, %g: tensor<8x16xf32>, %d: tensor<16x8xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{score_correction_bias must be [2], got 'tensor<3xf32>'}}
+  %y = llm.moe %x router %wr correction_bias %b experts gate [%g, %g] up [%g, %g] down [%d, %d] {top_k = 1}
+         : (tensor<4x16xf32>, tensor<2x16xf32>, tensor<3xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
   return %y : tensor<4x16xf32>
 }
 
@@ -612,4 +657,37 @@ func.func @nonzero_i32(%m: tensor<8x2xi1>) -> tensor<4x2xi32> {
   // expected-error @+1 {{result #0 must be ranked tensor of 64-bit signless integer values}}
   %r = llm.nonzero %m : (tensor<8x2xi1>) -> tensor<4x2xi32>
   return %r : tensor<4x2xi32>
+}
+
+// -----
+
+// A latent cache's value prefix lies inside the key.
+// expected-error @+1 {{kv_cache value_prefix 32 must be in [0, head_dim = 32)}}
+func.func @latent_prefix_too_wide(%c: !llm.kv_cache<max_length = 64, kv_heads = 1, head_dim = 32, element_type = f32, value_prefix = 32>) {
+  return
+}
+
+// -----
+
+func.func @latent_value_width(%c: !llm.kv_cache<max_length = 64, kv_heads = 1, head_dim = 32, element_type = f32, value_prefix = 24>,
+                              %k: tensor<1x1x32xf32>, %p: index) {
+  // expected-error @+1 {{value}}
+  %c2 = llm.kv_cache_append %c, %k, %k, %p : !llm.kv_cache<max_length = 64, kv_heads = 1, head_dim = 32, element_type = f32, value_prefix = 24>, tensor<1x1x32xf32>, tensor<1x1x32xf32>
+  return
+}
+
+// -----
+
+func.func @head_linear_heads(%x: tensor<1x4x16xf32>, %w: tensor<2x12x16xf32>) {
+  // expected-error @+1 {{input dimension 1 (heads) is 4, expected 2}}
+  %y = llm.head_linear %x, %w : (tensor<1x4x16xf32>, tensor<2x12x16xf32>) -> tensor<1x2x12xf32>
+  return
+}
+
+// -----
+
+func.func @head_linear_transposed_k(%x: tensor<1x4x16xf32>, %w: tensor<4x12x16xf32>) {
+  // expected-error @+1 {{input dimension 2 (K) is 16, expected 12}}
+  %y = llm.head_linear %x, %w {transpose_weight = true} : (tensor<1x4x16xf32>, tensor<4x12x16xf32>) -> tensor<1x4x16xf32>
+  return
 }

@@ -230,6 +230,45 @@ func.func @moe_gpt_oss(%x: tensor<1x16xf32>, %wr: tensor<2x16xbf16>, %br: tensor
 
 // -----
 
+// DeepSeek-V3 (noaux_tc): sigmoid scores, the correction bias for the
+// choice only, 2 groups of 2 experts, the best group (by its top-2 sum)
+// kept, renormalised with epsilon 1e-20 and scaled.
+// CHECK-LABEL: func.func @moe_deepseek_v3
+func.func @moe_deepseek_v3(%x: tensor<1x16xf32>, %wr: tensor<4x16xf32>, %b: tensor<4xf32>, %g: tensor<8x16xf32>, %d: tensor<16x8xf32>) -> tensor<1x16xf32> {
+  // CHECK: llm.moe %{{.*}} router %{{.*}} correction_bias %{{.*}} experts gate[{{.*}}] {{.*}}group_score_topk = 2 : i64, n_group = 2 : i64, renormalize = true, renormalize_epsilon = 9.99999968E-21 : f32, routed_scaling_factor = 2.500000e+00 : f32, scoring = #llm<moe_scoring sigmoid>, top_k = 2 : i64, topk_group = 1 : i64}
+  %y = llm.moe %x router %wr correction_bias %b experts gate [%g, %g, %g, %g] up [%g, %g, %g, %g] down [%d, %d, %d, %d]
+         {top_k = 2, scoring = #llm<moe_scoring sigmoid>, renormalize = true, renormalize_epsilon = 1.0e-20 : f32,
+          routed_scaling_factor = 2.5 : f32, n_group = 2, topk_group = 1, group_score_topk = 2}
+         : (tensor<1x16xf32>, tensor<4x16xf32>, tensor<4xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>,
+            tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>,
+            tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<1x16xf32>
+  return %y : tensor<1x16xf32>
+}
+
+// -----
+
+// MLA's absorbed decode: the latent cache stores [c_KV; k_rope] (24 + 8)
+// once per token and reads c_KV back as the values; head_linear maps each
+// head's nope query into the latent space (W_UK, transposed) and the
+// latent output back to values (W_UV).
+// CHECK-LABEL: func.func @mla_absorbed
+func.func @mla_absorbed(%c: !llm.kv_cache<max_length = 64, kv_heads = 1, head_dim = 32, element_type = f32, value_prefix = 24>,
+                        %key: tensor<1x1x32xf32>, %latent: tensor<1x1x24xf32>, %qn: tensor<1x4x16xf32>,
+                        %wuk: tensor<4x16x24xbf16>, %wuv: tensor<4x12x24xbf16>, %p: index)
+    -> (tensor<1x4x24xf32>, tensor<1x4x12xf32>, !llm.kv_cache<max_length = 64, kv_heads = 1, head_dim = 32, element_type = f32, value_prefix = 24>) {
+  // CHECK: llm.kv_cache_append {{.*}} : <max_length = 64, kv_heads = 1, head_dim = 32, element_type = f32, value_prefix = 24>, tensor<1x1x32xf32>, tensor<1x1x24xf32>
+  %c2 = llm.kv_cache_append %c, %key, %latent, %p : !llm.kv_cache<max_length = 64, kv_heads = 1, head_dim = 32, element_type = f32, value_prefix = 24>, tensor<1x1x32xf32>, tensor<1x1x24xf32>
+  // CHECK: llm.kv_cache_read {{.*}} -> tensor<?x1x32xf32>, tensor<?x1x24xf32>
+  %k, %v = llm.kv_cache_read %c2, %p : !llm.kv_cache<max_length = 64, kv_heads = 1, head_dim = 32, element_type = f32, value_prefix = 24> -> tensor<?x1x32xf32>, tensor<?x1x24xf32>
+  // CHECK: llm.head_linear %{{.*}}, %{{.*}} {transpose_weight = true} : (tensor<1x4x16xf32>, tensor<4x16x24xbf16>) -> tensor<1x4x24xf32>
+  %qhat = llm.head_linear %qn, %wuk {transpose_weight = true} : (tensor<1x4x16xf32>, tensor<4x16x24xbf16>) -> tensor<1x4x24xf32>
+  // CHECK: llm.head_linear %{{.*}}, %{{.*}} : (tensor<1x4x24xf32>, tensor<4x12x24xbf16>) -> tensor<1x4x12xf32>
+  %o = llm.head_linear %qhat, %wuv : (tensor<1x4x24xf32>, tensor<4x12x24xbf16>) -> tensor<1x4x12xf32>
+  return %qhat, %o, %c2 : tensor<1x4x24xf32>, tensor<1x4x12xf32>, !llm.kv_cache<max_length = 64, kv_heads = 1, head_dim = 32, element_type = f32, value_prefix = 24>
+}
+
+// -----
+
 // Integer and boolean graph buffers as weights.
 // CHECK-LABEL: func.func @integer_weights
 func.func @integer_weights() -> (tensor<8xi64>, tensor<4x4xi1>) {

@@ -103,7 +103,11 @@ LogicalResult LLMDialect::verifyOperationAttribute(Operation *op,
 
 LogicalResult KVCacheType::verify(function_ref<InFlightDiagnostic()> emitError,
                                   int64_t maxLength, int64_t kvHeads,
-                                  int64_t headDim, Type elementType) {
+                                  int64_t headDim, Type elementType,
+                                  int64_t valuePrefix) {
+  if (valuePrefix < 0 || valuePrefix >= headDim)
+    return emitError() << "kv_cache value_prefix " << valuePrefix
+                       << " must be in [0, head_dim = " << headDim << ")";
   if (maxLength <= 0 || kvHeads <= 0 || headDim <= 0)
     return emitError()
            << "kv_cache dimensions must be positive, got max_length = "

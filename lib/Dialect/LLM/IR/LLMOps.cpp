@@ -290,9 +290,12 @@ LogicalResult AttentionOp::verify() {
 /// Checks a [T, kv_heads, head_dim] tensor against a cache type.
 static LogicalResult verifyAgainstCache(Operation *op, Value v, StringRef what,
                                         KVCacheType cache) {
+  bool value = what == "value";
   if (failed(requireRank(op, v, what, 3)) ||
       failed(requireDim(op, v, what, 1, cache.getKvHeads(), "kv_heads")) ||
-      failed(requireDim(op, v, what, 2, cache.getHeadDim(), "head_dim")))
+      failed(requireDim(
+          op, v, what, 2, value ? cache.getValueDim() : cache.getHeadDim(),
+          value && cache.getValuePrefix() ? "value_prefix" : "head_dim")))
     return failure();
   int64_t len = ranked(v).getDimSize(0);
   if (!ShapedType::isDynamic(len) && len > cache.getMaxLength())
@@ -318,6 +321,28 @@ LogicalResult KVCacheReadOp::verify() {
       failed(verifyAgainstCache(*this, getValue(), "value", cache)) ||
       failed(requireDim(*this, getValue(), "value", 0,
                         ranked(getKey()).getDimSize(0), "length")))
+    return failure();
+  return success();
+}
+
+/// input [T, nh, K], weight [nh, N, K] ([nh, K, N] transposed), result
+/// [T, nh, N].
+LogicalResult HeadLinearOp::verify() {
+  auto w = cast<RankedTensorType>(getWeight().getType());
+  if (failed(requireRank(*this, getInput(), "input", 3)) ||
+      failed(requireRank(*this, getResult(), "result", 3)))
+    return failure();
+  if (w.getRank() != 3)
+    return emitOpError() << "weight must be [heads, N, K], got " << w;
+  int64_t heads = w.getDimSize(0);
+  int64_t K = w.getDimSize(getTransposeWeight() ? 1 : 2);
+  int64_t N = w.getDimSize(getTransposeWeight() ? 2 : 1);
+  if (failed(requireDim(*this, getInput(), "input", 1, heads, "heads")) ||
+      failed(requireDim(*this, getInput(), "input", 2, K, "K")) ||
+      failed(requireDim(*this, getResult(), "result", 1, heads, "heads")) ||
+      failed(requireDim(*this, getResult(), "result", 2, N, "N")) ||
+      failed(requireDim(*this, getResult(), "result", 0,
+                        ranked(getInput()).getDimSize(0), "tokens")))
     return failure();
   return success();
 }
@@ -910,7 +935,8 @@ LogicalResult MoEOp::verify() {
   if (sg && failed(checkExpert("shared expert", getSharedGate(), getSharedUp(),
                                getSharedDown())))
     return failure();
-  if (failed(verifyExpertBiases()) || failed(verifyActivation()))
+  if (failed(verifyExpertBiases()) || failed(verifyActivation()) ||
+      failed(verifyRouting()))
     return failure();
   if (Value g = getSharedExpertGate()) {
     if (!sg)
@@ -944,6 +970,42 @@ LogicalResult MoEOp::verifyExpertBiases() {
       return emitOpError() << what << " biases must be [" << E << ", "
                            << dimStr(n) << "] (a row per expert), got " << b;
   }
+  return success();
+}
+
+/// DeepSeek's selection: a correction bias [E], G groups that divide E, the
+/// best topk_group of them holding at least top_k experts, a group score of
+/// 1..E/G experts; both score before top-k.
+LogicalResult MoEOp::verifyRouting() {
+  int64_t E = getNumExperts(), G = getNGroup();
+  if (Value b = getScoreCorrectionBias()) {
+    auto bt = ranked(b);
+    if (bt.getRank() != 1 || !compatible(bt.getDimSize(0), E))
+      return emitOpError() << "score_correction_bias must be [" << E
+                           << "], got " << bt;
+  }
+  if (hasDeepSeekRouting() && getOrder() != MoERoutingOrder::ScoreThenTopk)
+    return emitOpError() << "group-limited routing and score_correction_bias "
+                            "select on the scores: order must be "
+                            "score_then_topk";
+  if (G < 1 || E % G != 0)
+    return emitOpError() << "n_group = " << G << " must divide the " << E
+                         << " experts";
+  int64_t keep = getTopkGroup().value_or(G);
+  if (keep < 1 || keep > G)
+    return emitOpError() << "topk_group = " << keep << " must be in [1, " << G
+                         << "]";
+  if (getTopK() > keep * (E / G))
+    return emitOpError() << "top_k = " << getTopK() << " exceeds the "
+                         << keep * (E / G) << " experts of the " << keep
+                         << " kept groups";
+  if (getGroupScoreTopk() < 1 || getGroupScoreTopk() > E / G)
+    return emitOpError() << "group_score_topk = " << getGroupScoreTopk()
+                         << " must be in [1, " << E / G << "]";
+  float eps = getRenormalizeEpsilon().convertToFloat();
+  if (!(std::isfinite(eps) && eps >= 0.0f))
+    return emitOpError() << "renormalize_epsilon must be finite and "
+                            "non-negative";
   return success();
 }
 

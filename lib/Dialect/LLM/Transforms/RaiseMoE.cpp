@@ -337,14 +337,16 @@ MoEOp buildMoE(PatternRewriter &rewriter, Location loc,
   MLIRContext *ctx = rewriter.getContext();
   return MoEOp::create(
       rewriter, loc, x.getType(), x, router.getWeight(), router.getBias(),
-      gates, ups, downs, Value(), Value(), Value(), Value(), Value(), Value(),
-      Value(), rewriter.getI64IntegerAttr(k),
-      MoEScoringAttr::get(ctx, config.scoring),
+      /*score_correction_bias=*/Value(), gates, ups, downs, Value(), Value(),
+      Value(), Value(), Value(), Value(), Value(),
+      rewriter.getI64IntegerAttr(k), MoEScoringAttr::get(ctx, config.scoring),
       MoERoutingOrderAttr::get(ctx, config.order),
       rewriter.getBoolAttr(config.renormalize),
       rewriter.getF32FloatAttr(static_cast<float>(config.scale)),
       ActivationAttr::get(ctx, first.getActivation()),
-      rewriter.getBoolAttr(false), FloatAttr(), FloatAttr());
+      rewriter.getBoolAttr(false), FloatAttr(), FloatAttr(),
+      rewriter.getI64IntegerAttr(1), IntegerAttr(),
+      rewriter.getI64IntegerAttr(1), rewriter.getF32FloatAttr(0.0f));
 }
 
 struct RaiseDenseMoE : OpRewritePattern<ReduceOp> {
@@ -1078,13 +1080,15 @@ struct FoldSharedExpert : OpRewritePattern<AddOp> {
       return failure();
     auto fused = MoEOp::create(
         rewriter, add.getLoc(), moe.getType(), moe.getInput(),
-        moe.getRouterWeight(), moe.getRouterBias(), moe.getGate(), moe.getUp(),
-        moe.getDown(), moe.getGateBias(), moe.getUpBias(), moe.getDownBias(),
-        shared.getGate(), shared.getUp(), shared.getDown(), sharedGate,
-        moe.getTopKAttr(), moe.getScoringAttr(), moe.getOrderAttr(),
-        moe.getRenormalizeAttr(), moe.getRoutedScalingFactorAttr(),
-        moe.getActivationAttr(), moe.getWeightOnInputAttr(),
-        moe.getSwigluLimitAttr(), moe.getSwigluAlphaAttr());
+        moe.getRouterWeight(), moe.getRouterBias(),
+        moe.getScoreCorrectionBias(), moe.getGate(), moe.getUp(), moe.getDown(),
+        moe.getGateBias(), moe.getUpBias(), moe.getDownBias(), shared.getGate(),
+        shared.getUp(), shared.getDown(), sharedGate, moe.getTopKAttr(),
+        moe.getScoringAttr(), moe.getOrderAttr(), moe.getRenormalizeAttr(),
+        moe.getRoutedScalingFactorAttr(), moe.getActivationAttr(),
+        moe.getWeightOnInputAttr(), moe.getSwigluLimitAttr(),
+        moe.getSwigluAlphaAttr(), moe.getNGroupAttr(), moe.getTopkGroupAttr(),
+        moe.getGroupScoreTopkAttr(), moe.getRenormalizeEpsilonAttr());
     rewriter.replaceOp(add, fused.getResult());
     return success();
   }

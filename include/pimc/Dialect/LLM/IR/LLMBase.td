@@ -166,9 +166,32 @@ def LLM_KVCacheType : LLM_Type<"KVCache", "kv_cache"> {
 
     Example: `!llm.kv_cache<max_length = 2048, kv_heads = 8, head_dim = 128,
     element_type = f32>`
+
+    A latent cache (`value_prefix` V > 0, MLA) stores the keys only: the
+    value of a position is the first V dims of its key. DeepSeek's absorbed
+    attention caches [c_KV; k_rope] (kv_lora_rank + qk_rope_head_dim) once
+    per token, one head, and reads c_KV as the values.
+    `!llm.kv_cache<max_length = 2048, kv_heads = 1, head_dim = 576,
+    element_type = f32, value_prefix = 512>`
   }];
   let parameters = (ins "int64_t":$max_length, "int64_t":$kv_heads,
-                        "int64_t":$head_dim, "::mlir::Type":$element_type);
+                        "int64_t":$head_dim, "::mlir::Type":$element_type,
+                        DefaultValuedParameter<"int64_t", "0">:$value_prefix);
+  let skipDefaultBuilders = 1;
+  let builders = [
+    TypeBuilder<(ins "int64_t":$maxLength, "int64_t":$kvHeads,
+                     "int64_t":$headDim, "::mlir::Type":$elementType,
+                     CArg<"int64_t", "0">:$valuePrefix), [{
+      return $_get($_ctxt, maxLength, kvHeads, headDim, elementType,
+                   valuePrefix);
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    /// The dims of a cached value: value_prefix, or head_dim.
+    int64_t getValueDim() const {
+      return getValuePrefix() > 0 ? getValuePrefix() : getHeadDim();
+    }
+  }];
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

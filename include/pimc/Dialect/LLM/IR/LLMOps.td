@@ -251,6 +251,12 @@ def LLM_KVCacheAppendOp : LLM_Op<"kv_cache_append", [Pure, AllTypesMatch<["cache
     [offset, offset + T) and returns the updated cache. Writing past
     `max_length` is a runtime error. The input cache value must not be used
     again (linear use), so the update may happen in place.
+
+    A latent cache (`value_prefix` V) stores the key only; `value` is
+    [T, kv_heads, V] and must equal the key's first V dims (MLA: the key
+    is llm.concat(c_KV, k_rope), the value c_KV). The interpreter checks
+    it at run time; a lowering that stores only the key proves it from the
+    IR or refuses.
   }];
   let arguments = (ins LLM_KVCacheType:$cache, LLM_Activations:$key,
                        LLM_Activations:$value, Index:$offset);
@@ -263,11 +269,35 @@ def LLM_KVCacheReadOp : LLM_Op<"kv_cache_read", [Pure]> {
   let summary = "read the first `length` positions of a KV cache";
   let description = [{
     Returns keys and values [length, kv_heads, head_dim] for positions
-    [0, length). Reading beyond `max_length` is a runtime error.
+    [0, length) (a latent cache's values: [length, kv_heads, value_prefix],
+    the keys' first dims). Reading beyond `max_length` is a runtime error.
   }];
   let arguments = (ins LLM_KVCacheType:$cache, Index:$length);
   let results = (outs LLM_Activations:$key, LLM_Activations:$value);
   let assemblyFormat = "$cache `,` $length attr-dict `:` type($cache) `->` type($key) `,` type($value)";
+  let hasVerifier = 1;
+}
+
+def LLM_HeadLinearOp : LLM_Op<"head_linear", [Pure]> {
+  let summary = "a linear map per head: each head its own matrix";
+  let description = [{
+    `input` [T, nh, K], `weight` [nh, N, K] (each head's matrix in
+    nn.Linear's [out, in] layout), result [T, nh, N]:
+    `result[t, h, n] = sum_k input[t, h, k] * weight[h, n, k]`. With
+    `transpose_weight` the weight is [nh, K, N] and
+    `result[t, h, n] = sum_k input[t, h, k] * weight[h, k, n]`. Weights are
+    widened exactly; products and the sum are f32, in increasing k.
+
+    MLA's absorbed decode (spec 2.10) uses both forms on the per-head parts
+    of kv_b_proj [nh * (dn + dv), r]: the query's nope part into the latent
+    space, q_hat_h = W_UK^h^T q_nope_h (W_UK [nh, dn, r], transposed), and
+    the attention's latent output back to values, o_h = W_UV^h o_hat_h
+    (W_UV [nh, dv, r]).
+  }];
+  let arguments = (ins LLM_Activations:$input, LLM_FloatWeight:$weight,
+                       DefaultValuedAttr<BoolAttr, "false">:$transpose_weight);
+  let results = (outs LLM_Activations:$result);
+  let assemblyFormat = "$input `,` $weight attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 
@@ -739,8 +769,18 @@ def LLM_MoEOp : LLM_Op<"moe", [Pure, AttrSizedOperandSegments,
        largest logits, then w = softmax over the k selected logits (or
        sigmoid of each).
        Ties in top-k go to the lower expert index (as `llm.topk`).
-    3. `renormalize`: w_e = w_e / sum_{e' in S} w_e' (Mixtral; Qwen with
-       norm_topk_prob; DeepSeek-V3 with sigmoid scores).
+       Selection with a `score_correction_bias` b [E] (DeepSeek-V3's
+       e_score_correction_bias; score_then_topk only): S is chosen on
+       s + b, the weights stay s. Group-limited (`n_group` G > 1, DeepSeek
+       V2 group_limited_greedy and V3 noaux_tc; score_then_topk only): the
+       E experts form G groups of E / G consecutive ones; a group's score
+       is the sum of its `group_score_topk` largest choice scores (V2: 1,
+       the maximum; V3: 2); the `topk_group` best groups are kept (ties to
+       the lower group) and S is the top-k of the choice scores of their
+       experts only.
+    3. `renormalize`: w_e = w_e / (sum_{e' in S} w_e' +
+       `renormalize_epsilon`) (Mixtral; Qwen with norm_topk_prob;
+       DeepSeek-V3 with sigmoid scores and epsilon 1e-20), in f32.
     4. w_e = w_e * `routed_scaling_factor` (default 1; DeepSeek).
     5. y = sum over e in S, in increasing expert index, of
        `w_e * E_e(x)`; with `weight_on_input` (Llama 4) of `E_e(w_e * x)`
@@ -787,6 +827,7 @@ def LLM_MoEOp : LLM_Op<"moe", [Pure, AttrSizedOperandSegments,
   let arguments = (ins LLM_Activations:$input,
                        LLM_WidenedFloat:$router_weight,
                        Optional<LLM_WidenedFloat>:$router_bias,
+                       Optional<LLM_WidenedFloat>:$score_correction_bias,
                        Variadic<LLM_Weight>:$gate,
                        Variadic<LLM_Weight>:$up,
                        Variadic<LLM_Weight>:$down,
@@ -805,10 +846,15 @@ def LLM_MoEOp : LLM_Op<"moe", [Pure, AttrSizedOperandSegments,
                        DefaultValuedAttr<LLM_ActivationAttr, "Activation::Silu">:$activation,
                        DefaultValuedAttr<BoolAttr, "false">:$weight_on_input,
                        OptionalAttr<F32Attr>:$swiglu_limit,
-                       OptionalAttr<F32Attr>:$swiglu_alpha);
+                       OptionalAttr<F32Attr>:$swiglu_alpha,
+                       DefaultValuedAttr<LLM_I64Attr, "1">:$n_group,
+                       OptionalAttr<LLM_I64Attr>:$topk_group,
+                       DefaultValuedAttr<LLM_I64Attr, "1">:$group_score_topk,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$renormalize_epsilon);
   let results = (outs LLM_Activations:$result);
   let assemblyFormat = [{
     $input `router` $router_weight (`bias` $router_bias^)?
+    (`correction_bias` $score_correction_bias^)?
     `experts` `gate` `[` $gate `]` `up` `[` $up `]` `down` `[` $down `]`
     (`biases` `(` $gate_bias^ `,` $up_bias `,` $down_bias `)`)?
     (`shared` `(` $shared_gate^ `,` $shared_up `,` $shared_down `)`)?
@@ -825,6 +871,11 @@ def LLM_MoEOp : LLM_Op<"moe", [Pure, AttrSizedOperandSegments,
     bool hasExpertBiases() { return static_cast<bool>(getGateBias()); }
     mlir::LogicalResult verifyExpertBiases();
     mlir::LogicalResult verifyActivation();
+    mlir::LogicalResult verifyRouting();
+    /// Group-limited routing or a correction bias (DeepSeek).
+    bool hasDeepSeekRouting() {
+      return getNGroup() > 1 || static_cast<bool>(getScoreCorrectionBias());
+    }
   }];
 }
 
