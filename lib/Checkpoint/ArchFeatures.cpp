@@ -292,6 +292,8 @@ FeatureUse qkNorm(const View &v) {
     return yes("per head, LayerNorm");
   if (v.is({"cohere"}) && v.flag("use_qk_norm"))
     return yes("per head, LayerNorm, [heads, head_dim] weight");
+  if (v.is({"llama4_text"}) && v.flag("use_qk_norm", true))
+    return yes("per head, weightless RMSNorm after RoPE");
   return na();
 }
 
@@ -304,7 +306,8 @@ FeatureUse layers(const View &v) {
       std::vector<std::string> kinds, other;
       for (auto &[kind, n] : count) {
         kinds.push_back(formatv("{0} {1}", n, kind));
-        if (kind != "full_attention" && kind != "sliding_attention")
+        if (kind != "full_attention" && kind != "sliding_attention" &&
+            !(kind == "chunked_attention" && v.is({"llama4_text"})))
           other.push_back(kind);
       }
       if (!other.empty())
@@ -313,6 +316,8 @@ FeatureUse layers(const View &v) {
                          " (recurrent and chunked layers: issue 15)");
       std::string local =
           v.get("rope_local_base_freq") ? ", local RoPE base" : "";
+      if (v.is({"llama4_text"}))
+        local += ", NoPE layers (temperature-tuned)";
       if (count.size() > 1 || !local.empty())
         return yes(llvm::join(kinds, ", ") + local);
     }
@@ -391,6 +396,9 @@ FeatureUse moe(const View &v) {
   if (v.is({"gpt_oss"}))
     return yes(what + " of the biased logits, softmax over them, expert "
                       "biases, clamped SwiGLU (llm.moe)");
+  if (v.is({"llama4_text"}))
+    return yes(what + " of the logits, sigmoid, weight on the expert input, "
+                      "shared expert (llm.moe; PIM: not yet)");
   if (v.is({"deepseek_v3"}))
     return yes(what + " of sigmoid + correction bias in " +
                show(v.number("n_group").value_or(8)) + " groups, shared " +
@@ -404,8 +412,8 @@ FeatureUse moe(const View &v) {
   if (!v.is({"mixtral", "qwen2_moe", "qwen3_moe"}))
     return lacks(what, "routing of " + (v.type.empty() ? "?" : v.type.str()) +
                            ": the HF importer builds llm.moe for mixtral, "
-                           "qwen2_moe, qwen3_moe, gpt_oss and deepseek_v2/v3 "
-                           "only (issue 15)");
+                           "qwen2_moe, qwen3_moe, gpt_oss, deepseek_v2/v3 and "
+                           "llama4_text only (issue 15)");
   if (v.is({"mixtral"}) || v.flag("norm_topk_prob"))
     what += " renormalised";
   if (v.is({"qwen2_moe"}))

@@ -1059,6 +1059,118 @@ Error configureDeepSeekV2(const JSONFields &f, ModelConfig &cfg) {
   return Error::success();
 }
 
+/// Llama 4 text (spec 2.12): NoPE layers (no_rope_layers[i] == 0, default
+/// every no_rope_layer_interval-th), chunked attention of
+/// attention_chunk_size on the RoPE layers (transformers' default
+/// layer_types; null: none), RoPE on interleaved pairs, a weightless RMS QK
+/// norm after RoPE on the RoPE layers (use_qk_norm), temperature tuning on
+/// the NoPE layers (attn_temperature_tuning, floor_scale, attn_scale); MoE
+/// on the layers moe_layers lists (default every interleave_moe_layer_step-th
+/// from step - 1): top num_experts_per_tok of the logits, sigmoid of each,
+/// the weight on the expert's input, experts of width intermediate_size
+/// read from the fused feed_forward.experts tensors, plus an ungated shared
+/// expert of the same width; the other layers a dense MLP of
+/// intermediate_size_mlp.
+Error configureLlama4Text(const JSONFields &f, ModelConfig &cfg) {
+  if (Error e = readAttentionBias(f, cfg))
+    return e;
+  if (Error e = noWindow(f, cfg))
+    return e;
+  cfg.names.mlp = "feed_forward";
+  cfg.rope.interleaved = true;
+  int64_t interval = 4;
+  PIMC_ASSIGN_OR_RETURN(interval,
+                        f.integerOr("no_rope_layer_interval", 4, IntRange{1}));
+  std::optional<std::vector<int64_t>> ropeFlags;
+  PIMC_ASSIGN_OR_RETURN(ropeFlags,
+                        f.integers("no_rope_layers", IntRange{0, 1}));
+  if (ropeFlags && int64_t(ropeFlags->size()) != cfg.numLayers)
+    return f.fieldError("no_rope_layers",
+                        formatv("has {0} entries but num_hidden_layers is {1}",
+                                ropeFlags->size(), cfg.numLayers));
+  bool nullChunk = llvm::is_contained(f.keys(), "attention_chunk_size") &&
+                   !f.value("attention_chunk_size");
+  if (!nullChunk)
+    PIMC_ASSIGN_OR_RETURN(
+        cfg.attentionChunkSize,
+        f.integerOr("attention_chunk_size", 8192, IntRange{1}));
+  cfg.layers.resize(cfg.numLayers);
+  for (auto [i, layer] : llvm::enumerate(cfg.layers)) {
+    layer.rope = ropeFlags && !ropeFlags->empty()
+                     ? (*ropeFlags)[i] != 0
+                     : (int64_t(i) + 1) % interval != 0;
+    layer.chunked = cfg.attentionChunkSize && layer.rope;
+  }
+  PIMC_ASSIGN_OR_RETURN(cfg.l2QkNorm, f.booleanOr("use_qk_norm", true));
+  bool tuning = true;
+  PIMC_ASSIGN_OR_RETURN(tuning, f.booleanOr("attn_temperature_tuning", true));
+  TemperatureTuning t;
+  PIMC_ASSIGN_OR_RETURN(t.floorScale,
+                        f.integerOr("floor_scale", 8192, IntRange{1}));
+  PIMC_ASSIGN_OR_RETURN(t.scale, f.numberOr("attn_scale", 0.1));
+  if (!std::isfinite(t.scale))
+    return f.fieldError("attn_scale",
+                        formatv("must be finite, got {0}", t.scale));
+  if (tuning)
+    cfg.temperatureTuning = t;
+
+  MoEConfig moe;
+  if (Error e = readRouting(f, moe, "num_local_experts", "", 16,
+                            /*minExperts=*/1, 1))
+    return e;
+  moe.intermediateSize = cfg.intermediateSize;
+  PIMC_ASSIGN_OR_RETURN(cfg.intermediateSize,
+                        f.integerOr("intermediate_size_mlp", 16384,
+                                    IntRange{1, int64_t(1) << 20}));
+  moe.block = "feed_forward";
+  moe.router = "router";
+  moe.shared = "shared_expert";
+  moe.sharedIntermediateSize = moe.intermediateSize;
+  moe.sigmoidScores = true;
+  moe.topkThenScore = true;
+  moe.weightOnInput = true;
+  moe.fusedConcatenated = true;
+  int64_t step = 1;
+  PIMC_ASSIGN_OR_RETURN(
+      step, f.integerOr("interleave_moe_layer_step", 1, IntRange{1}));
+  std::optional<std::vector<int64_t>> moeLayers;
+  PIMC_ASSIGN_OR_RETURN(moeLayers, f.integers("moe_layers", IntRange{0}));
+  moe.sparse.assign(cfg.numLayers, false);
+  if (moeLayers) {
+    for (int64_t i : *moeLayers) {
+      if (i >= cfg.numLayers)
+        return f.fieldError("moe_layers",
+                            formatv("lists layer {0} but num_hidden_layers "
+                                    "is {1}",
+                                    i, cfg.numLayers));
+      moe.sparse[i] = true;
+    }
+  } else {
+    for (int64_t i = step - 1; i < cfg.numLayers; i += step)
+      moe.sparse[i] = true;
+  }
+  if (llvm::is_contained(moe.sparse, true))
+    cfg.moe = std::move(moe);
+  return Error::success();
+}
+
+constexpr StringLiteral kLlama4TextFields[] = {"attention_bias",
+                                               "no_rope_layers",
+                                               "no_rope_layer_interval",
+                                               "attention_chunk_size",
+                                               "use_qk_norm",
+                                               "attn_temperature_tuning",
+                                               "floor_scale",
+                                               "attn_scale",
+                                               "num_local_experts",
+                                               "num_experts_per_tok",
+                                               "intermediate_size_mlp",
+                                               "interleave_moe_layer_step",
+                                               "moe_layers",
+                                               "output_router_logits",
+                                               "router_aux_loss_coef",
+                                               "router_jitter_noise"};
+
 /// Keys DeepSeek-V2 and V3 share (MLA and the DeepSeek MoE).
 #define PIMC_DEEPSEEK_FIELDS                                                   \
   "attention_bias", "num_key_value_heads", "head_dim", "qk_head_dim",          \
@@ -1292,6 +1404,17 @@ const FamilySpec kFamilies[] = {
      1e-6, configureDeepSeekV2, kDeepSeekKeyNames, kDeepSeekNoEffectFields},
     {"deepseek_v3", kDeepSeekV3Fields, 4096, "silu", false, 1e4, "rms_norm_eps",
      1e-6, configureDeepSeekV3, kDeepSeekKeyNames, kDeepSeekNoEffectFields},
+    {"llama4_text",
+     kLlama4TextFields,
+     4096 * 32,
+     "silu",
+     false,
+     500000.0,
+     "rms_norm_eps",
+     1e-5,
+     configureLlama4Text,
+     {},
+     kMixtralTrainingFields},
     {"gpt_oss",
      kGptOssFields,
      131072,

@@ -801,7 +801,12 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &rootObj,
       std::optional<StringRef> s = t.getAsString();
       std::string field = ("layer_types[" + Twine(i) + "]").str();
       if (s && *s == "full_attention")
-        cfg.layers[i].sliding = false;
+        cfg.layers[i].sliding = cfg.layers[i].chunked = false;
+      else if (s && *s == "chunked_attention" && !cfg.attentionChunkSize)
+        return r.error(field, "'chunked_attention' but " + cfg.modelType +
+                                  " has no attention chunk size here");
+      else if (s && *s == "chunked_attention")
+        cfg.layers[i].chunked = true;
       else if (s && *s == "sliding_attention" && !cfg.slidingWindow)
         return r.error(field, "'sliding_attention' but " + cfg.modelType +
                                   " has no sliding window here");
@@ -981,6 +986,20 @@ std::string semanticConfigJSON(const ModelConfig &c) {
     o["full_attention_layers"] = std::move(fullLayers);
   if (!noRopeLayers.empty())
     o["no_rope_layers"] = std::move(noRopeLayers);
+  // Llama 4's attention switches, only where set.
+  if (c.attentionChunkSize) {
+    json::Array chunked;
+    for (auto [i, layer] : llvm::enumerate(c.layers))
+      if (layer.chunked)
+        chunked.push_back(int64_t(i));
+    o["attention_chunk_size"] = *c.attentionChunkSize;
+    o["chunked_layers"] = std::move(chunked);
+  }
+  if (c.l2QkNorm)
+    o["l2_qk_norm"] = true;
+  if (c.temperatureTuning)
+    o["temperature_tuning"] = json::Array{c.temperatureTuning->floorScale,
+                                          c.temperatureTuning->scale};
   // Features of families after the first four, only where they are set, so
   // that the programs of llama, mistral and qwen keep their identity.
   if (c.normWeight == NormWeight::OnePlusScale)
@@ -1022,6 +1041,10 @@ std::string semanticConfigJSON(const ModelConfig &c) {
       mo["order"] = "topk_then_score";
     if (m.fusedInterleaved)
       mo["experts_layout"] = "fused_interleaved";
+    if (m.fusedConcatenated)
+      mo["experts_layout"] = "fused_concatenated";
+    if (m.weightOnInput)
+      mo["weight_on_input"] = true;
     if (m.swigluLimit)
       mo["clamped_swiglu"] = json::Array{*m.swigluLimit, *m.swigluAlpha};
     // DeepSeek's routing, only where set.

@@ -835,6 +835,11 @@ float alibiBias(float slope, int64_t key) {
   return roundToBf16(slope * roundToBf16(float(key)));
 }
 
+float attentionTemperature(int64_t pos, int64_t floorScale, float scale) {
+  float steps = std::floor((float(pos) + 1.0f) / float(floorScale));
+  return std::log1p(steps) * scale + 1.0f;
+}
+
 void attention(const float *q, const float *k, const float *v, int64_t T,
                int64_t S, int64_t nh, int64_t nkv, int64_t hd, int64_t hdv,
                const AttentionParams &p, float *out) {
@@ -851,7 +856,20 @@ void attention(const float *q, const float *k, const float *v, int64_t T,
       int64_t lo = p.slidingWindow > 0
                        ? std::max<int64_t>(0, pos - p.slidingWindow + 1)
                        : 0;
+      if (p.chunkSize > 0) {
+        lo = std::max(lo, pos / p.chunkSize * p.chunkSize);
+        hi = std::min(hi, (pos / p.chunkSize + 1) * p.chunkSize);
+      }
       const float *qv = q + (t * nh + h) * hd;
+      std::vector<float> tuned;
+      if (p.temperatureFloorScale > 0) {
+        float f = attentionTemperature(pos, p.temperatureFloorScale,
+                                       p.temperatureScale);
+        tuned.assign(qv, qv + hd);
+        for (float &x : tuned)
+          x *= f;
+        qv = tuned.data();
+      }
       float *o = out + (t * nh + h) * hdv;
       std::fill(o, o + hdv, 0.0f);
       if (lo >= hi)

@@ -604,14 +604,16 @@ Error Interpreter::Impl::execute(Operation *op, Env &env) {
           })
           .Case([&](llm::RMSNormOp n) -> Error {
             Tensor &x = tensorOf(n.getInput());
-            const WeightBinding *w = weightOf(n.getWeight());
+            const WeightBinding *w =
+                n.getWeight() ? weightOf(n.getWeight()) : nullptr;
             int64_t dim = x.shape.back();
-            if (static_cast<int64_t>(w->vector.size()) != dim)
+            if (w && static_cast<int64_t>(w->vector.size()) != dim)
               return opError(op, llvm::formatv("input has {0} features, the "
                                                "weight {1}",
                                                dim, w->vector.size()));
             auto out = makeF32(x.shape);
-            rmsNorm(x.f.data(), x.numel() / dim, dim, w->vector.data(),
+            rmsNorm(x.f.data(), x.numel() / dim, dim,
+                    w ? w->vector.data() : nullptr,
                     n.getEpsilon().convertToFloat(),
                     n.getStyle() == llm::NormStyle::Gemma, out->f.data());
             setTensor(n.getResult(), out);
@@ -649,6 +651,10 @@ Error Interpreter::Impl::execute(Operation *op, Env &env) {
               p.logitSoftcap = c->convertToFloat();
             if (auto slopes = a.getAlibiSlopes())
               p.alibiSlopes.assign(slopes->begin(), slopes->end());
+            p.chunkSize = a.getChunkSize().value_or(0);
+            p.temperatureFloorScale = a.getTemperatureFloorScale().value_or(0);
+            if (auto t = a.getTemperatureScale())
+              p.temperatureScale = t->convertToFloat();
             if (Value sinks = a.getSinks()) {
               const WeightBinding *w = weightOf(sinks);
               if (int64_t(w->vector.size()) != nh)

@@ -369,6 +369,23 @@ FAMILIES = {
                                  topk_method="group_limited_greedy", router_std=5.0,
                                  min_router_gap=0.01, min_experts_used=8),
                         min_margin=0.05, first_seed=42),
+    # Llama 4 text (Llama-4-Scout: hidden 5120, 48 layers, 40 q / 8 kv heads of 128, 16 experts
+    # top-1 of width 8192 plus a shared expert, dense MLPs of 16384 where not MoE, chunks of 8192,
+    # NoPE every 4th layer) scaled down: hidden 256, 4 layers, 8 q / 2 kv heads of 32, theta 5e5;
+    # layers 0-2 RoPE (interleaved pairs) with the weightless QK norm after it and chunked
+    # attention of 8 keys (shorter than the 38 positions), layer 3 NoPE, full attention, with the
+    # temperature tuning (floor_scale 8, attn_scale 0.5: the query grows by up to 1.80x over the
+    # run); MoE on layers 1 and 3 (interleave_moe_layer_step 2): 16 experts top-1 of width 64,
+    # the sigmoid of the top logit scaling the expert's input, plus the shared expert; layers 0
+    # and 2 a dense MLP of 512 (intermediate_size_mlp). The experts as Llama4ForCausalLM saves
+    # them (feed_forward.experts.gate_up_proj [E, H, 2I], down_proj [E, I, H]). config.json as
+    # transformers 5 writes it.
+    "llama4_text": dict(SMALL, model_type="llama4_text", dtype="bfloat16", rope_theta=500000.0,
+                        eps=1e-5, max_pos=131072, tie=False, head_dim=32, config_format="v5",
+                        llama4=dict(chunk=8, floor_scale=8, attn_scale=0.5, nope_interval=4),
+                        moe=dict(experts=16, top_k=1, width=64, step=2, router_std=5.0,
+                                 min_router_gap=0.01, min_experts_used=8),
+                        min_margin=0.05, first_seed=44),
     # Llama-2: MHA (8 kv heads = 8 q heads), theta 1e4, no head_dim field, rope_scaling null.
     "llama2": dict(SMALL, kv_heads=8, model_type="llama", dtype="float16", rope_theta=10000.0, eps=1e-5,
                    max_pos=4096, tie=False),
@@ -404,7 +421,7 @@ ARCH = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
         "gpt2": "GPT2LMHeadModel", "mixtral": "MixtralForCausalLM",
         "qwen2_moe": "Qwen2MoeForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM",
         "gpt_oss": "GptOssForCausalLM", "deepseek_v2": "DeepseekV2ForCausalLM",
-        "deepseek_v3": "DeepseekV3ForCausalLM"}
+        "deepseek_v3": "DeepseekV3ForCausalLM", "llama4_text": "Llama4ForCausalLM"}
 
 
 def moe_sparse(f, layer):
@@ -416,6 +433,8 @@ def moe_sparse(f, layer):
         return True
     if f["model_type"] in ("deepseek_v2", "deepseek_v3"):
         return layer >= m["first_dense"]
+    if f["model_type"] == "llama4_text":
+        return (layer + 1) % m["step"] == 0
     return layer not in m["mlp_only_layers"] and (layer + 1) % m["sparse_step"] == 0
 
 
@@ -550,6 +569,17 @@ def make_config(f):
             c["rope_interleave"] = f["rope_interleave"]
         else:
             c["topk_method"] = m["topk_method"]
+    elif mt == "llama4_text":
+        # Input of Llama4TextConfig (config_format v5: the file is save_pretrained's, with the
+        # derived layer_types, no_rope_layers and moe_layers).
+        m, l4 = f["moe"], f["llama4"]
+        c.update(attention_bias=False, head_dim=f["head_dim"], intermediate_size=m["width"],
+                 intermediate_size_mlp=f["inter"], num_local_experts=m["experts"],
+                 num_experts_per_tok=m["top_k"], interleave_moe_layer_step=m["step"],
+                 attention_chunk_size=l4["chunk"], no_rope_layer_interval=l4["nope_interval"],
+                 use_qk_norm=True, attn_temperature_tuning=True, floor_scale=l4["floor_scale"],
+                 attn_scale=l4["attn_scale"], output_router_logits=False,
+                 router_aux_loss_coef=0.001, router_jitter_noise=0.0, rope_scaling=None)
     elif mt == "granite":
         c.update(attention_bias=False, mlp_bias=False, rope_scaling=None, **f["multipliers"])
     elif mt == "gemma3_text":
@@ -869,6 +899,39 @@ def deepseek_weights(f, randn, linear, normw, put):
     put("lm_head.weight", linear((V, H), 2.0 * H ** -0.5))
 
 
+def llama4_weights(f, randn, linear, normw, put):
+    """Llama 4 text's tensors as Llama4ForCausalLM saves them: q/k/v/o, and per layer either the
+    dense feed_forward (gate/up/down of intermediate_size_mlp) or the MoE: feed_forward.router
+    [E, H], experts.gate_up_proj [E, H, 2I] (gate the first I columns), experts.down_proj
+    [E, I, H] and the shared_expert's gate/up/down of width I."""
+    H, L, nh, nkv, I, V = f["hidden"], f["layers"], f["heads"], f["kv_heads"], f["inter"], f["vocab"]
+    hd, m = f["head_dim"], f["moe"]
+    E, W = m["experts"], m["width"]
+    put("model.embed_tokens.weight", randn(V, H))
+    for l in range(L):
+        p = "model.layers.%d." % l
+        put(p + "input_layernorm.weight", normw(H))
+        put(p + "self_attn.q_proj.weight", linear((nh * hd, H), H ** -0.5))
+        put(p + "self_attn.k_proj.weight", linear((nkv * hd, H), H ** -0.5))
+        put(p + "self_attn.v_proj.weight", linear((nkv * hd, H), H ** -0.5))
+        put(p + "self_attn.o_proj.weight", linear((H, nh * hd), (2.0 / (L * nh * hd)) ** 0.5))
+        put(p + "post_attention_layernorm.weight", normw(H))
+        ff = p + "feed_forward."
+        if not moe_sparse(f, l):
+            put(ff + "gate_proj.weight", linear((I, H), H ** -0.5))
+            put(ff + "up_proj.weight", linear((I, H), H ** -0.5))
+            put(ff + "down_proj.weight", linear((H, I), (2.0 / (L * I)) ** 0.5))
+            continue
+        put(ff + "router.weight", linear((E, H), m["router_std"] * H ** -0.5))
+        put(ff + "experts.gate_up_proj", linear((E, H, 2 * W), H ** -0.5))
+        put(ff + "experts.down_proj", linear((E, W, H), (2.0 / (L * W)) ** 0.5))
+        put(ff + "shared_expert.gate_proj.weight", linear((W, H), H ** -0.5))
+        put(ff + "shared_expert.up_proj.weight", linear((W, H), H ** -0.5))
+        put(ff + "shared_expert.down_proj.weight", linear((H, W), (2.0 / (L * W)) ** 0.5))
+    put("model.norm.weight", normw(H))
+    put("lm_head.weight", linear((V, H), 2.0 * H ** -0.5))
+
+
 def make_weights(f, g):
     """Returns dict name -> tensor in storage dtype, in HF state_dict order."""
     H, L, nh, nkv, I, V = f["hidden"], f["layers"], f["heads"], f["kv_heads"], f["inter"], f["vocab"]
@@ -916,7 +979,7 @@ def make_weights(f, g):
 
     own = {"falcon": falcon_weights, "internlm2": internlm2_weights, "gpt2": gpt2_weights,
            "gpt_oss": gpt_oss_weights, "deepseek_v2": deepseek_weights,
-           "deepseek_v3": deepseek_weights}
+           "deepseek_v3": deepseek_weights, "llama4_text": llama4_weights}
     if f["model_type"] in own:
         own[f["model_type"]](f, randn, linear, normw, put)
         return out, torch.randint(0, V, (PROMPT_LEN,), generator=g).tolist()
@@ -1025,7 +1088,7 @@ def in_memory_names(f, tensors):
     rows per expert; mlp.experts.down_proj [E, H, I]) and calls Mixtral's block mlp; its
     save_pretrained writes them back as one tensor per expert under the original names, which
     verify_written checks against `tensors`."""
-    if not f.get("moe") or f["model_type"] == "gpt_oss":
+    if not f.get("moe") or f["model_type"] in ("gpt_oss", "llama4_text"):
         return tensors
     block, gname, uname, dname = moe_names(f)
     out = dict(tensors)
@@ -1361,9 +1424,13 @@ def routing_stats(model, f, prompt, toks):
     k = f["moe"]["top_k"]
     logits_by_layer = []
 
+    # Llama4Router returns (scores, logits).
+    llama4 = f["model_type"] == "llama4_text"
+
     def hook(_module, _inputs, output):
-        logits_by_layer.append(output[0].detach().float())
-    routers = [m for m in model.modules() if type(m).__name__.endswith("TopKRouter")]
+        logits_by_layer.append(output[1 if llama4 else 0].detach().float())
+    routers = [m for m in model.modules()
+               if type(m).__name__.endswith("TopKRouter") or type(m).__name__ == "Llama4Router"]
     teacher_forced(model, prompt, toks, [(r, hook) for r in routers])
     sparse = [l for l in range(f["layers"]) if moe_sparse(f, l)]
     if len(logits_by_layer) != len(sparse):
@@ -1377,8 +1444,11 @@ def routing_stats(model, f, prompt, toks):
     for lg in logits_by_layer:
         top = lg.sort(dim=-1, descending=True)
         used.append(len(set(top.indices[:, :k].flatten().tolist())))
-        p = torch.softmax(lg, dim=-1).sort(dim=-1, descending=True).values
-        wk = p[:, k - 1] / (p[:, :k].sum(-1) if renorm else 1.0)
+        if llama4:   # sigmoid of each selected logit, unnormalised
+            wk = torch.sigmoid(top.values[:, k - 1])
+        else:
+            p = torch.softmax(lg, dim=-1).sort(dim=-1, descending=True).values
+            wk = p[:, k - 1] / (p[:, :k].sum(-1) if renorm else 1.0)
         gaps = top.values[:, k - 1] - top.values[:, k]
         counted = gaps[wk >= HARMLESS_WEIGHT]
         if counted.numel():

@@ -1386,3 +1386,27 @@ TEST(HeadLinear, PerHeadMatricesInBothLayouts) {
   headLinear(x, 1, 2, 2, 3, wt, /*transposed=*/true, yt);
   EXPECT_EQ(std::vector<float>(yt, yt + 6), std::vector<float>(y, y + 6));
 }
+
+// Llama 4's chunked attention: a query sees only its own chunk's keys (here
+// chunks of 2: the query at position 3 sees keys 2 and 3), and the
+// temperature scales the query by log1p(floor((p + 1) / F)) * a + 1.
+TEST(Attention, ChunksAndTemperature) {
+  // One head of dim 1; keys 1, 2, 3, 4 and values 10, 20, 30, 40.
+  const float k[4] = {1, 2, 3, 4}, v[4] = {10, 20, 30, 40};
+  const float q[1] = {0.5f};
+  AttentionParams p;
+  p.chunkSize = 2;
+  float out;
+  attention(q, k, v, 1, 4, 1, 1, 1, 1, p, &out);
+  float e2 = std::exp(0.5f * 3), e3 = std::exp(0.5f * 4);
+  EXPECT_NEAR(out, (30 * e2 + 40 * e3) / (e2 + e3), 1e-4);
+  // At position 3 with F = 2, a = 0.5: log1p(floor(4 / 2)) * 0.5 + 1.
+  float t = attentionTemperature(3, 2, 0.5f);
+  EXPECT_FLOAT_EQ(t, std::log1p(2.0f) * 0.5f + 1.0f);
+  EXPECT_FLOAT_EQ(attentionTemperature(0, 2, 0.5f), 1.0f);
+  p.temperatureFloorScale = 2;
+  p.temperatureScale = 0.5f;
+  attention(q, k, v, 1, 4, 1, 1, 1, 1, p, &out);
+  float f2 = std::exp(0.5f * t * 3), f3 = std::exp(0.5f * t * 4);
+  EXPECT_NEAR(out, (30 * f2 + 40 * f3) / (f2 + f3), 1e-4);
+}

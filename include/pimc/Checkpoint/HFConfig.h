@@ -147,6 +147,13 @@ struct MoEConfig {
   /// `<experts>.down_proj` [E, I, H], each with its bias (`_bias` [E, 2I],
   /// [E, H]). Read as views (WeightStore's `t[e]^T[0:2I:2]`).
   bool fusedInterleaved = false;
+  /// Llama 4's expert tensors: `<experts>.gate_up_proj` [E, H, 2I] (gate
+  /// the first I columns, up the last I), `<experts>.down_proj` [E, I, H],
+  /// no biases; read as views (`gate_up_proj[e]^T[0:I]`).
+  bool fusedConcatenated = false;
+  /// The routing weight scales the expert's input, not its output (Llama 4;
+  /// llm.moe weight_on_input).
+  bool weightOnInput = false;
   /// gpt-oss's clamped SwiGLU (swiglu_limit, swiglu_alpha) instead of the
   /// model's gate activation.
   std::optional<double> swigluLimit, swigluAlpha;
@@ -186,12 +193,28 @@ struct MLAConfig {
 struct LayerAttention {
   bool sliding = false; // the model's slidingWindow applies to this layer
   bool rope = true;     // false: no rotary embedding (NoPE)
+  bool chunked = false; // the model's attentionChunkSize applies
+};
+
+/// Llama 4's attention temperature tuning on the NoPE layers: the query at
+/// position p times log1p(floor((p + 1) / floorScale)) * scale + 1.
+struct TemperatureTuning {
+  int64_t floorScale = 8192;
+  double scale = 0.1;
 };
 
 struct ModelConfig {
   std::string modelType; // a family of Families.h
   /// A learned sink logit per query head (`self_attn.sinks`, gpt-oss).
   bool attentionSinks = false;
+  /// Chunked attention on the layers LayerAttention::chunked marks (Llama
+  /// 4's attention_chunk_size): keys of the query's own chunk only.
+  std::optional<int64_t> attentionChunkSize;
+  /// Llama 4's QK norm: a weightless RMS norm (eps normEps) on q and k
+  /// after RoPE, on the RoPE layers only.
+  bool l2QkNorm = false;
+  /// Llama 4's temperature tuning on the NoPE layers.
+  std::optional<TemperatureTuning> temperatureTuning;
   /// Set: every layer's attention is MLA (deepseek_v2, deepseek_v3).
   std::optional<MLAConfig> mla;
   int64_t hiddenSize = 0;

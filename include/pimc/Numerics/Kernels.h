@@ -170,7 +170,18 @@ struct AttentionParams {
   /// sink's weight is dropped, so P[s] = exp(S_s - m) / (exp(z - m) +
   /// sum exp(S - m)), m the maximum of the scores and z.
   std::vector<float> sinks;
+  /// Chunked attention (Llama 4): 0 none; else key s visible iff s / C ==
+  /// pos / C.
+  int64_t chunkSize = 0;
+  /// Temperature tuning (Llama 4's NoPE layers): 0 none; else the query at
+  /// pos is multiplied by attentionTemperature(pos, floor, scale).
+  int64_t temperatureFloorScale = 0;
+  float temperatureScale = 0.0f;
 };
+
+/// Llama 4's attention temperature at position pos: log1p(floor((pos + 1) /
+/// floorScale)) * scale + 1, in f32 as transformers computes it.
+float attentionTemperature(int64_t pos, int64_t floorScale, float scale);
 
 /// ALiBi's slopes for `heads` query heads as transformers' Falcon / BLOOM
 /// build_alibi_tensor computes them: with n the largest power of two <=

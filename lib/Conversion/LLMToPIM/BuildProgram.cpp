@@ -1387,7 +1387,7 @@ FailureOr<pim::ProgramOp> Lowering::run() {
       continue;
     }
     if (auto n = dyn_cast<llm::RMSNormOp>(op);
-        n && n.getWeight().getDefiningOp<llm::WeightOp>()) {
+        n && n.getWeight() && n.getWeight().getDefiningOp<llm::WeightOp>()) {
       Slot in = contiguous(lookup(n.getInput()));
       auto w = n.getWeight().getDefiningOp<llm::WeightOp>();
       int64_t D = cast<ShapedType>(w.getType()).getDimSize(0);

@@ -410,7 +410,8 @@ LogicalResult buildSDPA(OpContext &c) {
     Value a = llm::AttentionOp::create(
         c.b, c.loc, RankedTensorType::get({l, nh, ev}, c.b.getF32Type()), ql,
         kl, vl, /*sinks=*/Value(), llvm::APFloat(f32Of(scale)), causal,
-        IntegerAttr(), FloatAttr(), DenseF32ArrayAttr());
+        IntegerAttr(), FloatAttr(), DenseF32ArrayAttr(), IntegerAttr(),
+        IntegerAttr(), FloatAttr());
     Value out = rank == 3 ? swapDims(c, a, 0, 1)
                           : swapDims(c, reshapeTo(c, a, {1, l, nh, ev}), 1, 2);
     c.results.push_back(reshapeTo(c, out, c.resultShape()));

@@ -109,8 +109,10 @@ private:
   /// The experts as save_pretrained writes them, one tensor per expert and
   /// projection.
   Experts perExpertWeights(StringRef block);
-  /// gpt-oss's fused, interleaved experts (MoEConfig::fusedInterleaved).
-  Experts fusedInterleavedExperts(StringRef block);
+  /// Experts fused in one tensor per projection: gpt-oss's interleaved
+  /// gate/up columns with biases (MoEConfig::fusedInterleaved), or Llama
+  /// 4's concatenated ones (fusedConcatenated).
+  Experts fusedExperts(StringRef block);
   /// `x * factor` when the feature is set, else x.
   Value scaled(Value x, std::optional<double> factor, Location loc);
   Value softcapped(Value x, std::optional<double> cap, Location loc);
@@ -347,7 +349,7 @@ Value DecoderBuilder::rope(Value x, Value offset, const RopeScaling &r,
 }
 
 Value DecoderBuilder::rmsNorm(Value x, Value weight, Location l) {
-  llm::NormStyle style = cfg.normWeight == NormWeight::OnePlusScale
+  llm::NormStyle style = weight && cfg.normWeight == NormWeight::OnePlusScale
                              ? llm::NormStyle::Gemma
                              : llm::NormStyle::Llama;
   return llm::RMSNormOp::create(
@@ -436,7 +438,8 @@ Value DecoderBuilder::moeBlock(StringRef layer, Value x) {
   const MoEConfig &m = *cfg.moe;
   int64_t H = cfg.hiddenSize;
   std::string block = (layer + "." + m.block).str();
-  if (!m.fusedInterleaved && heldFusedInMemory(layer, block))
+  bool fused = m.fusedInterleaved || m.fusedConcatenated;
+  if (!fused && heldFusedInMemory(layer, block))
     return x;
   std::string routerName = block + "." + m.router;
   Value router = denseWeight(routerName + ".weight", {m.numExperts, H});
@@ -447,8 +450,7 @@ Value DecoderBuilder::moeBlock(StringRef layer, Value x) {
       m.correctionBias
           ? denseWeight(routerName + ".e_score_correction_bias", {m.numExperts})
           : Value();
-  Experts experts = m.fusedInterleaved ? fusedInterleavedExperts(block)
-                                       : perExpertWeights(block);
+  Experts experts = fused ? fusedExperts(block) : perExpertWeights(block);
   Value sharedGate, sharedUp, sharedDown, sharedExpertGate;
   if (m.sharedIntermediateSize > 0) {
     int64_t Is = m.sharedIntermediateSize;
@@ -480,7 +482,7 @@ Value DecoderBuilder::moeBlock(StringRef layer, Value x) {
       llm::ActivationAttr::get(&ctx, clamped
                                          ? llm::Activation::ClampedSwiglu
                                          : mlpActivation(cfg.mlpActivation)),
-      b.getBoolAttr(false), f32(m.swigluLimit), f32(m.swigluAlpha),
+      b.getBoolAttr(m.weightOnInput), f32(m.swigluLimit), f32(m.swigluAlpha),
       b.getI64IntegerAttr(m.nGroup),
       m.nGroup > 1 ? b.getI64IntegerAttr(m.topkGroup) : IntegerAttr(),
       b.getI64IntegerAttr(m.groupScoreTopk),
@@ -525,34 +527,38 @@ DecoderBuilder::Experts DecoderBuilder::perExpertWeights(StringRef block) {
   return out;
 }
 
-/// gpt-oss (MoEConfig::fusedInterleaved): expert e's gate weight is the
-/// even columns of gate_up_proj[e] ([H, 2I], x @ W layout), read as rows of
-/// its transpose: `gate_up_proj[e]^T[0:2I:2]` [I, H]; up the odd ones; down
-/// `down_proj[e]^T` [H, I]; the biases stacked by expert, the same columns
-/// of gate_up_proj_bias ([E, I] each) and down_proj_bias. The weight store
-/// materializes each selected part once, nothing more.
-DecoderBuilder::Experts
-DecoderBuilder::fusedInterleavedExperts(StringRef block) {
+/// Fused experts: expert e's gate weight is columns of gate_up_proj[e]
+/// ([H, 2I], x @ W layout) read as rows of its transpose: the even ones
+/// (gpt-oss, `gate_up_proj[e]^T[0:2I:2]`) or the first I (Llama 4,
+/// `gate_up_proj[e]^T[0:I]`), [I, H]; up the odd or the last I; down
+/// `down_proj[e]^T` [H, I]; gpt-oss's biases stacked by expert, the same
+/// columns of gate_up_proj_bias ([E, I] each) and down_proj_bias. The
+/// weight store materializes each selected part once, nothing more.
+DecoderBuilder::Experts DecoderBuilder::fusedExperts(StringRef block) {
   const MoEConfig &m = *cfg.moe;
   int64_t H = cfg.hiddenSize, I = m.intermediateSize, E = m.numExperts;
   std::string experts = block.str() + "." + m.experts;
   std::string gateUp = experts + ".gate_up_proj", down = experts + ".down_proj";
-  std::string gateUpBias = gateUp + "_bias", downBias = down + "_bias";
   // The stored tensors, checked whole: one error per tensor, not per expert.
   Type wElem = checkTensor(gateUp, {E, H, 2 * I});
   Type dElem = checkTensor(down, {E, I, H});
-  Type gbElem = checkTensor(gateUpBias, {E, 2 * I});
-  Type dbElem = checkTensor(downBias, {E, H});
+  bool interleaved = m.fusedInterleaved;
+  int64_t step = interleaved ? 2 : 1, upBegin = interleaved ? 1 : I;
   Experts out;
   for (int64_t e = 0; e < E; ++e) {
     std::string gu = transposedName(indexName(gateUp, e));
-    out.gates.push_back(
-        derivedWeight(stridedRowsName(gu, 0, 2 * I, 2), {I, H}, wElem));
-    out.ups.push_back(
-        derivedWeight(stridedRowsName(gu, 1, 2 * I, 2), {I, H}, wElem));
+    out.gates.push_back(derivedWeight(
+        stridedRowsName(gu, 0, interleaved ? 2 * I : I, step), {I, H}, wElem));
+    out.ups.push_back(derivedWeight(stridedRowsName(gu, upBegin, 2 * I, step),
+                                    {I, H}, wElem));
     out.downs.push_back(
         derivedWeight(transposedName(indexName(down, e)), {H, I}, dElem));
   }
+  if (!interleaved)
+    return out;
+  std::string gateUpBias = gateUp + "_bias", downBias = down + "_bias";
+  Type gbElem = checkTensor(gateUpBias, {E, 2 * I});
+  Type dbElem = checkTensor(downBias, {E, H});
   // gate_up_proj_bias's even (odd) columns: rows of its transpose,
   // transposed back ([E, I]); down_proj_bias as stored.
   std::string gubT = transposedName(gateUpBias);
@@ -689,6 +695,10 @@ Value DecoderBuilder::attention(int64_t layer, Value x, Value offset,
         kind.sliding && cfg.slidingRope ? *cfg.slidingRope : cfg.rope;
     q = rope(q, offset, r, attnLoc);
     k = rope(k, offset, r, attnLoc);
+    if (cfg.l2QkNorm) { // Llama 4: weightless, after RoPE
+      q = rmsNorm(q, Value(), attnLoc);
+      k = rmsNorm(k, Value(), attnLoc);
+    }
   }
   newCache = llm::KVCacheAppendOp::create(b, attnLoc, cache.getType(), cache, k,
                                           v, offset);
@@ -702,6 +712,8 @@ Value DecoderBuilder::attention(int64_t layer, Value x, Value offset,
     scale /= double(layer + 1);
   Value sinks =
       cfg.attentionSinks ? denseWeight(attnPrefix + ".sinks", {nh}) : Value();
+  // Llama 4 tunes the temperature of the NoPE layers.
+  bool tuned = cfg.temperatureTuning && !kind.rope;
   Value attn = llm::AttentionOp::create(
       b, attnLoc, act({dyn, nh, hd}), q, kvRead.getKey(), kvRead.getValue(),
       sinks, b.getF32FloatAttr(static_cast<float>(scale)), b.getBoolAttr(true),
@@ -710,7 +722,13 @@ Value DecoderBuilder::attention(int64_t layer, Value x, Value offset,
           ? b.getF32FloatAttr(static_cast<float>(*cfg.attnLogitSoftcap))
           : FloatAttr(),
       cfg.alibi ? b.getDenseF32ArrayAttr(pimc::ref::alibiSlopes(nh))
-                : DenseF32ArrayAttr());
+                : DenseF32ArrayAttr(),
+      kind.chunked ? b.getI64IntegerAttr(*cfg.attentionChunkSize)
+                   : IntegerAttr(),
+      tuned ? b.getI64IntegerAttr(cfg.temperatureTuning->floorScale)
+            : IntegerAttr(),
+      tuned ? b.getF32FloatAttr(float(cfg.temperatureTuning->scale))
+            : FloatAttr());
   attn = llm::ReshapeOp::create(b, attnLoc, act({dyn, nh * hd}), attn);
   std::string oName = attnPrefix + "." + n.o;
   Value wo = projectionWeight(oName, H, nh * hd);
@@ -805,7 +823,8 @@ Value DecoderBuilder::mlaAttention(int64_t layer, Value x, Value offset,
   Value attn = llm::AttentionOp::create(
       b, l, act({dyn, nh, r}), query, kvRead.getKey(), kvRead.getValue(),
       Value(), b.getF32FloatAttr(static_cast<float>(scale)),
-      b.getBoolAttr(true), IntegerAttr(), FloatAttr(), DenseF32ArrayAttr());
+      b.getBoolAttr(true), IntegerAttr(), FloatAttr(), DenseF32ArrayAttr(),
+      IntegerAttr(), IntegerAttr(), FloatAttr());
   Value o = llm::HeadLinearOp::create(b, l, act({dyn, nh, dv}), attn, wUV,
                                       b.getBoolAttr(false));
   o = reshape(o, {dyn, nh * dv});

@@ -691,3 +691,27 @@ func.func @head_linear_transposed_k(%x: tensor<1x4x16xf32>, %w: tensor<4x12x16xf
   %y = llm.head_linear %x, %w {transpose_weight = true} : (tensor<1x4x16xf32>, tensor<4x12x16xf32>) -> tensor<1x4x16xf32>
   return
 }
+
+// -----
+
+func.func @chunk_and_window(%q: tensor<1x4x8xf32>, %k: tensor<8x2x8xf32>) {
+  // expected-error @+1 {{chunk_size and sliding_window exclude each other}}
+  %a = llm.attention %q, %k, %k {scale = 1.0 : f32, chunk_size = 4, sliding_window = 4} : (tensor<1x4x8xf32>, tensor<8x2x8xf32>, tensor<8x2x8xf32>) -> tensor<1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @temperature_half(%q: tensor<1x4x8xf32>, %k: tensor<8x2x8xf32>) {
+  // expected-error @+1 {{temperature_floor_scale and temperature_scale come together}}
+  %a = llm.attention %q, %k, %k {scale = 1.0 : f32, temperature_floor_scale = 8} : (tensor<1x4x8xf32>, tensor<8x2x8xf32>, tensor<8x2x8xf32>) -> tensor<1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @weightless_gemma_norm(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{the gemma style (1 + w) needs a weight}}
+  %y = llm.rms_norm %x {epsilon = 1.0e-5 : f32, style = #llm<norm_style gemma>} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  return
+}

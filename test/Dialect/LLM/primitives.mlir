@@ -269,6 +269,21 @@ func.func @mla_absorbed(%c: !llm.kv_cache<max_length = 64, kv_heads = 1, head_di
 
 // -----
 
+// Llama 4's attention: chunks of 8 keys on the RoPE layers, the weightless
+// QK norm, and the temperature on the NoPE layers.
+// CHECK-LABEL: func.func @llama4_attention
+func.func @llama4_attention(%q: tensor<1x4x8xf32>, %k: tensor<16x2x8xf32>) -> (tensor<1x4x8xf32>, tensor<1x4x8xf32>) {
+  // CHECK: llm.rms_norm %{{.*}} {epsilon = {{.*}}} : (tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %qn = llm.rms_norm %q {epsilon = 1.0e-5 : f32} : (tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  // CHECK: llm.attention {{.*}} {chunk_size = 8 : i64, scale = 1.000000e+00 : f32}
+  %a = llm.attention %qn, %k, %k {scale = 1.0 : f32, chunk_size = 8} : (tensor<1x4x8xf32>, tensor<16x2x8xf32>, tensor<16x2x8xf32>) -> tensor<1x4x8xf32>
+  // CHECK: llm.attention {{.*}} {scale = 1.000000e+00 : f32, temperature_floor_scale = 8192 : i64, temperature_scale = 1.000000e-01 : f32}
+  %b = llm.attention %q, %k, %k {scale = 1.0 : f32, temperature_floor_scale = 8192, temperature_scale = 0.1 : f32} : (tensor<1x4x8xf32>, tensor<16x2x8xf32>, tensor<16x2x8xf32>) -> tensor<1x4x8xf32>
+  return %a, %b : tensor<1x4x8xf32>, tensor<1x4x8xf32>
+}
+
+// -----
+
 // Integer and boolean graph buffers as weights.
 // CHECK-LABEL: func.func @integer_weights
 func.func @integer_weights() -> (tensor<8xi64>, tensor<4x4xi1>) {

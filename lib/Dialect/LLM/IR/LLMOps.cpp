@@ -170,9 +170,12 @@ LogicalResult RMSNormOp::verify() {
   auto in = ranked(getInput());
   if (!in || in.getRank() < 1)
     return emitOpError() << "input must be a ranked tensor of rank >= 1";
-  if (failed(requireRank(*this, getWeight(), "weight", 1)) ||
-      failed(requireDim(*this, getWeight(), "weight", 0, in.getShape().back(),
-                        "normalised features")))
+  if (!getWeight() && getStyle() == NormStyle::Gemma)
+    return emitOpError() << "the gemma style (1 + w) needs a weight";
+  if (getWeight() &&
+      (failed(requireRank(*this, getWeight(), "weight", 1)) ||
+       failed(requireDim(*this, getWeight(), "weight", 0, in.getShape().back(),
+                         "normalised features"))))
     return failure();
   if (getEpsilon().convertToFloat() < 0.0f)
     return emitOpError() << "epsilon must be non-negative";
@@ -284,6 +287,18 @@ LogicalResult AttentionOp::verify() {
       return emitOpError() << "sinks must be [" << dimStr(nh)
                            << "] (one logit per query head), got " << s;
   }
+  if (auto c = getChunkSize(); c && *c <= 0)
+    return emitOpError() << "chunk_size must be positive, got " << *c;
+  if (getChunkSize() && getSlidingWindow())
+    return emitOpError() << "chunk_size and sliding_window exclude each other";
+  if (bool(getTemperatureFloorScale()) != bool(getTemperatureScale()))
+    return emitOpError() << "temperature_floor_scale and temperature_scale "
+                            "come together";
+  if (auto f = getTemperatureFloorScale(); f && *f <= 0)
+    return emitOpError() << "temperature_floor_scale must be positive, got "
+                         << *f;
+  if (auto a = getTemperatureScale(); a && !std::isfinite(a->convertToFloat()))
+    return emitOpError() << "temperature_scale must be finite";
   return success();
 }
 

@@ -551,7 +551,7 @@ struct RaiseEagerAttention : OpRewritePattern<MatmulOp> {
         rewriter.getBoolAttr(mask->causal), window,
         softcap ? rewriter.getF32FloatAttr(static_cast<float>(*softcap))
                 : FloatAttr(),
-        alibi);
+        alibi, IntegerAttr(), IntegerAttr(), FloatAttr());
     // Back in the torch layout of q (the product may be a bmm on a view).
     Value out = toHeadMajor(rewriter, loc, att, ql->batched);
     rewriter.replaceOp(pv, reshapeTo(rewriter, loc, out,

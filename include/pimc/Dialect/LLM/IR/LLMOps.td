@@ -132,13 +132,15 @@ def LLM_RMSNormOp : LLM_Op<"rms_norm", [Pure, AllTypesMatch<["input", "result"]>
     Over the last dimension (size n) of `input`:
     `r = rsqrt(mean(x^2) + eps)` in f32; `llama` style: `y = w * (x * r)`;
     `gemma` style: `y = (x * r) * (1 + w)`. `weight` is [n]. Used for layer
-    norms and for per-head QK norms (input [T, heads, head_dim]).
+    norms and for per-head QK norms (input [T, heads, head_dim]). Without a
+    weight (Llama 4's L2 QK norm, llama style only) `y = x * r`.
   }];
-  let arguments = (ins LLM_Activations:$input, LLM_FloatWeight:$weight,
+  let arguments = (ins LLM_Activations:$input,
+                       Optional<LLM_FloatWeight>:$weight,
                        F32Attr:$epsilon,
                        DefaultValuedAttr<LLM_NormStyleAttr, "NormStyle::Llama">:$style);
   let results = (outs LLM_Activations:$result);
-  let assemblyFormat = "$input `,` $weight attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = "$input (`,` $weight^)? attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 
@@ -228,6 +230,15 @@ def LLM_AttentionOp : LLM_Op<"attention", [Pure]> {
     with m the maximum of the visible scores and z_h. The weights need not
     sum to 1; the sink takes the rest. The sink is not scaled, capped or
     biased, and it is visible to every query whatever the mask.
+
+    `chunk_size` C (Llama 4's chunked attention): a query at position p
+    sees only the keys of its own chunk, s with s / C == p / C (and s <= p
+    when causal), as transformers' chunked mask.
+
+    Temperature tuning (Llama 4's NoPE layers; `temperature_floor_scale` F
+    and `temperature_scale` a, both or neither): the query at position p is
+    multiplied by `log1p(floor((p + 1) / F)) * a + 1` (f32) before the dot
+    products.
   }];
   let arguments = (ins LLM_Activations:$query, LLM_Activations:$key,
                        LLM_Activations:$value,
@@ -236,7 +247,10 @@ def LLM_AttentionOp : LLM_Op<"attention", [Pure]> {
                        DefaultValuedAttr<BoolAttr, "true">:$causal,
                        OptionalAttr<LLM_I64Attr>:$sliding_window,
                        OptionalAttr<F32Attr>:$logit_softcap,
-                       OptionalAttr<DenseF32ArrayAttr>:$alibi_slopes);
+                       OptionalAttr<DenseF32ArrayAttr>:$alibi_slopes,
+                       OptionalAttr<LLM_I64Attr>:$chunk_size,
+                       OptionalAttr<LLM_I64Attr>:$temperature_floor_scale,
+                       OptionalAttr<F32Attr>:$temperature_scale);
   let results = (outs LLM_Activations:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`sinks` $sinks^)? attr-dict `:` functional-type(operands, results)
