@@ -1148,6 +1148,33 @@ TEST_F(HostOpTest, PackReplicatesScalesAndKeepsTheRest) {
   EXPECT_EQ(out, want);
 }
 
+// (2.3) Llama 4's query temperature: q times log1p(floor((pos + 1) / F)) a
+// + 1 (the reference's attentionTemperature), then the scale.
+TEST_F(HostOpTest, PackScalesByThePositionsTemperature) {
+  std::vector<float> in = random(4, 11);
+  load({json::Object{{"op", "pack"},
+                     {"in", buf(0, 4, "f32")},
+                     {"out", buf(64, 4, "bf16")},
+                     {"blocks", 1},
+                     {"block", 4},
+                     {"in_stride", 4},
+                     {"out_stride", 4},
+                     {"scale", 0.5},
+                     {"position", "pos"},
+                     {"temperature_floor", 4},
+                     {"temperature_scale", 0.25}}});
+  writeF32(0, in);
+  for (int pos : {0, 2, 3, 11}) {
+    ASSERT_FALSE(bool(run(pos, 0)));
+    float t = pimc::ref::attentionTemperature(pos, 4, 0.25f);
+    EXPECT_EQ(t, pos < 3 ? 1.0f : std::log1p(float((pos + 1) / 4)) * 0.25f + 1);
+    std::vector<uint16_t> want;
+    for (float x : in)
+      want.push_back(pimsim::floatToBf16(0.5f * (t * x)));
+    EXPECT_EQ(readHalves(64, 4), want) << "pos " << pos;
+  }
+}
+
 TEST_F(HostOpTest, VStageFillsOneLanePerPosition) {
   const int heads = 2, hd = 3, lanes = 4;
   load({json::Object{{"op", "v_stage"},

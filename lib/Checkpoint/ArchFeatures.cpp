@@ -398,7 +398,7 @@ FeatureUse moe(const View &v) {
                       "biases, clamped SwiGLU (llm.moe)");
   if (v.is({"llama4_text"}))
     return yes(what + " of the logits, sigmoid, weight on the expert input, "
-                      "shared expert (llm.moe; PIM: not yet)");
+                      "shared expert (llm.moe; a host call on PIM targets)");
   if (v.is({"deepseek_v3"}))
     return yes(what + " of sigmoid + correction bias in " +
                show(v.number("n_group").value_or(8)) + " groups, shared " +

@@ -412,11 +412,21 @@ Error HostOps::runOp(Device &device, const HostOp &op,
     if (!outBytes)
       return outBytes.takeError();
     unsigned size = formatBytes(op.out.format);
+    // (2.3) Llama 4's temperature: q times the position's factor first, as
+    // the reference interpreter scales the query before its dot products.
+    float temperature = 1.0f;
+    if (op.partKeys > 0) {
+      if (Error e = checkParam(op.param, "pack position"))
+        return e;
+      temperature =
+          ref::attentionTemperature(param(op.param), op.partKeys, op.eps);
+    }
     for (int64_t b = 0; b < op.blocks; ++b)
       for (int64_t r = 0; r < op.replicate; ++r)
         for (int64_t e = 0; e < op.block; ++e)
           encodeElement(op.out.format,
-                        op.scale * (*in)[size_t(b * op.inStride + e)],
+                        op.scale *
+                            (temperature * (*in)[size_t(b * op.inStride + e)]),
                         outBytes->data() +
                             size_t(b * op.outStride + r * op.block + e) * size);
     return device.writeRegion(region, uint64_t(op.out.offset), *outBytes);

@@ -175,14 +175,19 @@ ArrayRef<HostFieldSpec> hostOpFields(HostOpKind kind) {
   static const HostFieldSpec gatedAct[] = {
       {"gate", F::A},  {"up", F::B, false},      {"out", F::Out},
       {"act", F::Act}, {"limit", F::Eps, false}, {"alpha", F::Scale, false}};
-  static const HostFieldSpec pack[] = {{"in", F::In},
-                                       {"out", F::Out},
-                                       {"blocks", F::Blocks, true, 1},
-                                       {"block", F::Block, true, 1},
-                                       {"in_stride", F::InStride},
-                                       {"out_stride", F::OutStride},
-                                       {"replicate", F::Replicate, false, 1},
-                                       {"scale", F::Scale, false}};
+  static const HostFieldSpec pack[] = {
+      {"in", F::In},
+      {"out", F::Out},
+      {"blocks", F::Blocks, true, 1},
+      {"block", F::Block, true, 1},
+      {"in_stride", F::InStride},
+      {"out_stride", F::OutStride},
+      {"replicate", F::Replicate, false, 1},
+      {"scale", F::Scale, false},
+      // (2.3) Llama 4's query temperature
+      {"position", F::Param, false},
+      {"temperature_floor", F::PartKeys, false},
+      {"temperature_scale", F::Eps, false}};
   static const HostFieldSpec vStage[] = {{"in", F::In},
                                          {"out", F::Out},
                                          {"heads", F::Heads, true, 1},
@@ -717,6 +722,13 @@ void OpChecker::kindRules() {
   case HostOpKind::Pack:
     if (!std::isfinite(op.scale))
       fail("'scale' must be finite");
+    // (2.3) the temperature: a position, a floor scale and a finite scale
+    // together, or none of them.
+    if ((op.param >= 0) != (op.partKeys > 0))
+      fail("'position' and 'temperature_floor' come together");
+    if (!std::isfinite(op.eps) || (op.partKeys == 0 && op.eps != 0.0f))
+      fail("'temperature_scale' must be finite, and set only with "
+           "'temperature_floor'");
     reads("in", satAdd(satMul(op.blocks - 1, op.inStride), op.block), op.in);
     if (int64_t writes = satAdd(satMul(op.blocks - 1, op.outStride),
                                 satMul(op.replicate, op.block));

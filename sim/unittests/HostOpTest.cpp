@@ -90,6 +90,9 @@ std::vector<HostOp> everyKind() {
   pk.outStride = 16;
   pk.replicate = 3;
   pk.scale = 0.125f;
+  pk.param = 0; // (2.3) Llama 4's query temperature
+  pk.partKeys = 8192;
+  pk.eps = 0.1f;
   ops.push_back(pk);
   HostOp v;
   v.kind = HostOpKind::VStage;
@@ -332,6 +335,22 @@ TEST(HostOpTest, ChecksNameTheKernelTheOpAndTheField) {
   EXPECT_EQ(problem(g), "kernel 0 (k), op 0 (gated_act): 'limit' and "
                         "'alpha' are clamped_swiglu's");
   std::vector<HostOp> all = everyKind();
+  HostOp pk = *llvm::find_if(all, [](const HostOp &o) {
+    return o.kind == HostOpKind::Pack && o.partKeys > 0;
+  });
+  pk.param = -1;
+  EXPECT_EQ(problem(pk), "kernel 0 (k), op 0 (pack): 'position' and "
+                         "'temperature_floor' come together");
+  pk.param = 0;
+  pk.partKeys = 0;
+  pk.eps = 0.0f;
+  EXPECT_EQ(problem(pk), "kernel 0 (k), op 0 (pack): 'position' and "
+                         "'temperature_floor' come together");
+  pk.param = -1;
+  pk.eps = 0.1f;
+  EXPECT_EQ(problem(pk), "kernel 0 (k), op 0 (pack): 'temperature_scale' "
+                         "must be finite, and set only with "
+                         "'temperature_floor'");
   HostOp ac = *llvm::find_if(
       all, [](const HostOp &o) { return o.kind == HostOpKind::AttnCombine; });
   ac.tensor = 1; // [8]: not one sink per head

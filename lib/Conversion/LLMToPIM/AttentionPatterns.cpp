@@ -38,20 +38,14 @@ struct CachedAttentionPattern : OpConversionPattern<llm::KVCacheAppendOp> {
     auto at = dyn_cast<llm::AttentionOp>(*read.getKey().getUsers().begin());
     if (!at || at.getKey() != read.getKey() || at.getValue() != read.getValue())
       return rewriter.notifyMatchFailure(append, "not read by one attention");
-    // Not mapped yet: dropping them would be silently wrong.
-    if (at.getChunkSize() || at.getTemperatureFloorScale())
-      return at.emitError()
-             << "PIM lowering: "
-             << (at.getChunkSize() ? "chunked attention (chunk_size)"
-                                   : "attention temperature tuning")
-             << " has no PIM lowering yet (docs/backend.md)";
     rewriter.setInsertionPoint(at);
     auto pa = AttentionOp::create(
         rewriter, at.getLoc(), at.getType(), append.getType(), at.getQuery(),
         append.getKey(), append.getValue(), append.getCache(), at.getSinks(),
         at.getScaleAttr(), rewriter.getBoolAttr(at.getCausal()),
         at.getSlidingWindowAttr(), at.getLogitSoftcapAttr(),
-        at.getAlibiSlopesAttr());
+        at.getAlibiSlopesAttr(), at.getChunkSizeAttr(),
+        at.getTemperatureFloorScaleAttr(), at.getTemperatureScaleAttr());
     copyDispatch(at, pa);
     rewriter.replaceOp(at, pa.getResult());
     rewriter.eraseOp(read);

@@ -72,6 +72,9 @@ struct PartParams {
 /// split.
 struct Geometry {
   int64_t hd, maxT, window; // window 0: none (linear cache)
+  // A chunked ring (Llama 4): the live keys are slots 0 .. pos % window,
+  // not the whole ring.
+  bool chunked = false;
   int64_t cpk, kpr, KR, nd, VR;
   std::string slot, kvLen, kbank, kgrp, krow, vrow, vcol, kvRows, vrows, vgroup;
   // Split over S parts of Tp keys (S = 1: none). Part p holds positions
@@ -244,7 +247,8 @@ private:
   /// An llm op with no lowering of its own: a `call` of its outlined
   /// function on the host (HostFallback.h).
   LogicalResult lowerHostCall(Operation *op);
-  Geometry &geometry(int64_t hd, int64_t window, int64_t S = 1);
+  Geometry &geometry(int64_t hd, int64_t window, int64_t S = 1,
+                     bool chunked = false);
   /// A decision of pim-tile recorded on `op`.
   FailureOr<int64_t> decision(Operation *op, StringRef name);
   /// Why work from `op` (the llm op `source`) runs on the PIM units.
@@ -852,20 +856,24 @@ LogicalResult Lowering::emitLibraryKernel(
   return emitKernel(op, k, args, site);
 }
 
-Geometry &Lowering::geometry(int64_t hd, int64_t window, int64_t S) {
+Geometry &Lowering::geometry(int64_t hd, int64_t window, int64_t S,
+                             bool chunked) {
   int64_t maxT = maxContext;
   int64_t ring = 0;
   if (window > 0 && window < maxContext) {
     maxT = window;
     ring = window;
   }
+  chunked = chunked && ring; // a chunk as long as the context is no ring
   for (Geometry &g : geometries)
-    if (g.hd == hd && g.maxT == maxT && g.window == ring && g.S == S)
+    if (g.hd == hd && g.maxT == maxT && g.window == ring && g.S == S &&
+        g.chunked == chunked)
       return g;
   Geometry g;
   g.hd = hd;
   g.maxT = maxT;
   g.window = ring;
+  g.chunked = chunked;
   g.cpk = hd / m.lanes;
   g.kpr = m.cols / g.cpk;
   if (S > 1) {
@@ -909,7 +917,10 @@ Geometry &Lowering::geometry(int64_t hd, int64_t window, int64_t S) {
   (void)maxPos;
   g.slot = ring ? param("slot" + sfx, 0, maxT - 1, "pos", 0, 1, ring)
                 : std::string("pos");
-  g.kvLen = param("kv_len" + sfx, 1, maxT, "pos", 1, 1, 0);
+  // A chunk's live keys are its slots so far: kv_len = pos % C + 1; a
+  // sliding window's (or the linear cache's) the last min(pos + 1, maxT).
+  g.kvLen = chunked ? param("kv_len" + sfx, 1, maxT, g.slot, 1, 1, 0)
+                    : param("kv_len" + sfx, 1, maxT, "pos", 1, 1, 0);
   g.kbank = param("kbank" + sfx, 0, m.B - 1, g.slot, 0, 1, m.B);
   g.kgrp = param("kgrp" + sfx, 0, g.kpr - 1, g.slot, 0, m.B, g.kpr);
   g.krow = param("krow" + sfx, 0, g.KR - 1, g.slot, 0, m.B * g.kpr, 0);
@@ -962,14 +973,14 @@ LogicalResult Lowering::lowerAttention(pim::AttentionOp op) {
   int64_t G = H / KVH;
   int64_t R = replicasFor(m, H, KVH);
   int64_t NC = KVH * R;
-  int64_t window = op.getSlidingWindow() ? *op.getSlidingWindow() : 0;
+  int64_t window = op.ringKeys();
   // Split attention (docs/backend.md): part p of S runs on channels
   // [p NC, (p + 1) NC) over its Tp keys; attn_combine merges the parts.
   FailureOr<int64_t> split = decision(op, kSplitAttrName);
   if (failed(split))
     return failure();
   int64_t S = *split;
-  Geometry &g = geometry(hd, window, S);
+  Geometry &g = geometry(hd, window, S, bool(op.getChunkSize()));
   if (g.liveVR * m.E > m.gbEl || 2 * m.E > m.gbBytes)
     return op.emitError() << "PIM lowering: a context of " << g.maxT
                           << " keys needs " << g.VR * m.E * 2
@@ -1013,11 +1024,24 @@ LogicalResult Lowering::lowerAttention(pim::AttentionOp op) {
           attr("clear", b.getBoolAttr(g.window == 0)), attr("replicas", R),
           attr("param", g.slot)});
   Slot qdst = qimg;
-  hostOp("pack",
-         {attr("in", buf(qin)), attr("out", buf(qdst)), attr("blocks", H),
-          attr("block", hd), attr("in_stride", hd), attr("out_stride", m.E),
-          attr("replicate", g.kpr),
-          attr("scale", b.getF64FloatAttr(op.getScale().convertToFloat()))});
+  SmallVector<NamedAttribute> qpack = {
+      attr("in", buf(qin)),
+      attr("out", buf(qdst)),
+      attr("blocks", H),
+      attr("block", hd),
+      attr("in_stride", hd),
+      attr("out_stride", m.E),
+      attr("replicate", g.kpr),
+      attr("scale", b.getF64FloatAttr(op.getScale().convertToFloat()))};
+  // Llama 4's temperature: the host scales q by the position's factor too.
+  if (std::optional<int64_t> floor = op.getTemperatureFloorScale()) {
+    qpack.push_back(attr("position", "pos"));
+    qpack.push_back(attr("temperature_floor", *floor));
+    qpack.push_back(
+        attr("temperature_scale",
+             b.getF64FloatAttr(op.getTemperatureScale()->convertToFloat())));
+  }
+  hostOp("pack", qpack);
   flush();
 
   // Stream 1: append K (one key = cpk columns of bank slot % B) and V^T
@@ -1344,8 +1368,7 @@ FailureOr<pim::ProgramOp> Lowering::run() {
       FailureOr<int64_t> S = decision(at, kSplitAttrName);
       if (failed(S))
         return failure();
-      Geometry &g =
-          geometry(hd, at.getSlidingWindow() ? *at.getSlidingWindow() : 0, *S);
+      Geometry &g = geometry(hd, at.ringKeys(), *S, bool(at.getChunkSize()));
       kvRowsPlanned += g.KR + g.nd * g.VR;
     }
   weightRow = kvRowsPlanned;

@@ -96,7 +96,7 @@ FailureOr<OpShape> Selector::shapeOf(Operation *op) {
            failure();
   auto qt = cast<ShapedType>(at.getQuery().getType());
   auto kt = cast<ShapedType>(at.getKey().getType());
-  int64_t window = at.getSlidingWindow() ? *at.getSlidingWindow() : 0;
+  int64_t window = at.ringKeys();
   int64_t maxT = window > 0 && window < maxContext ? window : maxContext;
   s.kind = "attention";
   s.streams.push_back(attentionArgs(m, qt.getDimSize(1), kt.getDimSize(1),
@@ -105,6 +105,10 @@ FailureOr<OpShape> Selector::shapeOf(Operation *op) {
   if (at.getAlibiSlopes()) // a kernel's sfm could not index the slopes
     s.onlyGenerated = "ALiBi attention needs the generated lowering (sfm "
                       "alibi= with a per-head index)";
+  if (at.getChunkSize() || at.getTemperatureFloorScale())
+    s.onlyGenerated = "chunked or temperature-tuned attention needs the "
+                      "generated lowering (kv_len from the chunk's slot, q "
+                      "scaled by the position's temperature)";
   if (at.getSinks()) // the kernels write no softmax statistics unsplit
     s.onlyGenerated = "attention with sinks needs the generated lowering (its "
                       "softmax statistics go to attn_combine, which adds the "

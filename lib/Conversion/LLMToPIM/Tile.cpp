@@ -143,7 +143,7 @@ LogicalResult Tiler::checkAlibi(pim::AttentionOp op,
                           << "': attention with ALiBi biases needs the "
                              "softmax near-memory unit's feature 'alibi' "
                              "(sfm alibi=), which it does not list";
-  if (op.getSlidingWindow())
+  if (op.ringKeys())
     return op.emitError("PIM lowering: ALiBi attention with a sliding window "
                         "is not supported (a ring cache's slots are not in "
                         "key order)");
@@ -157,7 +157,7 @@ int64_t Tiler::attentionSplit(pim::AttentionOp op, std::string &why) const {
   auto kt = cast<ShapedType>(op.getKey().getType());
   int64_t H = qt.getDimSize(1), hd = qt.getDimSize(2);
   int64_t KVH = kt.getDimSize(1);
-  int64_t window = op.getSlidingWindow() ? *op.getSlidingWindow() : 0;
+  int64_t window = op.ringKeys();
   int64_t maxT = maxContext;
   if (window > 0 && window < maxContext)
     return 1; // ring caches are not split (docs/backend.md)

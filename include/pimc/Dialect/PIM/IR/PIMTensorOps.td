@@ -126,17 +126,30 @@ def PIM_AttentionOp : PIM_Op<"attention", [Pure]> {
     llm.attention: `key` and `value` [1, nkv, hd] are written at the
     current position of `cache` (a @forward argument), then `query`
     [1, nh, hd] attends over the cache with llm.attention's `scale`,
-    `causal`, `sliding_window`, `logit_softcap` and `alibi_slopes`, and
-    its `sinks` ([nh] logits, one per query head) when it has them. Results:
-    the attention output [1, nh, hd] and the updated cache.
+    `causal`, `sliding_window`, `logit_softcap`, `alibi_slopes`,
+    `chunk_size` and the temperature tuning, and its `sinks` ([nh] logits,
+    one per query head) when it has them. Results: the attention output
+    [1, nh, hd] and the updated cache.
   }];
   let arguments = (ins AnyRankedTensor:$query, AnyRankedTensor:$key,
                    AnyRankedTensor:$value, AnyType:$cache,
                    Optional<AnyRankedTensor>:$sinks, F32Attr:$scale,
                    BoolAttr:$causal, OptionalAttr<PIM_I64>:$sliding_window,
                    OptionalAttr<F32Attr>:$logit_softcap,
-                   OptionalAttr<DenseF32ArrayAttr>:$alibi_slopes);
+                   OptionalAttr<DenseF32ArrayAttr>:$alibi_slopes,
+                   OptionalAttr<PIM_I64>:$chunk_size,
+                   OptionalAttr<PIM_I64>:$temperature_floor_scale,
+                   OptionalAttr<F32Attr>:$temperature_scale);
   let results = (outs AnyRankedTensor:$result, AnyType:$new_cache);
+  let extraClassDeclaration = [{
+    /// The slots of a ring cache: the sliding window or the chunk (0: a
+    /// linear cache over the whole context).
+    int64_t ringKeys() {
+      if (auto w = getSlidingWindow())
+        return *w;
+      return getChunkSize().value_or(0);
+    }
+  }];
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $cache (`sinks` $sinks^)? attr-dict `:`
     functional-type(operands, results)
