@@ -1084,6 +1084,9 @@ Error configureLlama4Text(const JSONFields &f, ModelConfig &cfg) {
   std::optional<std::vector<int64_t>> ropeFlags;
   PIMC_ASSIGN_OR_RETURN(ropeFlags,
                         f.integers("no_rope_layers", IntRange{0, 1}));
+  // transformers takes an empty (or null) list as the default pattern.
+  if (ropeFlags && ropeFlags->empty())
+    ropeFlags.reset();
   if (ropeFlags && int64_t(ropeFlags->size()) != cfg.numLayers)
     return f.fieldError("no_rope_layers",
                         formatv("has {0} entries but num_hidden_layers is {1}",
@@ -1096,9 +1099,8 @@ Error configureLlama4Text(const JSONFields &f, ModelConfig &cfg) {
         f.integerOr("attention_chunk_size", 8192, IntRange{1}));
   cfg.layers.resize(cfg.numLayers);
   for (auto [i, layer] : llvm::enumerate(cfg.layers)) {
-    layer.rope = ropeFlags && !ropeFlags->empty()
-                     ? (*ropeFlags)[i] != 0
-                     : (int64_t(i) + 1) % interval != 0;
+    layer.rope =
+        ropeFlags ? (*ropeFlags)[i] != 0 : (int64_t(i) + 1) % interval != 0;
     layer.chunked = cfg.attentionChunkSize && layer.rope;
   }
   PIMC_ASSIGN_OR_RETURN(cfg.l2QkNorm, f.booleanOr("use_qk_norm", true));

@@ -1796,3 +1796,89 @@ TEST(HFConfigTest, ReadsFileOrDirectory) {
 }
 
 } // namespace
+
+namespace {
+const char *llama4Small = R"({"model_type": "llama4_text", "hidden_size": 64,
+  "intermediate_size": 32, "intermediate_size_mlp": 128,
+  "num_hidden_layers": 8, "num_attention_heads": 4,
+  "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 100})";
+const char *deepseekV3Small = R"({"model_type": "deepseek_v3",
+  "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 4,
+  "num_attention_heads": 4, "num_key_value_heads": 128, "vocab_size": 100,
+  "n_routed_experts": 16, "n_group": 4, "topk_group": 2,
+  "num_experts_per_tok": 4, "first_k_dense_replace": 1, "q_lora_rank": null,
+  "kv_lora_rank": 16, "qk_rope_head_dim": 8, "qk_nope_head_dim": 8,
+  "v_head_dim": 12, "moe_intermediate_size": 24})";
+} // namespace
+
+// Llama4TextConfig's defaults: NoPE every 4th layer, chunks of 8192 on the
+// RoPE layers, the QK norm and the temperature on, MoE on every layer
+// (16 experts, top-1) of width intermediate_size, the dense width
+// intermediate_size_mlp; an empty no_rope_layers is the default pattern.
+TEST(HFConfigTest, Llama4TextDefaults) {
+  for (const char *patch : {"{}", R"({"no_rope_layers": []})"}) {
+    ModelConfig c = parseOk(patched(llama4Small, patch));
+    ASSERT_EQ(c.layers.size(), 8u);
+    for (int64_t i = 0; i < 8; ++i) {
+      bool nope = (i + 1) % 4 == 0;
+      EXPECT_EQ(c.layers[i].rope, !nope) << i;
+      EXPECT_EQ(c.layers[i].chunked, !nope) << i;
+    }
+    EXPECT_EQ(c.attentionChunkSize, 8192);
+    EXPECT_TRUE(c.l2QkNorm);
+    ASSERT_TRUE(c.temperatureTuning);
+    EXPECT_EQ(c.temperatureTuning->floorScale, 8192);
+    EXPECT_DOUBLE_EQ(c.temperatureTuning->scale, 0.1);
+    EXPECT_TRUE(c.rope.interleaved);
+    EXPECT_EQ(c.intermediateSize, 128);
+    ASSERT_TRUE(c.moe);
+    EXPECT_EQ(c.moe->intermediateSize, 32);
+    EXPECT_EQ(c.moe->sharedIntermediateSize, 32);
+    EXPECT_EQ(c.moe->numExperts, 16);
+    EXPECT_EQ(c.moe->topK, 1);
+    EXPECT_TRUE(c.moe->weightOnInput && c.moe->sigmoidScores &&
+                c.moe->topkThenScore && c.moe->fusedConcatenated);
+    EXPECT_EQ(c.moe->sparse, std::vector<bool>(8, true));
+  }
+  // Null chunks (an explicit null: patched() would drop the key), no
+  // tuning, MoE every other layer.
+  std::string nullChunks =
+      R"({"attention_chunk_size": null, )" +
+      patched(llama4Small, R"({"attn_temperature_tuning": false,
+          "interleave_moe_layer_step": 2})")
+          .substr(1);
+  ModelConfig d = parseOk(nullChunks);
+  EXPECT_FALSE(d.attentionChunkSize);
+  EXPECT_FALSE(d.layers[0].chunked);
+  EXPECT_FALSE(d.temperatureTuning);
+  EXPECT_EQ(d.moe->sparse, std::vector<bool>({false, true, false, true, false,
+                                              true, false, true}));
+}
+
+// DeepSeek-V3: MLA's geometry (head_dim is the rotary part; the KV heads,
+// left at transformers' default of 128, have no effect), the grouped,
+// bias-corrected routing, the first layer dense.
+TEST(HFConfigTest, DeepSeekV3) {
+  ModelConfig c = parseOk(deepseekV3Small);
+  ASSERT_TRUE(c.mla);
+  EXPECT_EQ(c.mla->qLoraRank, 0); // null: one q_proj
+  EXPECT_EQ(c.mla->kvLoraRank, 16);
+  EXPECT_EQ(c.mla->valueDim, 12);
+  EXPECT_TRUE(c.mla->ropeInterleaved);
+  EXPECT_EQ(c.headDim, 8);
+  EXPECT_EQ(c.numKvHeads, 4);
+  ASSERT_TRUE(c.moe);
+  EXPECT_TRUE(c.moe->sigmoidScores && c.moe->correctionBias &&
+              c.moe->renormalize);
+  EXPECT_EQ(c.moe->nGroup, 4);
+  EXPECT_EQ(c.moe->topkGroup, 2);
+  EXPECT_EQ(c.moe->groupScoreTopk, 2);
+  EXPECT_DOUBLE_EQ(c.moe->renormalizeEpsilon, 1e-20);
+  EXPECT_DOUBLE_EQ(c.moe->routedScalingFactor, 2.5);
+  EXPECT_EQ(c.moe->sharedIntermediateSize, 24);
+  EXPECT_EQ(c.moe->sparse, std::vector<bool>({false, true, true, true}));
+  EXPECT_CONTAINS(semanticConfigJSON(c), "\"mla\":{");
+  EXPECT_CONTAINS(errorOf(patched(deepseekV3Small, R"({"head_dim": 16})")),
+                  "head_dim: is 16 but MLA's rotary head dim "
+                  "(qk_rope_head_dim) is 8");
+}
