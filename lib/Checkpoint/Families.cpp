@@ -257,6 +257,31 @@ Error configureGranite(const JSONFields &f, ModelConfig &cfg) {
   return Error::success();
 }
 
+/// NoPE layers (SmolLM3, Llama 4): no_rope_layers[i] == 0 skips RoPE on
+/// layer i (its keys are cached unrotated); without the list (or with an
+/// empty one) every no_rope_layer_interval-th layer is NoPE. transformers
+/// reads the first num_hidden_layers entries of a longer list. Sets
+/// cfg.layers (one entry per layer).
+Error readNoPELayers(const JSONFields &f, ModelConfig &cfg) {
+  int64_t interval = 4;
+  PIMC_ASSIGN_OR_RETURN(interval,
+                        f.integerOr("no_rope_layer_interval", 4, IntRange{1}));
+  std::optional<std::vector<int64_t>> ropeFlags;
+  PIMC_ASSIGN_OR_RETURN(ropeFlags,
+                        f.integers("no_rope_layers", IntRange{0, 1}));
+  if (ropeFlags && ropeFlags->empty())
+    ropeFlags.reset();
+  if (ropeFlags && int64_t(ropeFlags->size()) < cfg.numLayers)
+    return f.fieldError("no_rope_layers",
+                        formatv("has {0} entries but num_hidden_layers is {1}",
+                                ropeFlags->size(), cfg.numLayers));
+  cfg.layers.resize(cfg.numLayers);
+  for (auto [i, layer] : llvm::enumerate(cfg.layers))
+    layer.rope =
+        ropeFlags ? (*ropeFlags)[i] != 0 : (int64_t(i) + 1) % interval != 0;
+  return Error::success();
+}
+
 /// SmolLM3 (spec 2.19): Llama with NoPE layers. no_rope_layers[i] == 0
 /// skips RoPE on layer i (its keys are cached unrotated); without the list,
 /// every no_rope_layer_interval-th layer is NoPE. With use_sliding_window,
@@ -266,28 +291,15 @@ Error configureSmolLM3(const JSONFields &f, ModelConfig &cfg) {
     return e;
   if (Error e = readMlpBias(f, cfg))
     return e;
-  int64_t interval = 4;
-  PIMC_ASSIGN_OR_RETURN(interval,
-                        f.integerOr("no_rope_layer_interval", 4, IntRange{1}));
-  std::optional<std::vector<int64_t>> ropeFlags;
-  PIMC_ASSIGN_OR_RETURN(ropeFlags,
-                        f.integers("no_rope_layers", IntRange{0, 1}));
-  // transformers reads the first num_hidden_layers entries of a longer list.
-  if (ropeFlags && int64_t(ropeFlags->size()) < cfg.numLayers)
-    return f.fieldError("no_rope_layers",
-                        formatv("has {0} entries but num_hidden_layers is {1}",
-                                ropeFlags->size(), cfg.numLayers));
   bool useWindow = false;
   PIMC_ASSIGN_OR_RETURN(useWindow, f.booleanOr("use_sliding_window", false));
   if (useWindow)
     PIMC_ASSIGN_OR_RETURN(cfg.slidingWindow,
                           f.integer("sliding_window", IntRange{1}));
-  cfg.layers.resize(cfg.numLayers);
-  for (auto [i, layer] : llvm::enumerate(cfg.layers)) {
-    layer.rope =
-        ropeFlags ? (*ropeFlags)[i] != 0 : (int64_t(i) + 1) % interval != 0;
+  if (Error e = readNoPELayers(f, cfg))
+    return e;
+  for (LayerAttention &layer : cfg.layers)
     layer.sliding = cfg.slidingWindow && !layer.rope;
-  }
   return Error::success();
 }
 
@@ -1078,31 +1090,16 @@ Error configureLlama4Text(const JSONFields &f, ModelConfig &cfg) {
     return e;
   cfg.names.mlp = "feed_forward";
   cfg.rope.interleaved = true;
-  int64_t interval = 4;
-  PIMC_ASSIGN_OR_RETURN(interval,
-                        f.integerOr("no_rope_layer_interval", 4, IntRange{1}));
-  std::optional<std::vector<int64_t>> ropeFlags;
-  PIMC_ASSIGN_OR_RETURN(ropeFlags,
-                        f.integers("no_rope_layers", IntRange{0, 1}));
-  // transformers takes an empty (or null) list as the default pattern.
-  if (ropeFlags && ropeFlags->empty())
-    ropeFlags.reset();
-  if (ropeFlags && int64_t(ropeFlags->size()) != cfg.numLayers)
-    return f.fieldError("no_rope_layers",
-                        formatv("has {0} entries but num_hidden_layers is {1}",
-                                ropeFlags->size(), cfg.numLayers));
+  if (Error e = readNoPELayers(f, cfg))
+    return e;
   bool nullChunk = llvm::is_contained(f.keys(), "attention_chunk_size") &&
                    !f.value("attention_chunk_size");
   if (!nullChunk)
     PIMC_ASSIGN_OR_RETURN(
         cfg.attentionChunkSize,
         f.integerOr("attention_chunk_size", 8192, IntRange{1}));
-  cfg.layers.resize(cfg.numLayers);
-  for (auto [i, layer] : llvm::enumerate(cfg.layers)) {
-    layer.rope =
-        ropeFlags ? (*ropeFlags)[i] != 0 : (int64_t(i) + 1) % interval != 0;
+  for (LayerAttention &layer : cfg.layers)
     layer.chunked = cfg.attentionChunkSize && layer.rope;
-  }
   PIMC_ASSIGN_OR_RETURN(cfg.l2QkNorm, f.booleanOr("use_qk_norm", true));
   bool tuning = true;
   PIMC_ASSIGN_OR_RETURN(tuning, f.booleanOr("attn_temperature_tuning", true));
