@@ -935,10 +935,8 @@ Error readDeepSeekMoE(const JSONFields &f, ModelConfig &cfg, MoEConfig &moe,
   if (Expected<std::optional<int64_t>> v = f.integer("ep_size", IntRange{1});
       !v)
     return v.takeError();
-  for (StringRef k : {"aux_loss_alpha"}) {
-    std::optional<double> v;
-    PIMC_ASSIGN_OR_RETURN(v, f.number(k));
-  }
+  if (Expected<std::optional<double>> v = f.number("aux_loss_alpha"); !v)
+    return v.takeError();
   if (Expected<std::optional<bool>> v = f.boolean("seq_aux"); !v)
     return v.takeError();
   moe.sparse.assign(cfg.numLayers, false);

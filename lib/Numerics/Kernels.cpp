@@ -849,6 +849,8 @@ void attention(const float *q, const float *k, const float *v, int64_t T,
   auto head = [&](size_t hIdx) {
     const int64_t h = int64_t(hIdx), g = h / rep;
     std::vector<float> scores(static_cast<size_t>(std::max<int64_t>(S, 1)));
+    // The temperature-tuned query (Llama 4), reused across positions.
+    std::vector<float> tuned(p.temperatureFloorScale > 0 ? size_t(hd) : 0);
     for (int64_t t = 0; t < T; ++t) {
       const int64_t pos = S - T + t;
       // Visible keys are [lo, hi); everything else gets exactly zero weight.
@@ -861,13 +863,11 @@ void attention(const float *q, const float *k, const float *v, int64_t T,
         hi = std::min(hi, (pos / p.chunkSize + 1) * p.chunkSize);
       }
       const float *qv = q + (t * nh + h) * hd;
-      std::vector<float> tuned;
       if (p.temperatureFloorScale > 0) {
         float f = attentionTemperature(pos, p.temperatureFloorScale,
                                        p.temperatureScale);
-        tuned.assign(qv, qv + hd);
-        for (float &x : tuned)
-          x *= f;
+        for (int64_t d = 0; d < hd; ++d)
+          tuned[size_t(d)] = qv[d] * f;
         qv = tuned.data();
       }
       float *o = out + (t * nh + h) * hdv;

@@ -1130,20 +1130,24 @@ const char *kCacheAlias =
     "!cache = !llm.kv_cache<max_length = 4, kv_heads = 1, head_dim = 2, "
     "element_type = f32>\n";
 
+/// %k and %v [T, 1, 2]: the tokens' rows of the weights "k" and "v".
+const char *kTokenKeysAndValues =
+    "  %wk = llm.weight \"k\" : tensor<5x2xf32>\n"
+    "  %wv = llm.weight \"v\" : tensor<5x2xf32>\n"
+    "  %k0 = llm.embedding %wk, %tokens : (tensor<5x2xf32>, "
+    "tensor<?xi64>) -> tensor<?x2xf32>\n"
+    "  %k = llm.reshape %k0 : tensor<?x2xf32> -> tensor<?x1x2xf32>\n"
+    "  %v0 = llm.embedding %wv, %tokens : (tensor<5x2xf32>, "
+    "tensor<?xi64>) -> tensor<?x2xf32>\n"
+    "  %v = llm.reshape %v0 : tensor<?x2xf32> -> tensor<?x1x2xf32>\n";
+
 /// Appends k/v of the tokens at %offset and returns the whole cache read
 /// back as [offset + T, 1, 4] = (key, value) per position.
 std::string cacheModule() {
   return std::string(kCacheAlias) +
          "func.func @forward(%tokens: tensor<?xi64>, %offset: index, "
-         "%cache: !cache) -> (tensor<?x1x4xf32>, !cache) {\n"
-         "  %wk = llm.weight \"k\" : tensor<5x2xf32>\n"
-         "  %wv = llm.weight \"v\" : tensor<5x2xf32>\n"
-         "  %k0 = llm.embedding %wk, %tokens : (tensor<5x2xf32>, "
-         "tensor<?xi64>) -> tensor<?x2xf32>\n"
-         "  %k = llm.reshape %k0 : tensor<?x2xf32> -> tensor<?x1x2xf32>\n"
-         "  %v0 = llm.embedding %wv, %tokens : (tensor<5x2xf32>, "
-         "tensor<?xi64>) -> tensor<?x2xf32>\n"
-         "  %v = llm.reshape %v0 : tensor<?x2xf32> -> tensor<?x1x2xf32>\n"
+         "%cache: !cache) -> (tensor<?x1x4xf32>, !cache) {\n" +
+         kTokenKeysAndValues +
          "  %c1 = llm.kv_cache_append %cache, %k, %v, %offset : !cache, "
          "tensor<?x1x2xf32>, tensor<?x1x2xf32>\n"
          "  %c0 = arith.constant 0 : index\n"
@@ -1250,18 +1254,8 @@ std::string latentCacheModule(bool prefix) {
   std::string src = prefix ? "%k" : "%v";
   return "func.func @forward(%tokens: tensor<?xi64>, %offset: index, "
          "%cache: " +
-         cache + ") -> (tensor<?x1x3xf32>, " + cache +
-         ") {\n"
-         "  %wk = llm.weight \"k\" : tensor<5x2xf32>\n"
-         "  %wv = llm.weight \"v\" : tensor<5x2xf32>\n"
-         "  %k0 = llm.embedding %wk, %tokens : (tensor<5x2xf32>, "
-         "tensor<?xi64>) -> tensor<?x2xf32>\n"
-         "  %k = llm.reshape %k0 : tensor<?x2xf32> -> tensor<?x1x2xf32>\n"
-         "  %v0 = llm.embedding %wv, %tokens : (tensor<5x2xf32>, "
-         "tensor<?xi64>) -> tensor<?x2xf32>\n"
-         "  %v = llm.reshape %v0 : tensor<?x2xf32> -> tensor<?x1x2xf32>\n"
-         "  %p = llm.slice " +
-         src +
+         cache + ") -> (tensor<?x1x3xf32>, " + cache + ") {\n" +
+         kTokenKeysAndValues + "  %p = llm.slice " + src +
          " {axis = 2, start = 0, size = 1} : "
          "tensor<?x1x2xf32> -> tensor<?x1x1xf32>\n"
          "  %c1 = llm.kv_cache_append %cache, %k, %p, %offset : " +
