@@ -2,9 +2,10 @@
 //------===//
 //
 // The input is a tensor name as a program or an importer hands it to
-// WeightStore::lookup: a stored tensor with index, row-range, strided-row
-// and transpose suffixes ("t[1]^T[0:6:2]"). The store holds a few small
-// tensors of every rank the grammar meets. Every view the store resolves is
+// WeightStore::lookup: a stored tensor with index, row-range, strided-row,
+// transpose and block-row suffixes ("t[1]^T[0:6:2]", "t{B:a:b}",
+// "t<B:a:b>"). The store holds a few small tensors of every rank the grammar
+// meets. Every view the store resolves is
 // touched at both ends, its size is checked against the tensor it derives
 // from, and a fresh store per input bounds what the cache may hold.
 //

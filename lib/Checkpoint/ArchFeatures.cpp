@@ -409,16 +409,24 @@ FeatureUse moe(const View &v) {
                     ? ", group-limited"
                     : "") +
                ", shared experts (llm.moe; PIM: not yet)");
-  if (!v.is({"mixtral", "qwen2_moe", "qwen3_moe"}))
+  if (v.is({"granitemoehybrid"}))
+    return yes(what + " of the logits, softmax over them, shared MLP "
+                      "(llm.moe)");
+  if (v.is({"jamba"}))
+    return yes(what + ", every " +
+               show(v.number("expert_layer_period").value_or(2)) +
+               " layers, not renormalised (llm.moe)");
+  if (!v.is({"mixtral", "qwen2_moe", "qwen3_moe", "qwen3_next"}))
     return lacks(what, "routing of " + (v.type.empty() ? "?" : v.type.str()) +
                            ": the HF importer builds llm.moe for mixtral, "
-                           "qwen2_moe, qwen3_moe, gpt_oss, deepseek_v2/v3 and "
-                           "llama4_text only (issue 15)");
+                           "qwen2_moe, qwen3_moe, qwen3_next, gpt_oss, "
+                           "deepseek_v2/v3, llama4_text, granitemoehybrid "
+                           "and jamba only");
   if (v.is({"mixtral"}) || v.flag("norm_topk_prob"))
     what += " renormalised";
-  if (v.is({"qwen2_moe"}))
+  if (v.is({"qwen2_moe", "qwen3_next"}))
     what += ", gated shared expert";
-  if (v.is({"qwen2_moe", "qwen3_moe"}) &&
+  if (v.is({"qwen2_moe", "qwen3_moe", "qwen3_next"}) &&
       (v.number("decoder_sparse_step").value_or(1) != 1 ||
        (v.get("mlp_only_layers") && v.get("mlp_only_layers")->getAsArray() &&
         !v.get("mlp_only_layers")->getAsArray()->empty())))
@@ -426,14 +434,30 @@ FeatureUse moe(const View &v) {
   return yes(what + " (llm.moe)");
 }
 
+/// The recurrent mixers the HF importer builds (llm.causal_conv1d,
+/// llm.ssm_scan, llm.gated_delta_rule; host calls on PIM targets).
 FeatureUse recurrent(const View &v) {
-  if (v.get("linear_num_value_heads"))
-    return lacks("gated DeltaNet", "recurrent layers (issue 15)");
+  constexpr StringLiteral onPim = " (PIM: projections on the units, the "
+                                  "recurrence a host call)";
+  if (v.get("linear_num_value_heads")) {
+    if (v.is({"qwen3_next"}))
+      return yes(std::string("gated DeltaNet") + onPim.str());
+    return lacks("gated DeltaNet", "the importer builds it for qwen3_next");
+  }
+  bool mamba = false;
   for (StringRef k : {"mamba_d_state", "mamba_n_heads", "ssm_state_size",
                       "attn_layer_period"})
-    if (v.get(k))
-      return lacks("Mamba", "recurrent layers (issue 15)");
-  return na();
+    mamba |= v.get(k) != nullptr;
+  if (!mamba)
+    return na();
+  if (v.is({"jamba"}))
+    return yes(std::string("Mamba-1") + onPim.str());
+  if (v.is({"falcon_h1"}))
+    return yes(std::string("Mamba-2 beside attention") + onPim.str());
+  if (v.is({"granitemoehybrid"}))
+    return yes(std::string("Mamba-2") + onPim.str());
+  return lacks("Mamba", "the importer builds it for falcon_h1, "
+                        "granitemoehybrid and jamba");
 }
 
 FeatureUse quant(const View &v) {

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "pimc/Checkpoint/Families.h"
+#include "FamilyHooks.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -17,9 +18,15 @@ using namespace llvm;
 
 namespace pimc::ckpt {
 
+using namespace detail;
+
 namespace {
 
 std::string show(const json::Value &v) { return formatv("{0}", v).str(); }
+
+} // namespace
+
+namespace detail {
 
 /// `attention_bias`: a bias on all four attention projections.
 Error readAttentionBias(const JSONFields &f, ModelConfig &cfg) {
@@ -44,6 +51,14 @@ Error noWindow(const JSONFields &f, const ModelConfig &cfg) {
   return Error::success();
 }
 
+Error configureLlama(const JSONFields &f, ModelConfig &cfg) {
+  if (Error e = readAttentionBias(f, cfg))
+    return e;
+  if (Error e = readMlpBias(f, cfg))
+    return e;
+  return noWindow(f, cfg);
+}
+
 /// Qwen applies sliding_window (and max_window_layers) only when
 /// use_sliding_window is set.
 Error readQwenWindow(const JSONFields &f) {
@@ -56,13 +71,118 @@ Error readQwenWindow(const JSONFields &f) {
   return Error::success();
 }
 
-Error configureLlama(const JSONFields &f, ModelConfig &cfg) {
+Error configureQwen3(const JSONFields &f, ModelConfig &cfg) {
   if (Error e = readAttentionBias(f, cfg))
     return e;
-  if (Error e = readMlpBias(f, cfg))
-    return e;
-  return noWindow(f, cfg);
+  cfg.qkNorm = true;
+  return readQwenWindow(f);
 }
+
+/// A number that must be positive; `dflt` when absent.
+Expected<double> positiveOr(const JSONFields &f, StringRef key, double dflt) {
+  Expected<double> v = f.numberOr(key, dflt);
+  if (v && *v <= 0)
+    return f.fieldError(key, formatv("must be positive, got {0}", *v));
+  return v;
+}
+
+/// Granite 3 (spec 2.18): Llama with muP multipliers. Each multiplier that
+/// is 1 (the default) is left out of the model rather than applied.
+Error configureGranite(const JSONFields &f, ModelConfig &cfg) {
+  if (Error e = configureLlama(f, cfg))
+    return e;
+  auto positive = [&](StringRef key) { return positiveOr(f, key, 1.0); };
+  auto unlessOne = [](double v) {
+    return v == 1.0 ? std::nullopt : std::optional<double>(v);
+  };
+  double embedding = 1, residual = 1, logitsScaling = 1;
+  PIMC_ASSIGN_OR_RETURN(embedding, positive("embedding_multiplier"));
+  PIMC_ASSIGN_OR_RETURN(residual, positive("residual_multiplier"));
+  PIMC_ASSIGN_OR_RETURN(logitsScaling, positive("logits_scaling"));
+  cfg.embeddingScale = unlessOne(embedding);
+  cfg.residualMultiplier = unlessOne(residual);
+  cfg.logitScale = unlessOne(1.0 / logitsScaling); // logits / logits_scaling
+  // The softmax scale replaces head_dim^-0.5, also when it is 1.
+  PIMC_ASSIGN_OR_RETURN(cfg.attentionScale, positive("attention_multiplier"));
+  return Error::success();
+}
+
+/// The routing keys every MoE family shares: the number of routed experts
+/// under `key` (transformers also maps `alias` onto it; a config with both
+/// must agree), num_experts_per_tok, and the training-only keys, each
+/// type-checked and without effect: output_router_logits (adds the router
+/// logits to the output), router_aux_loss_coef (the load-balancing loss),
+/// router_jitter_noise (noise on the router input, applied only in
+/// training mode).
+Error readRouting(const JSONFields &f, MoEConfig &moe, StringRef key,
+                  StringRef alias, int64_t defaultExperts, int64_t minExperts,
+                  int64_t defaultTopK) {
+  StringRef used = key;
+  if (!alias.empty() && f.value(alias)) {
+    if (f.value(key) && *f.value(key) != *f.value(alias))
+      return f.fieldError(alias, "is " + show(*f.value(alias)) + " but " + key +
+                                     " is " + show(*f.value(key)) +
+                                     " (the same field in transformers)");
+    used = alias;
+  }
+  PIMC_ASSIGN_OR_RETURN(
+      moe.numExperts,
+      f.integerOr(used, defaultExperts, IntRange{minExperts, kMaxExperts}));
+  PIMC_ASSIGN_OR_RETURN(moe.topK,
+                        f.integerOr("num_experts_per_tok", defaultTopK,
+                                    IntRange{1, kMaxExperts}));
+  if (moe.numExperts > 0 && moe.topK > moe.numExperts)
+    return f.fieldError("num_experts_per_tok",
+                        formatv("selects {0} experts but there are only {1} "
+                                "({2})",
+                                moe.topK, moe.numExperts, used));
+  if (Expected<std::optional<bool>> v = f.boolean("output_router_logits"); !v)
+    return v.takeError();
+  for (StringRef k : {"router_aux_loss_coef", "router_jitter_noise"}) {
+    std::optional<double> v;
+    PIMC_ASSIGN_OR_RETURN(v, f.number(k));
+    if (v && *v < 0)
+      return f.fieldError(k, formatv("must be non-negative, got {0}", *v));
+  }
+  return Error::success();
+}
+
+/// What Qwen2-MoE and Qwen3-MoE share (spec 2.7, 4.1): num_experts routed
+/// experts of width moe_intermediate_size, the top num_experts_per_tok
+/// renormalised when norm_topk_prob; layer i is sparse when
+/// (i + 1) % decoder_sparse_step == 0 and i is not in mlp_only_layers (and
+/// there are experts), else it has the dense MLP of intermediate_size.
+Error readQwenMoE(const JSONFields &f, ModelConfig &cfg, StringRef alias,
+                  int64_t defaultExperts, int64_t defaultTopK,
+                  int64_t defaultWidth, MoEConfig &moe) {
+  if (Error e = readRouting(f, moe, "num_experts", alias, defaultExperts,
+                            /*minExperts=*/0, defaultTopK))
+    return e;
+  PIMC_ASSIGN_OR_RETURN(moe.intermediateSize,
+                        f.integerOr("moe_intermediate_size", defaultWidth,
+                                    IntRange{1, int64_t(1) << 20}));
+  PIMC_ASSIGN_OR_RETURN(moe.renormalize, f.booleanOr("norm_topk_prob", false));
+  int64_t step = 1;
+  PIMC_ASSIGN_OR_RETURN(step,
+                        f.integerOr("decoder_sparse_step", 1, IntRange{1}));
+  std::optional<std::vector<int64_t>> dense;
+  PIMC_ASSIGN_OR_RETURN(dense, f.integers("mlp_only_layers", IntRange{0}));
+  for (int64_t i : dense.value_or(std::vector<int64_t>()))
+    if (i >= cfg.numLayers)
+      return f.fieldError("mlp_only_layers",
+                          formatv("lists layer {0} but num_hidden_layers is "
+                                  "{1}",
+                                  i, cfg.numLayers));
+  moe.sparse.assign(cfg.numLayers, false);
+  for (int64_t i = 0; i < cfg.numLayers; ++i)
+    moe.sparse[i] = moe.numExperts > 0 && (i + 1) % step == 0 &&
+                    !(dense && llvm::is_contained(*dense, i));
+  return Error::success();
+}
+
+} // namespace detail
+
+namespace {
 
 Error configureMistral(const JSONFields &f, ModelConfig &cfg) {
   if (Error e = readAttentionBias(f, cfg))
@@ -86,21 +206,6 @@ Error configureQwen2(const JSONFields &f, ModelConfig &cfg) {
   if (mrope)
     return f.fieldError("use_mrope", "multimodal RoPE is not supported");
   return Error::success();
-}
-
-Error configureQwen3(const JSONFields &f, ModelConfig &cfg) {
-  if (Error e = readAttentionBias(f, cfg))
-    return e;
-  cfg.qkNorm = true;
-  return readQwenWindow(f);
-}
-
-/// A number that must be positive; `dflt` when absent.
-Expected<double> positiveOr(const JSONFields &f, StringRef key, double dflt) {
-  Expected<double> v = f.numberOr(key, dflt);
-  if (v && *v <= 0)
-    return f.fieldError(key, formatv("must be positive, got {0}", *v));
-  return v;
 }
 
 /// Sliding layers by a pattern (gemma2, gemma3, cohere2): every layer
@@ -233,27 +338,6 @@ Error configureGemma3(const JSONFields &f, ModelConfig &cfg) {
   PIMC_ASSIGN_OR_RETURN(local.theta,
                         positiveOr(f, "rope_local_base_freq", 1e4));
   cfg.slidingRope = local;
-  return Error::success();
-}
-
-/// Granite 3 (spec 2.18): Llama with muP multipliers. Each multiplier that
-/// is 1 (the default) is left out of the model rather than applied.
-Error configureGranite(const JSONFields &f, ModelConfig &cfg) {
-  if (Error e = configureLlama(f, cfg))
-    return e;
-  auto positive = [&](StringRef key) { return positiveOr(f, key, 1.0); };
-  auto unlessOne = [](double v) {
-    return v == 1.0 ? std::nullopt : std::optional<double>(v);
-  };
-  double embedding = 1, residual = 1, logitsScaling = 1;
-  PIMC_ASSIGN_OR_RETURN(embedding, positive("embedding_multiplier"));
-  PIMC_ASSIGN_OR_RETURN(residual, positive("residual_multiplier"));
-  PIMC_ASSIGN_OR_RETURN(logitsScaling, positive("logits_scaling"));
-  cfg.embeddingScale = unlessOne(embedding);
-  cfg.residualMultiplier = unlessOne(residual);
-  cfg.logitScale = unlessOne(1.0 / logitsScaling); // logits / logits_scaling
-  // The softmax scale replaces head_dim^-0.5, also when it is 1.
-  PIMC_ASSIGN_OR_RETURN(cfg.attentionScale, positive("attention_multiplier"));
   return Error::success();
 }
 
@@ -652,50 +736,6 @@ Error configureGpt2(const JSONFields &f, ModelConfig &cfg) {
   return Error::success();
 }
 
-/// Largest expert count pimc reads (far above any released model: 256 for
-/// DeepSeek-V3), so that the importer's loops over experts stay bounded.
-constexpr int64_t kMaxExperts = int64_t(1) << 14;
-
-/// The routing keys every MoE family shares: the number of routed experts
-/// under `key` (transformers also maps `alias` onto it; a config with both
-/// must agree), num_experts_per_tok, and the training-only keys, each
-/// type-checked and without effect: output_router_logits (adds the router
-/// logits to the output), router_aux_loss_coef (the load-balancing loss),
-/// router_jitter_noise (noise on the router input, applied only in
-/// training mode).
-Error readRouting(const JSONFields &f, MoEConfig &moe, StringRef key,
-                  StringRef alias, int64_t defaultExperts, int64_t minExperts,
-                  int64_t defaultTopK) {
-  StringRef used = key;
-  if (!alias.empty() && f.value(alias)) {
-    if (f.value(key) && *f.value(key) != *f.value(alias))
-      return f.fieldError(alias, "is " + show(*f.value(alias)) + " but " + key +
-                                     " is " + show(*f.value(key)) +
-                                     " (the same field in transformers)");
-    used = alias;
-  }
-  PIMC_ASSIGN_OR_RETURN(
-      moe.numExperts,
-      f.integerOr(used, defaultExperts, IntRange{minExperts, kMaxExperts}));
-  PIMC_ASSIGN_OR_RETURN(moe.topK,
-                        f.integerOr("num_experts_per_tok", defaultTopK,
-                                    IntRange{1, kMaxExperts}));
-  if (moe.numExperts > 0 && moe.topK > moe.numExperts)
-    return f.fieldError("num_experts_per_tok",
-                        formatv("selects {0} experts but there are only {1} "
-                                "({2})",
-                                moe.topK, moe.numExperts, used));
-  if (Expected<std::optional<bool>> v = f.boolean("output_router_logits"); !v)
-    return v.takeError();
-  for (StringRef k : {"router_aux_loss_coef", "router_jitter_noise"}) {
-    std::optional<double> v;
-    PIMC_ASSIGN_OR_RETURN(v, f.number(k));
-    if (v && *v < 0)
-      return f.fieldError(k, formatv("must be non-negative, got {0}", *v));
-  }
-  return Error::success();
-}
-
 /// Mixtral (spec 2.5): Mistral's attention (a window on every layer when
 /// sliding_window is set, no biases) and a sparse MoE block on every layer:
 /// softmax over num_local_experts, the top num_experts_per_tok experts
@@ -717,39 +757,6 @@ Error configureMixtral(const JSONFields &f, ModelConfig &cfg) {
   moe.down = "w2";
   moe.sparse.assign(cfg.numLayers, true);
   cfg.moe = std::move(moe);
-  return Error::success();
-}
-
-/// What Qwen2-MoE and Qwen3-MoE share (spec 2.7, 4.1): num_experts routed
-/// experts of width moe_intermediate_size, the top num_experts_per_tok
-/// renormalised when norm_topk_prob; layer i is sparse when
-/// (i + 1) % decoder_sparse_step == 0 and i is not in mlp_only_layers (and
-/// there are experts), else it has the dense MLP of intermediate_size.
-Error readQwenMoE(const JSONFields &f, ModelConfig &cfg, StringRef alias,
-                  int64_t defaultExperts, int64_t defaultTopK,
-                  int64_t defaultWidth, MoEConfig &moe) {
-  if (Error e = readRouting(f, moe, "num_experts", alias, defaultExperts,
-                            /*minExperts=*/0, defaultTopK))
-    return e;
-  PIMC_ASSIGN_OR_RETURN(moe.intermediateSize,
-                        f.integerOr("moe_intermediate_size", defaultWidth,
-                                    IntRange{1, int64_t(1) << 20}));
-  PIMC_ASSIGN_OR_RETURN(moe.renormalize, f.booleanOr("norm_topk_prob", false));
-  int64_t step = 1;
-  PIMC_ASSIGN_OR_RETURN(step,
-                        f.integerOr("decoder_sparse_step", 1, IntRange{1}));
-  std::optional<std::vector<int64_t>> dense;
-  PIMC_ASSIGN_OR_RETURN(dense, f.integers("mlp_only_layers", IntRange{0}));
-  for (int64_t i : dense.value_or(std::vector<int64_t>()))
-    if (i >= cfg.numLayers)
-      return f.fieldError("mlp_only_layers",
-                          formatv("lists layer {0} but num_hidden_layers is "
-                                  "{1}",
-                                  i, cfg.numLayers));
-  moe.sparse.assign(cfg.numLayers, false);
-  for (int64_t i = 0; i < cfg.numLayers; ++i)
-    moe.sparse[i] = moe.numExperts > 0 && (i + 1) % step == 0 &&
-                    !(dense && llvm::is_contained(*dense, i));
   return Error::success();
 }
 
@@ -1440,7 +1447,14 @@ constexpr ActivationName kActivations[] = {
 
 } // namespace
 
-ArrayRef<FamilySpec> families() { return kFamilies; }
+ArrayRef<FamilySpec> families() {
+  static const std::vector<FamilySpec> all = [] {
+    std::vector<FamilySpec> v(std::begin(kFamilies), std::end(kFamilies));
+    llvm::append_range(v, hybridFamilies());
+    return v;
+  }();
+  return all;
+}
 
 StringRef FamilySpec::keyFor(StringRef common) const {
   const KeyName *it = llvm::find_if(
@@ -1449,13 +1463,14 @@ StringRef FamilySpec::keyFor(StringRef common) const {
 }
 
 const FamilySpec *lookupFamily(StringRef modelType) {
+  ArrayRef<FamilySpec> all = families();
   const FamilySpec *it = llvm::find_if(
-      kFamilies, [&](const FamilySpec &f) { return f.modelType == modelType; });
-  return it == std::end(kFamilies) ? nullptr : it;
+      all, [&](const FamilySpec &f) { return f.modelType == modelType; });
+  return it == all.end() ? nullptr : it;
 }
 
 std::string familyNames() {
-  return llvm::join(llvm::map_range(kFamilies,
+  return llvm::join(llvm::map_range(families(),
                                     [](const FamilySpec &f) -> StringRef {
                                       return f.modelType;
                                     }),

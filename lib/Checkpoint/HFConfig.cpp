@@ -797,12 +797,33 @@ Expected<ModelConfig> parseModelConfigObject(const json::Object &rootObj,
       return r.error("layer_types", "has " + Twine(types->size()) +
                                         " entries but num_hidden_layers is " +
                                         Twine(cfg.numLayers));
+    bool recurrent = cfg.mamba || cfg.deltaNet;
+    using Mixer = LayerAttention::Mixer;
     for (auto [i, t] : llvm::enumerate(*types)) {
       std::optional<StringRef> s = t.getAsString();
       std::string field = ("layer_types[" + Twine(i) + "]").str();
-      if (s && *s == "full_attention")
+      // The hybrid families' mixers: Qwen3-Next's "linear_attention",
+      // Granite-4.0-H's "mamba" / "attention", Falcon-H1's "hybrid".
+      std::optional<Mixer> mixer;
+      if (s && (*s == "linear_attention" || *s == "mamba"))
+        mixer = Mixer::Recurrent;
+      else if (s && *s == "hybrid")
+        mixer = Mixer::Parallel;
+      else if (s && *s == "attention" && recurrent)
+        mixer = Mixer::Attention;
+      if (mixer && !recurrent)
+        return r.error(field, "'" + *s + "' but " + cfg.modelType +
+                                  " has no recurrent mixer");
+      if (mixer) {
+        cfg.layers[i].mixer = *mixer;
         cfg.layers[i].sliding = cfg.layers[i].chunked = false;
-      else if (s && *s == "chunked_attention" && !cfg.attentionChunkSize)
+        continue;
+      }
+      if (s && *s == "full_attention") {
+        cfg.layers[i].sliding = cfg.layers[i].chunked = false;
+        if (recurrent)
+          cfg.layers[i].mixer = Mixer::Attention;
+      } else if (s && *s == "chunked_attention" && !cfg.attentionChunkSize)
         return r.error(field, "'chunked_attention' but " + cfg.modelType +
                                   " has no attention chunk size here");
       else if (s && *s == "chunked_attention")
@@ -1066,6 +1087,58 @@ std::string semanticConfigJSON(const ModelConfig &c) {
                             {"qk_nope_head_dim", c.mla->nopeDim},
                             {"v_head_dim", c.mla->valueDim},
                             {"rope_interleaved", c.mla->ropeInterleaved}};
+  if (c.mamba) {
+    const MambaConfig &m = *c.mamba;
+    json::Object mo{{"mamba1", m.mamba1},
+                    {"d_inner", m.dInner},
+                    {"heads", m.numHeads},
+                    {"head_dim", m.headDim},
+                    {"groups", m.nGroups},
+                    {"state", m.stateSize},
+                    {"conv_kernel", m.convKernel},
+                    {"dt_rank", m.dtRank},
+                    {"conv_bias", m.convBias},
+                    {"in_proj_bias", m.inProjBias},
+                    {"out_proj_bias", m.outProjBias},
+                    {"dt_min", m.dtMin},
+                    {"gate", int64_t(m.gate)},
+                    {"norm_grouped", m.normGrouped}};
+    if (m.dtClampMax)
+      mo["dt_max"] = m.dtMax;
+    if (m.inMultiplier)
+      mo["in_multiplier"] = *m.inMultiplier;
+    if (m.outMultiplier)
+      mo["out_multiplier"] = *m.outMultiplier;
+    if (m.projMultipliers)
+      mo["proj_multipliers"] = json::Array(*m.projMultipliers);
+    o["mamba"] = std::move(mo);
+  }
+  if (c.deltaNet)
+    o["delta_net"] = json::Object{{"key_heads", c.deltaNet->keyHeads},
+                                  {"value_heads", c.deltaNet->valueHeads},
+                                  {"key_dim", c.deltaNet->keyDim},
+                                  {"value_dim", c.deltaNet->valueDim},
+                                  {"conv_kernel", c.deltaNet->convKernel}};
+  if (c.mamba || c.deltaNet) {
+    json::Array mixers;
+    for (const LayerAttention &layer : c.layers)
+      mixers.push_back(int64_t(layer.mixer));
+    o["mixers"] = std::move(mixers);
+  }
+  if (c.attentionOutputGate)
+    o["attention_output_gate"] = true;
+  json::Object mup;
+  auto put = [&](StringRef key, std::optional<double> v) {
+    if (v)
+      mup[key] = *v;
+  };
+  put("attention_in", c.mup.attentionIn);
+  put("key", c.mup.key);
+  put("attention_out", c.mup.attentionOut);
+  put("mlp_gate", c.mup.mlpGate);
+  put("mlp_down", c.mup.mlpDown);
+  if (!mup.empty())
+    o["mup"] = std::move(mup);
   if (c.gptq)
     o["gptq"] = json::Object{{"bits", c.gptq->bits},
                              {"group_size", c.gptq->groupSize},

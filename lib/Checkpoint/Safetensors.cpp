@@ -489,6 +489,11 @@ std::string stridedRowsName(StringRef base, int64_t begin, int64_t end,
 
 std::string transposedName(StringRef base) { return (base + "^T").str(); }
 
+std::string flatBlockRowsName(StringRef base, int64_t block, int64_t begin,
+                              int64_t end) {
+  return formatv("{0}<{1}:{2}:{3}>", base, block, begin, end).str();
+}
+
 std::string blockRowsName(StringRef base, int64_t block, int64_t begin,
                           int64_t end) {
   return formatv("{0}{{{1}:{2}:{3}}", base, block, begin, end).str();
@@ -498,7 +503,7 @@ namespace {
 
 /// The last suffix of a derived name (WeightStore::lookup's grammar).
 struct Suffix {
-  enum Kind { Transpose, Index, Rows, Blocks } kind;
+  enum Kind { Transpose, Index, Rows, Blocks, FlatBlocks } kind;
   StringRef base;
   // Index: begin is the index. Rows: begin < end, step >= 1. Blocks: rows
   // [begin, end) of each block of `step` rows, begin < end <= step.
@@ -521,10 +526,11 @@ std::optional<Suffix> parseSuffix(StringRef name) {
       return std::nullopt;
     return s;
   }
-  bool blocks = name.ends_with("}");
+  bool flat = name.ends_with(">");
+  bool blocks = flat || name.ends_with("}");
   if (!blocks && !name.ends_with("]"))
     return std::nullopt;
-  size_t open = name.rfind(blocks ? '{' : '[');
+  size_t open = name.rfind(flat ? '<' : blocks ? '{' : '[');
   if (open == StringRef::npos || open == 0)
     return std::nullopt;
   s.base = name.take_front(open);
@@ -538,7 +544,7 @@ std::optional<Suffix> parseSuffix(StringRef name) {
     if (fields[i].getAsInteger(10, values[i]))
       return std::nullopt;
   if (blocks) {
-    s.kind = Suffix::Blocks;
+    s.kind = flat ? Suffix::FlatBlocks : Suffix::Blocks;
     s.step = values[0];
     s.begin = values[1];
     s.end = values[2];
@@ -671,7 +677,10 @@ const TensorView *WeightStore::lookup(StringRef name) const {
   // of each block of B rows (MLA's kv_b_proj [nh * (dn + dv), r] holds each
   // head's k_nope rows {dn + dv:0:dn} and value rows {dn + dv:dn:dn + dv}).
   // A view when the rows are the whole block, else copied once.
-  if (s->kind == Suffix::Blocks) {
+  // "base<B:a:b>": the same rows kept 2-D, [R / B * (b - a), C] (Qwen3-
+  // Next's in_proj_qkvz holds per key head [q | k | v | z]: all heads' q
+  // rows are <W:0:dk>).
+  if (s->kind == Suffix::Blocks || s->kind == Suffix::FlatBlocks) {
     const TensorView *base = lookup(s->base);
     if (!base || base->shape.size() != 2 || base->shape[0] == 0 ||
         uint64_t(base->shape[0]) % s->step != 0)
@@ -683,6 +692,8 @@ const TensorView *WeightStore::lookup(StringRef name) const {
       uint64_t take = s->end - s->begin, partBytes = take * rowBytes;
       view = t;
       view.shape = {int64_t(blocks), int64_t(take), t.shape[1]};
+      if (s->kind == Suffix::FlatBlocks)
+        view.shape = {int64_t(blocks * take), t.shape[1]};
       if (take == s->step)
         return;
       bytes.resize(blocks * partBytes);

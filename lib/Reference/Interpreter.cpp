@@ -150,6 +150,14 @@ Error Interpreter::Impl::checkCacheLinearity() {
   // appended to at most once and never read after that.
   Error err = Error::success();
   auto check = [&](Value v) {
+    if (isa<llm::RecurrentStateType>(v.getType()) && !err) {
+      // Every recurrent op consumes its state: one use, or none.
+      if (!v.use_empty() && !v.hasOneUse())
+        err = llvm::createStringError(
+            "a recurrent state value has more than one use; the "
+            "interpreter requires linear use of states");
+      return;
+    }
     if (!isa<llm::KVCacheType>(v.getType()) || err)
       return;
     unsigned appends = 0;
@@ -217,10 +225,20 @@ Interpreter::create(ModuleOp module, const ckpt::WeightStore &weights,
           "caches...) and return (logits, caches...), or take and return "
           "only tensors");
     for (unsigned i = 2; i < type.getNumInputs(); ++i) {
+      if (auto rec = dyn_cast<llm::RecurrentStateType>(type.getInput(i))) {
+        auto state = std::make_unique<CacheState>();
+        state->recurrent = true;
+        state->stateShape.assign(rec.getShape().begin(), rec.getShape().end());
+        state->state.assign(rec.getNumElements(), 0.0f);
+        impl->caches.push_back(std::move(state));
+        continue;
+      }
       auto cache = dyn_cast<llm::KVCacheType>(type.getInput(i));
       if (!cache)
         return llvm::createStringError(
-            llvm::formatv("entry argument {0} must be a !llm.kv_cache", i));
+            llvm::formatv("entry argument {0} must be a !llm.kv_cache or an "
+                          "!llm.recurrent_state",
+                          i));
       auto state = std::make_unique<CacheState>();
       state->maxLength = cache.getMaxLength();
       state->heads = cache.getKvHeads();
@@ -230,9 +248,9 @@ Interpreter::create(ModuleOp module, const ckpt::WeightStore &weights,
       impl->caches.push_back(std::move(state));
     }
   }
-  // A step without caches (no attention) is bounded by the module's
-  // context, if it states one.
-  if (!impl->plainTensors && impl->caches.empty()) {
+  // A step without KV caches (no attention, or only recurrent states) is
+  // bounded by the module's context, if it states one.
+  if (!impl->plainTensors && impl->maxContext == 0) {
     auto ctx = module->getAttrOfType<IntegerAttr>("llm.max_context");
     impl->maxContext = ctx ? ctx.getInt() : int64_t(1) << 40;
   }
@@ -1091,8 +1109,12 @@ Error Interpreter::Impl::execute(Operation *op, Env &env) {
             setTensor(g.getResult(), out);
             return Error::success();
           })
-          .Default(
-              [&](Operation *) -> Error { return executeGraphOp(op, env); });
+          .Default([&](Operation *) -> Error {
+            bool handled = false;
+            if (Error e = executeRecurrentOp(op, env, handled); e || handled)
+              return e;
+            return executeGraphOp(op, env);
+          });
   if (err)
     return err;
 

@@ -69,7 +69,13 @@ struct WeightBinding {
   TensorPtr asTensor;
 };
 
+/// One state argument of the step: a KV cache, or a recurrent layer's
+/// state (`recurrent`: `state` of `stateShape`, zero before position 0).
+/// `filled` counts the positions either holds.
 struct CacheState {
+  bool recurrent = false;
+  SmallVector<int64_t, 3> stateShape;
+  std::vector<float> state;
   int64_t maxLength = 0, heads = 0, headDim = 0;
   /// A latent cache's values are the keys' first valuePrefix dims (not
   /// stored); 0: values [filled, heads, headDim] of their own.
@@ -79,6 +85,7 @@ struct CacheState {
   void clear() {
     keys.clear();
     values.clear();
+    std::fill(state.begin(), state.end(), 0.0f);
     filled = 0;
   }
 };
@@ -234,6 +241,9 @@ struct Interpreter::Impl {
   Error execute(Operation *op, Env &env);
   /// The primitive ops of the graph frontends (docs/frontend-graphs.md).
   Error executeGraphOp(Operation *op, Env &env);
+  /// The recurrent layers (ExecuteRecurrentOps.cpp); `handled` is false
+  /// for any other op.
+  Error executeRecurrentOp(Operation *op, Env &env, bool &handled);
   /// `v` as a weight: its binding, or for a computed tensor (a parameter
   /// transposed or sliced by a frontend) a binding over its data, kept in
   /// `temps` until the op is done.

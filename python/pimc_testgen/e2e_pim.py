@@ -44,11 +44,15 @@ import numpy as np
 FAMILIES = ["llama", "llama31", "mistral", "qwen2", "qwen3", "gemma", "granite", "smollm3", "olmo2",
             "gemma3_text", "gemma2", "stablelm", "glm", "glm4", "cohere", "cohere2",
             "starcoder2", "falcon", "falcon_new", "falcon_rw", "internlm2", "phi3", "gpt2", "mixtral",
-            "qwen2_moe", "qwen3_moe", "gpt_oss", "llama4_text", "llama_gptq4", "llama_gptq4_sym", "llama_gptq8"]
+            "qwen2_moe", "qwen3_moe", "gpt_oss", "llama4_text", "falcon_h1", "granitemoehybrid", "jamba",
+            "qwen3_next", "llama_gptq4", "llama_gptq4_sym", "llama_gptq8"]
 BASE_ONLY = ["llama_gptq4_sym", "llama_gptq8"]
 # Families checked on the reference interpreter only: MLA (DeepSeek-V2/V3) has
 # no PIM lowering yet (docs/backend.md), so they are in no target's list.
 REF_ONLY = ["deepseek_v2", "deepseek_v3"]
+# The recurrent hybrids (their states in act buffers across steps, the
+# recurrences as host calls; docs/backend.md, "Recurrent layers").
+RECURRENT = ["falcon_h1", "granitemoehybrid", "jamba", "qwen3_next"]
 REF_TOL = 1e-5
 # (name, target file, extra compile flags, tolerance[, only these families]).
 # "hbm3-pim-2ch" confines the model to 2 channels: several output groups per
@@ -64,7 +68,7 @@ DENSE = ["llama", "llama31", "mistral", "qwen2", "qwen3", "gemma", "granite", "s
 MOE = ["mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss"]
 TARGETS = [("hbm3-pim", "hbm3-pim", [], 4e-3, FAMILIES),
            ("gddr6-aim", "gddr6-aim", [], 3e-2, FAMILIES),
-           ("hbm3-pim-2ch", "hbm3-pim", ["--channels", "2"], 4e-3, DENSE + MOE + ["llama4_text"]),
+           ("hbm3-pim-2ch", "hbm3-pim", ["--channels", "2"], 4e-3, DENSE + MOE + ["llama4_text"] + RECURRENT),
            ("hbm3-pim-hostlin", "hbm3-pim", ["--dispatch", "linear=host"], 4e-3,
             ["llama", "qwen2", "qwen3", "gemma", "granite", "smollm3", "olmo2", "gemma3_text",
              "gemma2", "stablelm", "glm", "glm4", "cohere", "cohere2", "starcoder2", "falcon",

@@ -8,7 +8,10 @@ MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM), which writes the checkp
 save_pretrained; the directory is loaded back with from_pretrained in float32 and greedy `generate`
 (KV cache) gives golden.json + golden_logits.bin. GPTQ families are written with the safetensors
 library and their golden runs LlamaForCausalLM on the dequantized weights (transformers has no CPU
-GPTQ kernel without extra packages). See README.md in this directory.
+GPTQ kernel without extra packages). The recurrent hybrids (falcon_h1, granitemoehybrid, jamba,
+qwen3_next) run transformers' torch paths (the CUDA kernel packages are blocked from import) and
+also check a full recompute and that the recurrent state matters (check_recurrent). See README.md
+in this directory.
 Deterministic: same --seed gives byte-identical files.
 """
 
@@ -20,6 +23,13 @@ import os
 import shutil
 import sys
 import time
+
+# The recurrent families' goldens run transformers' plain-PyTorch paths: the packages their
+# modeling files would pick at import time instead (mamba_ssm, causal_conv1d, fla; mambapy, only
+# for training) and the Hub `kernels` loader are made unimportable before transformers is
+# imported (check_kernels_absent verifies the result).
+for _blocked in ("mamba_ssm", "causal_conv1d", "fla", "mambapy", "kernels"):
+    sys.modules.setdefault(_blocked, None)
 
 import numpy as np
 import safetensors.torch
@@ -386,6 +396,88 @@ FAMILIES = {
                         moe=dict(experts=16, top_k=1, width=64, step=2, router_std=5.0,
                                  min_router_gap=0.01, min_experts_used=8),
                         min_margin=0.05, first_seed=44),
+    # The recurrent hybrids (spec 2.28-2.32), each from transformers' own class, with a cached
+    # decode (conv + SSM / delta-rule state) and a full-recompute check (check_recurrent). Small
+    # shapes (hidden 128); `ssm`: the mixer's geometry and the ranges its per-head decay is drawn
+    # from: A = exp(A_log) log-uniform in A_range, the step dt = softplus(dt_bias) log-uniform in
+    # dt_range, so that the per-step decay exp(-A dt) spreads between about 0.3 and 0.99
+    # (check_recurrent reports and bounds it);
+    # `dt_std`: the std of the dt rows of the input projection (per-token variation of dt).
+    # Falcon-H1 (spec 2.30) with every switch on: muP multipliers all != 1 (powers of two, so that
+    # folding them into weights is exact), mamba_d_ssm 192 != mamba_expand x hidden (256),
+    # mamba_n_groups 2 (heads 0-2 read group 0's B/C, 3-5 group 1's), mamba_rms_norm true with
+    # mamba_norm_before_gate false as the released checkpoints ship them (y * silu(z), then an
+    # RMSNorm per group of d_ssm / 2 channels), conv bias, GQA 8q/2kv with an explicit head_dim
+    # 32 != hidden / heads (16) and RoPE. The embedding std 0.5 (x 2) and the head 4x larger
+    # (x 1/4) keep the residual stream and the logits at the usual scale.
+    "falcon_h1": dict(hidden=128, layers=4, heads=8, kv_heads=2, inter=256, vocab=512,
+                      model_type="falcon_h1", dtype="bfloat16", rope_theta=10000.0, eps=1e-5,
+                      max_pos=8192, tie=False, head_dim=32, config_format="v5",
+                      embed_std=0.5, head_std_mult=4.0,
+                      ssm=dict(d_inner=192, expand=2, heads=6, head_dim=32, groups=2, d_state=16,
+                               d_conv=4, chunk=16, A_range=(0.5, 4.0), dt_range=(0.02, 0.5),
+                               dt_std=0.5, D_mean=0.5),
+                      multipliers=dict(embedding_multiplier=2.0, lm_head_multiplier=0.25,
+                                       key_multiplier=0.5, attention_in_multiplier=2.0,
+                                       attention_out_multiplier=0.5, ssm_in_multiplier=0.5,
+                                       ssm_out_multiplier=2.0, mlp_multipliers=[2.0, 0.5],
+                                       ssm_multipliers=[2.0, 2.0, 4.0, 2.0, 0.5]),
+                      min_margin=0.05),
+    # Granite-4.0-H (granitemoehybrid, spec 2.31): layers mamba / attention / mamba / attention
+    # (layer_types as the Hub files spell them; transformers 5 saves linear_attention /
+    # full_attention), position_embedding_type "nope" as Granite-4.0-H ships it (no rotary
+    # module: attention without positions), Granite's multipliers (embedding x2 with embedding
+    # std 0.5, residual x0.5, softmax scale 1/32 instead of 32^-0.5, logits / 4 with the head 4x
+    # larger, q/k 2x larger so that the position-free softmax is not flat), MoE 8 experts top-2
+    # (top-k on the logits, then a softmax over the k) of width 64 (intermediate_size) beside the
+    # always-on shared MLP of 128, Mamba-2 with one group (gate, then a full-width RMSNorm).
+    "granitemoehybrid": dict(hidden=128, layers=4, heads=4, kv_heads=2, inter=64, vocab=512,
+                             model_type="granitemoehybrid", dtype="bfloat16", rope_theta=10000.0,
+                             eps=1e-5, max_pos=4096, tie=False, config_format="v5",
+                             embed_std=0.5, head_std_mult=4.0, qk_std_mult=2.0,
+                             layer_types=["mamba", "attention", "mamba", "attention"],
+                             ssm=dict(expand=2, heads=8, head_dim=32, groups=1, d_state=16,
+                                      d_conv=4, chunk=16, A_range=(0.5, 4.0),
+                                      dt_range=(0.02, 0.5), dt_std=0.5, D_mean=0.5),
+                             multipliers=dict(embedding_multiplier=2.0, residual_multiplier=0.5,
+                                              attention_multiplier=1.0 / 32, logits_scaling=4.0),
+                             moe=dict(experts=8, top_k=2, width=64, shared=128,
+                                      norm_topk_prob=True, router_std=5.0, min_router_gap=0.01,
+                                      min_experts_used=6),
+                             min_margin=0.05),
+    # Jamba (spec 2.32): 6 layers, attention at i % 3 == 1 (layers 1, 4), MoE at i % 2 == 1
+    # (layers 1, 3, 5), so every kind appears: mamba + dense MLP (0, 2), mamba + MoE (3, 5),
+    # attention + MoE (1), attention + dense (4). Mamba-1 with d_inner 256 (expand 2), d_state 16,
+    # dt_rank "auto" (ceil(128 / 16) = 8), the dt / B / C RMSNorms, conv bias; A_log [d_inner,
+    # d_state] drawn per entry; attention without positions; MoE 8 experts top-2 of width 64
+    # (intermediate_size, also the dense MLP's width), softmax then top-2, not renormalised.
+    # use_mamba_kernels false (transformers 5.24 ignores the key: check_kernels_absent).
+    "jamba": dict(hidden=128, layers=6, heads=4, kv_heads=2, inter=64, vocab=512,
+                  model_type="jamba", dtype="bfloat16", eps=1e-6, max_pos=262144, tie=False,
+                  config_format="v5", attn_period=(3, 1),
+                  ssm=dict(expand=2, d_state=16, d_conv=4, A_range=(0.3, 6.0),
+                           dt_range=(0.01, 0.3), dt_std=0.5, D_mean=0.5),
+                  moe=dict(experts=8, top_k=2, period=(2, 1), norm_topk_prob=False,
+                           router_std=5.0, min_router_gap=0.01, min_experts_used=6),
+                  min_margin=0.05),
+    # Qwen3-Next (spec 2.29): full_attention_interval 2 (layers 0, 2 gated DeltaNet, 1, 3 gated
+    # attention), DeltaNet with 2 key heads and 4 value heads (2x) of 32, conv kernel 4; gated
+    # attention 4q/2kv with head_dim 64 (q_proj per head [q | gate]), per-head (1+w) q/k norms,
+    # partial_rotary_factor 0.25 (RoPE on 16 of 64 dims); MoE on every layer: 16 experts top-4 of
+    # width 32, norm_topk_prob true, the shared expert of 64 behind its sigmoid gate. Every (1+w)
+    # RMSNorm (input, post-attention, final, q/k) stores w ~ 0.2 N(0, 1), not the zeros of a
+    # fresh model; the DeltaNet's gated norm has a plain weight 1 + 0.1 N(0, 1).
+    "qwen3_next": dict(hidden=128, layers=4, heads=4, kv_heads=2, inter=256, vocab=512,
+                       model_type="qwen3_next", dtype="bfloat16", rope_theta=10000.0, eps=1e-6,
+                       max_pos=32768, tie=False, head_dim=64, config_format="v5",
+                       full_attention_interval=2, partial_rotary_factor=0.25, one_plus_std=0.2,
+                       head_std_mult=2.0,
+                       ssm=dict(k_heads=2, v_heads=4, k_dim=32, v_dim=32, d_conv=4,
+                                A_range=(0.5, 4.0), dt_range=(0.02, 0.5), dt_std=0.5),
+                       moe=dict(experts=16, top_k=4, width=32, shared=64, norm_topk_prob=True,
+                                mlp_only_layers=[], sparse_step=1, router_std=8.0,
+                                min_router_gap=0.01, min_experts_used=8),
+                       min_margin=0.05),
     # Llama-2: MHA (8 kv heads = 8 q heads), theta 1e4, no head_dim field, rope_scaling null.
     "llama2": dict(SMALL, kv_heads=8, model_type="llama", dtype="float16", rope_theta=10000.0, eps=1e-5,
                    max_pos=4096, tie=False),
@@ -421,7 +513,12 @@ ARCH = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
         "gpt2": "GPT2LMHeadModel", "mixtral": "MixtralForCausalLM",
         "qwen2_moe": "Qwen2MoeForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM",
         "gpt_oss": "GptOssForCausalLM", "deepseek_v2": "DeepseekV2ForCausalLM",
-        "deepseek_v3": "DeepseekV3ForCausalLM", "llama4_text": "Llama4ForCausalLM"}
+        "deepseek_v3": "DeepseekV3ForCausalLM", "llama4_text": "Llama4ForCausalLM",
+        "falcon_h1": "FalconH1ForCausalLM", "granitemoehybrid": "GraniteMoeHybridForCausalLM",
+        "jamba": "JambaForCausalLM", "qwen3_next": "Qwen3NextForCausalLM"}
+
+# The recurrent hybrids (check_recurrent runs for these).
+RECURRENT = ("falcon_h1", "granitemoehybrid", "jamba", "qwen3_next")
 
 
 def moe_sparse(f, layer):
@@ -435,6 +532,10 @@ def moe_sparse(f, layer):
         return layer >= m["first_dense"]
     if f["model_type"] == "llama4_text":
         return (layer + 1) % m["step"] == 0
+    if f["model_type"] == "granitemoehybrid":      # every layer (num_local_experts > 0)
+        return True
+    if f["model_type"] == "jamba":                 # layers_num_experts: i % period == offset
+        return layer % m["period"][0] == m["period"][1]
     return layer not in m["mlp_only_layers"] and (layer + 1) % m["sparse_step"] == 0
 
 
@@ -442,6 +543,8 @@ def moe_names(f):
     """(block, gate, up, down) of the experts as save_pretrained writes them."""
     if f["model_type"] == "mixtral":
         return "block_sparse_moe", "w1", "w3", "w2"
+    if f["model_type"] == "jamba":
+        return "feed_forward", "gate_proj", "up_proj", "down_proj"
     return "mlp", "gate_proj", "up_proj", "down_proj"
 
 
@@ -504,7 +607,7 @@ def make_config(f):
         "num_hidden_layers": f["layers"],
         "num_key_value_heads": f["kv_heads"],
         "rms_norm_eps": f["eps"],
-        "rope_theta": f["rope_theta"],
+        "rope_theta": f.get("rope_theta"),
         "tie_word_embeddings": f["tie"],
         "torch_dtype": f.get("torch_dtype", f["dtype"]),
         "transformers_version": "4.51.0",
@@ -582,6 +685,50 @@ def make_config(f):
                  router_aux_loss_coef=0.001, router_jitter_noise=0.0, rope_scaling=None)
     elif mt == "granite":
         c.update(attention_bias=False, mlp_bias=False, rope_scaling=None, **f["multipliers"])
+    elif mt == "falcon_h1":
+        # Input of FalconH1Config (config_format v5: the file is save_pretrained's). head_dim is
+        # not a FalconH1Config field; the released configs carry it and the attention reads it.
+        s = f["ssm"]
+        c.update(head_dim=f["head_dim"], attention_bias=False, mlp_bias=False, projectors_bias=False,
+                 mamba_d_ssm=s["d_inner"], mamba_expand=s["expand"], mamba_n_heads=s["heads"],
+                 mamba_d_head=s["head_dim"], mamba_n_groups=s["groups"], mamba_d_state=s["d_state"],
+                 mamba_d_conv=s["d_conv"], mamba_chunk_size=s["chunk"], mamba_conv_bias=True,
+                 mamba_proj_bias=False, mamba_rms_norm=True, mamba_norm_before_gate=False,
+                 pad_token_id=0, rope_scaling=None, **copy.deepcopy(f["multipliers"]))
+    elif mt == "granitemoehybrid":
+        # Input of GraniteMoeHybridConfig (v5); intermediate_size is the experts' width.
+        s, m = f["ssm"], f["moe"]
+        c.update(layer_types=list(f["layer_types"]), position_embedding_type="nope",
+                 attention_bias=False, num_local_experts=m["experts"], num_experts_per_tok=m["top_k"],
+                 intermediate_size=m["width"], shared_intermediate_size=m["shared"],
+                 mamba_expand=s["expand"], mamba_n_heads=s["heads"], mamba_d_head=s["head_dim"],
+                 mamba_n_groups=s["groups"], mamba_d_state=s["d_state"], mamba_d_conv=s["d_conv"],
+                 mamba_chunk_size=s["chunk"], mamba_conv_bias=True, mamba_proj_bias=False,
+                 output_router_logits=False, router_aux_loss_coef=0.0, pad_token_id=0,
+                 rope_scaling=None, **f["multipliers"])
+    elif mt == "jamba":
+        # Input of JambaConfig (v5); no positions at all (no rope_theta).
+        s, m = f["ssm"], f["moe"]
+        del c["rope_theta"]
+        c.update(attn_layer_period=f["attn_period"][0], attn_layer_offset=f["attn_period"][1],
+                 expert_layer_period=m["period"][0], expert_layer_offset=m["period"][1],
+                 num_experts=m["experts"], num_experts_per_tok=m["top_k"], mamba_d_state=s["d_state"],
+                 mamba_d_conv=s["d_conv"], mamba_expand=s["expand"], mamba_dt_rank="auto",
+                 mamba_conv_bias=True, mamba_proj_bias=False, use_mamba_kernels=False,
+                 output_router_logits=False, router_aux_loss_coef=0.001, pad_token_id=0)
+    elif mt == "qwen3_next":
+        # Input of Qwen3NextConfig (v5): full_attention_interval becomes layer_types.
+        s, m = f["ssm"], f["moe"]
+        c.update(head_dim=f["head_dim"], attention_bias=False,
+                 full_attention_interval=f["full_attention_interval"],
+                 partial_rotary_factor=f["partial_rotary_factor"], linear_conv_kernel_dim=s["d_conv"],
+                 linear_key_head_dim=s["k_dim"], linear_value_head_dim=s["v_dim"],
+                 linear_num_key_heads=s["k_heads"], linear_num_value_heads=s["v_heads"],
+                 num_experts=m["experts"], num_experts_per_tok=m["top_k"],
+                 moe_intermediate_size=m["width"], shared_expert_intermediate_size=m["shared"],
+                 norm_topk_prob=m["norm_topk_prob"], decoder_sparse_step=m["sparse_step"],
+                 mlp_only_layers=list(m["mlp_only_layers"]), output_router_logits=False,
+                 router_aux_loss_coef=0.001, rope_scaling=None)
     elif mt == "gemma3_text":
         del c["hidden_act"]
         c.update(attention_bias=False, head_dim=f["head_dim"], hidden_activation="gelu_pytorch_tanh",
@@ -932,6 +1079,196 @@ def llama4_weights(f, randn, linear, normw, put):
     put("lm_head.weight", linear((V, H), 2.0 * H ** -0.5))
 
 
+def ssm_decay_params(rand, shape, s):
+    """A_log and dt_bias for a recurrent mixer: A = exp(A_log) log-uniform in s["A_range"], the
+    step softplus(dt_bias) log-uniform in s["dt_range"] (dt_bias = log(expm1(dt)), exact inverse
+    of softplus), so that the per-step decay exp(-A softplus(dt + dt_bias)) spreads between
+    strong and weak (check_recurrent reports it)."""
+    def log_uniform(lo, hi, shp):
+        return torch.exp(np.log(lo) + (np.log(hi) - np.log(lo)) * rand(*shp))
+    A = log_uniform(*s["A_range"], shape)
+    dt = log_uniform(*s["dt_range"], (shape[0],))
+    return torch.log(A), torch.log(torch.expm1(dt))
+
+
+def mamba2_weights(p, f, s, d_in, randn, rand, linear, normw, put):
+    """One Mamba-2 mixer (Falcon-H1's `mamba.`, Granite-4.0-H's `mamba.`): in_proj rows
+    [z (d_in) | x (d_in) | B (G N) | C (G N) | dt (nh)], the depthwise conv over x|B|C with bias,
+    dt_bias / A_log / D per head, the gated RMSNorm's weight [d_in], out_proj."""
+    H, L = f["hidden"], f["layers"]
+    G, N, nh, K = s["groups"], s["d_state"], s["heads"], s["d_conv"]
+    conv_dim = d_in + 2 * G * N
+    rows = torch.cat([torch.ones(2 * d_in + 2 * G * N), torch.full((nh,), s["dt_std"])])
+    put(p + "in_proj.weight", linear((2 * d_in + 2 * G * N + nh, H), H ** -0.5) * rows[:, None])
+    put(p + "conv1d.weight", 0.5 * randn(conv_dim, 1, K))
+    put(p + "conv1d.bias", 0.1 * randn(conv_dim))
+    A_log, dt_bias = ssm_decay_params(rand, (nh,), s)
+    put(p + "dt_bias", dt_bias)
+    put(p + "A_log", A_log)
+    put(p + "D", s["D_mean"] * (1.0 + 0.2 * randn(nh)))
+    put(p + "norm.weight", normw(d_in))
+    put(p + "out_proj.weight", linear((H, d_in), (2.0 / (L * d_in)) ** 0.5))
+
+
+def attention_weights(p, f, hd, linear, put, q_rows=1, qk_std_mult=1.0):
+    """q/k/v/o projections without biases (q_proj has q_rows x nh x hd rows)."""
+    H, L, nh, nkv = f["hidden"], f["layers"], f["heads"], f["kv_heads"]
+    put(p + "q_proj.weight", linear((q_rows * nh * hd, H), qk_std_mult * H ** -0.5))
+    put(p + "k_proj.weight", linear((nkv * hd, H), qk_std_mult * H ** -0.5))
+    put(p + "v_proj.weight", linear((nkv * hd, H), H ** -0.5))
+    put(p + "o_proj.weight", linear((H, nh * hd), (2.0 / (L * nh * hd)) ** 0.5))
+
+
+def swiglu_weights(p, f, width, linear, put):
+    H, L = f["hidden"], f["layers"]
+    put(p + "gate_proj.weight", linear((width, H), H ** -0.5))
+    put(p + "up_proj.weight", linear((width, H), H ** -0.5))
+    put(p + "down_proj.weight", linear((H, width), (2.0 / (L * width)) ** 0.5))
+
+
+def falcon_h1_weights(f, randn, rand, linear, normw, put):
+    """Falcon-H1's tensors as FalconH1ForCausalLM saves them: per layer input_layernorm, the
+    parallel mamba mixer and self_attn, pre_ff_layernorm, feed_forward; final_layernorm (the
+    muP vector over in_proj's output is a non-persistent buffer rebuilt from the config)."""
+    H, L, I, V = f["hidden"], f["layers"], f["inter"], f["vocab"]
+    s = f["ssm"]
+    put("model.embed_tokens.weight", randn(V, H) * f["embed_std"])
+    for l in range(L):
+        p = "model.layers.%d." % l
+        put(p + "input_layernorm.weight", normw(H))
+        mamba2_weights(p + "mamba.", f, s, s["d_inner"], randn, rand, linear, normw, put)
+        attention_weights(p + "self_attn.", f, f["head_dim"], linear, put)
+        put(p + "pre_ff_layernorm.weight", normw(H))
+        swiglu_weights(p + "feed_forward.", f, I, linear, put)
+    put("model.final_layernorm.weight", normw(H))
+    put("lm_head.weight", linear((V, H), 2.0 * f["head_std_mult"] * H ** -0.5))
+
+
+def granitemoehybrid_weights(f, randn, rand, linear, normw, put):
+    """Granite-4.0-H's tensors as GraniteMoeHybridForCausalLM saves them: a mamba or self_attn
+    mixer per layer, then block_sparse_moe (router.layer.weight [E, H], input_linear [E, 2I, H]:
+    gate rows then up rows per expert, output_linear [E, H, I]) and shared_mlp (input_linear
+    [2 I_s, H], output_linear [H, I_s])."""
+    H, L, nh, V = f["hidden"], f["layers"], f["heads"], f["vocab"]
+    s, m = f["ssm"], f["moe"]
+    E, W, Ws = m["experts"], m["width"], m["shared"]
+    put("model.embed_tokens.weight", randn(V, H) * f["embed_std"])
+    for l in range(L):
+        p = "model.layers.%d." % l
+        put(p + "input_layernorm.weight", normw(H))
+        if f["layer_types"][l] == "mamba":
+            mamba2_weights(p + "mamba.", f, s, s["expand"] * H, randn, rand, linear, normw, put)
+        else:
+            attention_weights(p + "self_attn.", f, H // nh, linear, put, qk_std_mult=f["qk_std_mult"])
+        put(p + "post_attention_layernorm.weight", normw(H))
+        b = p + "block_sparse_moe."
+        put(b + "router.layer.weight", linear((E, H), m["router_std"] * H ** -0.5))
+        put(b + "input_linear.weight", linear((E, 2 * W, H), H ** -0.5))
+        put(b + "output_linear.weight", linear((E, H, W), (2.0 / (L * W)) ** 0.5))
+        put(p + "shared_mlp.input_linear.weight", linear((2 * Ws, H), H ** -0.5))
+        put(p + "shared_mlp.output_linear.weight", linear((H, Ws), (2.0 / (L * Ws)) ** 0.5))
+    put("model.norm.weight", normw(H))
+    put("lm_head.weight", linear((V, H), 2.0 * f["head_std_mult"] * H ** -0.5))
+
+
+def jamba_layer_is_attention(f, layer):
+    period, offset = f["attn_period"]
+    return layer % period == offset
+
+
+def jamba_weights(f, randn, rand, linear, normw, put):
+    """Jamba's tensors as JambaForCausalLM saves them: a Mamba-1 mixer (in_proj [2 d_in, H]: x
+    rows then gate rows; conv1d with bias; x_proj [R + 2N, d_in]: dt | B | C rows; dt_proj [d_in,
+    R] with bias; A_log [d_in, N]; D [d_in]; out_proj; the dt / b / c RMSNorm weights) or
+    self_attn per layer; feed_forward dense (gate/up/down) or MoE (router.weight [E, H], one
+    tensor per expert and projection); input_layernorm, pre_ff_layernorm, final_layernorm."""
+    H, L, nh, I, V = f["hidden"], f["layers"], f["heads"], f["inter"], f["vocab"]
+    s, m = f["ssm"], f["moe"]
+    d, N, K = s["expand"] * H, s["d_state"], s["d_conv"]
+    R = -(-H // 16)
+    put("model.embed_tokens.weight", randn(V, H))
+    for l in range(L):
+        p = "model.layers.%d." % l
+        put(p + "input_layernorm.weight", normw(H))
+        if jamba_layer_is_attention(f, l):
+            attention_weights(p + "self_attn.", f, H // nh, linear, put)
+        else:
+            mx = p + "mamba."
+            put(mx + "in_proj.weight", linear((2 * d, H), H ** -0.5))
+            put(mx + "conv1d.weight", 0.5 * randn(d, 1, K))
+            put(mx + "conv1d.bias", 0.1 * randn(d))
+            put(mx + "x_proj.weight", linear((R + 2 * N, d), d ** -0.5))
+            A_log, dt_bias = ssm_decay_params(rand, (d, N), s)
+            put(mx + "dt_proj.weight", linear((d, R), s["dt_std"] * R ** -0.5))
+            put(mx + "dt_proj.bias", dt_bias)
+            put(mx + "A_log", A_log)
+            put(mx + "D", s["D_mean"] * (1.0 + 0.2 * randn(d)))
+            put(mx + "out_proj.weight", linear((H, d), (2.0 / (L * d)) ** 0.5))
+            put(mx + "dt_layernorm.weight", normw(R))
+            put(mx + "b_layernorm.weight", normw(N))
+            put(mx + "c_layernorm.weight", normw(N))
+        put(p + "pre_ff_layernorm.weight", normw(H))
+        ff = p + "feed_forward."
+        if moe_sparse(f, l):
+            put(ff + "router.weight", linear((m["experts"], H), m["router_std"] * H ** -0.5))
+            for e in range(m["experts"]):
+                swiglu_weights(ff + "experts.%d." % e, f, I, linear, put)
+        else:
+            swiglu_weights(ff, f, I, linear, put)
+    put("model.final_layernorm.weight", normw(H))
+    put("lm_head.weight", linear((V, H), 2.0 * H ** -0.5))
+
+
+def qwen3_next_is_linear(f, layer):
+    return (layer + 1) % f["full_attention_interval"] != 0
+
+
+def qwen3_next_weights(f, randn, rand, linear, normw, put):
+    """Qwen3-Next's tensors as Qwen3NextForCausalLM saves them: linear_attn (in_proj_qkvz rows
+    grouped per key head [q | k | v (r x dv) | z (r x dv)], in_proj_ba grouped per key head
+    [b (r) | a (r)], r = value heads per key head; conv1d without bias over the regrouped
+    q|k|v; dt_bias, A_log [nv]; the gated norm's plain weight [dv]; out_proj) or self_attn
+    (q_proj per head [q | gate], q_norm / k_norm [hd]); mlp.gate, one tensor per expert and
+    projection, shared_expert, shared_expert_gate [1, H]. The (1+w) norms store w."""
+    H, L, V = f["hidden"], f["layers"], f["vocab"]
+    s, m = f["ssm"], f["moe"]
+    nk, nv, dk, dv, K = s["k_heads"], s["v_heads"], s["k_dim"], s["v_dim"], s["d_conv"]
+    r = nv // nk
+    conv_dim = 2 * nk * dk + nv * dv
+
+    def one_plus(name, n):
+        put(name, f["one_plus_std"] * randn(n))
+
+    put("model.embed_tokens.weight", randn(V, H))
+    for l in range(L):
+        p = "model.layers.%d." % l
+        one_plus(p + "input_layernorm.weight", H)
+        if qwen3_next_is_linear(f, l):
+            la = p + "linear_attn."
+            put(la + "in_proj_qkvz.weight", linear((2 * nk * dk + 2 * nv * dv, H), H ** -0.5))
+            ba_rows = torch.tensor(([1.0] * r + [s["dt_std"]] * r) * nk)
+            put(la + "in_proj_ba.weight", linear((2 * nv, H), H ** -0.5) * ba_rows[:, None])
+            put(la + "conv1d.weight", 0.5 * randn(conv_dim, 1, K))
+            A_log, dt_bias = ssm_decay_params(rand, (nv,), s)
+            put(la + "dt_bias", dt_bias)
+            put(la + "A_log", A_log)
+            put(la + "norm.weight", normw(dv))
+            put(la + "out_proj.weight", linear((H, nv * dv), (2.0 / (L * nv * dv)) ** 0.5))
+        else:
+            hd = f["head_dim"]
+            attention_weights(p + "self_attn.", f, hd, linear, put, q_rows=2)
+            one_plus(p + "self_attn.q_norm.weight", hd)
+            one_plus(p + "self_attn.k_norm.weight", hd)
+        one_plus(p + "post_attention_layernorm.weight", H)
+        put(p + "mlp.gate.weight", linear((m["experts"], H), m["router_std"] * H ** -0.5))
+        for e in range(m["experts"]):
+            swiglu_weights(p + "mlp.experts.%d." % e, f, m["width"], linear, put)
+        swiglu_weights(p + "mlp.shared_expert.", f, m["shared"], linear, put)
+        put(p + "mlp.shared_expert_gate.weight", linear((1, H), H ** -0.5))
+    one_plus("model.norm.weight", H)
+    put("lm_head.weight", linear((V, H), 2.0 * f.get("head_std_mult", 1.0) * H ** -0.5))
+
+
 def make_weights(f, g):
     """Returns dict name -> tensor in storage dtype, in HF state_dict order."""
     H, L, nh, nkv, I, V = f["hidden"], f["layers"], f["heads"], f["kv_heads"], f["inter"], f["vocab"]
@@ -941,6 +1278,9 @@ def make_weights(f, g):
 
     def randn(*shape):
         return torch.randn(*shape, generator=g, dtype=torch.float32)
+
+    def rand(*shape):
+        return torch.rand(*shape, generator=g, dtype=torch.float32)
 
     def linear(shape, std):
         return randn(*shape) * std
@@ -982,6 +1322,11 @@ def make_weights(f, g):
            "deepseek_v3": deepseek_weights, "llama4_text": llama4_weights}
     if f["model_type"] in own:
         own[f["model_type"]](f, randn, linear, normw, put)
+        return out, torch.randint(0, V, (PROMPT_LEN,), generator=g).tolist()
+    recurrent = {"falcon_h1": falcon_h1_weights, "granitemoehybrid": granitemoehybrid_weights,
+                 "jamba": jamba_weights, "qwen3_next": qwen3_next_weights}
+    if f["model_type"] in recurrent:
+        recurrent[f["model_type"]](f, randn, rand, linear, normw, put)
         return out, torch.randint(0, V, (PROMPT_LEN,), generator=g).tolist()
 
     # Embeddings N(0,1) (tied: see TIED_EMBED_STD). q/k/v/gate/up/lm_head N(0, 1/fan_in) (lm_head x2).
@@ -1090,19 +1435,30 @@ def in_memory_names(f, tensors):
     verify_written checks against `tensors`."""
     if not f.get("moe") or f["model_type"] in ("gpt_oss", "llama4_text"):
         return tensors
-    block, gname, uname, dname = moe_names(f)
     out = dict(tensors)
+    if f["model_type"] == "granitemoehybrid":
+        # Renames only: input_linear [E, 2I, H] is already gate rows then up rows per expert.
+        for l in range(f["layers"]):
+            b = "model.layers.%d.block_sparse_moe." % l
+            for src, dst in (("input_linear.weight", "experts.gate_up_proj"),
+                             ("output_linear.weight", "experts.down_proj"),
+                             ("router.layer.weight", "router.weight")):
+                out[b + dst] = out.pop(b + src)
+        return out
+    block, gname, uname, dname = moe_names(f)
     for l in range(f["layers"]):
         if not moe_sparse(f, l):
             continue
-        src, dst = "model.layers.%d.%s." % (l, block), "model.layers.%d.mlp." % l
+        src = "model.layers.%d.%s." % (l, block)
+        dst = src if f["model_type"] == "jamba" else "model.layers.%d.mlp." % l
         E = f["moe"]["experts"]
         gates = [out.pop(src + "experts.%d.%s.weight" % (e, gname)) for e in range(E)]
         ups = [out.pop(src + "experts.%d.%s.weight" % (e, uname)) for e in range(E)]
         downs = [out.pop(src + "experts.%d.%s.weight" % (e, dname)) for e in range(E)]
         out[dst + "experts.gate_up_proj"] = torch.stack([torch.cat([g, u]) for g, u in zip(gates, ups)])
         out[dst + "experts.down_proj"] = torch.stack(downs)
-        out[dst + "gate.weight"] = out.pop(src + "gate.weight")
+        if f["model_type"] != "jamba":          # jamba's feed_forward.router.weight keeps its name
+            out[dst + "gate.weight"] = out.pop(src + "gate.weight")
     return out
 
 
@@ -1493,7 +1849,204 @@ def gpt_oss_stats(model, f, prompt, toks):
                 sink_share_range=(float(min(x.min() for x in shares)), float(max(x.max() for x in shares))))
 
 
-def reference_note(f):
+# --------------------------------------------------------------------------------------------
+# Recurrent hybrids: decode with state, full recompute, does the state matter
+
+# Seed rule of the recurrent hybrids (check_recurrent): resetting every recurrent layer's SSM /
+# delta-rule state before each token (conv state and attention KV cache kept) must change the
+# argmax of at least this many of the 32 teacher-forced golden steps,
+RECURRENT_MIN_FLIPS = 8
+# and of the per-step decay factors over the golden's positions at most this share may be below
+# 0.05 (state forgotten at once), and at most this share above 0.95.
+DECAY_MAX_EXTREME_SHARE = 0.5
+# Functions the recurrent modeling files route through use_kernel_func_from_hub_with_fallback:
+# each must have resolved to its own torch body (the packages are blocked at the top of the file).
+FALLBACK_FUNCS = {
+    "falcon_h1": ("causal_conv1d_fn", "causal_conv1d_update", "mamba2_chunk_scan",
+                  "mamba2_selective_state_update", "mamba2_split_conv1d_scan_combined"),
+    "granitemoehybrid": ("causal_conv1d_fn", "causal_conv1d_update", "mamba2_chunk_scan",
+                         "mamba2_selective_state_update", "mamba2_split_conv1d_scan_combined"),
+    "jamba": ("causal_conv1d_fn", "causal_conv1d_update", "mamba_inner_fn",
+              "mamba_selective_state_update", "mamba_selective_scan"),
+    "qwen3_next": ("causal_conv1d_fn", "causal_conv1d_update", "torch_chunk_gated_delta_rule",
+                   "torch_recurrent_gated_delta_rule"),
+}
+
+
+def check_kernels_absent(model, f):
+    """Every fallback-wrapped function of the family's modeling module resolved to its torch body
+    (use_kernel_func_from_hub_with_fallback's closure: is_new_implementation false), and the Hub
+    kernels loader is unavailable."""
+    from transformers.utils.import_utils import is_kernels_available
+    if is_kernels_available():
+        raise SystemExit("the `kernels` package is importable: hub kernels could replace the torch paths")
+    mod = sys.modules[type(model).__module__]
+    for name in FALLBACK_FUNCS[f["model_type"]]:
+        fn = getattr(mod, name)
+        seen, new_impl = set(), None
+        while fn is not None and id(fn) not in seen and new_impl is None:
+            seen.add(id(fn))
+            cells = dict(zip(getattr(getattr(fn, "__code__", None), "co_freevars", ()),
+                             [c.cell_contents for c in (getattr(fn, "__closure__", None) or ())]))
+            new_impl = cells.get("is_new_implementation")
+            fn = getattr(fn, "__wrapped__", None)
+        if new_impl is None:
+            raise SystemExit("%s.%s: cannot tell which implementation it resolved to" % (mod.__name__, name))
+        if new_impl:
+            raise SystemExit("%s.%s resolved to a kernel package, not its torch body" % (mod.__name__, name))
+
+
+def full_recompute_greedy(model, prompt, n):
+    """Greedy without any cache: every step one forward over the whole sequence (use_cache=False:
+    the mixers' chunked / sequential scans from a zero state)."""
+    ids, rows = list(prompt), []
+    with torch.no_grad():
+        for _ in range(n):
+            lg = model(torch.tensor([ids]), use_cache=False).logits[0, -1].float()
+            rows.append(lg)
+            ids.append(int(lg.argmax()))
+    return ids[len(prompt):], torch.stack(rows)
+
+
+def recurrent_cache_layers(cache):
+    from transformers.cache_utils import LinearAttentionCacheLayerMixin
+    return [(i, layer) for i, layer in enumerate(cache.layers)
+            if isinstance(layer, LinearAttentionCacheLayerMixin)]
+
+
+def stepwise(model, prompt, n, reset=None, forced=None):
+    """One token per forward call on a DynamicCache, prompt included. reset "ssm": every recurrent
+    layer's SSM / delta-rule state is zeroed before each token after the first (conv state and
+    KV cache kept); "all": the conv state too. forced: the tokens fed after the prompt (teacher
+    forcing), else greedy. Returns (greedy tokens, logits [n, V], cache)."""
+    from transformers import DynamicCache
+    cache = DynamicCache(config=model.config)
+    seq, rows, t = list(prompt), [], 0
+    with torch.no_grad():
+        while len(rows) < n:
+            if t and reset:
+                for _, layer in recurrent_cache_layers(cache):
+                    for i in range(layer.number_of_states):
+                        if layer.is_recurrent_states_initialized[i]:
+                            layer.recurrent_states[i].zero_()
+                        if reset == "all" and layer.is_conv_states_initialized[i]:
+                            layer.conv_states[i].zero_()
+            out = model(input_ids=torch.tensor([[seq[t]]]), position_ids=torch.tensor([[t]]),
+                        cache=cache, use_cache=True)
+            if t >= len(prompt) - 1:
+                lg = out.logits[0, -1].float()
+                rows.append(lg)
+                seq.append(forced[len(rows) - 1] if forced is not None else int(lg.argmax()))
+            t += 1
+    logits = torch.stack(rows)
+    return logits.argmax(-1).tolist(), logits, cache
+
+
+def decay_stats(model, f, prompt, toks):
+    """The per-step decay factors of every recurrent layer over the golden's positions
+    (teacher-forced), recomputed from the projections the model computes: Mamba-2 exp(-exp(A_log)
+    softplus(dt + dt_bias)) per (token, head) (Falcon-H1: dt after its muP multiplier), the gated
+    DeltaNet's exp(g) per (token, value head), Mamba-1 exp(-exp(A_log[c, n]) softplus(dt_proj(dt)
+    [c])) per (token, channel, state)."""
+    decays, hooks = [], []
+    for mod in model.modules():
+        kind = type(mod).__name__
+        if kind in ("FalconH1Mixer", "GraniteMoeHybridMambaLayer"):
+            def mamba2(_m, _i, out, mx=mod):
+                dt = out[..., -mx.num_heads:].float()
+                if hasattr(mx, "mup_vector"):
+                    dt = dt * mx.mup_vector[..., -mx.num_heads:]
+                dt = torch.nn.functional.softplus(dt + mx.dt_bias.float())
+                decays.append(torch.exp(-torch.exp(mx.A_log.float()) * dt).flatten())
+            hooks.append((mod.in_proj, mamba2))
+        elif kind == "Qwen3NextGatedDeltaNet":
+            def gdn(_m, _i, out, mx=mod):
+                r = mx.num_v_heads // mx.num_k_heads
+                a = out.float().view(*out.shape[:-1], mx.num_k_heads, 2 * r)[..., r:]
+                a = a.reshape(*out.shape[:-1], mx.num_v_heads)
+                g = -mx.A_log.float().exp() * torch.nn.functional.softplus(a + mx.dt_bias.float())
+                decays.append(g.exp().flatten())
+            hooks.append((mod.in_proj_ba, gdn))
+        elif kind == "JambaMambaMixer":
+            def mamba1(_m, _i, out, mx=mod):
+                dt = out.float() @ mx.dt_proj.weight.float().t() + mx.dt_proj.bias.float()
+                dt = torch.nn.functional.softplus(dt)
+                decays.append(torch.exp(dt[..., None] * -torch.exp(mx.A_log.float())).flatten())
+            hooks.append((mod.dt_layernorm, mamba1))
+    if not hooks:
+        raise SystemExit("%s: no recurrent mixer found" % f["model_type"])
+    teacher_forced(model, prompt, toks, hooks)
+    a = torch.cat(decays)
+    q = torch.quantile(a[torch.randperm(a.numel(), generator=torch.Generator().manual_seed(0))[:100000]],
+                       torch.tensor([0.05, 0.5, 0.95]))
+    return dict(min=round(float(a.min()), 4), p05=round(float(q[0]), 4), median=round(float(q[1]), 4),
+                p95=round(float(q[2]), 4), max=round(float(a.max()), 4),
+                share_below_0_05=round(float((a < 0.05).float().mean()), 4),
+                share_above_0_95=round(float((a > 0.95).float().mean()), 4), count=a.numel())
+
+
+def check_recurrent(f, model, prompt, toks, logits):
+    """The recurrent families' extra golden checks (golden.json "recurrent"):
+    - the golden is generate with the cache: prefill, then each new token one step on the cached
+      conv + recurrent state (and the attention layers' KV cache);
+    - a full recompute (use_cache=False, one forward over the whole sequence per step) gives the
+      same 32 tokens; a one-token-per-call loop over the prompt too (the conv state's left
+      padding, the decode kernels from the first token);
+    - the state matters: the SSM / delta-rule state reset before each token changes the argmax of
+      at least RECURRENT_MIN_FLIPS teacher-forced steps; also reported with the conv state reset
+      too, and for free-running greedy with resets;
+    - the decay factors are neither ~0 nor ~1 almost everywhere (decay_stats).
+    A mismatch of the recomputations stops the script; a seed whose state does not matter enough
+    or whose decays are degenerate is rejected (returns (record, ok))."""
+    check_kernels_absent(model, f)
+    n = len(toks)
+    full_toks, full_logits = full_recompute_greedy(model, prompt, n)
+    if full_toks != toks:
+        raise SystemExit("%s: full recompute gives %s, cached generate %s" % (f["model_type"], full_toks, toks))
+    step_toks, step_logits, cache = stepwise(model, prompt, n, forced=toks)
+    if step_toks != toks:
+        raise SystemExit("%s: one token per call gives %s, generate %s" % (f["model_type"], step_toks, toks))
+    states = []
+    for i, layer in recurrent_cache_layers(cache):
+        conv, rec = layer.conv_states[0], layer.recurrent_states[0]
+        states.append(dict(layer=i, conv_state_shape=list(conv.shape), conv_state_dtype=str(conv.dtype)[6:],
+                           recurrent_state_shape=list(rec.shape), recurrent_state_dtype=str(rec.dtype)[6:],
+                           recurrent_state_norm=round(float(rec.float().norm()), 4),
+                           conv_state_norm=round(float(conv.float().norm()), 4)))
+    resets = {}
+    for what in ("ssm", "all"):
+        tf_toks, tf_logits, _ = stepwise(model, prompt, n, reset=what, forced=toks)
+        fr_toks, _, _ = stepwise(model, prompt, n, reset=what)
+        diff = [i for i, (a, b) in enumerate(zip(fr_toks, toks)) if a != b]
+        resets["reset_" + what] = dict(
+            teacher_forced_argmax_changed=sum(a != b for a, b in zip(tf_toks, toks)),
+            teacher_forced_max_abs_logit_diff=round(float((tf_logits - logits).abs().max()), 4),
+            free_running_tokens_changed=len(diff), free_running_first_change=diff[0] if diff else None)
+    decay = decay_stats(model, f, prompt, toks)
+    rec = dict(
+        decode="generate with a DynamicCache: prefill of the 6 prompt tokens (chunked / sequential "
+               "scan from a zero state), then one token per call on the cached conv + recurrent state",
+        full_recompute_same_tokens=True,
+        full_recompute_max_abs_logit_diff=float((full_logits - logits).abs().max()),
+        one_token_per_call_same_tokens=True,
+        one_token_per_call_max_abs_logit_diff=float((step_logits - logits).abs().max()),
+        states=states, **resets, decay=decay,
+        kernels="torch fallbacks (mamba_ssm, causal_conv1d, fla, kernels blocked from import)")
+    print("    recurrent: full recompute and one-token-per-call give the golden tokens (max |dlogit| "
+          "%.2g / %.2g); state reset changes %d / %d teacher-forced argmaxes (ssm / conv+ssm), "
+          "free-running %d / %d tokens; decay median %.3f, p05 %.3f, p95 %.3f, <0.05 %.1f%%, >0.95 %.1f%%"
+          % (rec["full_recompute_max_abs_logit_diff"], rec["one_token_per_call_max_abs_logit_diff"],
+             resets["reset_ssm"]["teacher_forced_argmax_changed"],
+             resets["reset_all"]["teacher_forced_argmax_changed"],
+             resets["reset_ssm"]["free_running_tokens_changed"],
+             resets["reset_all"]["free_running_tokens_changed"], decay["median"], decay["p05"],
+             decay["p95"], 100 * decay["share_below_0_05"], 100 * decay["share_above_0_95"]))
+    ok = (resets["reset_ssm"]["teacher_forced_argmax_changed"] >= RECURRENT_MIN_FLIPS
+          and max(decay["share_below_0_05"], decay["share_above_0_95"]) <= DECAY_MAX_EXTREME_SHARE)
+    return rec, ok
+
+
+def reference_note(f, recurrent=None):
     if f.get("reference_golden"):
         return ("pimc_testgen/reference.py's plain-PyTorch %s from the saved checkpoint (no transformers "
                 "implementation: remote code), written from the architecture's definition (spec 2.23); "
@@ -1503,6 +2056,11 @@ def reference_note(f):
             "attn_implementation=%s%s) upcasts the stored values exactly; KV cache, greedy, EOS ignored"
             % (transformers.__version__, ARCH[f["model_type"]], f.get("attn_impl", ATTN_IMPL),
                ", experts_implementation=%s" % f["experts_impl"] if "experts_impl" in f else ""))
+    if recurrent:
+        base += ("; the recurrent layers decode with state (each new token one step on the cached conv "
+                 "and SSM / delta-rule state), on transformers' torch paths (mamba_ssm, causal_conv1d, "
+                 "fla and kernels blocked from import); a full recompute per step (use_cache=False) "
+                 "gives the same tokens, max |dlogit| %.2g" % recurrent["full_recompute_max_abs_logit_diff"])
     if "gptq" in f:
         return ("transformers %s %s.generate with the GPTQ weights dequantized in float32 by "
                 "pimc_testgen/reference.py (spec 5.2; transformers has no CPU GPTQ kernel without "
@@ -1572,14 +2130,24 @@ def build_family(out_dir, family, base_seed):
                 used, gap = routing_stats(model, f, prompt, toks)
                 routing = dict(experts_used_per_sparse_layer=used, min_router_logit_gap=round(gap, 6))
             routing_ok = gap > m["min_router_gap"] and min(used) >= m["min_experts_used"]
-        if margin > min_margin and len(set(toks)) >= MIN_DISTINCT_TOKENS and routing_ok:
+        accepted = margin > min_margin and len(set(toks)) >= MIN_DISTINCT_TOKENS and routing_ok
+        recurrent = None
+        if accepted and cfg["model_type"] in RECURRENT:
+            recurrent, accepted = check_recurrent(f, model, prompt, toks, logits)
+        if accepted:
             break
-        print("    seed %d rejected: min top-2 margin %.3g (need > %g), %d distinct tokens (need >= %d)%s"
+        print("    seed %d rejected: min top-2 margin %.3g (need > %g), %d distinct tokens (need >= %d)%s%s"
               % (seed, margin, min_margin, len(set(toks)), MIN_DISTINCT_TOKENS,
                  "" if routing is None else
                  ", experts used %s (need >= %d), router gap %.3g (need > %g)"
                  % (routing["experts_used_per_sparse_layer"], f["moe"]["min_experts_used"],
-                    routing["min_router_logit_gap"], f["moe"]["min_router_gap"])))
+                    routing["min_router_logit_gap"], f["moe"]["min_router_gap"]),
+                 "" if recurrent is None else
+                 ", state reset changes %d argmaxes (need >= %d), decay share < 0.05 / > 0.95 %.2f / "
+                 "%.2f (need <= %g)"
+                 % (recurrent["reset_ssm"]["teacher_forced_argmax_changed"], RECURRENT_MIN_FLIPS,
+                    recurrent["decay"]["share_below_0_05"], recurrent["decay"]["share_above_0_95"],
+                    DECAY_MAX_EXTREME_SHARE)))
     else:
         raise SystemExit("%s: no acceptable seed in %d tries" % (family, MAX_SEED_TRIES))
     # (gemma3_text keeps one rotary table per layer type; its tokens test the scaled one.)
@@ -1603,7 +2171,8 @@ def build_family(out_dir, family, base_seed):
         "logits_shape": [MAX_NEW_TOKENS, cfg["vocab_size"]],
         "min_top2_margin": round(margin, 6),
         **({"routing": routing} if routing else {}),
-        "reference": reference_note(f),
+        **({"recurrent": recurrent} if recurrent else {}),
+        "reference": reference_note(f, recurrent),
         "transformers_version": transformers.__version__,
         "torch_version": torch.__version__,
     }

@@ -1882,3 +1882,59 @@ TEST(HFConfigTest, DeepSeekV3) {
                   "head_dim: is 16 but MLA's rotary head dim "
                   "(qk_rope_head_dim) is 8");
 }
+
+namespace {
+const char *falconH1Small = R"({"model_type": "falcon_h1",
+  "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+  "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
+  "mamba_d_ssm": 96, "mamba_n_heads": 6, "mamba_n_groups": 2,
+  "mamba_d_state": 8, "mamba_rms_norm": true,
+  "time_step_limit": [0.0, {"__float__": "Infinity"}],
+  "ssm_multipliers": [1.0, 0.5, 2.0, 1.0, 3.0], "key_multiplier": 0.25,
+  "mlp_multipliers": [1.5, 1.0], "lm_head_multiplier": 0.125})";
+} // namespace
+
+// Falcon-H1: Mamba-2 in parallel with attention on every layer; the muP
+// multipliers (1 is no multiplier); transformers 5's encoding of an
+// infinite time-step limit.
+TEST(HFConfigTest, FalconH1) {
+  ModelConfig c = parseOk(falconH1Small);
+  ASSERT_TRUE(c.mamba);
+  const MambaConfig &m = *c.mamba;
+  EXPECT_FALSE(m.mamba1);
+  EXPECT_EQ(m.dInner, 96);
+  EXPECT_EQ(m.numHeads, 6);
+  EXPECT_EQ(m.headDim, 16);
+  EXPECT_EQ(m.nGroups, 2);
+  EXPECT_EQ(m.convChannels(), 96 + 2 * 2 * 8);
+  EXPECT_EQ(m.gate, MambaConfig::Gate::NormBeforeGate);
+  EXPECT_TRUE(m.normGrouped);
+  EXPECT_FALSE(m.dtClampMax);
+  ASSERT_TRUE(m.projMultipliers);
+  EXPECT_EQ((*m.projMultipliers)[4], 3.0);
+  ASSERT_EQ(c.layers.size(), 2u);
+  EXPECT_EQ(c.layers[1].mixer, LayerAttention::Mixer::Parallel);
+  EXPECT_EQ(c.mup.key, 0.25);
+  EXPECT_EQ(c.mup.mlpGate, 1.5);
+  EXPECT_FALSE(c.mup.mlpDown);
+  EXPECT_FALSE(c.mup.attentionIn);
+  EXPECT_EQ(c.logitScale, 0.125);
+  EXPECT_EQ(c.names.finalNorm, "model.final_layernorm");
+  EXPECT_CONTAINS(semanticConfigJSON(c), "\"mamba\":{");
+  // A finite limit clamps; heads must divide the width.
+  ModelConfig clamped =
+      parseOk(patched(falconH1Small, R"({"time_step_limit": [0.001, 0.1]})"));
+  EXPECT_TRUE(clamped.mamba->dtClampMax);
+  EXPECT_DOUBLE_EQ(clamped.mamba->dtMax, 0.1);
+  EXPECT_CONTAINS(
+      errorOf(patched(falconH1Small, R"({"time_step_limit": [1.0, 0.5]})")),
+      "time_step_limit: must be [min, max] with 0 <= min <= max");
+  EXPECT_CONTAINS(errorOf(patched(falconH1Small, R"({"mamba_n_heads": 5})")),
+                  "mamba_n_heads: 5 does not divide the mixer's width 96");
+  EXPECT_CONTAINS(
+      errorOf(patched(falconH1Small, R"({"ssm_multipliers": [1.0, 2.0]})")),
+      "ssm_multipliers: has 2 entries, expected 5");
+  EXPECT_CONTAINS(errorOf(patched(falconH1Small,
+                                  R"({"layer_types": ["hybrid", "mamba2"]})")),
+                  "layer_types[1]");
+}

@@ -1017,3 +1017,18 @@ TEST_F(SafetensorsTest, GptqProblemsNameTheTensor) {
       toString(findGptqTensors(**store, "p", 8, 8, scheme).takeError()),
       "missing tensor 'p.qzeros' (expected shape [1, 1])");
 }
+
+// The same head-blocked rows kept 2-D (Qwen3-Next's per-key-head
+// [q | k | v | z] projection read as one weight per part).
+TEST_F(ExpertTensorsTest, FlatBlockRows) {
+  std::string name = flatBlockRowsName("gu[1]^T", 2, 1, 2);
+  EXPECT_EQ(name, "gu[1]^T<2:1:2>");
+  std::vector<float> want;
+  for (int64_t c = 1; c < 2 * I; c += 2)
+    for (int64_t h = 0; h < H; ++h)
+      want.push_back(gateUp(1, h, c));
+  EXPECT_EQ(floats(name, {I, H}), want);
+  for (const char *bad : {"gu[0]<2:0:1>", "gu[0]<3:1:1>", "gu<1:0:1>",
+                          "gu[0]<3:0:2", "gu[0]<3:0>"})
+    EXPECT_EQ(store->lookup(bad), nullptr) << bad;
+}

@@ -1810,3 +1810,55 @@ func.func @forward(%c: tensor<3xi1>, %i: tensor<3xi32>) -> (tensor<3xi64>, tenso
 }
 
 } // namespace
+
+namespace {
+/// A causal conv (kernel 3, no bias, no SiLU) over the tokens' rows of
+/// "u" ([5, 1]: token i is i + 1), its state an entry argument: the output
+/// at position p is 1 * u[p-2] + 10 * u[p-1] + 100 * u[p].
+std::string convModule(const char *extra = "") {
+  return std::string("!state = !llm.recurrent_state<shape = [1, 2], "
+                     "element_type = f32>\n"
+                     "func.func @forward(%tokens: tensor<?xi64>, %offset: "
+                     "index, %s: !state) -> (tensor<?x1xf32>, !state) {\n"
+                     "  %wu = llm.weight \"u\" : tensor<5x1xf32>\n"
+                     "  %w = llm.weight \"w\" : tensor<1x3xf32>\n"
+                     "  %u = llm.embedding %wu, %tokens : (tensor<5x1xf32>, "
+                     "tensor<?xi64>) -> tensor<?x1xf32>\n"
+                     "  %y, %s1 = llm.causal_conv1d %u, %s, %w, %offset "
+                     "{silu = false} : tensor<?x1xf32>, !state, "
+                     "tensor<1x3xf32> -> tensor<?x1xf32>\n") +
+         extra + "  return %y, %s1 : tensor<?x1xf32>, !state\n}\n";
+}
+
+std::vector<Weight> convWeights() {
+  return {f32Weight("u", {5, 1}, {1, 2, 3, 4, 5}),
+          f32Weight("w", {1, 3}, {1, 10, 100})};
+}
+} // namespace
+
+// A recurrent state starts at zero, carries across calls, and holds exactly
+// the positions before the step: another offset is an error (a recurrence
+// cannot be rewound), resetCaches() starts a new sequence.
+TEST_F(InterpreterTest, RecurrentStateCarriesAndCannotRewind) {
+  auto interp = load(convModule(), convWeights());
+  ASSERT_TRUE(interp);
+  expectExact(forward(*interp, {0, 1}, 0), {100, 10 + 200});
+  expectExact(forward(*interp, {2}, 2), {1 + 20 + 300});
+  std::string msg = forwardError(*interp, {3}, 1);
+  EXPECT_CONTAINS(msg, "llm.causal_conv1d");
+  EXPECT_CONTAINS(msg, "the step starts at position 1 but the recurrent "
+                       "state holds 3 positions");
+  msg = forwardError(*interp, {3}, 0);
+  EXPECT_CONTAINS(msg, "holds 3 positions");
+  interp->resetCaches();
+  expectExact(forward(*interp, {2}, 0), {300});
+}
+
+TEST_F(InterpreterTest, RecurrentStateUsedTwiceIsRefused) {
+  std::string ir =
+      convModule("  %y2, %s2 = llm.causal_conv1d %u, %s, %w, %offset "
+                 "{silu = false} : tensor<?x1xf32>, !state, tensor<1x3xf32> -> "
+                 "tensor<?x1xf32>\n");
+  EXPECT_CONTAINS(createError(ir, convWeights()),
+                  "a recurrent state value has more than one use");
+}

@@ -14,6 +14,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -151,6 +152,16 @@ struct MoEConfig {
   /// the first I columns, up the last I), `<experts>.down_proj` [E, I, H],
   /// no biases; read as views (`gate_up_proj[e]^T[0:I]`).
   bool fusedConcatenated = false;
+  /// Granite-4.0-H's expert tensors: `<block>.<gate>.weight` [E, 2I, H]
+  /// (per expert the gate rows, then the up rows, nn.Linear's layout) and
+  /// `<block>.<down>.weight` [E, H, I]; read as views (`t[e][0:I]`).
+  bool stackedLinear = false;
+  /// The shared expert lives beside the MoE block, under the layer
+  /// (`<layer>.<shared>.`), with gate and up fused in `<sharedGateUp>`
+  /// [2Is, H] (gate rows first) and down in `<sharedDown>` (Granite-4.0-H's
+  /// shared_mlp.input_linear / output_linear); always on, ungated.
+  bool sharedAtLayer = false;
+  std::string sharedGateUp, sharedDown;
   /// The routing weight scales the expert's input, not its output (Llama 4;
   /// llm.moe weight_on_input).
   bool weightOnInput = false;
@@ -188,12 +199,69 @@ struct MLAConfig {
   bool ropeInterleaved = true;
 };
 
+/// A Mamba mixer (spec 2.15, 2.28, 2.30-2.32), tensors under
+/// `<layer>.<prefix>.`: in_proj, conv1d, the scan's dt_bias / A_log / D,
+/// the gate's norm, out_proj.
+struct MambaConfig {
+  /// Mamba-1 (Jamba): a scan per channel (dInner heads of dim 1), A_log
+  /// [dInner, N], dt from x_proj through dt_proj (rank dtRank), the
+  /// dt/B/C RMS norms; in_proj gives [x | z]. Mamba-2: numHeads heads of
+  /// headDim, nGroups groups of B and C; in_proj gives [z | x B C | dt].
+  bool mamba1 = false;
+  int64_t dInner = 0, numHeads = 0, headDim = 0, nGroups = 1;
+  int64_t stateSize = 0, convKernel = 4, dtRank = 0;
+  bool convBias = true, inProjBias = false, outProjBias = false;
+  /// time_step_limit (dtMax infinite: no upper clamp).
+  double dtMin = 0.0, dtMax = 0.0;
+  bool dtClampMax = false;
+  /// The output gate: y * silu(z) alone, or a gated RMS norm
+  /// (`norm.weight`) applied before or after the gate, over groups of
+  /// dInner / nGroups features when normGrouped, else the full width.
+  enum class Gate { Silu, NormBeforeGate, GateBeforeNorm };
+  Gate gate = Gate::GateBeforeNorm;
+  bool normGrouped = false;
+  std::string prefix = "mamba";
+  /// Falcon-H1's muP: x * inMultiplier before in_proj, in_proj's [z, x, B,
+  /// C, dt] segments times projMultipliers, the mixer's output times
+  /// outMultiplier.
+  std::optional<double> inMultiplier, outMultiplier;
+  std::optional<std::array<double, 5>> projMultipliers;
+  int64_t convChannels() const {
+    return mamba1 ? dInner : dInner + 2 * nGroups * stateSize;
+  }
+};
+/// Qwen3-Next's Gated DeltaNet (spec 2.29), tensors under
+/// `<layer>.<prefix>.`: in_proj_qkvz (rows per key head [q | k | v | z]),
+/// in_proj_ba (rows per key head [b | a]), conv1d over [q | k | v], dt_bias,
+/// A_log, the per-head gated norm (norm.weight [dv]), out_proj.
+struct DeltaNetConfig {
+  int64_t keyHeads = 0, valueHeads = 0, keyDim = 0, valueDim = 0;
+  int64_t convKernel = 4;
+  std::string prefix = "linear_attn";
+  int64_t keyWidth() const { return keyHeads * keyDim; }
+  int64_t valueWidth() const { return valueHeads * valueDim; }
+  int64_t convChannels() const { return 2 * keyWidth() + valueWidth(); }
+};
 /// How one decoder layer's attention differs from the others: `layer_types`
 /// (full or sliding attention) and NoPE layers (SmolLM3's no_rope_layers).
 struct LayerAttention {
   bool sliding = false; // the model's slidingWindow applies to this layer
   bool rope = true;     // false: no rotary embedding (NoPE)
   bool chunked = false; // the model's attentionChunkSize applies
+  /// The layer's token mixer: attention, the model's recurrent mixer
+  /// (ModelConfig::mamba or deltaNet), or both in parallel on the same
+  /// normed input, their outputs summed (Falcon-H1).
+  enum class Mixer { Attention, Recurrent, Parallel };
+  Mixer mixer = Mixer::Attention;
+  bool hasAttention() const { return mixer != Mixer::Recurrent; }
+  bool hasRecurrent() const { return mixer != Mixer::Attention; }
+};
+/// Falcon-H1's muP multipliers around attention and the MLP (1 when
+/// unset): the attention's input, its keys (before RoPE, so the cache
+/// holds them scaled) and output; the MLP's gate before its activation and
+/// its output.
+struct MuPMultipliers {
+  std::optional<double> attentionIn, key, attentionOut, mlpGate, mlpDown;
 };
 
 /// Llama 4's attention temperature tuning on the NoPE layers: the query at
@@ -217,6 +285,14 @@ struct ModelConfig {
   std::optional<TemperatureTuning> temperatureTuning;
   /// Set: every layer's attention is MLA (deepseek_v2, deepseek_v3).
   std::optional<MLAConfig> mla;
+  /// The recurrent mixer of the layers whose LayerAttention::mixer has
+  /// one (falcon_h1, granitemoehybrid, jamba: Mamba; qwen3_next: DeltaNet).
+  std::optional<MambaConfig> mamba;
+  std::optional<DeltaNetConfig> deltaNet;
+  /// Qwen3-Next's gated attention: q_proj gives per head [q | gate], and
+  /// the attention output is multiplied by sigmoid(gate) before o_proj.
+  bool attentionOutputGate = false;
+  MuPMultipliers mup;
   int64_t hiddenSize = 0;
   int64_t intermediateSize = 0;
   int64_t numLayers = 0;

@@ -137,6 +137,11 @@ std::string transposedName(llvm::StringRef base);
 /// they are whole blocks (then a view).
 std::string blockRowsName(llvm::StringRef base, int64_t block, int64_t begin,
                           int64_t end);
+/// The same rows kept 2-D ("base<block:begin:end>"), [rows / block * (end -
+/// begin), cols]: Qwen3-Next's per-key-head [q | k | v | z] projection read
+/// as one q, k, v or z weight.
+std::string flatBlockRowsName(llvm::StringRef base, int64_t block,
+                              int64_t begin, int64_t end);
 
 /// All tensors of a checkpoint directory: `model.safetensors`, or the shards
 /// listed by `model.safetensors.index.json` (each shard opened once; every

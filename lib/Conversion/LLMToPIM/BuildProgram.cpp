@@ -1269,6 +1269,14 @@ static bool isTokenValue(Value v, Value tokens) {
   return v == tokens;
 }
 
+/// The recurrent state operand of the op that defines a new state.
+static Value stateOperand(Operation *op) {
+  for (Value v : op->getOperands())
+    if (isa<llm::RecurrentStateType>(v.getType()))
+      return v;
+  return Value();
+}
+
 LogicalResult Lowering::lowerHostCall(Operation *op) {
   if (isMaterializedLazily(op))
     return success();
@@ -1307,7 +1315,13 @@ LogicalResult Lowering::lowerHostCall(Operation *op) {
     }
   }
   for (Value r : call->results) {
-    Slot out = alloc(tokenElements(r.getType()));
+    // A recurrent op's new state overwrites its state's buffer (the call
+    // reads every argument before it writes a result).
+    Slot out;
+    if (isa<llm::RecurrentStateType>(r.getType()))
+      out = lookup(stateOperand(r.getDefiningOp()));
+    else
+      out = alloc(tokenElements(r.getType()));
     slots[r] = out;
     results.push_back(b.getDictionaryAttr(
         {attr("buffer", buf(out)), attr("shape", shapeOf(r))}));
@@ -1349,12 +1363,13 @@ FailureOr<pim::ProgramOp> Lowering::run() {
   Block &body = forward.getBody().front();
   tokens = forward.getArgument(0);
   offset = forward.getArgument(1);
-  // A static-cache step's states live in act buffers across steps (zero
-  // before the first).
-  if (isStateStep(forward))
-    for (unsigned i = 2; i < forward.getNumArguments(); ++i) {
-      Slot s = alloc(
-          cast<ShapedType>(forward.getArgument(i).getType()).getNumElements());
+  // A static-cache step's states, and the recurrent layers' states, live
+  // in act buffers across steps (zero before the first).
+  bool stateStep = isStateStep(forward);
+  for (unsigned i = 2; i < forward.getNumArguments(); ++i)
+    if (stateStep ||
+        isa<llm::RecurrentStateType>(forward.getArgument(i).getType())) {
+      Slot s = alloc(tokenElements(forward.getArgument(i).getType()));
       slots[forward.getArgument(i)] = s;
       stateSlots.push_back({i, s});
     }
@@ -1568,6 +1583,8 @@ FailureOr<pim::ProgramOp> Lowering::run() {
         if (updated == forward.getArgument(arg))
           continue;
         Slot in = contiguous(lookup(updated));
+        if (in.base == state.base && in.off == state.off)
+          continue; // updated in place
         hostOp("pack", {attr("in", buf(in)), attr("out", buf(state)),
                         attr("blocks", 1), attr("block", in.n),
                         attr("in_stride", in.n), attr("out_stride", in.n)});

@@ -114,7 +114,7 @@ LogicalResult checkDecodeContract(func::FuncOp forward) {
             type.getInput(1).isIndex();
   for (Type t :
        type.getInputs().drop_front(std::min<size_t>(2, type.getNumInputs())))
-    ok &= isa<llm::KVCacheType>(t);
+    ok &= isa<llm::KVCacheType, llm::RecurrentStateType>(t);
   bool hasEmbedding = false, hasHead = false;
   forward.walk([&](Operation *op) {
     hasEmbedding |= isa<llm::EmbeddingOp>(op);
@@ -126,7 +126,8 @@ LogicalResult checkDecodeContract(func::FuncOp forward) {
     return success();
   return forward.emitError()
          << "PIM lowering expects a language model's decode step: "
-            "@forward(token ids, offset, one KV cache per layer) with an "
+            "@forward(token ids, offset, one KV cache per attention layer "
+            "and the recurrent layers' states) with an "
             "llm.embedding and an llm.lm_head (as the Hugging Face importer "
             "writes it), or a static-cache step (token, position, state "
             "tensors) -> (logits, the updated states); this @forward takes ("

@@ -25,9 +25,12 @@ using namespace ::mlir;
 inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// The shape of an activation tensor for one token: a dynamic (token)
-/// dimension is T = 1; a value that is not a tensor has shape [].
+/// dimension is T = 1; a recurrent state's is its own; a value that is not
+/// a tensor has shape [].
 inline SmallVector<int64_t> tokenShape(Type type) {
   SmallVector<int64_t> shape;
+  if (auto s = dyn_cast<llm::RecurrentStateType>(type))
+    shape.assign(s.getShape().begin(), s.getShape().end());
   if (auto t = dyn_cast<ShapedType>(type))
     for (int64_t d : t.getShape())
       shape.push_back(ShapedType::isDynamic(d) ? 1 : d);

@@ -21,6 +21,19 @@ bool isF32Tensor(Type t) {
   return r && r.getElementType().isF32();
 }
 
+/// A value the host function takes or returns as an f32 tensor: an f32
+/// tensor, or a recurrent state (its value, of its shape).
+bool isHostValue(Type t) {
+  return isF32Tensor(t) || isa<llm::RecurrentStateType>(t);
+}
+
+/// The type a host value has inside the function.
+Type hostType(Type t) {
+  if (auto s = dyn_cast<llm::RecurrentStateType>(t))
+    return RankedTensorType::get(s.getShape(), s.getElementType());
+  return t;
+}
+
 /// Multiply-adds of a projection-like op: each weight element once per
 /// token row (an estimate for the host's time; MoE counts every expert).
 int64_t opFlops(Operation *op) {
@@ -83,7 +96,7 @@ pimc::pim::detail::outlineHostCall(ArrayRef<Operation *> roots, Value tokens,
     if (map.contains(v))
       return success();
     auto arg = [&](HostCall::Arg kind) {
-      map.map(v, body->addArgument(v.getType(), loc));
+      map.map(v, body->addArgument(hostType(v.getType()), loc));
       call.args.push_back(v);
       call.kinds.push_back(kind);
       return success();
@@ -92,7 +105,7 @@ pimc::pim::detail::outlineHostCall(ArrayRef<Operation *> roots, Value tokens,
       return arg(HostCall::Arg::Position);
     if (v == tokens)
       return arg(HostCall::Arg::Token);
-    if (inAct(v) && isF32Tensor(v.getType()))
+    if (inAct(v) && isHostValue(v.getType()))
       return arg(HostCall::Arg::Buffer);
     Operation *def = v.getDefiningOp();
     if (!def || def->getNumRegions() != 0 || !isMemoryEffectFree(def))
@@ -119,9 +132,12 @@ pimc::pim::detail::outlineHostCall(ArrayRef<Operation *> roots, Value tokens,
         return failure();
     Operation *clone = fb.clone(*op, map);
     stripBackendAttrs(clone);
+    // A recurrent op's new state is a plain tensor value in the function.
+    for (OpResult r : clone->getResults())
+      r.setType(hostType(r.getType()));
     // A result only the run reads stays inside the function.
     for (auto [orig, c] : llvm::zip(op->getResults(), clone->getResults()))
-      if (isF32Tensor(orig.getType()) &&
+      if (isHostValue(orig.getType()) &&
           llvm::any_of(orig.getUsers(),
                        [&](Operation *u) { return !inRun.contains(u); })) {
         call.results.push_back(orig);

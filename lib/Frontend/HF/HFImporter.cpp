@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "pimc/Frontend/HF/HFImporter.h"
+#include "DecoderBuilder.h"
 #include "pimc/Checkpoint/GPTQ.h"
 
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
@@ -29,108 +30,9 @@ using namespace mlir;
 using namespace pimc;
 using namespace pimc::hf;
 using namespace pimc::ckpt;
+using pimc::hf::detail::DecoderBuilder;
 
-namespace {
-
-class DecoderBuilder {
-public:
-  /// `weights` null: a timing-only model whose tensors take their shapes
-  /// from the config and their dtype from its torch_dtype.
-  DecoderBuilder(MLIRContext &ctx, const ModelConfig &cfg,
-                 const WeightStore *weights, int64_t maxContext)
-      : ctx(ctx), cfg(cfg), weights(weights), maxContext(maxContext), b(&ctx) {}
-
-  llvm::Expected<OwningOpRef<ModuleOp>> build();
-
-private:
-  /// Checks a stored tensor's presence, dtype and shape (recording
-  /// problems); its element type.
-  Type checkTensor(StringRef name, ArrayRef<int64_t> shape);
-  /// A dense weight: checks name, dtype and shape; records problems.
-  Value denseWeight(StringRef name, ArrayRef<int64_t> shape);
-  /// A weight read through a derived name (Safetensors.h: row views,
-  /// indices, transposes) of a stored tensor already checked.
-  Value derivedWeight(StringRef name, ArrayRef<int64_t> shape, Type elem);
-  /// Rows [begin, begin + shape[0]) of `tensor` (already checked), as a row
-  /// view (rowSliceName) of element type `elem`.
-  Value rowPart(StringRef tensor, Type elem, int64_t begin,
-                ArrayRef<int64_t> shape);
-  struct QKV {
-    Value q, k, v; // [T, heads * hd] each
-  };
-  /// The q, k and v projections of layer prefix `p` over its attention
-  /// input x: their own tensors, or rows of the fused qkv tensor.
-  QKV projectQKV(StringRef p, Value x);
-  /// A projection weight [N, K]: dense, or GPTQ when the config says so, or
-  /// the transpose of a Conv1D weight stored [K, N] (conv1dWeights).
-  Value projectionWeight(StringRef prefix, int64_t n, int64_t k);
-  Type floatType(DType dtype);
-  /// The element type of every tensor of a timing-only model.
-  Type configFloatType();
-  Value buildLayer(int64_t layer, Value hidden, Value offset, Value length,
-                   Value cache, Value &newCache);
-  /// The attention branch of layer `layer` over its input x, through o_proj
-  /// (appending to `cache`, the updated cache in `newCache`).
-  Value attention(int64_t layer, Value x, Value offset, Value length,
-                  Value cache, Value &newCache);
-  /// MLA's attention branch (MLAConfig), in the absorbed form over the
-  /// latent cache.
-  Value mlaAttention(int64_t layer, Value x, Value offset, Value length,
-                     Value cache, Value &newCache);
-  /// The cache type of every layer.
-  llm::KVCacheType cacheType();
-  Value rope(Value x, Value offset, const RopeScaling &r, Location loc);
-  /// The family's RMSNorm over the last dimension of `x`.
-  Value rmsNorm(Value x, Value weight, Location loc);
-  /// LayerNorm over the last dimension of `x` (bias optional).
-  Value layerNorm(Value x, Value weight, Value bias, Location loc);
-  /// The family's norm (RMSNorm or LayerNorm, NormKind) over the last
-  /// dimension (n) of x, with the tensors `<prefix>.weight` (and `.bias`).
-  Value norm(Value x, StringRef prefix, int64_t n);
-  /// The block norm `name` (BlockNorms) of layer prefix `layer` over x, or x
-  /// when the block has no norm there.
-  Value blockNorm(StringRef layer, StringRef name, Value x);
-  /// LayerNorm of each head of x [T, heads, hd] with its own weight and no
-  /// bias: `<prefix>.norms.<h>.weight` (stablelm), or row h of
-  /// `<prefix>.weight` [heads, hd] (cohere, qkNormStacked).
-  Value perHeadLayerNorm(Value x, StringRef prefix, int64_t heads);
-  /// The plain MLP (PlainMlp) of layer prefix `layer` over x.
-  Value plainMlp(StringRef layer, Value x);
-  /// The routed experts' weights of an MoE block, and their biases.
-  struct Experts {
-    SmallVector<Value> gates, ups, downs;
-    Value gateBias, upBias, downBias; // stacked [E, n]; null: none
-  };
-  /// The sparse MoE block (MoEConfig) of layer prefix `layer` over x.
-  Value moeBlock(StringRef layer, Value x);
-  /// Whether the file holds per-expert experts fused in transformers'
-  /// in-memory layout (recording the problem).
-  bool heldFusedInMemory(StringRef layer, StringRef block);
-  /// The experts as save_pretrained writes them, one tensor per expert and
-  /// projection.
-  Experts perExpertWeights(StringRef block);
-  /// Experts fused in one tensor per projection: gpt-oss's interleaved
-  /// gate/up columns with biases (MoEConfig::fusedInterleaved), or Llama
-  /// 4's concatenated ones (fusedConcatenated).
-  Experts fusedExperts(StringRef block);
-  /// `x * factor` when the feature is set, else x.
-  Value scaled(Value x, std::optional<double> factor, Location loc);
-  Value softcapped(Value x, std::optional<double> cap, Location loc);
-
-  RankedTensorType act(ArrayRef<int64_t> shape) {
-    return RankedTensorType::get(shape, b.getF32Type());
-  }
-  Location loc(const llvm::Twine &name) {
-    return NameLoc::get(b.getStringAttr(name));
-  }
-
-  MLIRContext &ctx;
-  const ModelConfig &cfg;
-  const WeightStore *weights;
-  int64_t maxContext;
-  OpBuilder b;
-  std::vector<std::string> problems;
-};
+namespace pimc::hf::detail {
 
 Type DecoderBuilder::floatType(DType dtype) {
   switch (dtype) {
@@ -211,6 +113,23 @@ DecoderBuilder::QKV DecoderBuilder::projectQKV(StringRef p, Value x) {
       return llm::LinearOp::create(b, loc(prefix), act({dyn, rows}), x, w,
                                    bias);
     };
+    if (cfg.attentionOutputGate) {
+      // Qwen3-Next: q_proj [nh * 2hd, H] holds per head [q | gate].
+      std::string qName = attn + "." + n.q + ".weight";
+      Type elem = checkTensor(qName, {2 * nh * hd, H});
+      if (cfg.qkvBias)
+        problems.push_back(qName + ": a gated q_proj with a bias is not "
+                                   "supported");
+      auto half = [&](int64_t begin) -> Value {
+        std::string name = flatBlockRowsName(qName, 2 * hd, begin, begin + hd);
+        return llm::LinearOp::create(
+            b, loc(attn + "." + n.q), act({dyn, nh * hd}), x,
+            derivedWeight(name, {nh * hd, H}, elem), Value());
+      };
+      QKV r{half(0), project(n.k, nkv * hd), project(n.v, nkv * hd)};
+      r.gate = half(hd);
+      return r;
+    }
     return {project(n.q, nh * hd), project(n.k, nkv * hd),
             project(n.v, nkv * hd)};
   }
@@ -439,7 +358,7 @@ Value DecoderBuilder::moeBlock(StringRef layer, Value x) {
   int64_t H = cfg.hiddenSize;
   std::string block = (layer + "." + m.block).str();
   bool fused = m.fusedInterleaved || m.fusedConcatenated;
-  if (!fused && heldFusedInMemory(layer, block))
+  if (!fused && !m.stackedLinear && heldFusedInMemory(layer, block))
     return x;
   std::string routerName = block + "." + m.router;
   Value router = denseWeight(routerName + ".weight", {m.numExperts, H});
@@ -450,9 +369,19 @@ Value DecoderBuilder::moeBlock(StringRef layer, Value x) {
       m.correctionBias
           ? denseWeight(routerName + ".e_score_correction_bias", {m.numExperts})
           : Value();
-  Experts experts = fused ? fusedExperts(block) : perExpertWeights(block);
+  Experts experts = fused             ? fusedExperts(block)
+                    : m.stackedLinear ? stackedExperts(block)
+                                      : perExpertWeights(block);
   Value sharedGate, sharedUp, sharedDown, sharedExpertGate;
-  if (m.sharedIntermediateSize > 0) {
+  if (m.sharedIntermediateSize > 0 && m.sharedAtLayer) {
+    int64_t Is = m.sharedIntermediateSize;
+    std::string shared = (layer + "." + m.shared).str();
+    std::string gateUp = shared + "." + m.sharedGateUp + ".weight";
+    Type elem = checkTensor(gateUp, {2 * Is, H});
+    sharedGate = rowPart(gateUp, elem, 0, {Is, H});
+    sharedUp = rowPart(gateUp, elem, Is, {Is, H});
+    sharedDown = denseWeight(shared + "." + m.sharedDown + ".weight", {H, Is});
+  } else if (m.sharedIntermediateSize > 0) {
     int64_t Is = m.sharedIntermediateSize;
     std::string shared = block + "." + m.shared;
     sharedGate = projectionWeight(shared + "." + m.gate, Is, H);
@@ -570,6 +499,26 @@ DecoderBuilder::Experts DecoderBuilder::fusedExperts(StringRef block) {
   return out;
 }
 
+/// Granite-4.0-H's stacked experts: expert e's gate and up are rows
+/// [0, I) and [I, 2I) of `<gate>.weight[e]` ([2I, H]), its down
+/// `<down>.weight[e]` ([H, I]).
+DecoderBuilder::Experts DecoderBuilder::stackedExperts(StringRef block) {
+  const MoEConfig &m = *cfg.moe;
+  int64_t H = cfg.hiddenSize, I = m.intermediateSize, E = m.numExperts;
+  std::string gateUp = (block + "." + m.gate + ".weight").str();
+  std::string down = (block + "." + m.down + ".weight").str();
+  Type wElem = checkTensor(gateUp, {E, 2 * I, H});
+  Type dElem = checkTensor(down, {E, H, I});
+  Experts out;
+  for (int64_t e = 0; e < E; ++e) {
+    std::string gu = indexName(gateUp, e);
+    out.gates.push_back(derivedWeight(rowSliceName(gu, 0, I), {I, H}, wElem));
+    out.ups.push_back(derivedWeight(rowSliceName(gu, I, 2 * I), {I, H}, wElem));
+    out.downs.push_back(derivedWeight(indexName(down, e), {H, I}, dElem));
+  }
+  return out;
+}
+
 /// c * tanh(x / c) as scale, tanh, scale (Gemma 2's final-logit softcap).
 Value DecoderBuilder::softcapped(Value x, std::optional<double> cap,
                                  Location l) {
@@ -599,18 +548,35 @@ static llm::Activation mlpActivation(MlpActivation a) {
   llvm_unreachable("unknown MlpActivation");
 }
 
+LayerAttention DecoderBuilder::layerKind(int64_t layer) const {
+  return size_t(layer) < cfg.layers.size()
+             ? cfg.layers[layer]
+             : LayerAttention{cfg.slidingWindow.has_value()};
+}
+
 Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
-                                 Value length, Value cache, Value &newCache) {
+                                 Value length, const LayerState &in,
+                                 LayerState &out) {
   const TensorNames &n = cfg.names;
   std::string p = llvm::formatv("{0}.{1}", n.layers, layer).str();
   std::string attnPrefix = p + "." + n.attn, mlpPrefix = p + "." + n.mlp;
   int64_t H = cfg.hiddenSize, I = cfg.intermediateSize;
+  LayerAttention kind = layerKind(layer);
 
   Location attnLoc = loc(attnPrefix);
   Value blockIn = hidden;
   Value x = blockNorm(p, cfg.norms.attnIn, hidden);
-  Value o = cfg.mla ? mlaAttention(layer, x, offset, length, cache, newCache)
-                    : attention(layer, x, offset, length, cache, newCache);
+  // The token mixers: attention, the recurrent mixer, or both on the same
+  // normed x, summed (Falcon-H1: the mixer's output first).
+  Value o;
+  if (kind.hasRecurrent())
+    o = recurrentMixer(layer, x, offset, in, out);
+  if (kind.hasAttention()) {
+    Value a = cfg.mla
+                  ? mlaAttention(layer, x, offset, length, in.cache, out.cache)
+                  : attention(layer, x, offset, length, in.cache, out.cache);
+    o = o ? llm::AddOp::create(b, attnLoc, o, a) : a;
+  }
   o = blockNorm(p, cfg.norms.attnOut, o);
   o = scaled(o, cfg.residualMultiplier, attnLoc);
   hidden = llm::AddOp::create(b, attnLoc, hidden, o);
@@ -644,9 +610,26 @@ Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
     up = projectionWeight(mlpPrefix + "." + n.up, I, H);
   }
   Value down = projectionWeight(mlpPrefix + "." + n.down, H, I);
-  Value m = llm::GatedMLPOp::create(
-      b, loc(mlpPrefix), hidden.getType(), h2, gate, up, down,
-      llm::ActivationAttr::get(&ctx, mlpActivation(cfg.mlpActivation)));
+  Value m;
+  if (cfg.mup.mlpGate) {
+    // Falcon-H1: down(up(y) * silu(gate(y) * gate_multiplier)), unfused.
+    Location l = loc(mlpPrefix);
+    if (cfg.mlpActivation != MlpActivation::Silu)
+      problems.push_back("mlp_multipliers: a gate multiplier with hidden_act "
+                         "'" +
+                         cfg.hiddenAct + "' is not supported (silu)");
+    const int64_t dyn = ShapedType::kDynamic;
+    Value g = llm::LinearOp::create(b, l, act({dyn, I}), h2, gate, Value());
+    Value u = llm::LinearOp::create(b, l, act({dyn, I}), h2, up, Value());
+    g = llm::SiluOp::create(b, l, scaled(g, cfg.mup.mlpGate, l));
+    m = llm::LinearOp::create(b, l, hidden.getType(),
+                              llm::MulOp::create(b, l, u, g), down, Value());
+  } else {
+    m = llm::GatedMLPOp::create(
+        b, loc(mlpPrefix), hidden.getType(), h2, gate, up, down,
+        llm::ActivationAttr::get(&ctx, mlpActivation(cfg.mlpActivation)));
+  }
+  m = scaled(m, cfg.mup.mlpDown, loc(mlpPrefix));
   m = blockNorm(p, cfg.norms.mlpOut, m);
   m = scaled(m, cfg.residualMultiplier, loc(mlpPrefix));
   return llm::AddOp::create(b, loc(mlpPrefix), hidden, m);
@@ -661,7 +644,9 @@ Value DecoderBuilder::attention(int64_t layer, Value x, Value offset,
   int64_t H = cfg.hiddenSize, nh = cfg.numHeads, nkv = cfg.numKvHeads,
           hd = cfg.headDim;
   Location attnLoc = loc(attnPrefix);
-  auto [q, k, v] = projectQKV(p, x);
+  x = scaled(x, cfg.mup.attentionIn, attnLoc);
+  auto [q, k, v, gate] = projectQKV(p, x);
+  k = scaled(k, cfg.mup.key, attnLoc); // before RoPE: cached scaled
   // QK norms normalise each head's hd values, or (olmo2) the whole
   // projection's nh*hd before the head split.
   auto qkNorm = [&](Value t, StringRef name, int64_t heads) {
@@ -686,10 +671,7 @@ Value DecoderBuilder::attention(int64_t layer, Value x, Value offset,
     q = qkNorm(q, "q_norm", nh);
     k = qkNorm(k, "k_norm", nkv);
   }
-  // A config built by hand may leave the layers uniform.
-  LayerAttention kind = size_t(layer) < cfg.layers.size()
-                            ? cfg.layers[layer]
-                            : LayerAttention{cfg.slidingWindow.has_value()};
+  LayerAttention kind = layerKind(layer);
   if (kind.rope && (!cfg.ropeOnlySliding || kind.sliding)) {
     const RopeScaling &r =
         kind.sliding && cfg.slidingRope ? *cfg.slidingRope : cfg.rope;
@@ -730,10 +712,14 @@ Value DecoderBuilder::attention(int64_t layer, Value x, Value offset,
       tuned ? b.getF32FloatAttr(float(cfg.temperatureTuning->scale))
             : FloatAttr());
   attn = llm::ReshapeOp::create(b, attnLoc, act({dyn, nh * hd}), attn);
+  if (gate) // Qwen3-Next: the output times sigmoid(gate) before o_proj
+    attn = llm::MulOp::create(b, attnLoc, attn,
+                              llm::SigmoidOp::create(b, attnLoc, gate));
   std::string oName = attnPrefix + "." + n.o;
   Value wo = projectionWeight(oName, H, nh * hd);
   Value bo = cfg.oBias ? denseWeight(oName + ".bias", {H}) : Value();
-  return llm::LinearOp::create(b, loc(oName), act({dyn, H}), attn, wo, bo);
+  Value o = llm::LinearOp::create(b, loc(oName), act({dyn, H}), attn, wo, bo);
+  return scaled(o, cfg.mup.attentionOut, attnLoc);
 }
 
 Value DecoderBuilder::mlaAttention(int64_t layer, Value x, Value offset,
@@ -869,14 +855,22 @@ llvm::Expected<OwningOpRef<ModuleOp>> DecoderBuilder::build() {
   b.setInsertionPointToEnd(module->getBody());
 
   const int64_t dyn = ShapedType::kDynamic;
-  llm::KVCacheType cache = cacheType();
   SmallVector<Type> inputs = {RankedTensorType::get({dyn}, b.getI64Type()),
                               b.getIndexType()};
   SmallVector<Type> results = {act({1, cfg.vocabSize})};
+  // Per layer: its KV cache, then its recurrent mixer's conv and scan
+  // states, each returned in its argument's place.
+  SmallVector<Type> layerTypes;
   for (int64_t i = 0; i < cfg.numLayers; ++i) {
-    inputs.push_back(cache);
-    results.push_back(cache);
+    if (layerKind(i).hasAttention())
+      layerTypes.push_back(cacheType());
+    if (layerKind(i).hasRecurrent())
+      layerTypes.append({convStateType(), scanStateType()});
   }
+  if (!problems.empty())
+    return llvm::createStringError(problems.front());
+  llvm::append_range(inputs, layerTypes);
+  llvm::append_range(results, layerTypes);
   auto func = func::FuncOp::create(b, modelLoc, kForwardFunction,
                                    b.getFunctionType(inputs, results));
   Block *entry = func.addEntryBlock();
@@ -904,11 +898,19 @@ llvm::Expected<OwningOpRef<ModuleOp>> DecoderBuilder::build() {
   }
   SmallVector<Value> outs;
   outs.push_back(Value());
+  unsigned arg = 2;
   for (int64_t i = 0; i < cfg.numLayers; ++i) {
-    Value newCache;
-    hidden = buildLayer(i, hidden, offset, length, entry->getArgument(2 + i),
-                        newCache);
-    outs.push_back(newCache);
+    LayerState in, out;
+    if (layerKind(i).hasAttention())
+      in.cache = entry->getArgument(arg++);
+    if (layerKind(i).hasRecurrent()) {
+      in.conv = entry->getArgument(arg++);
+      in.recurrent = entry->getArgument(arg++);
+    }
+    hidden = buildLayer(i, hidden, offset, length, in, out);
+    for (Value v : {out.cache, out.conv, out.recurrent})
+      if (v)
+        outs.push_back(v);
   }
   hidden = norm(hidden, n.finalNorm, cfg.hiddenSize);
   Value last = llm::SliceOp::create(
@@ -938,7 +940,7 @@ llvm::Expected<OwningOpRef<ModuleOp>> DecoderBuilder::build() {
   return module;
 }
 
-} // namespace
+} // namespace pimc::hf::detail
 
 void pimc::hf::registerImportDialects(MLIRContext &context) {
   context.loadDialect<llm::LLMDialect, func::FuncDialect, arith::ArithDialect,

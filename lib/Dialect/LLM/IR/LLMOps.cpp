@@ -5,6 +5,7 @@
 // it at run time.
 //
 //===----------------------------------------------------------------------===//
+#include "VerifyHelpers.h"
 #include "pimc/Dialect/LLM/IR/LLMBuilders.h"
 #include "pimc/Dialect/LLM/IR/LLMDialect.h"
 #include "pimc/Dialect/LLM/IR/RopeParams.h"
@@ -18,50 +19,9 @@
 
 using namespace mlir;
 using namespace pimc::llm;
+using namespace pimc::llm::detail;
 
 namespace {
-
-bool compatible(int64_t a, int64_t b) {
-  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
-}
-
-std::string dimStr(int64_t d) {
-  return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
-}
-
-/// The [N, K] shape of a dense or quantized weight.
-ArrayRef<int64_t> weightShape(Type type) {
-  if (auto q = dyn_cast<QuantizedWeightType>(type))
-    return q.getShape();
-  return cast<RankedTensorType>(type).getShape();
-}
-
-RankedTensorType ranked(Value v) {
-  return dyn_cast<RankedTensorType>(v.getType());
-}
-
-/// Checks that `v` is a ranked tensor of rank `rank`.
-LogicalResult requireRank(Operation *op, Value v, StringRef what,
-                          int64_t rank) {
-  auto t = ranked(v);
-  if (!t)
-    return op->emitOpError() << what << " must be a ranked tensor";
-  if (t.getRank() != rank)
-    return op->emitOpError()
-           << what << " must have rank " << rank << ", got " << t;
-  return success();
-}
-
-/// Checks dimension `dim` of `v` against `expected` (either may be dynamic).
-LogicalResult requireDim(Operation *op, Value v, StringRef what, int64_t dim,
-                         int64_t expected, StringRef meaning) {
-  int64_t got = ranked(v).getDimSize(dim);
-  if (!compatible(got, expected))
-    return op->emitOpError()
-           << what << " dimension " << dim << " (" << meaning << ") is "
-           << dimStr(got) << ", expected " << dimStr(expected);
-  return success();
-}
 
 /// Shared check for y = x W^T: input [..., K], weight [N, K], result [..., N].
 LogicalResult verifyProjection(Operation *op, Value input, Type weight,

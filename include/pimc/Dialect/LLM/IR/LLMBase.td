@@ -196,6 +196,27 @@ def LLM_KVCacheType : LLM_Type<"KVCache", "kv_cache"> {
   let genVerifyDecl = 1;
 }
 
+def LLM_RecurrentStateType : LLM_Type<"RecurrentState", "recurrent_state"> {
+  let summary = "per-layer state of a recurrent mixer";
+  let description = [{
+    What a recurrent layer carries from one position to the next: a
+    convolution's last inputs ([channels, kernel - 1]) or a scan's state
+    ([heads, head_dim, state_size], [value_heads, dk, dv]), of `shape` and
+    `element_type`, zero before the first position. Like a KV cache, a
+    state value is used linearly (the op that updates it consumes it), so
+    an implementation keeps one buffer per layer and updates it in place.
+    Example: `!llm.recurrent_state<shape = [16, 64, 16], element_type = f32>`
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
+                        "::mlir::Type":$element_type);
+  let assemblyFormat = [{
+    `<` `shape` `=` `[` $shape `]` `,` struct($element_type) `>`
+  }];
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    int64_t getNumElements() const;
+  }];
+}
 def LLM_QuantizedWeightType : LLM_Type<"QuantizedWeight", "qweight"> {
   let summary = "a quantized weight matrix: one value, its scheme in the type";
   let description = [{

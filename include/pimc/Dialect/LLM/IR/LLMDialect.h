@@ -22,4 +22,10 @@
 #define GET_OP_CLASSES
 #include "pimc/Dialect/LLM/IR/LLMOps.h.inc"
 
+namespace pimc::llm {
+/// The shape of a recurrent op's state: an !llm.recurrent_state's, or that
+/// of the f32 tensor holding its value (LLMRecurrentOps.td).
+llvm::ArrayRef<int64_t> stateShape(mlir::Type stateType);
+} // namespace pimc::llm
+
 #endif // PIMC_DIALECT_LLM_IR_LLMDIALECT_H

@@ -893,4 +893,6 @@ def LLM_MoEOp : LLM_Op<"moe", [Pure, AttrSizedOperandSegments,
   }];
 }
 
+include "pimc/Dialect/LLM/IR/LLMRecurrentOps.td"
+
 #endif // PIMC_LLM_OPS
