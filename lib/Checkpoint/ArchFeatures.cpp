@@ -247,12 +247,13 @@ FeatureUse multipliers(const View &v) {
       used.push_back(k.str());
   if (v.is({"gemma", "gemma2", "gemma3_text"}))
     used.push_back("embeddings x sqrt(H)");
+  // Falcon-H1's muP multipliers (MuPMultipliers, MambaConfig).
   for (StringRef k :
        {"lm_head_multiplier", "key_multiplier", "mlp_multipliers",
         "ssm_multipliers", "attention_in_multiplier",
         "attention_out_multiplier", "ssm_in_multiplier", "ssm_out_multiplier"})
     if (v.get(k))
-      unknown.push_back(k.str());
+      (v.is({"falcon_h1"}) ? used : unknown).push_back(k.str());
   if (used.empty() && unknown.empty())
     return na();
   llvm::append_range(used, unknown);
@@ -306,14 +307,20 @@ FeatureUse layers(const View &v) {
       std::vector<std::string> kinds, other;
       for (auto &[kind, n] : count) {
         kinds.push_back(formatv("{0} {1}", n, kind));
+        bool hybrid =
+            v.is({"falcon_h1", "granitemoehybrid", "qwen3_next", "jamba"}) &&
+            (kind == "linear_attention" || kind == "mamba" ||
+             kind == "attention" || kind == "hybrid");
         if (kind != "full_attention" && kind != "sliding_attention" &&
-            !(kind == "chunked_attention" && v.is({"llama4_text"})))
+            !(kind == "chunked_attention" && v.is({"llama4_text"})) &&
+            !hybrid)
           other.push_back(kind);
       }
       if (!other.empty())
         return lacks(llvm::join(kinds, ", "),
                      "layer kind " + llvm::join(other, ", ") +
-                         " (recurrent and chunked layers: issue 15)");
+                         " (the recurrent families read theirs; chunked "
+                         "attention: llama4_text)");
       std::string local =
           v.get("rope_local_base_freq") ? ", local RoPE base" : "";
       if (v.is({"llama4_text"}))
