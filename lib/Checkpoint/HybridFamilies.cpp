@@ -104,39 +104,54 @@ Error readTimeStepLimit(const JSONFields &f, MambaConfig &m) {
   return Error::success();
 }
 
-/// The Mamba-2 geometry keys Falcon-H1 and Granite-4.0-H share (mamba_
-/// prefixed): heads, head dim ("auto": d_inner / heads), groups, state,
-/// conv kernel and bias, in_proj bias. `dInner` is set by the caller.
-Error readMamba2(const JSONFields &f, MambaConfig &m, int64_t defaultHeads,
-                 int64_t defaultState) {
-  PIMC_ASSIGN_OR_RETURN(m.numHeads,
-                        f.integerOr("mamba_n_heads", defaultHeads, kHeads));
-  if (m.dInner % m.numHeads)
-    return f.fieldError("mamba_n_heads",
-                        formatv("{0} does not divide the mixer's width {1}",
-                                m.numHeads, m.dInner));
-  m.headDim = m.dInner / m.numHeads;
-  if (const json::Value *v = f.value("mamba_d_head");
-      v && !(v->getAsString() && *v->getAsString() == "auto")) {
-    PIMC_ASSIGN_OR_RETURN(m.headDim,
-                          f.integer("mamba_d_head", required, kWidth));
-    if (m.headDim * m.numHeads != m.dInner)
-      return f.fieldError("mamba_d_head",
-                          formatv("{0} x {1} heads is not the mixer's width "
-                                  "{2}",
-                                  m.headDim, m.numHeads, m.dInner));
-  }
-  PIMC_ASSIGN_OR_RETURN(m.nGroups, f.integerOr("mamba_n_groups", 1, kHeads));
-  if (m.numHeads % m.nGroups)
-    return f.fieldError(
-        "mamba_n_groups",
-        formatv("{0} does not divide the {1} heads", m.nGroups, m.numHeads));
+/// An integer key that may say "auto" (or be absent): then `dflt`.
+Expected<int64_t> integerOrAuto(const JSONFields &f, StringRef key,
+                                int64_t dflt) {
+  const json::Value *v = f.value(key);
+  if (!v || (v->getAsString() && *v->getAsString() == "auto"))
+    return dflt;
+  return f.integer(key, required, kWidth);
+}
+
+/// The keys every Mamba mixer reads (mamba_ prefixed): the width
+/// expand x hidden, the state size, the conv kernel and bias, the in_proj
+/// bias.
+Error readMambaCommon(const JSONFields &f, int64_t hidden,
+                      int64_t defaultState, MambaConfig &m) {
+  int64_t expand = 2;
+  PIMC_ASSIGN_OR_RETURN(expand,
+                        f.integerOr("mamba_expand", 2, IntRange{1, 64}));
+  m.dInner = expand * hidden;
   PIMC_ASSIGN_OR_RETURN(m.stateSize,
                         f.integerOr("mamba_d_state", defaultState, kWidth));
   PIMC_ASSIGN_OR_RETURN(m.convKernel,
                         f.integerOr("mamba_d_conv", 4, IntRange{2, 64}));
   PIMC_ASSIGN_OR_RETURN(m.convBias, f.booleanOr("mamba_conv_bias", true));
   PIMC_ASSIGN_OR_RETURN(m.inProjBias, f.booleanOr("mamba_proj_bias", false));
+  return Error::success();
+}
+
+/// The Mamba-2 keys Falcon-H1 and Granite-4.0-H share beyond those:
+/// heads, head dim ("auto": d_inner / heads), groups, the time-step limit.
+/// `dInner` is final when called.
+Error readMamba2(const JSONFields &f, MambaConfig &m, int64_t defaultHeads) {
+  PIMC_ASSIGN_OR_RETURN(m.numHeads,
+                        f.integerOr("mamba_n_heads", defaultHeads, kHeads));
+  if (m.dInner % m.numHeads)
+    return f.fieldError("mamba_n_heads",
+                        formatv("{0} does not divide the mixer's width {1}",
+                                m.numHeads, m.dInner));
+  PIMC_ASSIGN_OR_RETURN(
+      m.headDim, integerOrAuto(f, "mamba_d_head", m.dInner / m.numHeads));
+  if (m.headDim * m.numHeads != m.dInner)
+    return f.fieldError("mamba_d_head",
+                        formatv("{0} x {1} heads is not the mixer's width {2}",
+                                m.headDim, m.numHeads, m.dInner));
+  PIMC_ASSIGN_OR_RETURN(m.nGroups, f.integerOr("mamba_n_groups", 1, kHeads));
+  if (m.numHeads % m.nGroups)
+    return f.fieldError(
+        "mamba_n_groups",
+        formatv("{0} does not divide the {1} heads", m.nGroups, m.numHeads));
   // The chunked SSD of prefill re-associates the same recurrence.
   if (Expected<std::optional<int64_t>> c =
           f.integer("mamba_chunk_size", IntRange{1});
@@ -158,14 +173,13 @@ Error configureFalconH1(const JSONFields &f, ModelConfig &cfg) {
   useFeedForwardNames(cfg);
 
   MambaConfig m;
-  int64_t expand = 2;
-  PIMC_ASSIGN_OR_RETURN(expand,
-                        f.integerOr("mamba_expand", 2, IntRange{1, 64}));
-  m.dInner = expand * cfg.hiddenSize;
+  if (Error e = readMambaCommon(f, cfg.hiddenSize, 256, m))
+    return e;
+  // mamba_d_ssm (default 1024; null: expand x hidden) overrides the width.
   if (const json::Value *v = f.value("mamba_d_ssm");
       !v || v->kind() != json::Value::Null)
     PIMC_ASSIGN_OR_RETURN(m.dInner, f.integerOr("mamba_d_ssm", 1024, kWidth));
-  if (Error e = readMamba2(f, m, 128, 256))
+  if (Error e = readMamba2(f, m, 128))
     return e;
   PIMC_ASSIGN_OR_RETURN(m.outProjBias, f.booleanOr("projectors_bias", false));
   bool norm = false, normBeforeGate = true;
@@ -234,22 +248,13 @@ Error configureJamba(const JSONFields &f, ModelConfig &cfg) {
   useFeedForwardNames(cfg);
   MambaConfig m;
   m.mamba1 = true;
-  int64_t expand = 2;
-  PIMC_ASSIGN_OR_RETURN(expand,
-                        f.integerOr("mamba_expand", 2, IntRange{1, 64}));
-  m.dInner = m.numHeads = expand * cfg.hiddenSize;
+  if (Error e = readMambaCommon(f, cfg.hiddenSize, 16, m))
+    return e;
+  m.numHeads = m.dInner;
   m.headDim = 1;
-  PIMC_ASSIGN_OR_RETURN(m.stateSize, f.integerOr("mamba_d_state", 16, kWidth));
-  PIMC_ASSIGN_OR_RETURN(m.convKernel,
-                        f.integerOr("mamba_d_conv", 4, IntRange{2, 64}));
-  PIMC_ASSIGN_OR_RETURN(m.convBias, f.booleanOr("mamba_conv_bias", true));
-  PIMC_ASSIGN_OR_RETURN(m.inProjBias, f.booleanOr("mamba_proj_bias", false));
   m.outProjBias = m.inProjBias;
-  m.dtRank = (cfg.hiddenSize + 15) / 16;
-  if (const json::Value *v = f.value("mamba_dt_rank");
-      v && !(v->getAsString() && *v->getAsString() == "auto"))
-    PIMC_ASSIGN_OR_RETURN(m.dtRank,
-                          f.integer("mamba_dt_rank", required, kWidth));
+  PIMC_ASSIGN_OR_RETURN(m.dtRank, integerOrAuto(f, "mamba_dt_rank",
+                                                (cfg.hiddenSize + 15) / 16));
   m.gate = MambaConfig::Gate::Silu;
   // Implementation choices of transformers (kernels, scan algorithm).
   for (StringRef k :
@@ -285,19 +290,12 @@ Error configureJamba(const JSONFields &f, ModelConfig &cfg) {
 /// norm outside the DeltaNet the (1 + w) kind, and Qwen2-MoE's MoE (shared
 /// expert gated by sigmoid(shared_expert_gate . x)).
 Error configureQwen3Next(const JSONFields &f, ModelConfig &cfg) {
-  if (Error e = readAttentionBias(f, cfg))
+  // Qwen3's attention switches (attention_bias, per-head QK norms, the
+  // release's use_sliding_window, refused when true); no window.
+  if (Error e = configureQwen3(f, cfg))
     return e;
   if (Error e = noWindow(f, cfg))
     return e;
-  // The release's config carries Qwen's use_sliding_window (false), which
-  // Qwen3NextConfig does not read: a window would be silently dropped.
-  bool window = false;
-  PIMC_ASSIGN_OR_RETURN(window, f.booleanOr("use_sliding_window", false));
-  if (window)
-    return f.fieldError("use_sliding_window",
-                        "true, but Qwen3-Next has no sliding-window "
-                        "attention (transformers ignores the key)");
-  cfg.qkNorm = true;
   cfg.attentionOutputGate = true;
   cfg.normWeight = NormWeight::OnePlusScale;
   cfg.rope.partialRotaryFactor = 0.25; // Qwen3NextConfig's injected default
@@ -366,11 +364,9 @@ Error configureGraniteMoeHybrid(const JSONFields &f, ModelConfig &cfg) {
                         "expected \"rope\", \"nope\" or null, got \"" +
                             *positions + "\"");
   MambaConfig m;
-  int64_t expand = 2;
-  PIMC_ASSIGN_OR_RETURN(expand,
-                        f.integerOr("mamba_expand", 2, IntRange{1, 64}));
-  m.dInner = expand * cfg.hiddenSize;
-  if (Error e = readMamba2(f, m, 128, 256))
+  if (Error e = readMambaCommon(f, cfg.hiddenSize, 256, m))
+    return e;
+  if (Error e = readMamba2(f, m, 128))
     return e;
   m.outProjBias = m.inProjBias;
   m.gate = MambaConfig::Gate::GateBeforeNorm;

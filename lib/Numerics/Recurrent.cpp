@@ -49,9 +49,17 @@ void ssmScan(const SSMShape &s, int64_t T, const float *x, const float *dt,
              const float *dtBias, float *state, float *y) {
   int64_t nh = s.heads, P = s.headDim, N = s.stateSize;
   int64_t perGroup = nh / s.groups;
+  // A = -exp(a_log), once per call; the decay exp(delta A) once per token,
+  // head and state index (the same for every p of the head).
+  std::vector<float> A(nh * N), decay(N);
+  for (int64_t h = 0; h < nh; ++h)
+    for (int64_t n = 0; n < N; ++n)
+      A[h * N + n] = -std::exp(s.decayPerState ? aLog[h * N + n] : aLog[h]);
   for (int64_t t = 0; t < T; ++t)
     for (int64_t h = 0; h < nh; ++h) {
       float delta = ssmDelta(s, dt[t * nh + h], dtBias[h]);
+      for (int64_t n = 0; n < N; ++n)
+        decay[n] = std::exp(delta * A[h * N + n]);
       int64_t g = h / perGroup;
       const float *B = b + (t * s.groups + g) * N;
       const float *Cg = c + (t * s.groups + g) * N;
@@ -60,8 +68,7 @@ void ssmScan(const SSMShape &s, int64_t T, const float *x, const float *dt,
         float *S = state + (h * P + p) * N;
         float acc = 0.0f;
         for (int64_t n = 0; n < N; ++n) {
-          float A = -std::exp(s.decayPerState ? aLog[h * N + n] : aLog[h]);
-          S[n] = S[n] * std::exp(delta * A) + (delta * B[n]) * xv;
+          S[n] = S[n] * decay[n] + (delta * B[n]) * xv;
           acc += S[n] * Cg[n];
         }
         y[t * nh * P + h * P + p] = acc + d[h] * xv;

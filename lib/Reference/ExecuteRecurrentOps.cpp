@@ -20,6 +20,14 @@ using llvm::Error;
 
 namespace {
 
+/// The errors of `values` joined (success when every one holds a value);
+/// each stays usable after.
+template <typename... Ts> Error errorsOf(llvm::Expected<Ts> &...values) {
+  Error all = Error::success();
+  ((all = llvm::joinErrors(std::move(all), values.takeError())), ...);
+  return all;
+}
+
 /// The state buffer the op updates in place. A recurrent state argument
 /// is checked to hold positions [0, offset) and advanced by T positions,
 /// the op's new state being the same buffer; a state given as a tensor (a
@@ -128,12 +136,8 @@ Error runScan(llm::SSMScanOp scan, Env &env) {
                      sh.decayPerState ? nh * sh.stateSize : nh);
   auto d = params(op, env, scan.getD(), "d", nh);
   auto dtBias = params(op, env, scan.getDtBias(), "dt_bias", nh);
-  if (!x || !dt || !b || !c || !aLog || !d || !dtBias)
-    return llvm::joinErrors(
-        llvm::joinErrors(llvm::joinErrors(x.takeError(), dt.takeError()),
-                         llvm::joinErrors(b.takeError(), c.takeError())),
-        llvm::joinErrors(llvm::joinErrors(aLog.takeError(), d.takeError()),
-                         dtBias.takeError()));
+  if (Error e = errorsOf(x, dt, b, c, aLog, d, dtBias))
+    return e;
   auto s = updatedState(op, env, scan.getState(), scan.getNewState(),
                         scan.getOffset(), T);
   if (!s)
@@ -161,12 +165,8 @@ Error runDeltaRule(llm::GatedDeltaRuleOp r, Env &env) {
   auto b = rows(op, env, r.getB(), "b", T, nv);
   auto aLog = params(op, env, r.getALog(), "a_log", nv);
   auto dtBias = params(op, env, r.getDtBias(), "dt_bias", nv);
-  if (!q || !k || !v || !a || !b || !aLog || !dtBias)
-    return llvm::joinErrors(
-        llvm::joinErrors(llvm::joinErrors(q.takeError(), k.takeError()),
-                         llvm::joinErrors(v.takeError(), a.takeError())),
-        llvm::joinErrors(llvm::joinErrors(b.takeError(), aLog.takeError()),
-                         dtBias.takeError()));
+  if (Error e = errorsOf(q, k, v, a, b, aLog, dtBias))
+    return e;
   auto s =
       updatedState(op, env, r.getState(), r.getNewState(), r.getOffset(), T);
   if (!s)

@@ -48,6 +48,9 @@ private:
   /// view (rowSliceName) of element type `elem`.
   Value rowPart(StringRef tensor, Type elem, int64_t begin,
                 ArrayRef<int64_t> shape);
+  /// The gate and up weights [I, H] of a fused [gate; up] tensor [2I, H]
+  /// (gate rows first), as row views.
+  std::pair<Value, Value> gateUpRows(StringRef tensor, int64_t I);
   struct QKV {
     Value q, k, v; // [T, heads * hd] each
     Value gate;    // attentionOutputGate: [T, heads * hd]
@@ -90,6 +93,17 @@ private:
   /// checked tensor when `elem` is given).
   Value linear(Value x, StringRef name, int64_t n, int64_t k,
                Value bias = Value(), Type elem = Type());
+  /// A projection read as row ranges (Mamba's in_proj, x_proj):
+  /// `<prefix>.weight` [rows, k], and `<prefix>.bias` [rows] when biased,
+  /// each checked once.
+  struct RowsOf {
+    std::string weight, bias;
+    Type elem, biasElem;
+    int64_t k = 0;
+  };
+  RowsOf rowsOf(StringRef prefix, int64_t rows, int64_t k, bool biased);
+  /// x times rows [begin, begin + n) of `t` (plus those rows of its bias).
+  Value linearRows(Value x, const RowsOf &t, int64_t begin, int64_t n);
   /// Columns [begin, begin + n) of x [T, *].
   Value columns(Value x, int64_t begin, int64_t n, Location loc);
   /// The attention branch of layer `layer` over its input x, through o_proj

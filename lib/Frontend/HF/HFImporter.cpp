@@ -98,6 +98,13 @@ Value DecoderBuilder::rowPart(StringRef tensor, Type elem, int64_t begin,
                        elem);
 }
 
+std::pair<Value, Value> DecoderBuilder::gateUpRows(StringRef tensor,
+                                                   int64_t I) {
+  int64_t H = cfg.hiddenSize;
+  Type elem = checkTensor(tensor, {2 * I, H});
+  return {rowPart(tensor, elem, 0, {I, H}), rowPart(tensor, elem, I, {I, H})};
+}
+
 DecoderBuilder::QKV DecoderBuilder::projectQKV(StringRef p, Value x) {
   const int64_t dyn = ShapedType::kDynamic;
   int64_t H = cfg.hiddenSize, nh = cfg.numHeads, nkv = cfg.numKvHeads,
@@ -376,10 +383,8 @@ Value DecoderBuilder::moeBlock(StringRef layer, Value x) {
   if (m.sharedIntermediateSize > 0 && m.sharedAtLayer) {
     int64_t Is = m.sharedIntermediateSize;
     std::string shared = (layer + "." + m.shared).str();
-    std::string gateUp = shared + "." + m.sharedGateUp + ".weight";
-    Type elem = checkTensor(gateUp, {2 * Is, H});
-    sharedGate = rowPart(gateUp, elem, 0, {Is, H});
-    sharedUp = rowPart(gateUp, elem, Is, {Is, H});
+    std::tie(sharedGate, sharedUp) =
+        gateUpRows(shared + "." + m.sharedGateUp + ".weight", Is);
     sharedDown = denseWeight(shared + "." + m.sharedDown + ".weight", {H, Is});
   } else if (m.sharedIntermediateSize > 0) {
     int64_t Is = m.sharedIntermediateSize;
@@ -601,10 +606,7 @@ Value DecoderBuilder::buildLayer(int64_t layer, Value hidden, Value offset,
   // gate and up: their own projections, or the halves of gate_up_proj.
   Value gate, up;
   if (cfg.fusedGateUp) {
-    std::string fused = mlpPrefix + "." + n.gateUp + ".weight";
-    Type elem = checkTensor(fused, {2 * I, H});
-    gate = rowPart(fused, elem, 0, {I, H});
-    up = rowPart(fused, elem, I, {I, H});
+    std::tie(gate, up) = gateUpRows(mlpPrefix + "." + n.gateUp + ".weight", I);
   } else {
     gate = projectionWeight(mlpPrefix + "." + n.gate, I, H);
     up = projectionWeight(mlpPrefix + "." + n.up, I, H);

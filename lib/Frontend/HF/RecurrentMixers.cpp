@@ -48,6 +48,27 @@ Value DecoderBuilder::linear(Value x, StringRef name, int64_t n, int64_t k,
   return llm::LinearOp::create(b, loc(name), act({dyn, n}), x, w, bias);
 }
 
+DecoderBuilder::RowsOf DecoderBuilder::rowsOf(StringRef prefix, int64_t rows,
+                                              int64_t k, bool biased) {
+  RowsOf t;
+  t.weight = (prefix + ".weight").str();
+  t.elem = checkTensor(t.weight, {rows, k});
+  t.k = k;
+  if (biased) {
+    t.bias = (prefix + ".bias").str();
+    t.biasElem = checkTensor(t.bias, {rows});
+  }
+  return t;
+}
+
+Value DecoderBuilder::linearRows(Value x, const RowsOf &t, int64_t begin,
+                                 int64_t n) {
+  Value bias =
+      t.bias.empty() ? Value() : rowPart(t.bias, t.biasElem, begin, {n});
+  return linear(x, rowSliceName(t.weight, begin, begin + n), n, t.k, bias,
+                t.elem);
+}
+
 Value DecoderBuilder::columns(Value x, int64_t begin, int64_t n, Location l) {
   return llm::SliceOp::create(
       b, l, act({ShapedType::kDynamic, n}), x, b.getI64IntegerAttr(1),
@@ -79,18 +100,10 @@ Value DecoderBuilder::mamba2(StringRef layer, Value x, Value offset,
           nh = m.numHeads, conv = m.convChannels();
   int64_t rows = D + conv + nh;
   x = scaled(x, m.inMultiplier, l);
-  std::string inProj = p + ".in_proj.weight";
-  Type elem = checkTensor(inProj, {rows, H});
-  Type biasElem =
-      m.inProjBias ? checkTensor(p + ".in_proj.bias", {rows}) : Type();
+  RowsOf inProj = rowsOf(p + ".in_proj", rows, H, m.inProjBias);
   // Segment i of in_proj: rows [begin, begin + n), times multiplier i.
   auto segment = [&](int64_t begin, int64_t n, int i) -> Value {
-    Value bias = m.inProjBias
-                     ? rowPart(p + ".in_proj.bias", biasElem, begin, {n})
-                     : Value();
-    Value y =
-        linear(x, rowSliceName(inProj, begin, begin + n), n, H, bias, elem);
-    return scaled(y,
+    return scaled(linearRows(x, inProj, begin, n),
                   m.projMultipliers
                       ? std::optional<double>((*m.projMultipliers)[i])
                       : std::nullopt,
@@ -145,17 +158,8 @@ Value DecoderBuilder::mamba1(StringRef layer, Value x, Value offset,
   std::string p = (layer + "." + m.prefix).str();
   Location l = loc(p);
   int64_t H = cfg.hiddenSize, D = m.dInner, N = m.stateSize, R = m.dtRank;
-  std::string inProj = p + ".in_proj.weight";
-  Type elem = checkTensor(inProj, {2 * D, H});
-  Type biasElem =
-      m.inProjBias ? checkTensor(p + ".in_proj.bias", {2 * D}) : Type();
-  auto half = [&](int64_t begin) {
-    Value bias = m.inProjBias
-                     ? rowPart(p + ".in_proj.bias", biasElem, begin, {D})
-                     : Value();
-    return linear(x, rowSliceName(inProj, begin, begin + D), D, H, bias, elem);
-  };
-  Value xs = half(0), z = half(D);
+  RowsOf inProj = rowsOf(p + ".in_proj", 2 * D, H, m.inProjBias);
+  Value xs = linearRows(x, inProj, 0, D), z = linearRows(x, inProj, D, D);
   std::string convName = p + ".conv1d";
   auto c = llm::CausalConv1dOp::create(
       b, loc(convName), act({dyn, D}), in.conv.getType(), xs, in.conv,
@@ -163,11 +167,9 @@ Value DecoderBuilder::mamba1(StringRef layer, Value x, Value offset,
       m.convBias ? denseWeight(convName + ".bias", {D}) : Value(), offset,
       b.getBoolAttr(true));
   out.conv = c.getNewState();
-  std::string xProj = p + ".x_proj.weight";
-  Type xElem = checkTensor(xProj, {R + 2 * N, D});
+  RowsOf xProj = rowsOf(p + ".x_proj", R + 2 * N, D, /*biased=*/false);
   auto part = [&](int64_t begin, int64_t n, StringRef normName) {
-    Value v = linear(c.getResult(), rowSliceName(xProj, begin, begin + n), n, D,
-                     Value(), xElem);
+    Value v = linearRows(c.getResult(), xProj, begin, n);
     std::string norm = p + "." + normName.str();
     return rmsNorm(v, denseWeight(norm + ".weight", {n}), loc(norm));
   };
